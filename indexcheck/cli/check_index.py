@@ -1,0 +1,132 @@
+"""``indexcheck check-index``: re-embed chunks and prove each stored vector is its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..core.integrity import IntegrityResult, check_index
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..report.manifest import Run
+from .options import (
+    chunks_option,
+    embedder_option,
+    human_console,
+    output_options,
+    progress,
+    seed_option,
+    store_option,
+    write_json,
+)
+from .session import open_corpus, open_embedder_cached, open_store_from_cli
+
+SHOWN_ROWS = 20
+
+
+@click.command("check-index")
+@store_option
+@embedder_option
+@chunks_option
+@click.option("--sample", type=int, default=100, show_default=True, help="Chunks to check.")
+@click.option("--all", "check_all", is_flag=True, help="Check every chunk (and list orphans).")
+@seed_option
+@click.option(
+    "--min-cosine",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.999,
+    show_default=True,
+    help="A stored vector under this cosine with its text's fresh embedding is flagged.",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(0),
+    default=16,
+    show_default=True,
+    help="Neighbours searched first when diagnosing a shifted chunk.",
+)
+@output_options
+def check_index_cmd(
+    store_spec: str,
+    trust_pickle: bool,
+    embedder_spec: str,
+    cache_path: Path | None,
+    chunks_path: Path | None,
+    id_column: str,
+    text_column: str,
+    sample: int,
+    check_all: bool,
+    seed: int,
+    min_cosine: float,
+    window: int,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Re-embed chunks and compare them with their stored vectors; diagnose what differs."""
+    run = Run("check-index")
+    corpus = open_corpus(chunks_path, id_column, text_column)
+    store = open_store_from_cli(store_spec, trust_pickle)
+    embedder = open_embedder_cached(embedder_spec, cache_path)
+    with progress() as say:
+        result = check_index(
+            store,
+            embedder,
+            corpus,
+            sample=None if check_all else sample,
+            seed=seed,
+            min_cosine=min_cosine,
+            window=window,
+            progress=say,
+        )
+    result.manifest = run.manifest(
+        store, embedder, seed=seed, chunks=str(chunks_path) if chunks_path else None
+    )
+    store.close()
+    payload = result.to_dict()
+    if report_dir is not None:
+        from ..report.check_index import write_report
+
+        payload["report"] = [str(p) for p in write_report(result, report_dir)]
+    write_json(json_path, payload)
+    render(result, human_console(json_path))
+    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def render(result: IntegrityResult, console: Console) -> None:
+    """A compact table of what is wrong, the findings, and a one-line verdict."""
+    bad = [c for c in result.chunks if c.status != "ok"]
+    if bad:
+        table = Table(title=f"chunks under {result.threshold:g} or without a usable vector")
+        for col in ("position", "id", "cosine", "status", "holds vector of", "offset"):
+            table.add_column(col, justify="right" if col in ("position", "offset") else "left")
+        for c in bad[:SHOWN_ROWS]:
+            table.add_row(
+                str(c.position),
+                c.id,
+                _fmt(c.cosine),
+                c.status,
+                c.holds_vector_of or "",
+                "" if c.offset is None else f"{c.offset:+d}",
+            )
+        console.print(table)
+        if len(bad) > SHOWN_ROWS:
+            console.print(f"... and {len(bad) - SHOWN_ROWS} more (see --json)")
+    for f in result.findings:
+        tag = "[red]error[/red]" if f.severity == "error" else "[yellow]warning[/yellow]"
+        console.print(f"{tag} {f.kind}: {f.message}")
+    verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
+    ok_count = result.counts.get("ok", 0)
+    m: dict[str, Any] = result.manifest.get("embedding", {})
+    console.print(
+        f"{verdict} {ok_count}/{result.checked} chunks ({result.mode}) at cosine >= "
+        f"{result.threshold:g}; min {_fmt(result.min_cosine)}, median "
+        f"{_fmt(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
+        f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s"
+    )

@@ -1,0 +1,132 @@
+"""Shared click options and the plumbing every command uses (open store/embedder, output)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+err_console = Console(stderr=True, highlight=False)
+
+
+def store_option(f: F) -> F:
+    f = click.option(
+        "--trust-pickle",
+        is_flag=True,
+        help="Allow reading LangChain's index.pkl (a pickle can run code: trusted files only).",
+    )(f)
+    return click.option(
+        "--store",
+        "store_spec",
+        envvar="INDEXCHECK_STORE",
+        required=True,
+        metavar="SPEC",
+        help="Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
+        "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE].",
+    )(f)
+
+
+def embedder_option(f: F) -> F:
+    f = click.option(
+        "--cache",
+        "cache_path",
+        envvar="INDEXCHECK_CACHE",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="SQLite file caching embeddings by (model, text hash) [env INDEXCHECK_CACHE].",
+    )(f)
+    return click.option(
+        "--embedder",
+        "embedder_spec",
+        envvar="INDEXCHECK_EMBEDDER",
+        default="minilm",
+        show_default=True,
+        metavar="SPEC",
+        help="minilm (offline default), mistral[:MODEL], st:NAME_OR_PATH, py:module:function "
+        "[env INDEXCHECK_EMBEDDER].",
+    )(f)
+
+
+def chunks_option(f: F) -> F:
+    f = click.option("--text-column", default="text", show_default=True)(f)
+    f = click.option("--id-column", default="id", show_default=True)(f)
+    return click.option(
+        "--chunks",
+        "chunks_path",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Chunks file (JSONL, CSV or Parquet) with an id and a text column.",
+    )(f)
+
+
+def output_options(f: F) -> F:
+    f = click.option(
+        "--report",
+        "report_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Folder for a Markdown report and PNG plots.",
+    )(f)
+    return click.option(
+        "--json",
+        "json_path",
+        type=str,
+        default=None,
+        metavar="PATH",
+        help="Write the full result as JSON ('-' for stdout).",
+    )(f)
+
+
+def seed_option(f: F) -> F:
+    return click.option(
+        "--seed", type=int, default=0, show_default=True, help="Seed of the random sample."
+    )(f)
+
+
+def human_console(json_path: str | None) -> Console:
+    """Human output goes to stdout, unless the JSON result does."""
+    return Console(stderr=json_path == "-", highlight=False, soft_wrap=False)
+
+
+def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
+    if json_path is None:
+        return
+    text = json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable)
+    if json_path == "-":
+        sys.stdout.write(text + "\n")
+    else:
+        path = Path(json_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+
+
+def _jsonable(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+@contextmanager
+def progress() -> Iterator[Callable[[str], None]]:
+    """A status line on stderr; yields ``say(message)``."""
+    quiet = not err_console.is_terminal or os.environ.get("INDEXCHECK_QUIET")
+    if quiet:
+        yield lambda msg: None
+        return
+    with err_console.status("starting") as status:
+        yield lambda msg: status.update(msg)

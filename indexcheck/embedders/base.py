@@ -1,0 +1,145 @@
+"""The Embedder Protocol, and the one base class that does batching, retries and accounting.
+
+Providers subclass :class:`BaseEmbedder` and implement ``_embed_batch`` for one request;
+they raise :class:`~indexcheck.errors.TransientError` for a 429 or a transient 5xx and
+let the base retry with exponential backoff. Everything else (auth, bad input) is raised
+as the matching :class:`~indexcheck.errors.IndexcheckError` and not retried.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, RateLimitError, TransientError
+
+
+@dataclass
+class EmbedStats:
+    """Cost accounting: requests sent (retries included), tokens billed, texts embedded,
+    seconds spent inside embedding calls, and retries made."""
+
+    requests: int = 0
+    tokens: int = 0
+    texts: int = 0
+    seconds: float = 0.0
+    retries: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 4)
+        return d
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into float32 vectors ``(n, dimension)``."""
+
+    model_id: str
+    """Identity of the model, part of every cache key (e.g. ``minilm:all-MiniLM-L6-v2-int8``)."""
+
+    dimension: int
+    stats: EmbedStats
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter: delay_i = U(0, min(cap, base * 2**i)),
+    or the server's Retry-After when it sends one."""
+
+    max_retries: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            return min(self.max_delay, max(0.0, retry_after))
+        return rng.uniform(0, min(self.max_delay, self.base_delay * (2**attempt)))
+
+
+class BaseEmbedder:
+    """Batching, retries with backoff, and request/token accounting, written once.
+
+    Subclasses set ``model_id``, ``dimension`` and ``batch_size`` and implement
+    ``_embed_batch(items) -> (vectors float32 (n, d), tokens int)`` for one request.
+    """
+
+    model_id: str = ""
+    dimension: int = 0
+    batch_size: int = 64
+
+    def __init__(
+        self,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.stats = EmbedStats()
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._rng = random.Random(0)
+        self.progress = progress
+
+    def _embed_batch(self, texts: list[Any]) -> tuple[np.ndarray, int]:
+        """One request: ``texts`` (or prepared items) -> (float32 (n, d), tokens billed)."""
+        raise TypeError(f"{type(self).__name__} must implement _embed_batch")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in batches; returns float32 ``(len(texts), dimension)``."""
+        return self._batched(list(texts))
+
+    def _batched(self, items: list[Any]) -> np.ndarray:
+        """Run ``_embed_batch`` over ``items`` in batches of ``batch_size``, with retries."""
+        out = np.empty((len(items), self.dimension), dtype=np.float32)
+        for start in range(0, len(items), self.batch_size):
+            chunk = items[start : start + self.batch_size]
+            out[start : start + len(chunk)] = self._with_retries(chunk)
+            if self.progress is not None:
+                self.progress(len(chunk))
+        return out
+
+    def _with_retries(self, texts: list[Any]) -> np.ndarray:
+        attempt = 0
+        while True:
+            self.stats.requests += 1
+            t0 = time.perf_counter()
+            try:
+                vectors, tokens = self._embed_batch(texts)
+            except TransientError as exc:
+                self.stats.seconds += time.perf_counter() - t0
+                if attempt >= self.retry.max_retries:
+                    if exc.rate_limited:
+                        raise RateLimitError(
+                            f"{self.model_id}: still rate limited (429) after "
+                            f"{attempt} retries; lower --batch-size or try again later"
+                        ) from exc
+                    raise BackendUnavailableError(
+                        f"{self.model_id}: request failed after {attempt} retries: {exc}"
+                    ) from exc
+                self._sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                attempt += 1
+                self.stats.retries += 1
+                continue
+            self.stats.seconds += time.perf_counter() - t0
+            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+            if vectors.shape != (len(texts), self.dimension):
+                raise BackendUnavailableError(
+                    f"{self.model_id}: returned vectors of shape {vectors.shape} for "
+                    f"{len(texts)} texts of dimension {self.dimension}"
+                )
+            self.stats.tokens += int(tokens)
+            self.stats.texts += len(texts)
+            return vectors
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Row-normalise float32 ``(n, d)``; zero rows stay zero."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)

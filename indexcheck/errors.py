@@ -1,0 +1,104 @@
+"""Exceptions raised by indexcheck's library code.
+
+The core never imports click; the CLI maps each class to an exit code and prints
+``str(error)`` as one line. Every message says what is wrong and how to fix it.
+
+::
+
+    IndexcheckError                     base class, never raised directly
+    ├── InputError                      exit 2: the user's input is wrong
+    │   ├── SpecError                   unknown or malformed --store / --embedder spec
+    │   ├── DataFileError               missing/unreadable file, missing column, empty corpus
+    │   ├── DimensionMismatchError      embedder and store dimensions differ
+    │   ├── MissingDependencyError      an optional extra is not installed (names the pip command)
+    │   └── ModelNotInstalledError      the default model's files are absent or fail their sha256
+    └── BackendError                    exit 3: the check could not finish
+        ├── BackendUnavailableError     host unreachable, timeout, 5xx after retries
+        ├── AuthError                   wrong or missing credentials
+        ├── RateLimitError              429 after every retry
+        └── IncompleteResultError       the backend returned less than was asked
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_INPUT = 2
+EXIT_COULD_NOT_FINISH = 3
+
+
+class IndexcheckError(Exception):
+    """Base class; ``exit_code`` tells the CLI how to end."""
+
+    exit_code: int = EXIT_COULD_NOT_FINISH
+
+
+class InputError(IndexcheckError):
+    """The input is wrong; the user can fix it (exit 2)."""
+
+    exit_code = EXIT_INPUT
+
+
+class SpecError(InputError):
+    """An unknown or malformed store or embedder spec."""
+
+
+class DataFileError(InputError):
+    """A data file is missing, unreadable, lacks a column, or holds no rows."""
+
+
+class DimensionMismatchError(InputError):
+    """Vectors of two different dimensions were to be compared."""
+
+
+class MissingDependencyError(InputError):
+    """An optional dependency is not installed."""
+
+    def __init__(self, what: str, extra: str, package: str | None = None) -> None:
+        pkg = package or extra
+        super().__init__(
+            f"{what} needs the '{pkg}' package; run: pip install 'indexcheck[{extra}]'"
+        )
+        self.extra = extra
+
+
+class ModelNotInstalledError(InputError):
+    """The embedded default model is absent or its files fail their checksum."""
+
+
+class BackendError(IndexcheckError):
+    """The check could not finish because a backend failed (exit 3)."""
+
+    exit_code = EXIT_COULD_NOT_FINISH
+
+
+class BackendUnavailableError(BackendError):
+    """The backend could not be reached, timed out or kept failing."""
+
+
+class AuthError(BackendError):
+    """The backend refused the credentials."""
+
+
+class RateLimitError(BackendError):
+    """The backend kept answering 429 after every retry."""
+
+
+class IncompleteResultError(BackendError):
+    """The backend returned fewer items than were asked for."""
+
+
+class TransientError(Exception):
+    """Raised by a provider for one failed request that may succeed if retried.
+
+    Not an :class:`IndexcheckError`: the retry loop in the embedder base catches it
+    and, once retries are exhausted, turns it into :class:`RateLimitError` or
+    :class:`BackendUnavailableError`.
+    """
+
+    def __init__(
+        self, message: str, *, rate_limited: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.rate_limited = rate_limited
+        self.retry_after = retry_after

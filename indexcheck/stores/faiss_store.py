@@ -1,0 +1,303 @@
+"""Local FAISS indexes: ``faiss:DIR``.
+
+Two folder layouts are read:
+
+indexcheck layout (written by ``indexcheck embed --faiss DIR`` and the fixture scripts)::
+
+    DIR/index.faiss   any faiss index; row i was the i-th vector added
+    DIR/ids.json      JSON list, one entry per row: "chunk-id" or {"id": ..., "text": ...}
+
+An ``IndexIDMap``/``IndexIDMap2`` needs no ids.json: its int64 labels are the ids.
+
+LangChain layout (``FAISS.save_local``)::
+
+    DIR/index.faiss   the faiss index
+    DIR/index.pkl     a pickle of (docstore, index_to_docstore_id)
+
+Unpickling can run code, so the LangChain layout is read only with
+``StoreOptions(trust_pickle=True)`` (``--trust-pickle``), and even then through an
+unpickler that admits only the docstore and document classes and builtins.
+
+Spec parameters: ``?efSearch=N`` (HNSW) and ``?nprobe=N`` (IVF) set the search
+parameter of the normal query, so approximate recall can be measured and swept.
+Scores are faiss's own: ``dot`` for inner-product indexes, ``l2^2`` for L2 ones.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from ..errors import DataFileError, InputError, SpecError
+from ._local import exact_knn, ids_of
+from .base import Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
+from .base import as_float32_matrix as _as_f32
+
+INDEX_FILE = "index.faiss"
+IDS_FILE = "ids.json"
+LANGCHAIN_PICKLE = "index.pkl"
+
+
+class _Loose:
+    """Stand-in for a pickled LangChain class: keeps whatever state it is given."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.args, self.kwargs = args, kwargs
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+
+_ALLOWED_PICKLE_CLASSES = {
+    ("langchain_community.docstore.in_memory", "InMemoryDocstore"),
+    ("langchain.docstore.in_memory", "InMemoryDocstore"),
+    ("langchain_core.documents.base", "Document"),
+    ("langchain.schema.document", "Document"),
+    ("langchain.docstore.document", "Document"),
+}
+
+
+class _DocstoreUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED_PICKLE_CLASSES:
+            return _Loose
+        if module == "builtins" and name in {"dict", "list", "tuple", "set", "str", "int"}:
+            return super().find_class(module, name)
+        if module == "copyreg" and name in {"_reconstructor", "__newobj__"}:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}")
+
+
+def _state_dict(obj: Any) -> dict[str, Any]:
+    state = getattr(obj, "state", None)
+    if isinstance(state, dict):
+        inner = state.get("__dict__")
+        return inner if isinstance(inner, dict) else state
+    if isinstance(state, tuple) and state and isinstance(state[0], dict):
+        return state[0]
+    return dict(getattr(obj, "kwargs", {}) or {})
+
+
+def read_langchain_pickle(path: Path) -> tuple[list[str], list[str | None]]:
+    """(ids in faiss row order, texts) from a LangChain ``index.pkl``."""
+    with path.open("rb") as f:
+        try:
+            payload = _DocstoreUnpickler(f).load()
+        except Exception as exc:
+            raise DataFileError(f"cannot read LangChain pickle {path}: {exc}") from None
+    docstore, index_to_id = payload[0], payload[1]
+    docs = _state_dict(docstore).get("_dict", {})
+    rows = sorted(index_to_id.items())
+    ids = [str(v) for _, v in rows]
+    texts: list[str | None] = []
+    for doc_id in ids:
+        doc = docs.get(doc_id)
+        texts.append(_state_dict(doc).get("page_content") if doc is not None else None)
+    return ids, texts
+
+
+class FaissStore:
+    """A FAISS index on disk, opened read-only."""
+
+    has_exact = True
+
+    def __init__(self, folder: Path, trust_pickle: bool, params: dict[str, str]) -> None:
+        import faiss
+
+        self.folder = folder
+        self.spec = f"faiss:{folder}"
+        index_path = folder / INDEX_FILE
+        if not index_path.is_file():
+            raise DataFileError(
+                f"{index_path} does not exist; a faiss store folder holds {INDEX_FILE} "
+                f"and {IDS_FILE} (or LangChain's {LANGCHAIN_PICKLE})"
+            )
+        self._files = [index_path]
+        try:
+            index = faiss.read_index(str(index_path))
+        except RuntimeError as exc:
+            raise DataFileError(f"{index_path} is not a faiss index: {exc}") from None
+        self.texts: list[str | None] | None = None
+        ids_path, pkl_path = folder / IDS_FILE, folder / LANGCHAIN_PICKLE
+        id_map = None
+        if isinstance(index, faiss.IndexIDMap | faiss.IndexIDMap2):
+            id_map = faiss.vector_to_array(index.id_map)
+            index = faiss.downcast_index(index.index)
+        if ids_path.is_file():
+            self.ids, self.texts = self._read_ids_json(ids_path)
+            self._files.append(ids_path)
+        elif pkl_path.is_file():
+            if not trust_pickle:
+                raise InputError(
+                    f"{folder} is a LangChain FAISS folder whose {LANGCHAIN_PICKLE} is a "
+                    "pickle, which can run code when loaded; pass --trust-pickle if you trust it"
+                )
+            self.ids, self.texts = read_langchain_pickle(pkl_path)
+            self._files.append(pkl_path)
+        elif id_map is not None:
+            self.ids = [str(int(x)) for x in id_map]
+        else:
+            raise DataFileError(
+                f"{folder} has {INDEX_FILE} but no {IDS_FILE}; write the chunk id of each "
+                f"row, in order, to {ids_path} as a JSON list"
+            )
+        if len(self.ids) != index.ntotal:
+            raise DataFileError(
+                f"{folder}: the index holds {index.ntotal} vectors but the id list has "
+                f"{len(self.ids)} entries; they must match row for row"
+            )
+        self._pos = {v: i for i, v in enumerate(self.ids)}
+        self.index = index
+        self.metric = "ip" if index.metric_type == faiss.METRIC_INNER_PRODUCT else "l2"
+        self.approximate = not isinstance(index, faiss.IndexFlat)
+        self._apply_search_params(params)
+        self._matrix: np.ndarray | None = None
+
+    @staticmethod
+    def _read_ids_json(path: Path) -> tuple[list[str], list[str | None] | None]:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DataFileError(f"cannot read {path}: {exc}") from None
+        if not isinstance(raw, list):
+            raise DataFileError(f"{path} must hold a JSON list of ids")
+        if raw and isinstance(raw[0], dict):
+            return [str(r["id"]) for r in raw], [r.get("text") for r in raw]
+        return [str(r) for r in raw], None
+
+    def _apply_search_params(self, params: dict[str, str]) -> None:
+        import faiss
+
+        self.search_params: dict[str, int] = {}
+        for key in ("efSearch", "nprobe"):
+            if key in params:
+                try:
+                    value = int(params[key])
+                except ValueError:
+                    raise SpecError(f"faiss: ?{key}= needs an integer") from None
+                try:
+                    faiss.ParameterSpace().set_index_parameter(self.index, key, value)
+                except RuntimeError:
+                    raise SpecError(
+                        f"faiss: this {type(self.index).__name__} has no parameter {key}"
+                    ) from None
+                self.search_params[key] = value
+
+    def matrix(self) -> np.ndarray:
+        """All stored vectors, float32 (n, d), in row order (reconstructed once)."""
+        if self._matrix is None:
+            import faiss
+
+            index = self.index
+            if isinstance(index, faiss.IndexIVF):
+                # the direct map lives in memory only; the file is not touched
+                index.make_direct_map()
+            self._matrix = index.reconstruct_n(0, index.ntotal).astype(np.float32)
+        return self._matrix
+
+    def info(self) -> StoreInfo:
+        return StoreInfo(
+            backend="faiss",
+            count=int(self.index.ntotal),
+            dimension=int(self.index.d),
+            metric=self.metric,
+            score="dot" if self.metric == "ip" else "l2^2",
+            higher_is_better=self.metric == "ip",
+            approximate=self.approximate,
+            details={"index_type": type(self.index).__name__, **self.search_params},
+        )
+
+    def fingerprint(self) -> str:
+        """xxh3-128 over the bytes of index.faiss and the id file."""
+        h = xxhash.xxh3_128()
+        for path in self._files:
+            with path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 22), b""):
+                    h.update(block)
+        return h.hexdigest()
+
+    def fetch(self, ids: Sequence[str]) -> Fetched:
+        m = self.matrix()
+        rows = [m[self._pos[i]] if i in self._pos else None for i in ids]
+        vectors, dims = pack_rows(rows, m.shape[1])
+        texts = None
+        if self.texts is not None:
+            texts = [self.texts[self._pos[i]] if i in self._pos else None for i in ids]
+        return Fetched(list(ids), vectors, dims > 0, dims, texts)
+
+    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+        m = self.matrix()
+        for start in range(0, m.shape[0], batch):
+            stop = min(start + batch, m.shape[0])
+            texts = self.texts[start:stop] if self.texts is not None else None
+            yield VectorBatch(
+                self.ids[start:stop],
+                m[start:stop],
+                np.full(stop - start, m.shape[1], dtype=np.int32),
+                texts,
+            )
+
+    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        xq = _as_f32(vectors, int(self.index.d))
+        D, P = self.index.search(xq, k)
+        D = D.astype(np.float32)
+        D[P < 0] = np.nan
+        return D, ids_of(P, self.ids)
+
+    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        xq = _as_f32(vectors, int(self.index.d))
+        D, P = exact_knn(self.matrix(), xq, k, self.metric)
+        return D, ids_of(P, self.ids)
+
+    def close(self) -> None:
+        self._matrix = None
+
+
+def open_store(spec: StoreSpec, options: Any) -> FaissStore:
+    folder = Path(spec.location).expanduser()
+    if not folder.exists():
+        raise DataFileError(f"faiss store folder {folder} does not exist; check --store")
+    if folder.is_file():
+        raise DataFileError(
+            f"{folder} is a file; --store faiss: takes the folder holding {INDEX_FILE}"
+        )
+    return FaissStore(folder, bool(getattr(options, "trust_pickle", False)), spec.params)
+
+
+def write_faiss_folder(
+    folder: Path,
+    ids: Sequence[str],
+    vectors: np.ndarray,
+    texts: Sequence[str] | None = None,
+    metric: str = "ip",
+    index_factory: str = "Flat",
+) -> None:
+    """Write a NEW indexcheck-layout folder (never used on a user's existing index).
+
+    Refuses to overwrite an existing index.faiss. Used by ``indexcheck embed --faiss``.
+    """
+    import faiss
+
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / INDEX_FILE
+    if target.exists():
+        raise InputError(f"{target} already exists; indexcheck never overwrites an index")
+    xb = np.ascontiguousarray(vectors, dtype=np.float32)
+    fm = faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2
+    index = faiss.index_factory(xb.shape[1], index_factory, fm)
+    if not index.is_trained:
+        index.train(xb)
+    index.add(xb)
+    faiss.write_index(index, str(target))
+    rows: list[Any] = (
+        list(ids)
+        if texts is None
+        else [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
+    )
+    (folder / IDS_FILE).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")

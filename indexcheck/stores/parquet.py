@@ -1,0 +1,216 @@
+"""Vectors in a file: ``parquet:PATH`` (or ``jsonl:PATH``, or any .jsonl PATH).
+
+Columns: ``id``, ``vector`` (a list of floats), optional ``text`` and ``metadata``
+(a struct/dict); ``?id=``, ``?vector=``, ``?text=`` rename them. The file is read
+whole; search is exact brute force, with ``?metric=cosine`` (score ``cos``, the
+default), ``ip`` (``dot``) or ``l2`` (``l2^2``). Vectors of uneven length are kept
+and reported by check-index as ``dimension_mismatch``; the store dimension is the
+most common length.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from ..errors import DataFileError, SpecError
+from ._local import LOCAL_METRICS, exact_knn, ids_of
+from .base import Fetched, StoreInfo, StoreSpec, VectorBatch, as_float32_matrix, pack_rows
+
+
+def _read_columns(
+    path: Path, id_col: str, vec_col: str, text_col: str
+) -> tuple[list[str], list[Any] | np.ndarray, list[Any] | None, list[Any] | None]:
+    """(ids, vectors, texts, metadata) from JSONL or Parquet.
+
+    Parquet vectors of one length come back as a float32 (n, d) matrix without a trip
+    through Python lists; JSONL and ragged columns come back as a list of rows.
+    """
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        rows = []
+        with path.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise DataFileError(f"{path}:{lineno} is not JSON ({exc.msg})") from None
+        names = list(rows[0]) if rows else []
+        _require(path, names, id_col, vec_col)
+        return (
+            [str(r[id_col]) for r in rows],
+            [r.get(vec_col) for r in rows],
+            [r.get(text_col) for r in rows] if text_col in names else None,
+            [r.get("metadata") or {} for r in rows] if "metadata" in names else None,
+        )
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for bad files
+        raise DataFileError(f"cannot read {path} as Parquet: {exc}") from None
+    _require(path, table.column_names, id_col, vec_col)
+    col = table.column(vec_col).combine_chunks()
+    vectors: list[Any] | np.ndarray
+    if pa.types.is_fixed_size_list(col.type) and col.null_count == 0:
+        vectors = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
+        vectors = vectors.reshape(len(col), col.type.list_size)
+    elif pa.types.is_list(col.type) and col.null_count == 0 and len(col) > 0:
+        lengths = np.diff(col.offsets.to_numpy())
+        if (lengths == lengths[0]).all():
+            flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
+            vectors = flat.reshape(len(col), int(lengths[0]))
+        else:
+            vectors = col.to_pylist()
+    else:
+        vectors = col.to_pylist()
+    names = table.column_names
+    return (
+        [str(x) for x in table.column(id_col).to_pylist()],
+        vectors,
+        table.column(text_col).to_pylist() if text_col in names else None,
+        table.column("metadata").to_pylist() if "metadata" in names else None,
+    )
+
+
+def _require(path: Path, names: Sequence[str], id_col: str, vec_col: str) -> None:
+    if not names:
+        raise DataFileError(f"{path} holds no vectors")
+    for col, param in ((id_col, "id"), (vec_col, "vector")):
+        if col not in names:
+            raise DataFileError(
+                f"no column '{col}' in {path.name} (columns: {', '.join(names)}); "
+                f"pass ?{param}=NAME in the store spec"
+            )
+
+
+class FileStore:
+    """An in-memory copy of a vectors file; read-only by construction."""
+
+    has_exact = True
+    approximate = False
+
+    def __init__(self, path: Path, params: dict[str, str]) -> None:
+        self.path = path
+        self.spec = f"parquet:{path}"
+        self.metric = params.get("metric", "cosine")
+        if self.metric not in LOCAL_METRICS:
+            raise SpecError(f"parquet: ?metric= must be one of {', '.join(LOCAL_METRICS)}")
+        id_col, vec_col = params.get("id", "id"), params.get("vector", "vector")
+        text_col = params.get("text", "text")
+        self.ids, raw, self.texts, self.metadata = _read_columns(path, id_col, vec_col, text_col)
+        if not self.ids:
+            raise DataFileError(f"{path} holds no vectors")
+        if isinstance(raw, np.ndarray):
+            self.dimension = int(raw.shape[1])
+            self.vectors = np.ascontiguousarray(raw)
+            self.dims = np.full(len(self.ids), self.dimension, dtype=np.int32)
+        else:
+            lengths = Counter(len(v) for v in raw if v is not None)
+            self.dimension = lengths.most_common(1)[0][0] if lengths else 0
+            self.vectors, self.dims = pack_rows(raw, self.dimension)
+        self._pos = {v: i for i, v in enumerate(self.ids)}
+        if len(self._pos) != len(self.ids):
+            raise DataFileError(f"{path} has duplicate ids; each id must appear once")
+
+    def info(self) -> StoreInfo:
+        _, score, hib = LOCAL_METRICS[self.metric]
+        return StoreInfo(
+            backend="parquet",
+            count=len(self.ids),
+            dimension=self.dimension,
+            metric=self.metric,
+            score=score,
+            higher_is_better=hib,
+            approximate=False,
+            details={"path": str(self.path)},
+        )
+
+    def fingerprint(self) -> str:
+        """xxh3-128 of the file's bytes."""
+        h = xxhash.xxh3_128()
+        with self.path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                h.update(block)
+        return h.hexdigest()
+
+    def fetch(self, ids: Sequence[str]) -> Fetched:
+        pos = [self._pos.get(i, -1) for i in ids]
+        p = np.asarray(pos, dtype=np.int64)
+        ok = p >= 0
+        vectors = np.zeros((len(ids), self.dimension), dtype=np.float32)
+        dims = np.zeros(len(ids), dtype=np.int32)
+        vectors[ok] = self.vectors[p[ok]]
+        dims[ok] = self.dims[p[ok]]
+        texts = None
+        if self.texts is not None:
+            texts = [self.texts[j] if j >= 0 else None for j in pos]
+        return Fetched(list(ids), vectors, ok, dims, texts)
+
+    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+        for start in range(0, len(self.ids), batch):
+            stop = min(start + batch, len(self.ids))
+            yield VectorBatch(
+                self.ids[start:stop],
+                self.vectors[start:stop],
+                self.dims[start:stop],
+                self.texts[start:stop] if self.texts is not None else None,
+                self.metadata[start:stop] if self.metadata is not None else None,
+            )
+
+    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.exact_query(vectors, k)
+
+    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        xq = as_float32_matrix(vectors, self.dimension)
+        D, P = exact_knn(self.vectors, xq, k, self.metric)
+        return D, ids_of(P, self.ids)
+
+    def close(self) -> None:
+        return None
+
+
+def open_store(spec: StoreSpec, options: Any) -> FileStore:
+    path = Path(spec.location).expanduser()
+    if not path.is_file():
+        raise DataFileError(f"vectors file {path} does not exist; check --store")
+    return FileStore(path, spec.params)
+
+
+def write_vectors_file(
+    path: Path,
+    ids: Sequence[str],
+    vectors: np.ndarray,
+    texts: Sequence[str] | None = None,
+) -> None:
+    """Write a NEW vectors file (Parquet, or JSONL by extension); refuses to overwrite."""
+    if path.exists():
+        raise DataFileError(f"{path} already exists; choose another --out or remove it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    vecs = np.asarray(vectors, dtype=np.float32)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        with path.open("w", encoding="utf-8") as f:
+            for i, cid in enumerate(ids):
+                row: dict[str, Any] = {"id": cid, "vector": vecs[i].tolist()}
+                if texts is not None:
+                    row["text"] = texts[i]
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = vecs.shape[1]
+    columns: dict[str, Any] = {
+        "id": pa.array(list(ids), pa.string()),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1), pa.float32()), d),
+    }
+    if texts is not None:
+        columns["text"] = pa.array(list(texts), pa.string())
+    pq.write_table(pa.table(columns), path)
