@@ -128,3 +128,7 @@ def positional_cache_bug(texts: Sequence[str], fresh: np.ndarray) -> np.ndarray:
         counter += 1
         # the correct code advances by position (counter = i + 1); the bug counts only misses
     return out
+
+
+#: A ready-made 32-d hash embedder for ``--embedder py:indexcheck.testing:HASH32``.
+HASH32 = HashEmbedder(32)

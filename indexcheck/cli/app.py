@@ -40,9 +40,16 @@ def _load_config(path: Path | None) -> dict[str, Any]:
 
     defaults = norm(data.get("defaults", {}))
     default_map: dict[str, Any] = {}
-    for name in cli.commands:
+    for name, cmd in cli.commands.items():
         table = data.get(name, {})
-        default_map[name] = {**defaults, **(norm(table) if isinstance(table, dict) else {})}
+        merged = {**defaults, **(norm(table) if isinstance(table, dict) else {})}
+        # config keys are option names (store, min-cosine); click looks up parameter names
+        alias = {
+            opt.lstrip("-").replace("-", "_"): p.name
+            for p in cmd.params
+            for opt in getattr(p, "opts", [])
+        }
+        default_map[name] = {alias.get(k, k): v for k, v in merged.items()}
     return default_map
 
 

@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both create .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   := reports/demo
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/indexcheck model status >/dev/null 2>&1 || $(BIN)/indexcheck model install
+	touch $(STAMP)
+
+## demo: build a correct and a positional-bug FAISS index of the fixture KB, check both
+demo: $(STAMP)
+	$(BIN)/python scripts/build_fixtures.py index --out $(DEMO)/good-index --force
+	$(BIN)/python scripts/build_fixtures.py index --out $(DEMO)/buggy-index --positional-bug --force
+	@echo; echo "== check-index on the hash-keyed index (expect PASS, exit 0)"
+	$(BIN)/indexcheck check-index --store faiss:$(DEMO)/good-index --chunks fixtures/chunks.jsonl \
+		--all --json $(DEMO)/good.json --report $(DEMO)/good
+	@echo; echo "== check-index on the positional-cache index (expect FAIL with the shift diagnosed, exit 1)"
+	$(BIN)/indexcheck check-index --store faiss:$(DEMO)/buggy-index --chunks fixtures/chunks.jsonl \
+		--sample 8 --json $(DEMO)/buggy.json --report $(DEMO)/buggy; test $$? -eq 1
+	@echo; echo "demo reports: $(DEMO)/good/check-index.md and $(DEMO)/buggy/check-index.md"
+
+## test: the whole test suite (starts its own PostgreSQL, emulators and embedded engines)
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check indexcheck tests scripts
+	$(BIN)/ruff format --check indexcheck tests scripts
+	$(BIN)/mypy indexcheck/core indexcheck/stores indexcheck/embedders
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_check_index.py
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""indexcheck test suite."""

@@ -1,0 +1,37 @@
+"""Shared fixtures: small corpora and FAISS folders built with the hash embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.testing import HashEmbedder, positional_cache_bug
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_CHUNKS = ROOT / "fixtures" / "chunks.jsonl"
+
+
+@pytest.fixture
+def small_kb(tmp_path: Path) -> dict[str, Path]:
+    """A 120-chunk corpus with repeats, as chunks.jsonl, plus a good and a buggy FAISS folder."""
+    ids = [f"note{i // 30}#sec-{i:03d}" for i in range(120)]
+    texts = [f"Section {i}. Fact number {i} about subject {i % 9}." for i in range(120)]
+    texts[33] = texts[4]
+    texts[70] = texts[8]
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts, strict=True))
+    )
+    fresh = HashEmbedder(32).embed(texts)
+    write_faiss_folder(tmp_path / "good", ids, fresh)
+    write_faiss_folder(tmp_path / "buggy", ids, positional_cache_bug(texts, fresh))
+    return {"chunks": chunks, "good": tmp_path / "good", "buggy": tmp_path / "buggy"}
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)
