@@ -22,8 +22,13 @@ def run(*args: str) -> tuple[int, str, str]:
 
 def test_clean_index_passes_with_exit_0(small_kb: dict[str, Path]) -> None:
     code, out, err = run(
-        "check-index", "--store", f"faiss:{small_kb['good']}", "--chunks",
-        str(small_kb["chunks"]), "--all", *EMB,
+        "check-index",
+        "--store",
+        f"faiss:{small_kb['good']}",
+        "--chunks",
+        str(small_kb["chunks"]),
+        "--all",
+        *EMB,
     )
     assert code == 0, err
     assert "PASS 120/120 chunks (all)" in out
@@ -34,15 +39,35 @@ def test_shifted_index_fails_with_exit_1_and_full_json(small_kb: dict[str, Path]
     before = tree_digest(small_kb["buggy"])
     out_json = tmp_path / "r.json"
     code, out, err = run(
-        "check-index", "--store", f"faiss:{small_kb['buggy']}", "--chunks",
-        str(small_kb["chunks"]), "--sample", "10", "--seed", "3", "--json", str(out_json),
-        "--report", str(tmp_path / "rep"), *EMB,
+        "check-index",
+        "--store",
+        f"faiss:{small_kb['buggy']}",
+        "--chunks",
+        str(small_kb["chunks"]),
+        "--sample",
+        "10",
+        "--seed",
+        "3",
+        "--json",
+        str(out_json),
+        "--report",
+        str(tmp_path / "rep"),
+        *EMB,
     )
     assert code == 1, err
     assert "FAIL" in out and "shift" in out
     data = json.loads(out_json.read_text())
-    for key in ("ok", "checked", "threshold", "min_cosine", "median_cosine",
-                "below_threshold", "chunks", "findings", "manifest"):
+    for key in (
+        "ok",
+        "checked",
+        "threshold",
+        "min_cosine",
+        "median_cosine",
+        "below_threshold",
+        "chunks",
+        "findings",
+        "manifest",
+    ):
         assert key in data
     assert data["ok"] is False and data["checked"] == 10 and data["threshold"] == 0.999
     shift = next(f for f in data["findings"] if f["kind"] == "shift")
@@ -62,8 +87,14 @@ def test_shifted_index_fails_with_exit_1_and_full_json(small_kb: dict[str, Path]
 
 def test_json_to_stdout_is_pure_json(small_kb: dict[str, Path]) -> None:
     code, out, _ = run(
-        "check-index", "--store", f"faiss:{small_kb['good']}", "--chunks",
-        str(small_kb["chunks"]), "--json", "-", *EMB,
+        "check-index",
+        "--store",
+        f"faiss:{small_kb['good']}",
+        "--chunks",
+        str(small_kb["chunks"]),
+        "--json",
+        "-",
+        *EMB,
     )
     assert code == 0
     assert json.loads(out)["ok"] is True
@@ -83,8 +114,11 @@ def test_json_to_stdout_is_pure_json(small_kb: dict[str, Path]) -> None:
 def test_bad_input_exits_2_with_one_line(
     small_kb: dict[str, Path], args: list[str], message: str
 ) -> None:
-    base = {"--store": f"faiss:{small_kb['good']}", "--chunks": str(small_kb["chunks"]),
-            "--embedder": EMB[1]}
+    base = {
+        "--store": f"faiss:{small_kb['good']}",
+        "--chunks": str(small_kb["chunks"]),
+        "--embedder": EMB[1],
+    }
     extra = dict(zip(args[::2], args[1::2], strict=True))
     merged = [x for k, v in {**base, **extra}.items() for x in (k, v)]
     code, out, err = run("check-index", *merged)
@@ -95,8 +129,13 @@ def test_bad_input_exits_2_with_one_line(
 
 def test_wrong_dimension_exits_2(small_kb: dict[str, Path], tmp_path) -> None:
     code, _, err = run(
-        "check-index", "--store", f"faiss:{small_kb['good']}", "--chunks",
-        str(small_kb["chunks"]), "--embedder", "minilm",
+        "check-index",
+        "--store",
+        f"faiss:{small_kb['good']}",
+        "--chunks",
+        str(small_kb["chunks"]),
+        "--embedder",
+        "minilm",
     )
     assert code == 2
     assert "store holds 32-d vectors but minilm:all-MiniLM-L6-v2-int8 gives 384-d" in err
@@ -130,8 +169,17 @@ def test_csv_chunks_with_renamed_columns(small_kb: dict[str, Path], tmp_path) ->
         csv, index=False
     )
     code, out, err = run(
-        "check-index", "--store", f"faiss:{small_kb['good']}", "--chunks", str(csv),
-        "--id-column", "chunk_id", "--text-column", "body", "--all", *EMB,
+        "check-index",
+        "--store",
+        f"faiss:{small_kb['good']}",
+        "--chunks",
+        str(csv),
+        "--id-column",
+        "chunk_id",
+        "--text-column",
+        "body",
+        "--all",
+        *EMB,
     )
     assert code == 0, err
 

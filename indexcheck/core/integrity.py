@@ -31,6 +31,7 @@ from ..corpus import Corpus, corpus_from_pairs
 from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError, InputError
 from ..stores.base import VectorStore
+from ..vectors import normalize_rows as _unit
 
 FETCH_BATCH = 256
 ITER_BATCH = 1000
@@ -118,8 +119,7 @@ class _FreshVectors:
         vecs = self.embedder.embed([self.corpus.texts[p] for p in todo])
         if vecs.shape[1] != self.embedder.dimension:
             raise DimensionMismatchError("the embedder returned vectors of another dimension")
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        vecs = np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+        vecs = _unit(vecs)
         for p, v in zip(todo, vecs, strict=True):
             self.vectors[p] = v
         if extra:
@@ -131,11 +131,6 @@ class _FreshVectors:
         if not pos:
             return pos, np.zeros((0, d), dtype=np.float32)
         return pos, np.stack([self.vectors[p] for p in pos]).astype(np.float32)
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
 
 
 def _load_corpus_from_store(

@@ -17,6 +17,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import BackendUnavailableError, RateLimitError, TransientError
+from ..vectors import normalize_rows
+
+#: Row-normalise float32 (n, d); re-exported for providers.
+l2_normalize = normalize_rows
 
 
 @dataclass
@@ -137,9 +141,3 @@ class BaseEmbedder:
             self.stats.tokens += int(tokens)
             self.stats.texts += len(texts)
             return vectors
-
-
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """Row-normalise float32 ``(n, d)``; zero rows stay zero."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)

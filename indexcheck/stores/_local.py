@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..vectors import normalize_rows
+
 #: our metric name -> (faiss metric, score formula, higher_is_better)
 LOCAL_METRICS: dict[str, tuple[str, str, bool]] = {
     "cosine": ("ip", "cos", True),
     "ip": ("ip", "dot", True),
     "l2": ("l2", "l2^2", False),
 }
-
-
-def normalize_rows(x: np.ndarray) -> np.ndarray:
-    """Unit-normalise float32 (n, d) rows; zero rows stay zero."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
 def exact_knn(

@@ -60,8 +60,8 @@ def _read_columns(
     col = table.column(vec_col).combine_chunks()
     vectors: list[Any] | np.ndarray
     if pa.types.is_fixed_size_list(col.type) and col.null_count == 0:
-        vectors = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
-        vectors = vectors.reshape(len(col), col.type.list_size)
+        flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
+        vectors = flat.reshape(len(col), col.type.list_size)
     elif pa.types.is_list(col.type) and col.null_count == 0 and len(col) > 0:
         lengths = np.diff(col.offsets.to_numpy())
         if (lengths == lengths[0]).all():

@@ -1,0 +1,289 @@
+"""Mistral's hosted embeddings (``mistral:MODEL``) through the official ``mistralai`` SDK.
+
+One request is ``POST /v1/embeddings`` with ``{"model", "input": [texts]}``; the answer holds
+``data[i].embedding`` (floats) and ``data[i].index`` (position in ``input``), plus
+``usage.prompt_tokens`` (the billed input tokens). Rows are placed by ``index``, never by
+their order in the reply. ``mistral-embed`` returns 1024-d vectors of unit L2 norm.
+
+Retries happen once, in :class:`~indexcheck.embedders.base.BaseEmbedder`: the SDK client is
+built with retry strategy ``"none"``, and this module turns a 429 into a rate-limited
+:class:`~indexcheck.errors.TransientError` (carrying ``Retry-After``), and 408/500/502/503/504,
+timeouts and dropped connections into a plain one. 401/403 become
+:class:`~indexcheck.errors.AuthError`, other 4xx :class:`~indexcheck.errors.InputError` with the
+server's message. The API key is read from ``MISTRAL_API_KEY`` and never appears in a message,
+``model_id`` or repr; ``MISTRAL_SERVER_URL`` overrides the server (a proxy or an emulator).
+
+Batch size: the API refuses a request over 16,384 tokens in total ("Too many tokens in batch.
+Max is 16384", its 400 message) and caps the number of inputs per request (256 or 512 by
+public reports); 32 inputs keeps chunks of up to 512 tokens under the token cap.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import importlib
+import json
+import os
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+
+from ..errors import (
+    AuthError,
+    BackendUnavailableError,
+    DimensionMismatchError,
+    IncompleteResultError,
+    InputError,
+    MissingDependencyError,
+    SpecError,
+    TransientError,
+)
+from .base import BaseEmbedder, RetryPolicy
+
+DEFAULT_MODEL = "mistral-embed"
+#: default output dimension of models whose size is documented
+DIMENSIONS: dict[str, int] = {"mistral-embed": 1024}
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_TIMEOUT_S = 60.0
+API_KEY_ENV = "MISTRAL_API_KEY"
+SERVER_URL_ENV = "MISTRAL_SERVER_URL"
+
+_TRANSIENT_STATUS = frozenset({408, 500, 502, 503, 504})
+# Transport failures worth a retry, by class name so both httpx and httpx2 (SDK 3.x) match.
+_TRANSIENT_TRANSPORT = frozenset(
+    {"TimeoutException", "NetworkError", "RemoteProtocolError", "NoResponseError"}
+)
+
+
+def _load_sdk() -> tuple[Any, Any, Any]:
+    """``(Mistral, RetryConfig, BackoffStrategy)`` from mistralai 3.x or 1.x/2.x."""
+    for client_module, utils_module in (
+        ("mistralai.client", "mistralai.client.utils"),
+        ("mistralai", "mistralai.utils"),
+    ):
+        try:
+            client = importlib.import_module(client_module)
+            utils = importlib.import_module(utils_module)
+            return client.Mistral, utils.RetryConfig, utils.BackoffStrategy
+        except (ImportError, AttributeError):
+            continue
+    raise MissingDependencyError("the mistral embedder", "mistral", package="mistralai")
+
+
+class MistralEmbedder(BaseEmbedder):
+    """Mistral embeddings API: float32 ``(n, dimension)`` rows as served (unit norm for
+    ``mistral-embed``, so dot = cosine); tokens from ``usage.prompt_tokens``."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        server_url: str | None = None,
+        batch_size: int | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        *,
+        dimension: int | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        super().__init__(retry=retry, sleep=sleep, progress=progress)
+        self.model = model.strip() or DEFAULT_MODEL
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+        if not key.strip():
+            raise InputError(
+                f"the mistral embedder needs an API key; set {API_KEY_ENV} in the environment"
+            )
+        default_dim = DIMENSIONS.get(self.model)
+        if dimension is None and default_dim is None:
+            raise SpecError(
+                f"the dimension of Mistral model '{self.model}' is not known; "
+                f"name it in the spec, e.g. mistral:{self.model}?dim=1024"
+            )
+        if dimension is not None and dimension < 1:
+            raise SpecError(f"mistral: dim must be a positive integer, got {dimension}")
+        if batch_size is not None and batch_size < 1:
+            raise InputError(f"mistral: batch size must be at least 1, got {batch_size}")
+        self.dimension = int(dimension if dimension is not None else default_dim or 0)
+        # Ask for a size only when it differs from the model's default: not every model
+        # accepts output_dimension.
+        self._output_dimension = None if self.dimension == default_dim else self.dimension
+        self.model_id = f"mistral:{self.model}"
+        if self._output_dimension is not None:
+            self.model_id += f"?dim={self._output_dimension}"
+        self.batch_size = batch_size or DEFAULT_BATCH_SIZE
+        self.server_url = server_url or os.environ.get(SERVER_URL_ENV) or None
+        mistral_cls, retry_config, backoff = _load_sdk()
+        self._client: Any = mistral_cls(
+            api_key=key,
+            server_url=self.server_url,
+            # strategy "none": the SDK sends once; backoff values are unused but required
+            retry_config=retry_config("none", backoff(500, 500, 1.0, 500), False),
+            timeout_ms=max(1, int(timeout_s * 1000)),
+        )
+
+    def __repr__(self) -> str:
+        return f"MistralEmbedder(model_id={self.model_id!r}, server={self._where()!r})"
+
+    def close(self) -> None:
+        """Close the SDK's HTTP connections."""
+        exit_ = getattr(self._client, "__exit__", None)
+        if exit_ is not None:
+            exit_(None, None, None)
+
+    def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        kwargs: dict[str, Any] = {}
+        if self._output_dimension is not None:
+            kwargs["output_dimension"] = self._output_dimension
+        try:
+            response = self._client.embeddings.create(model=self.model, inputs=texts, **kwargs)
+        except Exception as exc:
+            mapped = self._map_error(exc)
+            if mapped is None:
+                raise
+            if isinstance(mapped, AuthError):
+                raise mapped from None  # the chained request carries the key in its headers
+            raise mapped from exc
+        return self._parse(response, len(texts))
+
+    def _parse(self, response: Any, n: int) -> tuple[np.ndarray, int]:
+        """Rows of the reply placed by their ``index``; tokens from ``usage``."""
+        data = list(response.data or [])
+        if len(data) != n or any(item.embedding is None for item in data):
+            raise IncompleteResultError(
+                f"{self.model_id} returned {len(data)} embeddings for {n} texts; "
+                "retry, or lower --batch-size"
+            )
+        indices = [item.index for item in data]
+        if all(i is None for i in indices):
+            order = list(range(n))
+        elif sorted(i for i in indices if i is not None) == list(range(n)):
+            order = [int(i) for i in indices]
+        else:
+            raise IncompleteResultError(
+                f"{self.model_id} returned embeddings with indices {indices[:8]} for {n} "
+                "texts; retry, or lower --batch-size"
+            )
+        widths = {len(item.embedding) for item in data}
+        if widths != {self.dimension}:
+            got = ", ".join(str(w) for w in sorted(widths))
+            raise DimensionMismatchError(
+                f"{self.model_id} returned vectors of dimension {got}, expected "
+                f"{self.dimension}; set it in the spec, e.g. mistral:{self.model}?dim={got}"
+            )
+        out = np.empty((n, self.dimension), dtype=np.float32)
+        out[order] = np.asarray([item.embedding for item in data], dtype=np.float32)
+        usage = response.usage
+        tokens = getattr(usage, "prompt_tokens", None) or getattr(usage, "total_tokens", None)
+        return out, int(tokens or 0)
+
+    def _map_error(self, exc: Exception) -> Exception | None:
+        """The indexcheck exception for an SDK or transport failure, or None to re-raise."""
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if names & _TRANSIENT_TRANSPORT:
+            return TransientError(f"{type(exc).__name__} talking to {self._where()}")
+        status = getattr(exc, "status_code", None)
+        if not isinstance(status, int):
+            return None
+        headers = getattr(exc, "headers", None) or {}
+        message = _server_message(str(getattr(exc, "body", "") or ""))
+        if status == 429:
+            return TransientError(
+                f"HTTP 429: {message}", rate_limited=True, retry_after=_retry_after(headers)
+            )
+        if status in _TRANSIENT_STATUS:
+            return TransientError(f"HTTP {status} from {self._where()}: {message}")
+        if status in (401, 403):
+            return AuthError(
+                f"{self.model_id}: the server refused the API key (HTTP {status}); "
+                f"set {API_KEY_ENV} to a valid key for {self._where()}"
+            )
+        if 400 <= status < 500:
+            return InputError(
+                f"{self.model_id} rejected the request (HTTP {status}): {message}; check "
+                "the model name, or lower --batch-size if the batch is too large"
+            )
+        return BackendUnavailableError(
+            f"{self.model_id}: HTTP {status} from {self._where()}: {message}"
+        )
+
+    def _where(self) -> str:
+        """The server for messages, without any user:password part of its URL."""
+        if not self.server_url:
+            return "the Mistral API"
+        parts = urlsplit(self.server_url)
+        host = parts.netloc.rpartition("@")[2]
+        return parts._replace(netloc=host).geturl()
+
+
+def _server_message(body: str, limit: int = 300) -> str:
+    """The human part of an error body: ``message``, or ``detail`` (a string or FastAPI's
+    list of ``{loc, msg}``), else the raw text, cut to ``limit`` characters."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    text = body.strip()
+    if isinstance(payload, dict):
+        detail = payload.get("detail")
+        if isinstance(payload.get("message"), str):
+            text = payload["message"]
+        elif isinstance(detail, str):
+            text = detail
+        elif isinstance(detail, list):
+            parts = []
+            for item in detail:
+                if isinstance(item, dict):
+                    loc = ".".join(str(p) for p in item.get("loc") or [])
+                    parts.append(f"{loc}: {item.get('msg', '')}" if loc else str(item.get("msg")))
+            text = "; ".join(parts) or text
+    text = " ".join(text.split()) or "no message"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(when.tzinfo)).total_seconds())
+
+
+def from_spec(rest: str) -> MistralEmbedder:
+    """Build from what follows ``mistral:``: ``[MODEL][?dim=N]`` (empty means mistral-embed);
+    the key comes from ``MISTRAL_API_KEY``, the server from ``MISTRAL_SERVER_URL``."""
+    model, _, query = rest.partition("?")
+    params = dict(parse_qsl(query, keep_blank_values=True))
+    unknown = sorted(set(params) - {"dim"})
+    if unknown:
+        raise SpecError(
+            f"unknown option '{unknown[0]}' in embedder spec 'mistral:{rest}'; "
+            "the only option is ?dim=N"
+        )
+    dimension: int | None = None
+    if "dim" in params:
+        try:
+            dimension = int(params["dim"])
+        except ValueError:
+            raise SpecError(
+                f"dim must be a positive integer in embedder spec 'mistral:{rest}'"
+            ) from None
+    return MistralEmbedder(model=model.strip() or DEFAULT_MODEL, dimension=dimension)

@@ -1,0 +1,1 @@
+"""Loopback emulators of hosted APIs (Upstash Vector, ...), driven through the vendors' SDKs."""
