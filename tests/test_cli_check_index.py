@@ -202,3 +202,19 @@ def test_config_file_supplies_defaults(small_kb: dict[str, Path], tmp_path) -> N
     r = CliRunner().invoke(cli, ["--config", str(cfg), "check-index", "--json", "-"])
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["checked"] == 7
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "upstash:http://127.0.0.1:9?retries=0&timeout=2",
+        "pgvector:postgresql://u:secret-pw@127.0.0.1:9/db?table=t",
+    ],
+)
+def test_unreachable_store_exits_3_with_one_line(small_kb, monkeypatch, spec: str) -> None:
+    monkeypatch.setenv("UPSTASH_VECTOR_REST_TOKEN", "secret-token")
+    code, out, err = run("check-index", "--store", spec, "--chunks", str(small_kb["chunks"]), *EMB)
+    assert code == 3, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "127.0.0.1:9" in err
+    assert "secret" not in err

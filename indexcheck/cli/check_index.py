@@ -105,7 +105,8 @@ def render(result: IntegrityResult, console: Console) -> None:
     if bad:
         table = Table(title=f"chunks under {result.threshold:g} or without a usable vector")
         for col in ("position", "id", "cosine", "status", "holds vector of", "offset"):
-            table.add_column(col, justify="right" if col in ("position", "offset") else "left")
+            right = col in ("position", "offset")
+            table.add_column(col, justify="right" if right else "left", overflow="fold")
         for c in bad[:SHOWN_ROWS]:
             table.add_row(
                 str(c.position),

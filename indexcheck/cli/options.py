@@ -94,7 +94,10 @@ def seed_option(f: F) -> F:
 
 def human_console(json_path: str | None) -> Console:
     """Human output goes to stdout, unless the JSON result does."""
-    return Console(stderr=json_path == "-", highlight=False, soft_wrap=False)
+    console = Console(stderr=json_path == "-", highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)  # logs and pipes: do not cut chunk ids
+    return console
 
 
 def write_json(json_path: str | None, payload: dict[str, Any]) -> None:

@@ -373,10 +373,11 @@ def _shift_findings(
             "start_position": start,
             "checked_in_run": len(run),
         }
+        where = "before" if offset < 0 else "after"
         msg = (
-            f"{len(run)} checked chunk(s) from '{corpus.ids[start]}' (position {start}) on "
-            f"hold the vector of the chunk {abs(offset)} position(s) "
-            f"{'before' if offset < 0 else 'after'} them"
+            f"offset {offset:+d}: from '{corpus.ids[start]}' (position {start}) on, chunks "
+            f"hold the vector of the chunk {abs(offset)} position(s) {where} them "
+            f"({len(run)} checked chunk(s) in this run)"
         )
         if trigger is not None:
             details["preceding_duplicate"] = {
@@ -386,8 +387,9 @@ def _shift_findings(
                 "text": _excerpt(corpus.texts[trigger]),
             }
             msg += (
-                f"; the shift starts after '{corpus.ids[trigger]}', whose text repeats "
-                f"'{corpus.ids[dup_of[trigger]]}' (a cache filled by position skips it)"
+                f"; it starts after '{corpus.ids[trigger]}', whose text repeats "
+                f"'{corpus.ids[dup_of[trigger]]}': a cache filled by position skips a repeat "
+                "without advancing"
             )
         findings.append(Finding("shift", "error", msg, [c.id for c in run], details))
     return findings

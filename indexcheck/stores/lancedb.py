@@ -1,0 +1,499 @@
+"""LanceDB tables: ``lancedb:PATH?table=T[&vector=vector&id=id&text=text&metric=...]``.
+
+``PATH`` is a local LanceDB directory (what ``lancedb.connect(PATH)`` opens; it holds
+``T.lance``). Columns default to ``vector``, ``id`` and ``text`` (the text column is
+optional unless named). ``metric`` is ``l2``, ``cosine`` or ``dot``.
+
+Metric: a vector index on the vector column fixes it (LanceDB requires queries to use
+the index's distance type), and a ``metric`` that contradicts the index is refused.
+Without an index, ``metric`` picks it, and LanceDB's own default ``l2`` applies when it
+is absent. Every query, normal or exact, is sent with that distance type.
+
+Scores are LanceDB's ``_distance`` (lower is nearer), measured and documented:
+``l2`` -> ``l2^2`` (squared Euclidean, although LanceDB's docstring says "Euclidean"),
+``cosine`` -> ``1-cos``, ``dot`` -> ``1-dot`` (LanceDB's docstring says "the dot product";
+the reported number is one minus it). With a PQ/SQ index the normal query's distances are
+computed from the compressed codes, so they are estimates; ``exact_query`` (a flat scan
+through ``bypass_vector_index``) reports exact ones.
+
+Normal query is approximate when the vector column has an index; optional ``&nprobes=``,
+``&refine_factor=`` and ``&ef=`` set LanceDB's search parameters so recall can be swept.
+The store pins the table version current at open, so a concurrent writer cannot change
+what one check reads. Nothing is written: connecting, reading and searching a local
+dataset leave every file untouched (tested by hashing the directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import numpy as np
+
+from ..errors import (
+    BackendError,
+    BackendUnavailableError,
+    InputError,
+    MissingDependencyError,
+    SpecError,
+)
+from .base import (
+    Fetched,
+    StoreInfo,
+    StoreSpec,
+    VectorBatch,
+    as_float32_matrix,
+    empty_result,
+    pack_rows,
+)
+
+#: LanceDB distance type -> (score formula over cos/dot/l2, higher_is_better)
+DISTANCE_SCORES: dict[str, tuple[str, bool]] = {
+    "l2": ("l2^2", False),
+    "cosine": ("1-cos", False),
+    "dot": ("1-dot", False),
+}
+DEFAULT_METRIC = "l2"
+FETCH_BATCH = 500
+QUERY_BATCH = 64
+_SPEC_HINT = "e.g. lancedb:./lancedb?table=chunks"
+
+
+def _import_lancedb() -> Any:
+    try:
+        import lancedb
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingDependencyError("the lancedb store", "lancedb", "lancedb") from exc
+    return lancedb
+
+
+def _quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _quote_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _int_param(spec: StoreSpec, key: str) -> int | None:
+    raw = spec.params.get(key)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise SpecError(f"lancedb: ?{key}= must be an integer, got '{raw}'") from exc
+    if value < 1:
+        raise SpecError(f"lancedb: ?{key}= must be at least 1, got {value}")
+    return value
+
+
+class LanceDBStore:
+    """A read-only view of one LanceDB table, pinned to the version current at open.
+
+    Scores: LanceDB ``_distance`` for the table's distance type (``l2^2``, ``1-cos`` or
+    ``1-dot``), lower is nearer; ids are the id column's values as strings.
+    """
+
+    has_exact = True
+
+    def __init__(self, spec: str, db: Any, table: Any, name: str, params: dict[str, Any]) -> None:
+        import pyarrow as pa
+
+        self.spec = spec
+        self._db = db
+        self._tbl = table
+        self._name = name
+        self._vcol: str = params["vector"]
+        self._idcol: str = params["id"]
+        self._search = {k: params[k] for k in ("nprobes", "refine_factor", "ef")}
+        schema = table.schema
+        names = list(schema.names)
+        if self._idcol not in names:
+            raise InputError(
+                f"lancedb table '{name}' has no id column '{self._idcol}'; columns: "
+                f"{', '.join(names)}; pass ?id=COLUMN"
+            )
+        if self._vcol not in names:
+            vec_like = [f.name for f in schema if _is_vector_type(f.type)]
+            raise InputError(
+                f"lancedb table '{name}' has no vector column '{self._vcol}'; vector columns: "
+                f"{', '.join(vec_like) or 'none'}; pass ?vector=COLUMN"
+            )
+        vtype = schema.field(self._vcol).type
+        if not _is_vector_type(vtype):
+            raise InputError(
+                f"lancedb column '{self._vcol}' of table '{name}' is {vtype}, not a list of "
+                "floats; pass ?vector=COLUMN naming the embedding column"
+            )
+        text = params["text"]
+        if text is not None and text not in names:
+            if params["text_given"]:
+                raise InputError(
+                    f"lancedb table '{name}' has no text column '{text}'; columns: "
+                    f"{', '.join(names)}; pass ?text=COLUMN or leave it out"
+                )
+            text = None
+        self._textcol: str | None = text
+        self._id_is_int = pa.types.is_integer(schema.field(self._idcol).type)
+        self._version = int(table.version)
+        self._fixed = bool(pa.types.is_fixed_size_list(vtype))
+        self._dimension = self._find_dimension(vtype)
+        self._index = self._find_index()
+        index_metric = self._index.get("distance_type") if self._index else None
+        index_name = self._index.get("name") if self._index else None
+        asked = params["metric"]
+        if index_metric and asked and asked != index_metric:
+            raise SpecError(
+                f"lancedb: the vector index '{index_name}' on '{self._vcol}' was built "
+                f"with distance type '{index_metric}' but the spec asks ?metric={asked}; drop "
+                f"?metric= or set it to {index_metric}"
+            )
+        if index_metric:
+            self._metric, self._metric_source = str(index_metric), "index"
+        elif asked:
+            self._metric, self._metric_source = asked, "spec"
+        else:
+            self._metric, self._metric_source = DEFAULT_METRIC, "lancedb default"
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _run(self, what: str, fn: Any) -> Any:
+        try:
+            return fn()
+        except (BackendError, InputError):
+            raise
+        except Exception as exc:
+            raise BackendUnavailableError(
+                f"lancedb {what} on table '{self._name}' failed ({type(exc).__name__}: {exc}); "
+                "check the dataset files are complete and readable"
+            ) from exc
+
+    def _find_dimension(self, vtype: Any) -> int:
+        import pyarrow as pa
+
+        if pa.types.is_fixed_size_list(vtype):
+            return int(vtype.list_size)
+        first = self._run(
+            "scan",
+            lambda: (
+                self._tbl.search()
+                .where(f"{_quote_ident(self._vcol)} IS NOT NULL")
+                .select([self._vcol])
+                .limit(1)
+                .to_arrow()
+            ),
+        )
+        if first.num_rows == 0:
+            return 0
+        return len(first.column(0)[0].as_py())
+
+    def _find_index(self) -> dict[str, Any] | None:
+        indices = self._run("list_indices", self._tbl.list_indices)
+        for idx in indices:
+            if list(idx.columns) != [self._vcol]:
+                continue
+            stats = self._run("index_stats", lambda idx=idx: self._tbl.index_stats(idx.name))
+            dist = getattr(stats, "distance_type", None) if stats is not None else None
+            if not dist:
+                continue  # a scalar index on the column
+            return {
+                "name": idx.name,
+                "index_type": getattr(stats, "index_type", str(idx.index_type)),
+                "distance_type": str(dist).lower(),
+                "uuid": getattr(idx, "index_uuid", None),
+                "num_indexed_rows": getattr(stats, "num_indexed_rows", None),
+                "num_unindexed_rows": getattr(stats, "num_unindexed_rows", None),
+            }
+        return None
+
+    def _vectors_of(self, col: Any) -> tuple[np.ndarray, np.ndarray]:
+        """A list/fixed-size-list Arrow column -> (float32 (n, d), dims int32 (n,))."""
+        import pyarrow as pa
+
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        n = len(col)
+        d = self._dimension
+        if pa.types.is_fixed_size_list(col.type) and col.null_count == 0 and n and d:
+            flat = col.flatten().to_numpy(zero_copy_only=False)
+            if flat.size == n * d:
+                dims = np.full(n, d, dtype=np.int32)
+                return np.ascontiguousarray(flat.reshape(n, d), dtype=np.float32), dims
+        return pack_rows(col.to_pylist(), d)
+
+    def _ids_of(self, col: Any) -> list[str]:
+        return [str(v) for v in col.to_pylist()]
+
+    def _vector_search(self, q: np.ndarray, k: int, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+        D, I = empty_result(q.shape[0], k)
+        if k < 1 or q.shape[0] == 0:
+            return D, I
+        if not self._fixed:
+            raise InputError(
+                f"lancedb column '{self._vcol}' of table '{self._name}' holds variable-length "
+                "lists, which LanceDB cannot search; fetch and iterate work, or store the "
+                "vectors as a fixed-size list"
+            )
+        for start in range(0, q.shape[0], QUERY_BATCH):
+            part = q[start : start + QUERY_BATCH]
+            builder = (
+                self._tbl.search(part, vector_column_name=self._vcol)
+                .distance_type(self._metric)
+                .select([self._idcol, "_distance"])
+                .limit(k)
+            )
+            if exact:
+                builder = builder.bypass_vector_index()
+            else:
+                if self._search["nprobes"]:
+                    builder = builder.nprobes(self._search["nprobes"])
+                if self._search["refine_factor"]:
+                    builder = builder.refine_factor(self._search["refine_factor"])
+                if self._search["ef"]:
+                    builder = builder.ef(self._search["ef"])
+            res = self._run("search", builder.to_arrow)
+            qidx = (
+                np.asarray(res.column("query_index").to_numpy(), dtype=np.int64)
+                if "query_index" in res.column_names
+                else np.zeros(res.num_rows, dtype=np.int64)
+            )
+            dist = np.asarray(res.column("_distance").to_numpy(zero_copy_only=False), np.float32)
+            ids = self._ids_of(res.column(self._idcol))
+            fill = np.zeros(part.shape[0], dtype=np.int64)
+            for row in np.argsort(dist, kind="stable"):
+                qi = int(qidx[row])
+                j = int(fill[qi])
+                if j < k:
+                    D[start + qi, j] = dist[row]
+                    I[start + qi, j] = ids[row]
+                    fill[qi] = j + 1
+        return D, I
+
+    # -- Protocol ----------------------------------------------------------------------
+
+    def info(self) -> StoreInfo:
+        """Count, dimension, distance type and its score formula; details name the index."""
+        count = int(self._run("count_rows", self._tbl.count_rows))
+        score, higher = DISTANCE_SCORES.get(self._metric, ("unknown", None))
+        details: dict[str, Any] = {
+            "table": self._name,
+            "version": self._version,
+            "vector_column": self._vcol,
+            "id_column": self._idcol,
+            "text_column": self._textcol,
+            "metric_source": self._metric_source,
+            "index": self._index,
+            "search_params": {k: v for k, v in self._search.items() if v},
+        }
+        return StoreInfo(
+            backend="lancedb",
+            count=count,
+            dimension=self._dimension,
+            metric=self._metric,
+            score=score,
+            higher_is_better=higher,
+            approximate=self._index is not None,
+            details=details,
+        )
+
+    def fingerprint(self) -> str:
+        """sha256 prefix over table name, pinned version and its commit time, row count,
+        dimension, distance type and index uuid; every LanceDB write makes a new version."""
+        stamp = ""
+        versions = self._run("list_versions", self._tbl.list_versions)
+        for v in versions:
+            if int(v.get("version", -1)) == self._version:
+                stamp = str(v.get("timestamp"))
+        count = int(self._run("count_rows", self._tbl.count_rows))
+        uuid = self._index.get("uuid") if self._index else None
+        raw = (
+            f"{self._name}|{self._version}|{stamp}|{count}|{self._dimension}|{self._metric}|{uuid}"
+        )
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+    def fetch(self, ids: Sequence[str]) -> Fetched:
+        """Stored vectors for ``ids`` in the order asked: float32 (n, d), found (n,), dims
+        (n,), texts from the text column when there is one. Duplicate ids: first row wins."""
+        asked = [str(i) for i in ids]
+        cols = [self._idcol, self._vcol] + ([self._textcol] if self._textcol else [])
+        rows: dict[str, tuple[Any, str | None]] = {}
+        unique = list(dict.fromkeys(asked))
+        for start in range(0, len(unique), FETCH_BATCH):
+            part = unique[start : start + FETCH_BATCH]
+            literals = self._literals(part)
+            if not literals:
+                continue
+            where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
+            res = self._run(
+                "fetch",
+                lambda where=where: (
+                    self._tbl.search().where(where).select(cols).limit(None).to_arrow()
+                ),
+            )
+            got_ids = self._ids_of(res.column(self._idcol))
+            vecs = res.column(self._vcol).to_pylist()
+            texts = res.column(self._textcol).to_pylist() if self._textcol else [None] * len(vecs)
+            for vid, vec, text in zip(got_ids, vecs, texts, strict=True):
+                rows.setdefault(vid, (vec, text if isinstance(text, str) else None))
+        found = np.array([i in rows for i in asked], dtype=bool)
+        vectors, dims = pack_rows(
+            [rows[i][0] if i in rows else None for i in asked], self._dimension
+        )
+        return Fetched(
+            ids=asked,
+            vectors=vectors,
+            found=found,
+            dims=dims,
+            texts=[rows[i][1] if i in rows else None for i in asked] if self._textcol else None,
+        )
+
+    def _literals(self, ids: list[str]) -> list[str]:
+        if not self._id_is_int:
+            return [_quote_str(i) for i in ids]
+        out = []
+        for i in ids:
+            try:
+                out.append(str(int(i)))
+            except ValueError:
+                continue  # cannot match an integer id column
+        return out
+
+    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+        """Every row once, scanning only the id/vector/text columns: float32 (n, d) blocks."""
+        if batch < 1:
+            raise SpecError(f"batch must be at least 1, got {batch}")
+        cols = [self._idcol, self._vcol] + ([self._textcol] if self._textcol else [])
+        reader = self._run(
+            "scan", lambda: self._tbl.search().select(cols).limit(None).to_batches(batch)
+        )
+        while True:
+            try:
+                rb = reader.read_next_batch()
+            except StopIteration:
+                break
+            except Exception as exc:
+                raise BackendUnavailableError(
+                    f"lancedb scan of table '{self._name}' failed ({type(exc).__name__}: {exc})"
+                ) from exc
+            if rb.num_rows == 0:
+                continue
+            vectors, dims = self._vectors_of(rb.column(self._vcol))
+            texts: list[str | None] | None = None
+            if self._textcol:
+                texts = [
+                    t if isinstance(t, str) else None for t in rb.column(self._textcol).to_pylist()
+                ]
+            yield VectorBatch(
+                ids=self._ids_of(rb.column(self._idcol)),
+                vectors=vectors,
+                dims=dims,
+                texts=texts,
+            )
+
+    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Normal (index) search: float32 (q, d) -> D float32 (q, k) ``_distance`` (lower is
+        nearer; NaN where missing), I object (q, k) ids (None where missing)."""
+        return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, False)
+
+    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Flat scan (``bypass_vector_index``) with the same distance type: exact ``_distance``."""
+        return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, True)
+
+    def close(self) -> None:
+        """Drop the table handle."""
+        tbl, self._tbl = self._tbl, None
+        closer = getattr(tbl, "close", None)
+        if callable(closer):
+            try:
+                closer()
+            except Exception:  # already closed
+                pass
+
+
+def _is_vector_type(t: Any) -> bool:
+    import pyarrow as pa
+
+    if not (pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t)):
+        return False
+    return bool(pa.types.is_floating(t.value_type))
+
+
+def _table_names(db: Any) -> list[str]:
+    try:
+        names: list[str] = []
+        token = None
+        while True:
+            resp = db.list_tables(page_token=token) if token else db.list_tables()
+            names.extend(str(n) for n in resp.tables)
+            token = getattr(resp, "page_token", None)
+            if not token:
+                return names
+    except AttributeError:
+        return [str(n) for n in db.table_names()]
+
+
+def open_store(spec: StoreSpec, options: Any = None) -> LanceDBStore:
+    """Open ``lancedb:PATH?table=T`` read-only, pinned to the table's current version."""
+    name = spec.require("table", _SPEC_HINT)
+    location = spec.location.strip()
+    if not location:
+        raise SpecError(f"lancedb: the spec has no path; {_SPEC_HINT}")
+    if "://" in location:
+        raise SpecError(
+            f"lancedb: only local dataset directories are supported, got '{location}'; {_SPEC_HINT}"
+        )
+    metric = spec.params.get("metric", "").strip().lower() or None
+    if metric is not None and metric not in DISTANCE_SCORES:
+        raise SpecError(
+            f"lancedb: ?metric={metric} is not one of {', '.join(DISTANCE_SCORES)}; pick one"
+        )
+    path = Path(location).expanduser()
+    # lancedb.connect creates a missing directory: refuse before it can.
+    if not path.exists():
+        raise InputError(
+            f"lancedb: no such directory '{path}'; pass the folder lancedb.connect() wrote "
+            f"(it holds {name}.lance)"
+        )
+    if not path.is_dir():
+        raise InputError(f"lancedb: '{path}' is a file; pass the LanceDB directory that holds it")
+    params: dict[str, Any] = {
+        "vector": spec.params.get("vector") or "vector",
+        "id": spec.params.get("id") or "id",
+        "text": spec.params.get("text") or "text",
+        "text_given": bool(spec.params.get("text")),
+        "metric": metric,
+        "nprobes": _int_param(spec, "nprobes"),
+        "refine_factor": _int_param(spec, "refine_factor"),
+        "ef": _int_param(spec, "ef"),
+    }
+    lancedb = _import_lancedb()
+    try:
+        db = lancedb.connect(str(path))
+        existing = _table_names(db)
+    except Exception as exc:
+        raise InputError(
+            f"lancedb: cannot open '{path}' ({type(exc).__name__}: {exc}); pass a LanceDB directory"
+        ) from exc
+    if name not in existing:
+        listing = ", ".join(sorted(existing)[:50]) or "none"
+        raise InputError(
+            f"lancedb: no table '{name}' in '{path}'; existing tables: {listing}; pass one of "
+            "them as ?table="
+        )
+    try:
+        table = db.open_table(name)
+        table.checkout(table.version)  # pin: later writes by others are not seen
+    except Exception as exc:
+        raise InputError(
+            f"lancedb: cannot open table '{name}' in '{path}' ({type(exc).__name__}: {exc}); "
+            "check the dataset files are complete"
+        ) from exc
+    keep = ("table", "vector", "id", "text", "metric", "nprobes", "refine_factor", "ef")
+    safe_spec = f"lancedb:{location}?" + urlencode(
+        {k: spec.params[k] for k in keep if spec.params.get(k)}
+    )
+    return LanceDBStore(safe_spec, db, table, name, params)

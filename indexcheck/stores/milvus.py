@@ -1,0 +1,621 @@
+"""Milvus collections: ``milvus:URI?collection=C[&vector=FIELD&id=FIELD&text=FIELD&db=NAME]``.
+
+``URI`` is a Milvus Lite data path ending in ``.db`` (milvus-lite 3 keeps it as a folder
+and pymilvus serves it from an in-process gRPC server on 127.0.0.1) or the
+``http(s)://host:port`` of a Milvus server; the token comes from the environment
+variable ``MILVUS_TOKEN`` only.
+
+Ids: the primary key (INT64 or VARCHAR) as a string, or ``&id=FIELD`` to use another
+INT64/VARCHAR field. Texts come from ``&text=FIELD`` (default: a field named ``text``).
+
+Scores are Milvus's own, set by the vector index's metric: ``COSINE`` -> ``cos``,
+``IP`` -> ``dot``, ``L2`` -> ``l2^2`` (squared). Milvus Lite brute-forces a vector field
+that has no index, with ``COSINE``.
+
+Exact search: a ``FLAT`` index (or none, in Lite) is exact, so the normal query is.
+``IVF_FLAT`` is exact when every list is probed (``nprobe`` = ``nlist``). Other indexes
+(``HNSW``, ``AUTOINDEX``, quantised IVF, ...) have no exact mode, so ``has_exact`` is False.
+
+Milvus answers searches and queries only on a loaded collection. If it is not loaded,
+the store loads it and releases it again on :meth:`MilvusStore.close`. Loading changes
+server memory, not data; ``info().details["loaded_by_indexcheck"]`` says whether it happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import xxhash
+
+from ..errors import (
+    AuthError,
+    BackendUnavailableError,
+    DataFileError,
+    DimensionMismatchError,
+    IndexcheckError,
+    InputError,
+    MissingDependencyError,
+    RateLimitError,
+    SpecError,
+)
+from .base import (
+    Fetched,
+    StoreInfo,
+    StoreSpec,
+    VectorBatch,
+    as_float32_matrix,
+    empty_result,
+    pack_rows,
+)
+
+T = TypeVar("T")
+
+#: Milvus metric -> (score formula, higher_is_better)
+METRICS: dict[str, tuple[str, bool]] = {
+    "COSINE": ("cos", True),
+    "IP": ("dot", True),
+    "L2": ("l2^2", False),
+}
+EXACT_INDEXES = {"FLAT", "BRUTE_FORCE", "GPU_BRUTE_FORCE"}
+IVF_FLAT_INDEXES = {"IVF_FLAT", "GPU_IVF_FLAT"}
+#: Milvus's upper bound on nlist, so an nprobe that probes every list of any IVF index.
+MAX_NLIST = 65536
+FETCH_BATCH = 1000
+QUERY_BATCH = 64
+TIMEOUT_S = 30.0
+INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+class _NoMvccWarning(logging.Filter):
+    """Drops pymilvus's per-iterator warning that Milvus Lite has no MVCC timestamp."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "failed to get mvccTs" not in record.getMessage()
+
+
+_ITERATOR_LOG = logging.getLogger("pymilvus.client.iterator.query_iterator")
+_NO_MVCC_WARNING = _NoMvccWarning()
+
+# Lite servers this module started, by data path -> number of open stores using them.
+_LITE_USERS: dict[str, int] = {}
+
+
+def _redact_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _quote(text: str) -> str:
+    """A Milvus filter string literal (double-quoted, C-style escapes)."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+def _int_key(text: str) -> int | None:
+    """The INT64 key a decimal id string names (canonical spelling only), else None."""
+    body = text[1:] if text.startswith("-") else text
+    if not body.isdigit() or str(int(text)) != text:
+        return None
+    value = int(text)
+    return value if INT64_RANGE[0] <= value <= INT64_RANGE[1] else None
+
+
+def _call(where: str, fn: Callable[[], T], doing: str) -> T:
+    """Run one pymilvus call and turn its failures into indexcheck errors."""
+    import grpc
+    from pymilvus import MilvusException
+
+    try:
+        return fn()
+    except IndexcheckError:
+        raise
+    except (MilvusException, grpc.RpcError) as err:
+        cause: Any = err if isinstance(err, grpc.RpcError) else err.__cause__
+        status = cause.code() if isinstance(cause, grpc.RpcError) else None
+        code = getattr(err, "code", None)
+        message = str(getattr(err, "message", "") or err)
+        low = message.lower()
+        if status in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED) or (
+            "auth check failure" in low or "permission deny" in low
+        ):
+            raise AuthError(
+                f"{where} refused the credentials while trying to {doing}; set MILVUS_TOKEN "
+                "to a token (or user:password) that can read the collection"
+            ) from None
+        if status == grpc.StatusCode.RESOURCE_EXHAUSTED or "rate limit" in low:
+            raise RateLimitError(
+                f"{where} kept refusing requests (rate limit) while trying to {doing}; "
+                "wait and retry"
+            ) from None
+        if code == 2 or status in (
+            grpc.StatusCode.UNAVAILABLE,
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+        ):
+            raise BackendUnavailableError(
+                f"cannot reach {where} to {doing}; check the URI and that the server is up"
+            ) from None
+        raise BackendUnavailableError(
+            f"{where} failed to {doing} ({message[:200]}); check the server's log"
+        ) from None
+
+
+class MilvusStore:
+    """Read-only view of one Milvus collection (server or Milvus Lite)."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        spec: str,
+        where: str,
+        lite: bool,
+        collection: str,
+        vector: str | None,
+        id_field: str | None,
+        text_field: str | None,
+    ) -> None:
+        self._client = client
+        self.spec = spec
+        self._where = where
+        self._lite = lite
+        self._collection = collection
+        self._closed = False
+        self._release_lite: Callable[[], None] | None = None
+        desc = self._call(lambda: client.describe_collection(collection), "describe the collection")
+        self._read_schema(desc, vector, id_field, text_field)
+        self._read_index()
+        self._loaded_by_us = False
+        state = self._call(lambda: client.get_load_state(collection), "read the load state")
+        if "NotLoad" in str(state.get("state")):
+            self._call(lambda: client.load_collection(collection), "load the collection")
+            self._loaded_by_us = True
+
+    # -- setup ----------------------------------------------------------------------
+
+    def _call(self, fn: Callable[[], T], doing: str) -> T:
+        return _call(self._where, fn, doing)
+
+    def _read_schema(
+        self, desc: dict[str, Any], vector: str | None, id_field: str | None, text: str | None
+    ) -> None:
+        from pymilvus import DataType
+
+        fields = {f["name"]: f for f in desc.get("fields", [])}
+        where = f"collection '{self._collection}' in {self._where}"
+        vectors = [n for n, f in fields.items() if f["type"] == DataType.FLOAT_VECTOR]
+        if vector is None:
+            if len(vectors) != 1:
+                listed = ", ".join(vectors) or "none"
+                raise InputError(
+                    f"{where} has {len(vectors)} FLOAT_VECTOR fields ({listed}); "
+                    "pick one with &vector=FIELD"
+                )
+            vector = vectors[0]
+        elif vector not in vectors:
+            kind = fields[vector]["type"].name if vector in fields else "no such field"
+            raise InputError(
+                f"{where}: '{vector}' is not a FLOAT_VECTOR field ({kind}); "
+                f"use one of: {', '.join(vectors) or 'none'}"
+            )
+        self._vector = vector
+        self._dimension = int(fields[vector]["params"]["dim"])
+        self._pk = next(n for n, f in fields.items() if f.get("is_primary"))
+        self._id_field = id_field or self._pk
+        key_types = {DataType.INT64, DataType.INT32, DataType.INT16, DataType.INT8}
+        id_info = fields.get(self._id_field)
+        if id_info is None or id_info["type"] not in key_types | {DataType.VARCHAR}:
+            raise InputError(
+                f"{where}: id field '{self._id_field}' must be an INT64 or VARCHAR field; "
+                f"fields: {', '.join(fields)}"
+            )
+        self._int_ids = id_info["type"] in key_types
+        dynamic = bool(desc.get("enable_dynamic_field"))
+        if text is not None and text not in fields and not dynamic:
+            raise InputError(
+                f"{where} has no field '{text}' for texts; fields: {', '.join(fields)}"
+            )
+        if text is None and "text" in fields:
+            text = "text"
+        self._text_field = text
+        self._scalars = [
+            n
+            for n, f in fields.items()
+            if "VECTOR" not in f["type"].name and n not in (self._text_field,)
+        ]
+        self._schema_summary = {
+            n: f["type"].name for n, f in sorted(fields.items(), key=lambda kv: kv[0])
+        }
+
+    def _read_index(self) -> None:
+        client, name = self._client, self._collection
+        names = self._call(
+            lambda: client.list_indexes(name, field_name=self._vector), "list indexes"
+        )
+        self._index: dict[str, Any] = {}
+        if names:
+            self._index = dict(
+                self._call(
+                    lambda: client.describe_index(name, index_name=names[0]), "describe the index"
+                )
+            )
+        index_type = str(self._index.get("index_type", "")).upper()
+        if not self._index:
+            if not self._lite:
+                raise InputError(
+                    f"collection '{name}' in {self._where} has no index on '{self._vector}'; "
+                    "Milvus cannot search it until one is built"
+                )
+            metric = "COSINE"  # milvus-lite brute-forces an unindexed field with COSINE
+            index_type = "none (brute force)"
+        else:
+            metric = str(self._index.get("metric_type", "")).upper()
+        if metric not in METRICS:
+            raise InputError(
+                f"collection '{name}' in {self._where} uses metric '{metric}', which indexcheck "
+                f"cannot check; supported: {', '.join(METRICS)}"
+            )
+        self._metric = metric
+        self._index_type = index_type
+        self._exact_params: dict[str, Any] | None = None
+        if not self._index or index_type in EXACT_INDEXES:
+            self._approximate = False
+            self._exact_params = {}
+        else:
+            self._approximate = True
+            nlist = self._index.get("nlist") or (self._index.get("params") or {}).get("nlist")
+            if index_type in IVF_FLAT_INDEXES and (nlist or self._lite):
+                # Lite: pymilvus 3 sends build params flattened and milvus-lite reads them
+                # only from a JSON "params" entry, so nlist is not reported; faiss clamps
+                # an nprobe above the segment's nlist, so MAX_NLIST probes every list.
+                self._exact_params = {"nprobe": int(nlist) if nlist else MAX_NLIST}
+        self.has_exact = self._exact_params is not None
+
+    # -- Protocol -------------------------------------------------------------------
+
+    def _count(self) -> int:
+        client, name = self._client, self._collection
+        rows = self._call(
+            lambda: client.query(
+                name, filter="", output_fields=["count(*)"], consistency_level="Strong"
+            ),
+            "count rows",
+        )
+        return int(rows[0]["count(*)"])
+
+    def info(self) -> StoreInfo:
+        """Count, dimension, metric and Milvus's score formula for it."""
+        score, higher = METRICS[self._metric]
+        exact = "none"
+        if self._exact_params == {}:
+            exact = "the normal search is exact"
+        elif self._exact_params:
+            exact = f"IVF_FLAT with nprobe={self._exact_params['nprobe']} (every list)"
+        details: dict[str, Any] = {
+            "mode": "lite" if self._lite else "server",
+            "collection": self._collection,
+            "vector_field": self._vector,
+            "primary_key": self._pk,
+            "id_field": self._id_field,
+            "text_field": self._text_field,
+            "index_type": self._index_type,
+            "index": {k: v for k, v in self._index.items() if k not in ("field_name",)},
+            "exact_search": exact,
+            "loaded_by_indexcheck": self._loaded_by_us,
+        }
+        return StoreInfo(
+            backend="milvus",
+            count=self._count(),
+            dimension=self._dimension,
+            metric=self._metric,
+            score=score,
+            higher_is_better=higher,
+            approximate=self._approximate,
+            details=details,
+        )
+
+    def fingerprint(self) -> str:
+        """Order-independent digest of every (id, vector) plus count, schema and index.
+
+        Milvus exposes no content version, so this reads the whole collection once
+        (one pass of :meth:`iter_vectors`); any change to any row's id or vector shows.
+        """
+        total, mixed, count = 0, 0, 0
+        for batch in self.iter_vectors(batch=2000, with_extras=False):
+            for vid, vec in zip(batch.ids, batch.vectors, strict=True):
+                digest = xxhash.xxh3_64_intdigest(vid.encode() + b"\0" + vec.tobytes())
+                total = (total + digest) % (1 << 64)
+                mixed ^= digest
+                count += 1
+        head = xxhash.xxh3_64_hexdigest(
+            repr((self._schema_summary, self._metric, self._index_type, self._vector)).encode()
+        )
+        return f"milvus:{count}:{self._dimension}:{head}:{total:016x}{mixed:016x}"
+
+    def _filter(self, keys: list[str]) -> str:
+        if self._int_ids:
+            literals = [str(v) for v in (_int_key(k) for k in keys) if v is not None]
+        else:
+            literals = [_quote(k) for k in keys]
+        return f"{self._id_field} in [{', '.join(literals)}]" if literals else ""
+
+    def fetch(self, ids: Sequence[str]) -> Fetched:
+        """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
+        ids = [str(i) for i in ids]
+        fields = [self._id_field, self._vector] + ([self._text_field] if self._text_field else [])
+        client, name = self._client, self._collection
+        by_id: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), FETCH_BATCH):
+            expr = self._filter(ids[start : start + FETCH_BATCH])
+            if not expr:
+                continue
+            rows = self._call(
+                partial(
+                    client.query,
+                    name,
+                    filter=expr,
+                    output_fields=fields,
+                    consistency_level="Strong",
+                ),
+                "fetch rows",
+            )
+            for row in rows:
+                by_id.setdefault(str(row[self._id_field]), row)
+        found = np.array([vid in by_id for vid in ids], dtype=bool)
+        vectors, dims = pack_rows(
+            [by_id[v][self._vector] if v in by_id else None for v in ids], self._dimension
+        )
+        texts: list[str | None] | None = None
+        if self._text_field:
+            texts = [_text(by_id[v].get(self._text_field)) if v in by_id else None for v in ids]
+        return Fetched(list(ids), vectors, found, dims, texts)
+
+    def iter_vectors(self, batch: int = 1000, with_extras: bool = True) -> Iterator[VectorBatch]:
+        """Every row once: ids, float32 (n, d) vectors, texts and scalar fields."""
+        client, name = self._client, self._collection
+        fields = [self._pk, self._id_field, self._vector]
+        if with_extras:
+            fields += self._scalars + ([self._text_field] if self._text_field else [])
+        fields = list(dict.fromkeys(fields))
+        if self._lite:
+            _ITERATOR_LOG.addFilter(_NO_MVCC_WARNING)
+        iterator = self._call(
+            partial(
+                client.query_iterator,
+                name,
+                batch_size=batch,
+                output_fields=fields,
+                consistency_level="Strong",
+            ),
+            "start reading rows",
+        )
+        try:
+            while True:
+                rows = self._call(iterator.next, "read rows")
+                if not rows:
+                    return
+                vectors, dims = pack_rows([r[self._vector] for r in rows], self._dimension)
+                texts = metadata = None
+                if with_extras:
+                    if self._text_field:
+                        texts = [_text(r.get(self._text_field)) for r in rows]
+                    metadata = [
+                        {k: v for k, v in r.items() if k not in (self._vector, self._text_field)}
+                        for r in rows
+                    ]
+                yield VectorBatch(
+                    ids=[str(r[self._id_field]) for r in rows],
+                    vectors=vectors,
+                    dims=dims,
+                    texts=texts,
+                    metadata=metadata,
+                )
+        finally:
+            iterator.close()
+            _ITERATOR_LOG.removeFilter(_NO_MVCC_WARNING)
+
+    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Normal search: float32 (q, d) -> (D (q, k) Milvus distance, I (q, k) ids)."""
+        return self._search(vectors, k, {})
+
+    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact search in the same scale: FLAT as is, IVF_FLAT probing every list."""
+        if self._exact_params is None:
+            raise InputError(
+                f"{self._where}: a {self._index_type} index has no exact search mode; "
+                "compare against exact search computed from the fetched vectors instead"
+            )
+        return self._search(vectors, k, self._exact_params)
+
+    def _search(
+        self, vectors: np.ndarray, k: int, params: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        xq = as_float32_matrix(vectors)
+        if xq.shape[1] != self._dimension:
+            raise DimensionMismatchError(
+                f"query vectors have dimension {xq.shape[1]} but collection "
+                f"'{self._collection}' in {self._where} holds {self._dimension}; "
+                "embed with the model that built the index"
+            )
+        D, I = empty_result(xq.shape[0], k)
+        if k <= 0:
+            return D, I
+        client, name = self._client, self._collection
+        search_params = {"metric_type": self._metric, "params": params}
+        for start in range(0, xq.shape[0], QUERY_BATCH):
+            block = xq[start : start + QUERY_BATCH]
+            result = self._call(
+                partial(
+                    client.search,
+                    name,
+                    data=block.tolist(),
+                    limit=k,
+                    anns_field=self._vector,
+                    search_params=search_params,
+                    output_fields=[self._id_field],
+                    consistency_level="Strong",
+                ),
+                "search",
+            )
+            for qi, hits in enumerate(result):
+                for j, hit in enumerate(list(hits)[:k]):
+                    D[start + qi, j] = hit["distance"]
+                    if self._id_field == self._pk:
+                        I[start + qi, j] = str(hit.id)
+                    else:
+                        I[start + qi, j] = str(hit["entity"][self._id_field])
+        return D, I
+
+    def close(self) -> None:
+        """Release the collection if this store loaded it, then the client (and Lite server)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._loaded_by_us:
+                client, name = self._client, self._collection
+                self._call(lambda: client.release_collection(name), "release the collection")
+        finally:
+            self._client.close()
+            if self._release_lite is not None:
+                self._release_lite()
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def open_store(spec: StoreSpec, options: Any) -> MilvusStore:
+    """Open ``milvus:URI?collection=...`` read-only."""
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise MissingDependencyError("the milvus store", "milvus", "pymilvus") from None
+
+    collection = spec.require("collection", "name the Milvus collection, e.g. ?collection=docs")
+    vector = spec.params.get("vector") or None
+    id_field = spec.params.get("id") or None
+    text_field = spec.params.get("text") or None
+    db_name = spec.params.get("db") or ""
+    location = spec.location.strip()
+    if not location:
+        raise SpecError("milvus spec needs a Milvus Lite .db path or a server URI before '?'")
+    lite = not location.lower().startswith(("http://", "https://", "tcp://"))
+    extras = "".join(
+        f"&{k}={v}"
+        for k, v in (("vector", vector), ("id", id_field), ("text", text_field), ("db", db_name))
+        if v
+    )
+    release: Callable[[], None] | None = None
+    if lite:
+        path = _lite_path(Path(location).expanduser())
+        shown = str(path)
+        where = f"Milvus Lite at {shown}"
+        client, release = _open_lite(path, db_name, where, MilvusClient)
+    else:
+        parts = urlsplit(location)
+        if parts.username or parts.password:
+            raise SpecError(
+                "put no credentials in the milvus URI; set MILVUS_TOKEN in the environment"
+            )
+        shown = _redact_url(location)
+        where = f"Milvus at {shown}"
+        token = os.environ.get("MILVUS_TOKEN", "")
+        client = _call(
+            where,
+            lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
+            "connect",
+        )
+    safe_spec = f"milvus:{shown}?collection={collection}{extras}"
+    try:
+        if not _call(where, lambda: client.has_collection(collection), "find the collection"):
+            names = _call(where, client.list_collections, "list collections")
+            listed = ", ".join(sorted(names)) if names else "none"
+            raise InputError(
+                f"no Milvus collection '{collection}' in {where} (collections there: {listed}); "
+                "fix ?collection= in the spec"
+            )
+        store = MilvusStore(
+            client,
+            spec=safe_spec,
+            where=where,
+            lite=lite,
+            collection=collection,
+            vector=vector,
+            id_field=id_field,
+            text_field=text_field,
+        )
+    except Exception:
+        client.close()
+        if release is not None:
+            release()
+        raise
+    store._release_lite = release
+    return store
+
+
+def _lite_path(path: Path) -> Path:
+    """Check a Milvus Lite data path before pymilvus would create one there."""
+    path = path.absolute()
+    if path.suffix != ".db":
+        raise SpecError(
+            f"'{path}' is neither an http(s):// URI nor a Milvus Lite path ending in .db"
+        )
+    if not path.exists():
+        raise DataFileError(
+            f"no Milvus Lite data at '{path}'; pass the path given to MilvusClient('....db')"
+        )
+    if not path.is_dir() or not (path / "collections").is_dir():
+        raise DataFileError(
+            f"'{path}' is not a milvus-lite 3 data folder (no collections/ inside); files "
+            "written by milvus-lite 2.x need that version to read them"
+        )
+    return path
+
+
+def _open_lite(
+    path: Path, db_name: str, where: str, client_cls: Any
+) -> tuple[Any, Callable[[], None] | None]:
+    """Connect to Lite data through pymilvus's in-process server; returns (client, release)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance as manager
+    except ImportError:
+        raise MissingDependencyError("Milvus Lite", "milvus", "milvus-lite") from None
+    from pymilvus.exceptions import ConnectionConfigException
+
+    key = str(path)
+    running = getattr(manager, "_servers", {})
+    started_here = key in _LITE_USERS or key not in running
+    try:
+        client = client_cls(uri=key, db_name=db_name, timeout=TIMEOUT_S)
+    except ConnectionConfigException:
+        raise BackendUnavailableError(
+            f"cannot open {where}; milvus-lite lets one process hold a .db at a time, so "
+            "stop the process using it or point at a copy"
+        ) from None
+    if not started_here:
+        return client, None  # someone else in this process runs that server: leave it be
+    _LITE_USERS[key] = _LITE_USERS.get(key, 0) + 1
+
+    def release() -> None:
+        _LITE_USERS[key] -= 1
+        if _LITE_USERS[key] <= 0:
+            del _LITE_USERS[key]
+            manager.release_server(key)  # flushes nothing new; frees the folder lock
+
+    return client, release

@@ -1,0 +1,624 @@
+"""Qdrant collections: ``qdrant:URL_OR_PATH?collection=C[&vector=NAME&id_field=F&text_field=T]``.
+
+``URL_OR_PATH`` is either an ``http(s)://`` URL of a Qdrant server (API key from the
+environment variable ``QDRANT_API_KEY`` only) or the folder given to
+``QdrantClient(path=...)`` (local mode, run in-process by qdrant-client).
+
+Ids: indexcheck ids are strings. By default a point's id is ``str(point id)`` (an
+unsigned integer in decimal, or a UUID in canonical lower-case hyphenated form). With
+``&id_field=F`` the id is ``payload[F]`` instead, and fetching filters on that field.
+Texts come from ``payload[T]`` (default ``text``); the rest of the payload is metadata.
+
+Scores are what Qdrant reports for the collection's distance: ``Cosine`` -> ``cos``,
+``Dot`` -> ``dot``, ``Euclid`` -> ``l2`` (plain, not squared), ``Manhattan`` -> ``l1``.
+For ``Cosine`` a Qdrant server unit-normalises every vector at upload, so the vectors
+read back are the normalised ones; local mode keeps the raw ones on disk and normalises
+lazily in memory, so this backend normalises Cosine vectors on read in both modes.
+
+Local mode searches by brute force (``approximate=False``) and its storage keeps each
+point as a Python pickle, so it is opened only with ``StoreOptions(trust_pickle=True)``.
+Opening it writes nothing when the folder holds ``meta.json`` and ``.lock`` (as every
+folder written by qdrant-client does); it takes an exclusive lock on ``.lock`` while open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import xxhash
+
+from ..errors import (
+    AuthError,
+    BackendUnavailableError,
+    DataFileError,
+    DimensionMismatchError,
+    IndexcheckError,
+    InputError,
+    MissingDependencyError,
+    RateLimitError,
+    SpecError,
+)
+from .base import (
+    Fetched,
+    StoreInfo,
+    StoreSpec,
+    VectorBatch,
+    as_float32_matrix,
+    empty_result,
+    pack_rows,
+)
+
+T = TypeVar("T")
+
+#: Qdrant distance -> (score formula, higher_is_better)
+DISTANCES: dict[str, tuple[str, bool]] = {
+    "Cosine": ("cos", True),
+    "Dot": ("dot", True),
+    "Euclid": ("l2", False),
+    "Manhattan": ("l1", False),
+}
+
+FETCH_BATCH = 256
+QUERY_BATCH = 64
+SAMPLE_POINTS = 1024
+MAX_UINT64 = 2**64 - 1
+TIMEOUT_S = 30
+
+
+def _redact_url(url: str) -> str:
+    """The URL without user:password@ (secrets never reach spec strings or messages)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _point_id(text: str) -> int | str | None:
+    """The Qdrant point id an indexcheck id names, or None when it names none."""
+    if text.isdigit() and str(int(text)) == text and int(text) <= MAX_UINT64:
+        return int(text)
+    try:
+        canonical = str(uuid.UUID(text))
+    except ValueError:
+        return None
+    return text if canonical == text else None
+
+
+def _call(location: str, collection: str, fn: Callable[[], T], doing: str) -> T:
+    """Run one client call and turn its failures into indexcheck errors."""
+    from qdrant_client.common.client_exceptions import ResourceExhaustedResponse
+    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+    try:
+        return fn()
+    except IndexcheckError:
+        raise
+    except UnexpectedResponse as err:
+        status = err.status_code or 0
+        if status in (401, 403):
+            raise AuthError(
+                f"Qdrant at {location} refused the credentials (HTTP {status}) "
+                f"while trying to {doing}; set QDRANT_API_KEY to a key that can read "
+                f"'{collection}'"
+            ) from None
+        if status == 429:
+            raise RateLimitError(
+                f"Qdrant at {location} kept answering 429 while trying to {doing}; "
+                "wait and retry, or raise the rate limit"
+            ) from None
+        if status >= 500 or status == 0:
+            raise BackendUnavailableError(
+                f"Qdrant at {location} failed (HTTP {status}) while trying to "
+                f"{doing}; check the server's health and retry"
+            ) from None
+        raise InputError(
+            f"Qdrant at {location} rejected the request to {doing} (HTTP {status}: "
+            f"{err.content[:160].decode('utf-8', 'replace')}); check the spec"
+        ) from None
+    except ResourceExhaustedResponse:
+        raise RateLimitError(
+            f"Qdrant at {location} kept answering 429 while trying to {doing}; "
+            "wait and retry, or raise the rate limit"
+        ) from None
+    except ResponseHandlingException as err:
+        raise BackendUnavailableError(
+            f"cannot reach Qdrant at {location} to {doing} "
+            f"({type(err.source).__name__}); check the URL and that the server is up"
+        ) from None
+    except (OSError, TimeoutError) as err:
+        raise BackendUnavailableError(
+            f"cannot reach Qdrant at {location} to {doing} ({type(err).__name__}); "
+            "check the URL and that the server is up"
+        ) from None
+
+
+class QdrantStore:
+    """Read-only view of one Qdrant collection (server or local mode)."""
+
+    def __init__(
+        self,
+        client: Any,
+        models: Any,
+        *,
+        spec: str,
+        collection: str,
+        location: str,
+        local: bool,
+        vector: str | None,
+        id_field: str | None,
+        text_field: str,
+    ) -> None:
+        self._client = client
+        self._models = models
+        self.spec = spec
+        self._collection = collection
+        self._location = location
+        self._local = local
+        self._vector = vector
+        self._id_field = id_field
+        self._text_field = text_field
+        self._closed = False
+        self._where = f"Qdrant collection '{collection}' at {location}"
+        info = self._call(lambda: client.get_collection(collection), "read the collection")
+        self._collection_info = info
+        params = self._vector_params(info)
+        if getattr(params, "multivector_config", None) is not None:
+            raise InputError(
+                f"{self._where}: vector '{vector or ''}' is a multivector, which indexcheck "
+                "cannot check; pass &vector= naming a single dense vector"
+            )
+        self._dimension = int(params.size)
+        self._distance = str(getattr(params.distance, "value", params.distance))
+        if self._distance not in DISTANCES:
+            raise InputError(
+                f"{self._where} uses distance '{self._distance}', which indexcheck does not "
+                f"know; supported: {', '.join(DISTANCES)}"
+            )
+        self._params = params
+        self.has_exact = True
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _call(self, fn: Callable[[], T], doing: str) -> T:
+        return _call(self._location, self._collection, fn, doing)
+
+    def _vector_params(self, info: Any) -> Any:
+        vectors = info.config.params.vectors
+        models = self._models
+        if isinstance(vectors, models.VectorParams):
+            if self._vector:
+                raise InputError(
+                    f"{self._where} has a single unnamed vector, not '{self._vector}'; "
+                    "drop &vector= from the spec"
+                )
+            return vectors
+        named: dict[str, Any] = dict(vectors or {})
+        if not named:
+            raise InputError(f"{self._where} holds no dense vectors; indexcheck needs one")
+        if self._vector is None:
+            if len(named) == 1:
+                self._vector = next(iter(named))
+                return named[self._vector]
+            raise InputError(
+                f"{self._where} has several named vectors ({', '.join(sorted(named))}); "
+                "pick one with &vector=NAME"
+            )
+        if self._vector not in named:
+            raise InputError(
+                f"{self._where} has no vector named '{self._vector}'; "
+                f"use one of: {', '.join(sorted(named))}"
+            )
+        return named[self._vector]
+
+    def _with_vectors(self) -> bool | list[str]:
+        return [self._vector] if self._vector else True
+
+    def _vector_of(self, record: Any) -> Any:
+        vec = record.vector
+        if isinstance(vec, dict):
+            return vec.get(self._vector or "")
+        return vec
+
+    def _pack(self, rows: Sequence[Any | None]) -> tuple[np.ndarray, np.ndarray]:
+        """float32 (n, d) vectors and stored lengths; Cosine rows unit-normalised.
+
+        Qdrant scores Cosine on unit vectors. A server normalises when storing; local
+        mode keeps the raw vectors on disk and normalises its in-memory copy only on
+        upsert or, in place, when a search first touches it. Normalising here gives the
+        vectors the engine scores with, whatever ran before.
+        """
+        vectors, dims = pack_rows(rows, self._dimension)
+        if self._distance == "Cosine":
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            np.divide(vectors, norms, out=vectors, where=norms > 0)
+        return vectors, dims
+
+    def _id_of(self, record: Any) -> str:
+        if self._id_field is None:
+            return str(record.id)
+        value = (record.payload or {}).get(self._id_field)
+        if value is None:
+            # A point without the id field has no indexcheck id; keep it visible.
+            return f"<no {self._id_field}: point {record.id}>"
+        return str(value)
+
+    def _text_of(self, record: Any) -> str | None:
+        value = (record.payload or {}).get(self._text_field)
+        return value if isinstance(value, str) else None
+
+    def _search_params(self, exact: bool) -> Any:
+        if self._local:
+            return None  # local mode is brute force; it warns about any search params
+        models = self._models
+        if exact:
+            return models.SearchParams(
+                exact=True, quantization=models.QuantizationSearchParams(ignore=True)
+            )
+        return None
+
+    # -- Protocol ---------------------------------------------------------------
+
+    def info(self) -> StoreInfo:
+        """Count, dimension, distance and Qdrant's score formula for it."""
+        client, name = self._client, self._collection
+        count = self._call(lambda: client.count(name, exact=True).count, "count points")
+        score, higher = DISTANCES[self._distance]
+        info = self._collection_info
+        details: dict[str, Any] = {
+            "mode": "local" if self._local else "server",
+            "collection": name,
+            "vector": self._vector or "",
+            "distance": self._distance,
+            "id_source": f"payload[{self._id_field}]" if self._id_field else "point id",
+            "text_field": self._text_field,
+        }
+        if self._distance == "Cosine":
+            details["stored_vectors"] = (
+                "unit-normalised: Qdrant scores Cosine on normalised vectors (a server "
+                "normalises at upload), so fetch and iter_vectors return normalised vectors"
+            )
+        if self._distance == "Manhattan":
+            details["note"] = (
+                "l1 is not a function of cos, dot or l2; score-scale probes cannot convert it"
+            )
+        if self._local:
+            details["search"] = "brute force (qdrant-client local mode has no ANN index)"
+        else:
+            details["indexed_vectors_count"] = info.indexed_vectors_count
+            details["hnsw"] = {
+                "m": info.config.hnsw_config.m,
+                "ef_construct": info.config.hnsw_config.ef_construct,
+                "full_scan_threshold": info.config.hnsw_config.full_scan_threshold,
+            }
+            quant = info.config.quantization_config or getattr(
+                self._params, "quantization_config", None
+            )
+            details["quantization"] = type(quant).__name__ if quant is not None else None
+        return StoreInfo(
+            backend="qdrant",
+            count=int(count),
+            dimension=self._dimension,
+            metric=self._distance,
+            score=score,
+            higher_is_better=higher,
+            approximate=not self._local,
+            details=details,
+        )
+
+    def fingerprint(self) -> str:
+        """Digest of count, collection config and content.
+
+        Local mode hashes the collection's whole ``storage.sqlite`` file, so any change
+        to any point shows. On a server (or a local alias) it hashes the ids and vectors
+        of the first 1024 points in id order; changes beyond those show only through
+        the count.
+        """
+        client, name = self._client, self._collection
+        h = xxhash.xxh3_128()
+        count = self._call(lambda: client.count(name, exact=True).count, "count points")
+        config = self._collection_info.config.params.model_dump(mode="json")
+        h.update(json.dumps([count, config], sort_keys=True, default=str).encode())
+        sqlite = Path(self._location) / "collection" / name / "storage.sqlite"
+        if self._local and sqlite.is_file():
+            # File bytes, not vectors read back: local mode renormalises Cosine vectors in
+            # memory during searches, which changes their last bits.
+            with sqlite.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        else:
+            records, _ = self._call(
+                lambda: client.scroll(
+                    name,
+                    limit=SAMPLE_POINTS,
+                    with_payload=bool(self._id_field),
+                    with_vectors=self._with_vectors(),
+                ),
+                "read points",
+            )
+            for record in records:
+                h.update(self._id_of(record).encode() + b"\0")
+                vec = self._vector_of(record)
+                if vec is not None:
+                    h.update(self._pack([vec])[0].tobytes())
+        return f"qdrant:{count}:{self._dimension}:{h.hexdigest()}"
+
+    def fetch(self, ids: Sequence[str]) -> Fetched:
+        """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
+        ids = [str(i) for i in ids]
+        by_id: dict[str, Any] = {}
+        for start in range(0, len(ids), FETCH_BATCH):
+            batch = ids[start : start + FETCH_BATCH]
+            if self._id_field is None:
+                records = self._retrieve(batch)
+            else:
+                records = self._scroll_by_payload(batch)
+            for record in records:
+                by_id.setdefault(self._id_of(record), record)
+        rows: list[Any | None] = []
+        texts: list[str | None] = []
+        found = np.zeros(len(ids), dtype=bool)
+        for i, vid in enumerate(ids):
+            record = by_id.get(vid)
+            if record is None:
+                rows.append(None)
+                texts.append(None)
+                continue
+            found[i] = True
+            rows.append(self._vector_of(record))
+            texts.append(self._text_of(record))
+        vectors, dims = self._pack(rows)
+        has_texts = any(t is not None for t in texts)
+        return Fetched(list(ids), vectors, found, dims, texts if has_texts else None)
+
+    def _retrieve(self, batch: list[str]) -> list[Any]:
+        point_ids = [pid for pid in (_point_id(v) for v in batch) if pid is not None]
+        if not point_ids:
+            return []
+        client, name = self._client, self._collection
+        result: list[Any] = self._call(
+            lambda: client.retrieve(
+                name,
+                ids=point_ids,
+                with_payload=[self._text_field],
+                with_vectors=self._with_vectors(),
+            ),
+            "fetch points",
+        )
+        return result
+
+    def _scroll_by_payload(self, batch: list[str]) -> list[Any]:
+        models = self._models
+        key = self._id_field
+        conditions = [models.FieldCondition(key=key, match=models.MatchAny(any=list(batch)))]
+        ints = [int(v) for v in batch if v.lstrip("-").isdigit() and str(int(v)) == v]
+        if ints:
+            conditions.append(models.FieldCondition(key=key, match=models.MatchAny(any=ints)))
+        flt = models.Filter(should=conditions)
+        client, name = self._client, self._collection
+        out: list[Any] = []
+        offset: Any = None
+        while True:
+            records, offset = self._call(
+                partial(
+                    client.scroll,
+                    name,
+                    scroll_filter=flt,
+                    limit=max(len(batch), 64),
+                    offset=offset,
+                    with_payload=[key, self._text_field],
+                    with_vectors=self._with_vectors(),
+                ),
+                "fetch points by payload id",
+            )
+            out.extend(records)
+            if offset is None:
+                return out
+
+    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+        """Every point once, in id order: ids, float32 (n, d) vectors, texts, payloads."""
+        client, name = self._client, self._collection
+        offset: Any = None
+        while True:
+            records, offset = self._call(
+                partial(
+                    client.scroll,
+                    name,
+                    limit=batch,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=self._with_vectors(),
+                ),
+                "read points",
+            )
+            if records:
+                vectors, dims = self._pack([self._vector_of(r) for r in records])
+                texts = [self._text_of(r) for r in records]
+                metadata = [
+                    {k: v for k, v in (r.payload or {}).items() if k != self._text_field}
+                    for r in records
+                ]
+                yield VectorBatch(
+                    ids=[self._id_of(r) for r in records],
+                    vectors=vectors,
+                    dims=dims,
+                    texts=texts,
+                    metadata=metadata,
+                )
+            if offset is None:
+                return
+
+    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Normal search: float32 (q, d) -> (D (q, k) Qdrant score, I (q, k) ids)."""
+        return self._search(vectors, k, exact=False)
+
+    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Full-scan search (``exact=true``, quantization ignored); same scale as query."""
+        return self._search(vectors, k, exact=True)
+
+    def _search(self, vectors: np.ndarray, k: int, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+        xq = as_float32_matrix(vectors)
+        if xq.shape[1] != self._dimension:
+            raise DimensionMismatchError(
+                f"query vectors have dimension {xq.shape[1]} but {self._where} holds "
+                f"{self._dimension}; embed with the model that built the index"
+            )
+        D, I = empty_result(xq.shape[0], k)
+        if k <= 0:
+            return D, I
+        models = self._models
+        params = self._search_params(exact)
+        payload: bool | list[str] = [self._id_field] if self._id_field else False
+        client, name = self._client, self._collection
+        for start in range(0, xq.shape[0], QUERY_BATCH):
+            block = xq[start : start + QUERY_BATCH]
+            requests = [
+                models.QueryRequest(
+                    query=row.tolist(),
+                    using=self._vector,
+                    limit=k,
+                    params=params,
+                    with_payload=payload,
+                    with_vector=False,
+                )
+                for row in block
+            ]
+            responses = self._call(
+                partial(client.query_batch_points, name, requests=requests),
+                "search",
+            )
+            for qi, response in enumerate(responses):
+                for j, point in enumerate(response.points[:k]):
+                    D[start + qi, j] = point.score
+                    I[start + qi, j] = self._id_of(point)
+        return D, I
+
+    def close(self) -> None:
+        """Release the client (and, in local mode, the folder lock)."""
+        if not self._closed:
+            self._closed = True
+            self._client.close()
+
+
+def open_store(spec: StoreSpec, options: Any) -> QdrantStore:
+    """Open ``qdrant:URL_OR_PATH?collection=...`` read-only."""
+    try:
+        from qdrant_client import QdrantClient, models
+    except ImportError:
+        raise MissingDependencyError("the qdrant store", "qdrant", "qdrant-client") from None
+
+    collection = spec.require("collection", "name the Qdrant collection, e.g. ?collection=docs")
+    vector = spec.params.get("vector") or None
+    id_field = spec.params.get("id_field") or None
+    text_field = spec.params.get("text_field") or "text"
+    location = spec.location.strip()
+    if not location:
+        raise SpecError("qdrant spec needs a server URL or a local folder before '?'")
+    local = not location.lower().startswith(("http://", "https://"))
+    extras = "".join(
+        f"&{k}={v}"
+        for k, v in (("vector", vector), ("id_field", id_field), ("text_field", text_field))
+        if v and not (k == "text_field" and v == "text")
+    )
+    shown = location if local else _redact_url(location)
+    safe_spec = f"qdrant:{shown}?collection={collection}{extras}"
+
+    if local:
+        client = _open_local(Path(location).expanduser(), options, QdrantClient)
+        names = [c.name for c in client.get_collections().collections]
+        aliases = [a.alias_name for a in client.get_aliases().aliases]
+        try:
+            if collection not in names and collection not in aliases:
+                raise InputError(_missing(collection, shown, names))
+            return QdrantStore(
+                client,
+                models,
+                spec=safe_spec,
+                collection=collection,
+                location=str(Path(location).expanduser()),
+                local=True,
+                vector=vector,
+                id_field=id_field,
+                text_field=text_field,
+            )
+        except IndexcheckError:
+            client.close()
+            raise
+
+    api_key = os.environ.get("QDRANT_API_KEY") or None
+    parts = urlsplit(location)
+    if parts.username or parts.password:
+        raise SpecError(
+            "put no credentials in the qdrant URL; set QDRANT_API_KEY in the environment instead"
+        )
+    client = QdrantClient(
+        url=location, api_key=api_key, timeout=TIMEOUT_S, check_compatibility=False
+    )
+    try:
+        exists = _call(
+            shown, collection, lambda: client.collection_exists(collection), "find the collection"
+        )
+        if not exists:
+            aliases = _call(shown, collection, client.get_aliases, "list aliases").aliases
+            if collection not in {a.alias_name for a in aliases}:
+                listing = _call(shown, collection, client.get_collections, "list collections")
+                names = [c.name for c in listing.collections]
+                raise InputError(_missing(collection, shown, names))
+        return QdrantStore(
+            client,
+            models,
+            spec=safe_spec,
+            collection=collection,
+            location=shown,
+            local=False,
+            vector=vector,
+            id_field=id_field,
+            text_field=text_field,
+        )
+    except IndexcheckError:
+        client.close()
+        raise
+
+
+def _missing(collection: str, where: str, names: list[str]) -> str:
+    listed = ", ".join(sorted(names)) if names else "none"
+    return (
+        f"no Qdrant collection '{collection}' at {where} (collections there: {listed}); "
+        "fix ?collection= in the spec"
+    )
+
+
+def _open_local(path: Path, options: Any, client_cls: Any) -> Any:
+    """Open a qdrant-client local folder without letting it create or change anything."""
+    # QdrantClient(path=...) creates meta.json (and the folder) when absent: refuse first.
+    if not (path / "meta.json").is_file():
+        raise DataFileError(
+            f"no Qdrant local storage at '{path}' (no meta.json); pass the folder that was "
+            "given to QdrantClient(path=...), or an http(s):// URL for a server"
+        )
+    if not getattr(options, "trust_pickle", False):
+        raise InputError(
+            f"Qdrant local storage at '{path}' keeps each point as a Python pickle, which can "
+            "run code when loaded; pass --trust-pickle if you trust who wrote the folder"
+        )
+    try:
+        return client_cls(path=str(path))
+    except RuntimeError as err:
+        if "already accessed" in str(err):
+            raise BackendUnavailableError(
+                f"Qdrant local storage at '{path}' is locked by another process; stop that "
+                "process (local mode allows one at a time) or point at a copy of the folder"
+            ) from None
+        raise
+    except (ValueError, OSError) as err:
+        raise DataFileError(
+            f"cannot read Qdrant local storage at '{path}' ({err}); check the folder"
+        ) from None
