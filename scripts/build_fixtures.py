@@ -1,6 +1,6 @@
 """Build the fixture chunks and FAISS indexes (a correct one, and one with the positional bug).
 
-    python scripts/build_fixtures.py chunks                 # fixtures/kb/*.md -> fixtures/chunks.jsonl
+    python scripts/build_fixtures.py chunks             # fixtures/kb/*.md -> chunks.jsonl
     python scripts/build_fixtures.py index --out DIR        # correct: vectors keyed by text hash
     python scripts/build_fixtures.py index --out DIR --positional-bug
                                                             # replays the cache-by-position bug

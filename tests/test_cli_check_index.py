@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-
 from tests.util import tree_digest
 
 EMB = ["--embedder", "py:indexcheck.testing:HASH32"]
