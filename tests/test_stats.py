@@ -16,7 +16,12 @@ def test_wilson_known_values() -> None:
     assert r.low == pytest.approx(0.9103, abs=1e-4)  # by hand: 0.95517 - 0.04483
     r = wilson(9, 39)
     assert r.value == pytest.approx(9 / 39)
-    assert (r.low, r.high) == (pytest.approx(0.1267, abs=1e-4), pytest.approx(0.3836, abs=1e-4))
+    # independently: the roots of (p - x)^2 = z^2 x (1 - x) / n, a quadratic in x
+    p, n, z2 = 9 / 39, 39, 1.959963984540054**2
+    a, b, c = 1 + z2 / n, -(2 * p + z2 / n), p * p
+    disc = (b * b - 4 * a * c) ** 0.5
+    assert r.low == pytest.approx((-b - disc) / (2 * a), abs=1e-12)
+    assert r.high == pytest.approx((-b + disc) / (2 * a), abs=1e-12)
     assert wilson(0, 0).value is None
 
 
