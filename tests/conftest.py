@@ -35,3 +35,27 @@ def small_kb(tmp_path: Path) -> dict[str, Path]:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="session")
+def fixture_kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The project's fixture KB embedded once with the default model: ids, texts, vectors,
+    the questions, their embeddings, and a correct FAISS folder (inner product)."""
+    from indexcheck.corpus import load_chunks
+    from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+    from indexcheck.questions import load_questions
+
+    corpus = load_chunks(FIXTURE_CHUNKS)
+    questions = load_questions(ROOT / "fixtures" / "questions.jsonl")
+    emb = MiniLMEmbedder()
+    vectors = emb.embed(corpus.texts)
+    qvecs = emb.embed([q.question for q in questions])
+    folder = tmp_path_factory.mktemp("kb") / "faiss"
+    write_faiss_folder(folder, corpus.ids, vectors, corpus.texts)
+    return {
+        "corpus": corpus,
+        "questions": questions,
+        "vectors": vectors,
+        "qvecs": qvecs,
+        "faiss": folder,
+    }

@@ -100,10 +100,12 @@ def _register() -> None:
     from .check_index import check_index_cmd
     from .embed import embed_cmd
     from .model import model_group
+    from .threshold import sweep_threshold_cmd
 
     cli.add_command(check_index_cmd)
     cli.add_command(embed_cmd)
     cli.add_command(model_group)
+    cli.add_command(sweep_threshold_cmd)
 
 
 _register()

@@ -126,6 +126,7 @@ class FaissStore:
         self.texts: list[str | None] | None = None
         ids_path, pkl_path = folder / IDS_FILE, folder / LANGCHAIN_PICKLE
         id_map = None
+        self._owner = index  # the IDMap owns its inner index: keep it alive
         if isinstance(index, faiss.IndexIDMap | faiss.IndexIDMap2):
             id_map = faiss.vector_to_array(index.id_map)
             index = faiss.downcast_index(index.index)

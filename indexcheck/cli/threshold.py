@@ -1,0 +1,183 @@
+"""``indexcheck sweep-threshold``: calibrate a refusal threshold, or prove none exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, scale_converters
+from ..core.threshold import SweepResult, sweep_threshold
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..questions import load_questions
+from ..report.manifest import Run
+from .options import (
+    chunks_option,
+    embedder_option,
+    human_console,
+    output_options,
+    progress,
+    store_option,
+    write_json,
+)
+from .session import open_corpus, open_embedder_cached, open_store_from_cli
+
+
+@click.command("sweep-threshold")
+@store_option
+@embedder_option
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Question set (JSONL or CSV): id, question, expected or in_scope=false.",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1),
+    default=4,
+    show_default=True,
+    help="Chunks the application keeps.",
+)
+@click.option(
+    "--fetch",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Results asked from the store before thresholding (over-fetch).",
+)
+@click.option(
+    "--recall",
+    "recall_target",
+    type=click.FloatRange(0, 1),
+    default=0.95,
+    show_default=True,
+    help="In-scope recall the recommended threshold must keep.",
+)
+@click.option(
+    "--rule",
+    type=click.Choice(["recall", "youden"]),
+    default="recall",
+    show_default=True,
+    help="How to pick the recommended threshold.",
+)
+@click.option(
+    "--refusal-pattern",
+    default=DEFAULT_REFUSAL_PATTERN,
+    show_default=True,
+    help="Regex on chunk ids that marks refusal ('topic not covered') chunks.",
+)
+@chunks_option
+@output_options
+def sweep_threshold_cmd(
+    store_spec: str,
+    trust_pickle: bool,
+    embedder_spec: str,
+    cache_path: Path | None,
+    questions_path: Path,
+    k: int,
+    fetch: int,
+    recall_target: float,
+    rule: str,
+    refusal_pattern: str,
+    chunks_path: Path | None,
+    id_column: str,
+    text_column: str,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Sweep every observed score as a refusal threshold; recommend one or prove none works.
+
+    Chunks (optional) may mark refusal chunks with a truthy 'refusal' column.
+    """
+    run = Run("sweep-threshold")
+    questions = load_questions(questions_path)
+    corpus = open_corpus(chunks_path, id_column, text_column)
+    marked = []
+    if corpus is not None and corpus.metadata is not None:
+        marked = [
+            cid
+            for cid, meta in zip(corpus.ids, corpus.metadata, strict=True)
+            if str(meta.get("refusal", "")).lower() in ("1", "true", "yes")
+        ]
+    store = open_store_from_cli(store_spec, trust_pickle)
+    embedder = open_embedder_cached(embedder_spec, cache_path)
+    with progress() as say:
+        say("resolving the store's score scale")
+        hib, to_cos, scale = scale_converters(store)
+        say(f"retrieving {len(questions)} questions")
+        result = sweep_threshold(
+            store,
+            embedder,
+            questions,
+            k=k,
+            fetch=fetch,
+            higher_is_better=hib,
+            to_cosine=to_cos,
+            scale=scale,
+            recall_target=recall_target,
+            rule=rule,
+            refusal_pattern=refusal_pattern,
+            refusal_marked=marked,
+        )
+    result.manifest = run.manifest(store, embedder, questions=str(questions_path))
+    store.close()
+    if report_dir is not None:
+        from ..report.plots import threshold_plots
+
+        result.plots = [str(p) for p in threshold_plots(result.to_dict(), report_dir)]
+    write_json(json_path, result.to_dict())
+    render(result, human_console(json_path))
+    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def _s(score: dict[str, float | None] | None) -> str:
+    if score is None:
+        return "-"
+    cos = score.get("cosine")
+    backend = score.get("backend")
+    b = "-" if backend is None else f"{backend:.4f}"
+    return b if cos is None else f"{b} (cos {cos:.4f})"
+
+
+def render(result: SweepResult, console: Console) -> None:
+    """Key figures, the rows around the recommendation, and the verdict."""
+    transform = result.scale.get("transform") or "unknown"
+    console.print(
+        f"{result.in_scope} in-scope, {result.out_of_scope} out-of-scope questions; k={result.k}, "
+        f"fetch={result.fetch}; backend score {transform}"
+    )
+    console.print(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}")
+    console.print(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}")
+    if result.handled_by_content:
+        console.print(f"handled by refusal chunks: {', '.join(result.handled_by_content)}")
+    if result.not_retrieved:
+        console.print(f"expected chunk not in top {result.k}: {', '.join(result.not_retrieved)}")
+    if result.overlap["in_scope"] or result.overlap["out_of_scope"]:
+        console.print(
+            f"overlap: in-scope {', '.join(result.overlap['in_scope']) or '-'}; "
+            f"out-of-scope {', '.join(result.overlap['out_of_scope']) or '-'}"
+        )
+    table = Table(title="thresholds around the recommendation (* ), loosest first")
+    for col in ("threshold", "recall", "oos handled", "false refusals", "false answers"):
+        table.add_column(col, justify="right")
+    rows = result.table
+    at = next((i for i, r in enumerate(rows) if r is result.recommended_row), len(rows) - 1)
+    shown = rows[max(0, at - 6) : at + 6]
+    for r in shown:
+        rec, rej = r["in_scope_recall"], r["out_of_scope_rejection"]
+        mark = " *" if r is result.recommended_row else ""
+        table.add_row(
+            _s(r["threshold"]) + mark,
+            f"{rec['k']}/{rec['n']}",
+            f"{rej['k']}/{rej['n']}",
+            str(r["false_refusals"]),
+            str(r["false_answers"]),
+        )
+    console.print(table)
+    tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
+    console.print(f"{tag} {result.verdict}")

@@ -1,0 +1,95 @@
+"""Retrieval as an application does it: embed questions, ask the store for ``fetch`` results.
+
+Scores stay on the backend's own scale; ``order_key`` turns them into "higher is better" so
+every caller sorts and thresholds the same way whatever the backend's direction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..embedders.base import Embedder
+from ..errors import DimensionMismatchError, InputError
+from ..questions import Question
+from ..stores.base import VectorStore
+
+DEFAULT_REFUSAL_PATTERN = r"(^|[#/_:-])(refusal|topic-not-covered)"
+
+
+@dataclass
+class Retrieved:
+    """``D`` float32 (q, fetch) backend scores (NaN where missing), ``I`` object (q, fetch)
+    ids (None where missing), ``vectors`` float32 (q, d) the embedded questions."""
+
+    D: np.ndarray
+    I: np.ndarray
+    vectors: np.ndarray
+
+    def rank_of(self, row: int, ids: Sequence[str]) -> int | None:
+        """0-based rank of the first of ``ids`` in row ``row``, or None."""
+        wanted = set(ids)
+        for r, cid in enumerate(self.I[row]):
+            if cid in wanted:
+                return r
+        return None
+
+
+def order_key(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """Map backend scores to a key where larger always means more similar."""
+    return scores if higher_is_better else -scores
+
+
+def retrieve(
+    store: VectorStore, embedder: Embedder, questions: Sequence[Question], fetch: int
+) -> Retrieved:
+    """Embed the questions and query the store for ``fetch`` results each (one batch)."""
+    info = store.info()
+    if info.dimension and info.dimension != embedder.dimension:
+        raise DimensionMismatchError(
+            f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
+            f"{embedder.dimension}-d; pass the --embedder the index was built with"
+        )
+    vectors = embedder.embed([q.question for q in questions])
+    D, I = store.query(vectors, fetch)
+    return Retrieved(np.asarray(D, dtype=np.float32), I, vectors)
+
+
+def refusal_ids(
+    candidates: Sequence[str], pattern: str | None, marked: Sequence[str] = ()
+) -> set[str]:
+    """Chunk ids that are refusal ("topic not covered") chunks: matched by ``pattern`` or
+    marked (e.g. a ``refusal: true`` column in the chunks file)."""
+    found = set(marked)
+    if pattern:
+        rx = re.compile(pattern)
+        found.update(c for c in candidates if rx.search(c))
+    return found
+
+
+def scale_converters(
+    store: VectorStore, *, probe: bool = True
+) -> tuple[bool, Callable[[np.ndarray], np.ndarray] | None, dict[str, Any]]:
+    """(higher_is_better, backend->cosine converter or None, scale summary) for a store,
+    from the probed (or cached) score transform."""
+    from .scale import scale_for
+
+    result = scale_for(store, probe=probe)
+    summary = {
+        "transform": result.transform,
+        "higher_is_better": result.higher_is_better,
+        "normalized": result.normalized,
+        "to_cosine": result.to_cosine_formula,
+        "from_cosine": result.from_cosine_formula,
+        "source": getattr(result, "source", None),
+    }
+    to_cos: Callable[[np.ndarray], np.ndarray] | None = result.to_cosine
+    try:
+        result.to_cosine(np.asarray([0.5]))
+    except InputError:
+        to_cos = None
+    return bool(result.higher_is_better), to_cos, summary

@@ -1,0 +1,126 @@
+"""Question sets: JSONL or CSV rows with ``id``, ``question`` and either ``expected`` chunk
+ids or ``in_scope: false``; optional ``topic``, ``refusal_expected`` and ``grades``.
+
+``expected`` is a JSON list, or in CSV a ``|``-separated string. ``grades`` (optional) maps
+chunk id -> graded relevance (numbers) for nDCG. A bad row raises DataFileError with its
+line number.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DataFileError
+
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"0", "false", "no", "n", "f"}
+
+
+@dataclass
+class Question:
+    """One question; ``expected`` is empty for an out-of-scope question."""
+
+    id: str
+    question: str
+    expected: list[str] = field(default_factory=list)
+    in_scope: bool = True
+    topic: str | None = None
+    refusal_expected: bool = False
+    grades: dict[str, float] = field(default_factory=dict)
+
+
+def _bool(value: Any, where: str, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE or text == "":
+        return False
+    raise DataFileError(f"{where}: '{name}' must be true or false, got {value!r}")
+
+
+def _row_to_question(row: dict[str, Any], where: str) -> Question:
+    qid, text = row.get("id"), row.get("question")
+    if qid in (None, "") or not isinstance(text, str) or not text.strip():
+        raise DataFileError(f"{where}: each question needs a non-empty 'id' and 'question'")
+    raw_expected = row.get("expected")
+    if isinstance(raw_expected, str):
+        expected = [e.strip() for e in raw_expected.split("|") if e.strip()]
+    elif isinstance(raw_expected, list):
+        expected = [str(e) for e in raw_expected]
+    elif raw_expected is None:
+        expected = []
+    else:
+        raise DataFileError(f"{where}: 'expected' must be a list of chunk ids")
+    in_scope_raw = row.get("in_scope")
+    in_scope = True if in_scope_raw in (None, "") else _bool(in_scope_raw, where, "in_scope")
+    if in_scope and not expected:
+        raise DataFileError(
+            f"{where}: question '{qid}' has no 'expected' chunk ids; give them, "
+            'or mark it "in_scope": false'
+        )
+    if not in_scope and expected:
+        raise DataFileError(f"{where}: question '{qid}' is out of scope but lists 'expected'")
+    grades_raw = row.get("grades") or {}
+    if isinstance(grades_raw, str):
+        try:
+            grades_raw = json.loads(grades_raw)
+        except json.JSONDecodeError:
+            raise DataFileError(f"{where}: 'grades' must be a JSON object") from None
+    if not isinstance(grades_raw, dict):
+        raise DataFileError(f"{where}: 'grades' must map chunk ids to numbers")
+    try:
+        grades = {str(k): float(v) for k, v in grades_raw.items()}
+    except (TypeError, ValueError):
+        raise DataFileError(f"{where}: 'grades' values must be numbers") from None
+    topic = row.get("topic")
+    return Question(
+        id=str(qid),
+        question=text,
+        expected=expected,
+        in_scope=in_scope,
+        topic=str(topic) if topic not in (None, "") else None,
+        refusal_expected=_bool(row.get("refusal_expected", False), where, "refusal_expected"),
+        grades=grades,
+    )
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """Read a question set; raises DataFileError naming the file and line of a bad row."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataFileError(f"questions file {p} does not exist; check --questions")
+    rows: list[tuple[str, dict[str, Any]]] = []
+    if p.suffix.lower() in (".jsonl", ".ndjson"):
+        for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataFileError(
+                    f"{p.name} line {lineno} is not valid JSON ({exc.msg})"
+                ) from None
+            if not isinstance(obj, dict):
+                raise DataFileError(f"{p.name} line {lineno} is not a JSON object")
+            rows.append((f"{p.name} line {lineno}", obj))
+    elif p.suffix.lower() == ".csv":
+        with p.open(encoding="utf-8", newline="") as f:
+            for lineno, row in enumerate(csv.DictReader(f), 2):
+                rows.append((f"{p.name} line {lineno}", dict(row)))
+    else:
+        raise DataFileError(f"{p} must be .jsonl or .csv")
+    if not rows:
+        raise DataFileError(f"{p} holds no questions")
+    questions = [_row_to_question(row, where) for where, row in rows]
+    seen: set[str] = set()
+    for q in questions:
+        if q.id in seen:
+            raise DataFileError(f"{p.name}: question id '{q.id}' appears twice")
+        seen.add(q.id)
+    return questions
