@@ -169,6 +169,7 @@ def check_index(
     min_cosine: float = 0.999,
     window: int = 16,
     diagnose_budget: int = 2000,
+    only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IntegrityResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
@@ -176,7 +177,9 @@ def check_index(
     ``sample=None`` checks every chunk (and lists orphan vectors); otherwise ``sample``
     chunks are drawn with ``numpy.random.default_rng(seed)``. ``window`` bounds the
     neighbour search for a shifted chunk before falling back to embedding up to
-    ``diagnose_budget`` more chunks. Raises DimensionMismatchError when the store and
+    ``diagnose_budget`` more chunks. ``only`` checks just those chunk ids (ids not in the
+    corpus are ignored), as diagnose does for expected chunks. Raises DimensionMismatchError
+    when the store and
     embedder dimensions differ, InputError for a sample larger than the corpus.
     """
     say = progress or (lambda _msg: None)
@@ -196,8 +199,10 @@ def check_index(
         corpus, stored, stored_dims = _load_corpus_from_store(store)
         store_ids = set(corpus.ids)
     n = len(corpus)
-    all_mode = sample is None
-    if all_mode:
+    all_mode = sample is None and only is None
+    if only is not None:
+        checked_pos = sorted({corpus.position[i] for i in only if i in corpus.position})
+    elif all_mode:
         checked_pos = list(range(n))
     else:
         assert sample is not None
@@ -296,7 +301,9 @@ def check_index(
             c.status = "model_mismatch" if mismatch else "stale_vector"
 
     findings = _shift_findings(checks, corpus, stored, stored_dims, fresh, fetch, min_cosine)
-    findings += _other_findings(checks, corpus, store_ids, info.count, all_mode, from_store)
+    findings += _other_findings(
+        checks, corpus, store_ids, info.count, all_mode or only is not None, from_store
+    )
     cos = np.asarray([c.cosine for c in checks if c.cosine is not None], dtype=np.float64)
     counts: dict[str, int] = {}
     for c in checks:
@@ -305,7 +312,7 @@ def check_index(
     return IntegrityResult(
         ok=ok,
         checked=len(checks),
-        mode="all" if all_mode else "sample",
+        mode="all" if all_mode else ("ids" if only is not None else "sample"),
         threshold=min_cosine,
         min_cosine=float(cos.min()) if cos.size else None,
         median_cosine=float(np.median(cos)) if cos.size else None,

@@ -1,0 +1,236 @@
+"""diagnose: trace each question's expected chunk through every retrieval stage and name
+the first stage that lost it.
+
+In-scope labels, in stage order:
+
+- ``MISALIGNED``: the expected chunk's stored vector fails the re-embedding check
+  (``holds_vector_of`` says whose vector it holds);
+- ``NOT_RETRIEVED``: not in the exact top ``fetch`` (an embedding/retrieval problem);
+- ``ANN_MISS``: in the exact top ``fetch`` but absent from the backend's approximate results;
+- ``RANKED_OUT``: retrieved, but ranked below k;
+- ``BELOW_THRESHOLD``: within the top k, but its score fails the threshold;
+- ``OK``.
+
+Out-of-scope labels: ``REFUSED_OK`` (nothing passed the threshold), ``REFUSED_BY_CONTENT``
+(a refusal chunk won), ``ANSWERED_OUT_OF_SCOPE`` (another chunk passed). Labels name a
+stage, never a cause. Metrics are computed on the exact and on the approximate ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..corpus import Corpus
+from ..embedders.base import Embedder
+from ..errors import InputError
+from ..questions import Question
+from ..stores.base import VectorStore
+from .exact import exact_topk, family_of
+from .integrity import check_index
+from .metrics import MetricSet, retrieval_metrics
+from .retrieval import refusal_ids, retrieve
+
+IN_SCOPE_LABELS = ("MISALIGNED", "NOT_RETRIEVED", "ANN_MISS", "RANKED_OUT", "BELOW_THRESHOLD", "OK")
+OUT_OF_SCOPE_LABELS = ("REFUSED_OK", "REFUSED_BY_CONTENT", "ANSWERED_OUT_OF_SCOPE")
+EXAMPLES = 5
+
+
+@dataclass
+class QuestionDiagnosis:
+    """One question's label and the evidence for it (ranks are 0-based; scores on the
+    backend's scale, with cosine where the scale converts)."""
+
+    id: str
+    in_scope: bool
+    topic: str | None
+    label: str
+    expected_id: str | None = None
+    exact_rank: int | None = None
+    ann_rank: int | None = None
+    score: dict[str, float | None] | None = None
+    top_id: str | None = None
+    holds_vector_of: str | None = None
+    cosine_to_own_text: float | None = None
+    detail: str = ""
+
+
+@dataclass
+class DiagnoseResult:
+    """Labels per question, counts per label with examples, and metrics exact vs ANN."""
+
+    ok: bool
+    k: int
+    fetch: int
+    threshold: dict[str, float | None] | None
+    counts: dict[str, int]
+    examples: dict[str, list[str]]
+    questions: list[QuestionDiagnosis]
+    metrics: dict[str, MetricSet]
+    ground_truth: str
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def exact_ranking(
+    store: VectorStore, queries: np.ndarray, depth: int
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Exact top-``depth`` (D, I, source): the backend's exact mode, or streamed locally.
+
+    Local exact scores are in the score family (cos, dot, or squared L2), which ranks like
+    the backend's score; only ranks are compared with the backend's own results.
+    """
+    if store.has_exact:
+        D, I = store.exact_query(queries, depth)
+        return np.asarray(D, dtype=np.float32), I, "backend_exact"
+    family = family_of(store.info().score)
+    blocks = ((b.ids, b.vectors) for b in store.iter_vectors(4096))
+    D, I = exact_topk(blocks, queries, depth, family)
+    return D, I, "local_exact"
+
+
+def diagnose(
+    store: VectorStore,
+    embedder: Embedder,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    *,
+    k: int = 4,
+    fetch: int = 20,
+    threshold: float | None = None,
+    higher_is_better: bool = True,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    min_cosine: float = 0.999,
+    refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] = (),
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> DiagnoseResult:
+    """Label every question; ``threshold`` is on the backend's scale (None: no threshold)."""
+    say = progress or (lambda _m: None)
+    if k < 1 or fetch < k:
+        raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
+    if not questions:
+        raise InputError("the question set is empty")
+    sign = 1.0 if higher_is_better else -1.0
+
+    def both(x: float) -> dict[str, float | None]:
+        cos = None
+        if to_cosine is not None and np.isfinite(x):
+            cos = float(to_cosine(np.asarray([x], dtype=np.float64))[0])
+        return {"backend": float(x), "cosine": cos}
+
+    def passes(x: float) -> bool:
+        return threshold is None or sign * x >= sign * threshold
+
+    say(f"retrieving {len(questions)} questions (fetch {fetch})")
+    ann = retrieve(store, embedder, questions, fetch)
+    say("computing the exact ranking")
+    _, exact_I, source = exact_ranking(store, ann.vectors, fetch)
+
+    expected_ids = sorted({e for q in questions if q.in_scope for e in q.expected})
+    alignment: dict[str, Any] = {}
+    if expected_ids:
+        say(f"re-embedding {len(expected_ids)} expected chunks")
+        check = check_index(store, embedder, corpus, only=expected_ids, min_cosine=min_cosine)
+        alignment = {c.id: c for c in check.chunks}
+    refusals = refusal_ids(
+        [c for c in ann.I.ravel() if c is not None], refusal_pattern, refusal_marked
+    )
+
+    out: list[QuestionDiagnosis] = []
+    for row, q in enumerate(questions):
+        ann_ids = [c for c in ann.I[row] if c is not None]
+        kept = [
+            (c, float(ann.D[row, j]))
+            for j, c in enumerate(ann.I[row])
+            if c is not None and passes(float(ann.D[row, j]))
+        ][:k]
+        top = kept[0][0] if kept else None
+        d = QuestionDiagnosis(q.id, q.in_scope, q.topic, "OK", top_id=top)
+        if not q.in_scope:
+            if not kept:
+                d.label = "REFUSED_OK"
+            elif top in refusals:
+                d.label = "REFUSED_BY_CONTENT"
+            else:
+                d.label = "ANSWERED_OUT_OF_SCOPE"
+                d.score = both(kept[0][1])
+                d.detail = f"'{top}' passed the threshold"
+            out.append(d)
+            continue
+        exact_ids = [c for c in exact_I[row] if c is not None]
+        d.exact_rank = next((r for r, c in enumerate(exact_ids) if c in q.expected), None)
+        d.ann_rank = next((r for r, c in enumerate(ann_ids) if c in q.expected), None)
+        d.expected_id = (
+            exact_ids[d.exact_rank]
+            if d.exact_rank is not None
+            else (ann_ids[d.ann_rank] if d.ann_rank is not None else q.expected[0])
+        )
+        bad = [alignment[e] for e in q.expected if e in alignment and alignment[e].status != "ok"]
+        if bad:
+            d.label = "MISALIGNED"
+            d.expected_id = bad[0].id
+            d.holds_vector_of = bad[0].holds_vector_of
+            d.cosine_to_own_text = bad[0].cosine
+            d.detail = f"stored vector of '{bad[0].id}' is {bad[0].status}"
+        elif d.exact_rank is None:
+            d.label = "NOT_RETRIEVED"
+            d.detail = f"expected chunk not in the exact top {fetch}"
+        elif d.ann_rank is None:
+            d.label = "ANN_MISS"
+            d.detail = f"exact rank {d.exact_rank + 1}, absent from the backend's top {fetch}"
+        elif d.ann_rank >= k:
+            d.label = "RANKED_OUT"
+            d.score = both(float(ann.D[row, d.ann_rank]))
+            d.detail = f"ranked {d.ann_rank + 1} by the backend, cut by k={k}"
+        else:
+            d.score = both(float(ann.D[row, d.ann_rank]))
+            if not passes(float(ann.D[row, d.ann_rank])):
+                d.label = "BELOW_THRESHOLD"
+                d.detail = f"rank {d.ann_rank + 1}, score under the threshold"
+        out.append(d)
+
+    counts = {label: 0 for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS)}
+    examples: dict[str, list[str]] = {label: [] for label in counts}
+    for d in out:
+        counts[d.label] += 1
+        if len(examples[d.label]) < EXAMPLES:
+            examples[d.label].append(d.id)
+    exact_rank_lists = {
+        q.id: [c for c in exact_I[row] if c is not None] for row, q in enumerate(questions)
+    }
+    ann_rank_lists = {
+        q.id: [c for c in ann.I[row] if c is not None] for row, q in enumerate(questions)
+    }
+    metrics = {
+        "exact": retrieval_metrics(questions, exact_rank_lists, k, seed),
+        "ann": retrieval_metrics(questions, ann_rank_lists, k, seed),
+    }
+    failing = sum(
+        counts[x]
+        for x in (
+            "MISALIGNED",
+            "NOT_RETRIEVED",
+            "ANN_MISS",
+            "RANKED_OUT",
+            "BELOW_THRESHOLD",
+            "ANSWERED_OUT_OF_SCOPE",
+        )
+    )
+    return DiagnoseResult(
+        ok=failing == 0,
+        k=k,
+        fetch=fetch,
+        threshold=None if threshold is None else both(threshold),
+        counts=counts,
+        examples=examples,
+        questions=out,
+        metrics=metrics,
+        ground_truth=source,
+    )
