@@ -98,11 +98,13 @@ def cli(ctx: click.Context, config: Path | None) -> None:
 
 def _register() -> None:
     from .check_index import check_index_cmd
+    from .diagnose import diagnose_cmd
     from .embed import embed_cmd
     from .model import model_group
     from .threshold import sweep_threshold_cmd
 
     cli.add_command(check_index_cmd)
+    cli.add_command(diagnose_cmd)
     cli.add_command(embed_cmd)
     cli.add_command(model_group)
     cli.add_command(sweep_threshold_cmd)

@@ -1,0 +1,176 @@
+"""``indexcheck diagnose``: why did the assistant refuse this? One stage label per question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult, diagnose
+from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, scale_converters
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..questions import load_questions
+from ..report.manifest import Run
+from .options import (
+    chunks_option,
+    embedder_option,
+    human_console,
+    output_options,
+    progress,
+    seed_option,
+    store_option,
+    write_json,
+)
+from .session import open_corpus, open_embedder_cached, open_store_from_cli
+
+
+@click.command("diagnose")
+@store_option
+@embedder_option
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Question set (JSONL or CSV): id, question, expected or in_scope=false.",
+)
+@chunks_option
+@click.option("-k", "k", type=click.IntRange(1), default=4, show_default=True)
+@click.option(
+    "--fetch",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Results asked from the store (over-fetch depth).",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=None,
+    help="Refusal threshold the application applies (default: none).",
+)
+@click.option(
+    "--threshold-scale",
+    type=click.Choice(["backend", "cosine"]),
+    default="backend",
+    show_default=True,
+    help="Scale --threshold is written on.",
+)
+@click.option(
+    "--min-cosine",
+    type=click.FloatRange(-1, 1),
+    default=0.999,
+    show_default=True,
+    help="Re-embedding check of the expected chunks.",
+)
+@click.option(
+    "--refusal-pattern",
+    default=DEFAULT_REFUSAL_PATTERN,
+    show_default=True,
+    help="Regex on chunk ids that marks refusal ('topic not covered') chunks.",
+)
+@seed_option
+@output_options
+def diagnose_cmd(
+    store_spec: str,
+    trust_pickle: bool,
+    embedder_spec: str,
+    cache_path: Path | None,
+    questions_path: Path,
+    chunks_path: Path | None,
+    id_column: str,
+    text_column: str,
+    k: int,
+    fetch: int,
+    threshold: float | None,
+    threshold_scale: str,
+    min_cosine: float,
+    refusal_pattern: str,
+    seed: int,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Trace each question's expected chunk through every stage; label the first that lost it."""
+    run = Run("diagnose")
+    questions = load_questions(questions_path)
+    corpus = open_corpus(chunks_path, id_column, text_column)
+    store = open_store_from_cli(store_spec, trust_pickle)
+    embedder = open_embedder_cached(embedder_spec, cache_path)
+    with progress() as say:
+        say("resolving the store's score scale")
+        hib, to_cos, scale = scale_converters(store)
+        backend_threshold = threshold
+        if threshold is not None and threshold_scale == "cosine":
+            from ..core.scale import scale_for
+
+            backend_threshold = float(scale_for(store).from_cosine(np.asarray([threshold]))[0])
+        result = diagnose(
+            store,
+            embedder,
+            questions,
+            corpus,
+            k=k,
+            fetch=fetch,
+            threshold=backend_threshold,
+            higher_is_better=hib,
+            to_cosine=to_cos,
+            min_cosine=min_cosine,
+            refusal_pattern=refusal_pattern,
+            seed=seed,
+            progress=say,
+        )
+    result.manifest = run.manifest(
+        store, embedder, seed=seed, scale=scale, questions=str(questions_path)
+    )
+    store.close()
+    payload = result.to_dict()
+    if report_dir is not None:
+        from ..report.diagnose import write_report
+
+        payload["report"] = [str(p) for p in write_report(result, report_dir)]
+    write_json(json_path, payload)
+    render(result, human_console(json_path))
+    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def _metric(m: object) -> str:
+    value, low, high = (getattr(m, a) for a in ("value", "low", "high"))
+    if value is None:
+        return "-"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def render(result: DiagnoseResult, console: Console) -> None:
+    """Counts per label with examples, then exact vs ANN metrics."""
+    table = Table(
+        title=f"first stage that lost the expected chunk (k={result.k}, fetch={result.fetch})"
+    )
+    table.add_column("label")
+    table.add_column("questions", justify="right")
+    table.add_column("examples")
+    for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS):
+        if result.counts.get(label):
+            table.add_row(label, str(result.counts[label]), ", ".join(result.examples[label]))
+    console.print(table)
+    mt = Table(title=f"retrieval metrics (ground truth: {result.ground_truth})")
+    mt.add_column("metric")
+    mt.add_column("exact", justify="right")
+    mt.add_column("approximate (backend)", justify="right")
+    for name in ("hit_at_k", "recall_at_k", "mrr", "ndcg_at_k"):
+        mt.add_row(
+            name.replace("_at_k", f"@{result.k}"),
+            _metric(getattr(result.metrics["exact"], name)),
+            _metric(getattr(result.metrics["ann"], name)),
+        )
+    console.print(mt)
+    failing = [
+        d for d in result.questions if d.label not in ("OK", "REFUSED_OK", "REFUSED_BY_CONTENT")
+    ]
+    for d in failing[:10]:
+        console.print(f"  {d.id}: {d.label}  {d.detail}")
+    tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
+    ok = result.counts["OK"] + result.counts["REFUSED_OK"] + result.counts["REFUSED_BY_CONTENT"]
+    console.print(f"{tag} {ok}/{len(result.questions)} questions end where they should")
