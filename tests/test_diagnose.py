@@ -169,3 +169,27 @@ def test_without_threshold_out_of_scope_is_answered(tmp_path: Path, threshold) -
     got = {d.id: d.label for d in r.questions}
     assert got["q-refused"] == "ANSWERED_OUT_OF_SCOPE"
     assert got["q-content"] == "REFUSED_BY_CONTENT"
+
+
+def test_cli_on_fixture_kb_json_and_exit_code(fixture_kb, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from indexcheck.cli.app import cli
+
+    out = tmp_path / "d.json"
+    r = CliRunner().invoke(
+        cli,
+        ["diagnose", "--store", f"faiss:{fixture_kb['faiss']}", "--questions",
+         "fixtures/questions.jsonl", "--chunks", "fixtures/chunks.jsonl", "--threshold", "0.3",
+         "--threshold-scale", "cosine", "--json", str(out), "--report", str(tmp_path / "rep")],
+    )
+    data = json.loads(out.read_text())
+    assert r.exit_code == (0 if data["ok"] else 1), r.stderr
+    assert sum(data["counts"].values()) == 55
+    assert data["threshold"]["cosine"] == pytest.approx(0.3, abs=1e-6)
+    assert {"exact", "ann"} == set(data["metrics"])
+    assert data["manifest"]["embedding"]["requests"] >= 1
+    assert (tmp_path / "rep" / "diagnose.md").is_file()
+    # a fixture question whose chunk is cut by k shows up with its rank
+    ranked = [q for q in data["questions"] if q["label"] == "RANKED_OUT"]
+    assert all(q["ann_rank"] >= 4 for q in ranked)

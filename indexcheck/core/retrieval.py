@@ -87,9 +87,12 @@ def scale_converters(
         "from_cosine": result.from_cosine_formula,
         "source": getattr(result, "source", None),
     }
+    hib = result.higher_is_better
+    if hib is None:  # the probe named no transform: keep the documented direction
+        hib = store.info().higher_is_better
     to_cos: Callable[[np.ndarray], np.ndarray] | None = result.to_cosine
     try:
         result.to_cosine(np.asarray([0.5]))
     except InputError:
         to_cos = None
-    return bool(result.higher_is_better), to_cos, summary
+    return bool(hib if hib is not None else True), to_cos, summary
