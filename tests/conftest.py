@@ -15,6 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_CHUNKS = ROOT / "fixtures" / "chunks.jsonl"
 
 
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """Tests never write to the user's ~/.cache: probed scales etc. go to a temp folder."""
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
 @pytest.fixture
 def small_kb(tmp_path: Path) -> dict[str, Path]:
     """A 120-chunk corpus with repeats, as chunks.jsonl, plus a good and a buggy FAISS folder."""

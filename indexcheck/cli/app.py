@@ -101,12 +101,15 @@ def _register() -> None:
     from .diagnose import diagnose_cmd
     from .embed import embed_cmd
     from .model import model_group
+    from .scale import convert_threshold_cmd, probe_scale_cmd
     from .threshold import sweep_threshold_cmd
 
     cli.add_command(check_index_cmd)
     cli.add_command(diagnose_cmd)
     cli.add_command(embed_cmd)
     cli.add_command(model_group)
+    cli.add_command(probe_scale_cmd)
+    cli.add_command(convert_threshold_cmd)
     cli.add_command(sweep_threshold_cmd)
 
 

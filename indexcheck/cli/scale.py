@@ -1,0 +1,224 @@
+"""``indexcheck probe-scale`` and ``indexcheck convert-threshold``: which formula a store's
+scores follow, and what a threshold means on another scale."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..core.scale import (
+    CATALOGUE,
+    MAX_PROBES,
+    ScaleResult,
+    cache_path,
+    convert_threshold,
+    probe_scale,
+    scale_for,
+    transform_of,
+    write_cache,
+)
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK, IndexcheckError, InputError
+from .options import human_console, progress, seed_option, store_option, write_json
+from .session import open_store_from_cli
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """The group's error mapping, here too, so each command also stands alone."""
+    try:
+        yield
+    except IndexcheckError as exc:
+        if os.environ.get("INDEXCHECK_DEBUG"):
+            raise
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(exc.exit_code) from None
+
+
+def _json_option(f: Any) -> Any:
+    return click.option(
+        "--json",
+        "json_path",
+        type=str,
+        default=None,
+        metavar="PATH",
+        help="Write the full result as JSON ('-' for stdout).",
+    )(f)
+
+
+@click.command("probe-scale")
+@store_option
+@click.option(
+    "--probes",
+    type=click.IntRange(1, MAX_PROBES),
+    default=16,
+    show_default=True,
+    help="Probe queries to send (built from the store's own vectors).",
+)
+@click.option(
+    "-k", type=click.IntRange(1, 100), default=8, show_default=True, help="Neighbours per query."
+)
+@seed_option
+@click.option("--no-cache", is_flag=True, help="Do not record the result for later commands.")
+@_json_option
+def probe_scale_cmd(
+    store_spec: str,
+    trust_pickle: bool,
+    probes: int,
+    k: int,
+    seed: int,
+    no_cache: bool,
+    json_path: str | None,
+) -> None:
+    """Measure which formula the store's scores follow (cos, dot or l2 based) and how to
+    convert a threshold to and from cosine. Exit 0 when a known formula fits, 1 when none does.
+
+    The result is kept per index fingerprint (in $INDEXCHECK_CACHE_DIR/scale, default
+    ~/.cache/indexcheck/scale) for later commands and convert-threshold --store.
+    """
+    with _one_line_errors():
+        store = open_store_from_cli(store_spec, trust_pickle)
+        try:
+            with progress() as say:
+                say(f"probing {store.spec} with {probes} queries")
+                result = probe_scale(store, probes=probes, k=k, seed=seed)
+                if not no_cache:
+                    path = cache_path(store)
+                    write_cache(result, path)
+                    result.manifest["cache"] = str(path)
+        finally:
+            store.close()
+    write_json(json_path, result.to_dict())
+    render(result, store.spec, human_console(json_path))
+    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def render(result: ScaleResult, spec: str, console: Console) -> None:
+    """The formulas tested (best first), then the verdict and the conversions."""
+    table = Table(title=f"score formulas tested on {len(result.pairs)} (query, id) pairs")
+    for col in ("formula", "fits", "max residual", "worst residual/tolerance", "reported by"):
+        table.add_column(col, justify="right" if "residual" in col else "left")
+    for c in result.candidates:
+        t = CATALOGUE.get(c["formula"])
+        table.add_row(
+            c["formula"],
+            "yes" if c["fits"] else "no",
+            _g(c["max_residual"]),
+            _g(c["worst_ratio"]),
+            t.reported_by if t else "",
+        )
+    console.print(table)
+    say = partial(console.print, soft_wrap=True)  # verdict lines stay whole in logs
+    cost = f"{result.queries_made} queries, {result.vectors_fetched} vectors fetched"
+    if not result.ok:
+        say(f"[bold red]FAIL[/bold red] {spec}: {result.message} ({cost})")
+        if result.observed_order:
+            say(f"  results come sorted {result.observed_order}")
+        return
+    better = "higher" if result.higher_is_better else "lower"
+    say(
+        f"[bold green]PASS[/bold green] {spec} reports [bold]{result.transform}[/bold] "
+        f"({better} is better): max residual {_g(result.max_residual)} over "
+        f"{len(result.pairs)} pairs ({cost})"
+    )
+    if result.documented != result.transform:
+        say(f"  [yellow]documented as {result.documented}[/yellow]")
+    say(f"  stored vectors: {'unit-norm' if result.normalized else 'not unit-norm'}")
+    if result.to_cosine_formula:
+        say(f"  to cosine:   {result.to_cosine_formula}   (s = the store's score)")
+        say(f"  from cosine: {result.from_cosine_formula}")
+    else:
+        say("  no conversion to cosine: it needs unit-norm vectors")
+    if result.equivalent:
+        say(f"  equally consistent here: {', '.join(result.equivalent)}")
+    if result.search != "query":
+        say(f"  measured through {result.search}: {result.message}")
+
+
+@click.command("convert-threshold", context_settings={"ignore_unknown_options": True})
+@click.argument("value", type=float)
+@click.option(
+    "--from", "from_formula", metavar="FORMULA", help="Scale of VALUE, e.g. '(1+cos)/2', 'l2^2'."
+)
+@click.option(
+    "--to", "to_formula", metavar="FORMULA", default="cos", show_default=True, help="Target scale."
+)
+@click.option(
+    "--store",
+    "store_spec",
+    metavar="SPEC",
+    default=None,
+    help="Use this store's probed (or cached) scale as --from.",
+)
+@click.option("--trust-pickle", is_flag=True, help="Allow reading LangChain's index.pkl.")
+@click.option(
+    "--raw-vectors",
+    is_flag=True,
+    help="Vectors are not unit-norm (then only conversions within cos, dot or l2 exist).",
+)
+@_json_option
+def convert_threshold_cmd(
+    value: float,
+    from_formula: str | None,
+    to_formula: str,
+    store_spec: str | None,
+    trust_pickle: bool,
+    raw_vectors: bool,
+    json_path: str | None,
+) -> None:
+    """Express a score threshold VALUE on another scale (negative values need no quoting).
+
+    Formulas: cos, 1-cos, (1+cos)/2, 2-2cos, 1/(2-cos), dot, -dot, 1-dot, (1+dot)/2, l2,
+    l2^2, 1/(1+l2^2), 1/(1+l2). Values outside the source scale's range are refused (exit 2).
+    """
+    with _one_line_errors():
+        normalized = not raw_vectors
+        source = "given"
+        if store_spec is not None:
+            if from_formula is not None:
+                raise InputError("pass --from or --store, not both")
+            store = open_store_from_cli(store_spec, trust_pickle)
+            try:
+                scale = scale_for(store)
+            finally:
+                store.close()
+            if not scale.ok or scale.transform is None:
+                raise InputError(
+                    f"the score scale of {store.spec} is unknown ({scale.message}); pass --from"
+                )
+            from_formula, normalized, source = scale.transform, bool(scale.normalized), scale.source
+        if from_formula is None:
+            raise InputError("pass --from FORMULA (the scale of VALUE) or --store SPEC")
+        src, dst = transform_of(from_formula), transform_of(to_formula)
+        out = convert_threshold(value, src.formula, dst.formula, normalized=normalized)
+    payload = {
+        "value": value,
+        "from": src.formula,
+        "to": dst.formula,
+        "result": out,
+        "normalized": normalized,
+        "from_higher_is_better": src.higher_is_better,
+        "to_higher_is_better": dst.higher_is_better,
+        "scale_source": source,
+    }
+    write_json(json_path, payload)
+
+    def keep(t_hib: bool, x: float) -> str:
+        return f"keep scores {'>=' if t_hib else '<='} {x:.6g}"
+
+    human_console(json_path).print(
+        f"{value:.6g} on {src.formula} ({keep(src.higher_is_better, value)}) = "
+        f"{out:.6g} on {dst.formula} ({keep(dst.higher_is_better, out)})",
+        soft_wrap=True,
+    )
+    raise SystemExit(EXIT_OK)
