@@ -97,7 +97,9 @@ def cli(ctx: click.Context, config: Path | None) -> None:
 
 
 def _register() -> None:
+    from .ann import compare_ann_cmd
     from .check_index import check_index_cmd
+    from .ci import ci_cmd
     from .diagnose import diagnose_cmd
     from .embed import embed_cmd
     from .model import model_group
@@ -105,6 +107,8 @@ def _register() -> None:
     from .threshold import sweep_threshold_cmd
 
     cli.add_command(check_index_cmd)
+    cli.add_command(compare_ann_cmd)
+    cli.add_command(ci_cmd)
     cli.add_command(diagnose_cmd)
     cli.add_command(embed_cmd)
     cli.add_command(model_group)

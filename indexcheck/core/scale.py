@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cachedir import cache_root
 from ..errors import IncompleteResultError, InputError
 from ..report.manifest import Run
 from ..stores.base import StoreInfo, VectorStore
@@ -584,9 +585,8 @@ def _named(t: Transform | None, normalized: bool | None, **kw: Any) -> ScaleResu
 
 
 def default_cache_dir() -> Path:
-    """``$INDEXCHECK_CACHE_DIR/scale`` or ``~/.cache/indexcheck/scale``."""
-    root = os.environ.get("INDEXCHECK_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "indexcheck") / "scale"
+    """``<cache root>/scale`` (see :func:`indexcheck.cachedir.cache_root`)."""
+    return cache_root() / "scale"
 
 
 def cache_path(store: VectorStore, cache_dir: Path | None = None) -> Path:

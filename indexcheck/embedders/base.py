@@ -48,7 +48,11 @@ class Embedder(Protocol):
     """Identity of the model, part of every cache key (e.g. ``minilm:all-MiniLM-L6-v2-int8``)."""
 
     dimension: int
-    stats: EmbedStats
+
+    @property
+    def stats(self) -> EmbedStats:
+        """Requests, tokens, texts and seconds spent so far."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 

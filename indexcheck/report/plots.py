@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 
-def _plt():  # type: ignore[no-untyped-def]
+def _plt() -> Any:
+    """pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,12 +113,15 @@ def threshold_plots(result: dict, folder: Path) -> list[Path]:  # type: ignore[t
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     rows = [r for r in result["table"] if r["threshold"][scale] is not None]
-    xs = [r["threshold"][scale] for r in rows]
+    thresholds = [r["threshold"][scale] for r in rows]
     ax.plot(
-        xs, [r["in_scope_recall"]["value"] for r in rows], color="#4C72B0", label="in-scope recall"
+        thresholds,
+        [r["in_scope_recall"]["value"] for r in rows],
+        color="#4C72B0",
+        label="in-scope recall",
     )
     ax.plot(
-        xs,
+        thresholds,
         [r["out_of_scope_rejection"]["value"] for r in rows],
         color="#DD8452",
         label="out-of-scope handled",

@@ -1,0 +1,380 @@
+"""``indexcheck compare-ann``: how often approximate search misses the best chunk, and how
+deep to fetch (ask f, re-rank exactly, keep k) to bring that under a target.
+
+Exit codes: 0 a fetch depth reaches the target, 1 none of the depths tried does,
+2 bad input, 3 could not finish.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..cachedir import cache_root
+from ..core.ann import (
+    DEFAULT_NOISE,
+    AnnResult,
+    QuerySet,
+    compare_ann,
+    embed_questions,
+    fetch_depths,
+    load_query_vectors,
+    parse_sweep,
+    sample_queries,
+    sweep_ann,
+    with_param,
+)
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
+from ..report.manifest import Run
+from ..stores import StoreOptions
+from .options import (
+    embedder_option,
+    human_console,
+    output_options,
+    progress,
+    seed_option,
+    store_option,
+    write_json,
+)
+from .session import open_embedder_cached, open_store_from_cli
+
+DEFAULT_QUERIES = 500
+WORST_SHOWN = 5
+
+
+def default_vector_cache() -> Path:
+    """``<cache root>/vectors`` (see :func:`indexcheck.cachedir.cache_root`)."""
+    return cache_root() / "vectors"
+
+
+def _depths(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(
+            f"--fetch '{text}' must be comma-separated integers, e.g. --fetch 4,10,20,50"
+        ) from None
+
+
+@click.command("compare-ann")
+@store_option
+@click.option(
+    "--queries",
+    "n_queries",
+    type=click.IntRange(1),
+    default=None,
+    help=f"Sample this many stored vectors as queries, moved by --noise "
+    f"[default {DEFAULT_QUERIES}].",
+)
+@click.option(
+    "--noise",
+    type=click.FloatRange(0.0),
+    default=DEFAULT_NOISE,
+    show_default=True,
+    help="Relative size of the random move applied to sampled queries.",
+)
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Real questions (JSONL or CSV with id and question), embedded with --embedder.",
+)
+@click.option(
+    "--query-vectors",
+    "query_vectors_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Your own query vectors (.npy or Parquet with a vector column), used as given.",
+)
+@embedder_option
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    type=click.IntRange(1),
+    default=4,
+    show_default=True,
+    help="Results the retriever keeps.",
+)
+@click.option(
+    "--fetch",
+    "fetch_text",
+    default=None,
+    metavar="F1,F2,...",
+    help="Fetch depths to try, each >= k [default 4,10,20,50, those below k replaced by k].",
+)
+@click.option(
+    "--target",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.01,
+    show_default=True,
+    help="Best-chunk miss rate to reach.",
+)
+@click.option(
+    "--sweep",
+    "sweep_text",
+    default=None,
+    metavar="PARAM=V1,V2,...",
+    help="Also try these values of the index's search parameter, e.g. efSearch=16,32,64 "
+    "or nprobe=1,4,16 (faiss), nprobes= (lancedb), ef_search=/probes= (pgvector).",
+)
+@click.option(
+    "--vector-cache",
+    "vector_cache",
+    envvar="INDEXCHECK_VECTOR_CACHE",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder caching vectors read from a remote store, keyed by its fingerprint "
+    "[default ~/.cache/indexcheck/vectors; env INDEXCHECK_VECTOR_CACHE].",
+)
+@click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
+@seed_option
+@output_options
+def compare_ann_cmd(
+    store_spec: str,
+    trust_pickle: bool,
+    n_queries: int | None,
+    noise: float,
+    questions_path: Path | None,
+    query_vectors_path: Path | None,
+    embedder_spec: str,
+    cache_path: Path | None,
+    k: int,
+    fetch_text: str | None,
+    target: float,
+    sweep_text: str | None,
+    vector_cache: Path | None,
+    no_vector_cache: bool,
+    seed: int,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Measure how often approximate search misses the exact best chunk, and recommend a
+    fetch depth (ask more, re-rank exactly, keep k) that brings it under --target."""
+    given = [
+        name
+        for name, value in (
+            ("--queries", n_queries),
+            ("--questions", questions_path),
+            ("--query-vectors", query_vectors_path),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise click.UsageError(f"{' and '.join(given)} cannot be combined; pick one query source")
+    depths = fetch_depths(k, _depths(fetch_text))
+    sweep = parse_sweep(sweep_text) if sweep_text else None
+    if sweep is not None:
+        with_param(store_spec, sweep[0], sweep[1][0])  # refuse a parameter early
+    cache_dir = None if no_vector_cache else (vector_cache or default_vector_cache())
+
+    run = Run("compare-ann")
+    store = open_store_from_cli(store_spec, trust_pickle)
+    embedder = None
+    try:
+        with progress() as say:
+            if questions_path is not None:
+                embedder = open_embedder_cached(embedder_spec, cache_path)
+                queries: QuerySet = embed_questions(questions_path, embedder)
+            elif query_vectors_path is not None:
+                queries = load_query_vectors(query_vectors_path)
+            else:
+                say("sampling queries from the store")
+                queries = sample_queries(
+                    store, n_queries or DEFAULT_QUERIES, seed, noise, cache_dir
+                )
+            result = compare_ann(store, queries, k, depths, target, seed, cache_dir, say)
+            if sweep is not None:
+                assert result.truth is not None
+                result.sweep = sweep_ann(
+                    store_spec,
+                    sweep[0],
+                    sweep[1],
+                    queries,
+                    result.truth,
+                    options=StoreOptions(trust_pickle=trust_pickle),
+                    k=k,
+                    fetch=depths,
+                    target=target,
+                    seed=seed,
+                    progress=say,
+                )
+        result.manifest = run.manifest(
+            store,
+            embedder,
+            seed=seed,
+            queries={"source": queries.source, "count": len(queries.labels), **queries.details},
+        )
+    finally:
+        store.close()
+    payload = result.to_dict()
+    if report_dir is not None:
+        payload["report"] = [str(p) for p in write_report(result, report_dir)]
+    write_json(json_path, payload)
+    render(result, human_console(json_path))
+    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _interval(iv: list[float | None]) -> str:
+    return f"[{_pct(iv[0])}, {_pct(iv[1])}]"
+
+
+def render(result: AnnResult, console: Console) -> None:
+    """One table row per fetch depth, the worst queries, and the recommendation."""
+    table = Table(
+        title=f"{result.store['backend']}: top-{result.k} vs exact ({result.ground_truth}), "
+        f"{result.queries} {result.query_source} queries"
+    )
+    for col in ("fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"):
+        table.add_column(col, justify="right")
+    for r in result.by_fetch:
+        table.add_row(
+            f"{r.fetch}" + (" (re-rank)" if r.reranked else ""),
+            _pct(r.recall_at_k),
+            _interval(r.recall_at_k_interval),
+            f"{_pct(r.best_miss_rate)} ({r.best_misses}/{r.queries})",
+            _interval(r.best_miss_rate_interval),
+            "-" if r.mean_rank_displacement is None else f"{r.mean_rank_displacement:.3f}",
+        )
+    console.print(table)
+    if result.sweep:
+        for run in result.sweep["runs"]:
+            rates = ", ".join(
+                f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}" for row in run["by_fetch"]
+            )
+            best = run["recommended_fetch"]
+            verdict = f"fetch {best} reaches the target" if best else "no depth reaches the target"
+            console.print(
+                f"{result.sweep['param']}={run['value']}: best-chunk miss {rates}; {verdict}"
+            )
+    for w in result.worst_queries[:WORST_SHOWN]:
+        missed = ", ".join(str(f) for f in w["missed_at_fetch"]) or "none"
+        pos = w["best_position_at_max_fetch"]
+        console.print(
+            f"  worst: {w['query']} best chunk {w['exact_best_id']} missed at fetch {missed}; "
+            f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
+        )
+    verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
+    console.print(f"{verdict} {result.recommendation}")
+
+
+def write_report(result: AnnResult, folder: Path) -> list[Path]:
+    """Write compare-ann.md and compare-ann.png (miss rate and recall against fetch depth)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    png = _plot(result, folder / "compare-ann.png")
+    lines = [
+        "# indexcheck compare-ann",
+        "",
+        f"**Verdict: {'PASS' if result.ok else 'FAIL'}** — {result.recommendation}.",
+        "",
+        f"- store: `{result.store['spec']}` ({result.store['backend']}, score "
+        f"{result.score}, ranked by {result.family})",
+        f"- queries: {result.queries} ({result.query_source}); k = {result.k}; "
+        f"target best-chunk miss rate {result.target:g}",
+        f"- ground truth: {result.ground_truth} (top-{result.ground_truth_depth}, "
+        f"{result.ground_truth_seconds:.2f}s)",
+        "",
+        f"![miss rate and recall against fetch depth]({png.name})",
+        "",
+        "| fetch | recall@k | 95% CI | best-chunk miss | 95% CI | mean rank shift |",
+        "|---:|---:|---|---:|---|---:|",
+    ]
+    for r in result.by_fetch:
+        shift = "" if r.mean_rank_displacement is None else f"{r.mean_rank_displacement:.3f}"
+        lines.append(
+            f"| {r.fetch}{' (re-rank)' if r.reranked else ''} | {_pct(r.recall_at_k)} | "
+            f"{_interval(r.recall_at_k_interval)} | {_pct(r.best_miss_rate)} "
+            f"({r.best_misses}/{r.queries}) | {_interval(r.best_miss_rate_interval)} | {shift} |"
+        )
+    if result.worst_queries:
+        lines += [
+            "",
+            "## Worst queries",
+            "",
+            "| query | exact best | missed at fetch |",
+            "|---|---|---|",
+        ]
+        for w in result.worst_queries:
+            missed = ", ".join(str(f) for f in w["missed_at_fetch"]) or "none"
+            lines.append(f"| {w['query']} | `{w['exact_best_id']}` | {missed} |")
+    lines += [
+        "",
+        "## Manifest",
+        "",
+        "```json",
+        json.dumps(result.manifest, indent=2, default=str),
+        "```",
+        "",
+    ]
+    md = folder / "compare-ann.md"
+    md.write_text("\n".join(lines), encoding="utf-8")
+    return [md, png]
+
+
+def _errors(rows: list[dict[str, Any]], key: str) -> tuple[list[float], list[list[float]]]:
+    """Values and asymmetric error bars from each row's ``<key>_interval``."""
+    y, lo, hi = [], [], []
+    for r in rows:
+        v = float(r[key])
+        low, high = r[f"{key}_interval"]
+        y.append(v)
+        lo.append(0.0 if low is None else max(0.0, v - float(low)))
+        hi.append(0.0 if high is None else max(0.0, float(high) - v))
+    return y, [lo, hi]
+
+
+def _plot(result: AnnResult, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [asdict(r) for r in result.by_fetch]
+    xs = [r["fetch"] for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
+    y, err = _errors(rows, "best_miss_rate")
+    ax1.errorbar(xs, y, yerr=err, marker="o", capsize=3, label="as opened")
+    sweep = result.sweep or {"param": "", "runs": []}
+    for run in sweep["runs"]:
+        ax1.plot(
+            [r["fetch"] for r in run["by_fetch"]],
+            [r["best_miss_rate"] for r in run["by_fetch"]],
+            marker=".",
+            linestyle="--",
+            label=f"{sweep['param']}={run['value']}",
+        )
+    ax1.axhline(result.target, color="#C44E52", linestyle=":", label=f"target {result.target:g}")
+    ax1.set_xlabel("fetch depth (re-ranked to k)")
+    ax1.set_ylabel("best-chunk miss rate")
+    ax1.set_title(f"best chunk absent from top-{result.k}")
+    ax1.set_ylim(bottom=0)
+    ax1.legend(loc="best", fontsize=8)
+    y, err = _errors(rows, "recall_at_k")
+    ax2.errorbar(xs, y, yerr=err, marker="o", capsize=3, color="#55A868")
+    ax2.set_xlabel("fetch depth (re-ranked to k)")
+    ax2.set_ylabel(f"recall@{result.k}")
+    ax2.set_title(f"recall@{result.k} against exact search")
+    ax2.set_ylim(0, 1.02)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(x) for x in xs])
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,217 @@
+"""``indexcheck ci``: run the checks of ``[ci]`` in indexcheck.toml and gate a merge on them.
+
+Exit codes: 0 every gate PASSed; 1 a gate is BLOCK or INSUFFICIENT_EVIDENCE (never a silent
+pass); 2 bad config or input; 3 could not finish. ``--junit`` writes one testsuite with a
+testcase per gate; BLOCK and INSUFFICIENT_EVIDENCE are both ``<failure>`` (with ``type``
+set to the verdict), so a CI dashboard shows red whenever the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..core.gate import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK, DataFileError
+from .options import human_console, output_options, progress, write_json
+
+STYLE = {PASS: "bold green", BLOCK: "bold red", INSUFFICIENT: "bold yellow"}
+REGRESSIONS_SHOWN = 10
+
+
+@click.command("ci")
+@click.option(
+    "--config",
+    "ci_config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Config file with the [ci] table (default: the group's --config, else ./indexcheck.toml).",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON of an accepted earlier run (indexcheck ci --json) to compare with, "
+    "question by question, under non-inferiority margins.",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write a JUnit XML file: one testcase per gate.",
+)
+@output_options
+@click.pass_context
+def ci_cmd(
+    ctx: click.Context,
+    ci_config: Path | None,
+    baseline_path: Path | None,
+    junit_path: Path | None,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Run the configured checks and gate on declared limits and on a baseline.
+
+    Exit 0 when every gate passes, 1 when one blocks or lacks evidence, 2 for bad config.
+    """
+    parent = ctx.parent.params.get("config") if ctx.parent is not None else None
+    path = ci_config or parent or Path("indexcheck.toml")
+    if not path.is_file():
+        raise DataFileError(
+            f"config file {path} does not exist; pass --config PATH (see examples/indexcheck.toml)"
+        )
+    config = CiConfig.from_toml(path)
+    baseline_path = baseline_path or config.baseline_path
+    baseline = load_baseline(baseline_path) if baseline_path is not None else None
+    with progress() as say:
+        result = run_ci(config, baseline, say)
+    payload = result.to_dict()
+    if report_dir is not None:
+        from ..report.html import write_report
+
+        files = write_report([payload], report_dir, title="indexcheck ci")
+        payload["report"] = [str(p) for p in files]
+    write_json(json_path, payload)
+    if junit_path is not None:
+        junit_path.parent.mkdir(parents=True, exist_ok=True)
+        junit_path.write_bytes(junit_xml(result))
+    render(result, human_console(json_path))
+    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def _value(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _cases(result: CiResult) -> list[dict[str, str]]:
+    """One JUnit testcase per gate row and per baseline comparison."""
+    cases = [
+        {
+            "classname": f"indexcheck.ci.{g.check}",
+            "name": f"{g.metric} {g.op} {_value(g.limit)}",
+            "verdict": g.verdict,
+            "detail": g.detail,
+            "out": f"measured {_value(g.value)}",
+        }
+        for g in result.gates
+    ]
+    for r in (result.baseline or {}).get("rows", []):
+        cases.append(
+            {
+                "classname": "indexcheck.ci.baseline",
+                "name": f"{r['label']} non-inferior to baseline (margin {r['margin']:g})",
+                "verdict": r["verdict"],
+                "detail": r["detail"],
+                "out": f"{r['method']}; baseline {_value(r['baseline'])}, "
+                f"current {_value(r['current'])}",
+            }
+        )
+    return cases
+
+
+def junit_xml(result: CiResult) -> bytes:
+    """JUnit XML: ``<testsuites>`` holding one ``<testsuite name="indexcheck ci">``; a
+    BLOCK or INSUFFICIENT_EVIDENCE gate is a ``<failure type="VERDICT">``."""
+    cases = _cases(result)
+    m = result.manifest
+    failures = sum(1 for c in cases if c["verdict"] != PASS)
+    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0"}
+    seconds = str(m.get("wall_seconds", 0))
+    root = ET.Element("testsuites", {"name": "indexcheck", "time": seconds, **counts})
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": "indexcheck ci",
+            **counts,
+            "skipped": "0",
+            "time": seconds,
+            "timestamp": str(m.get("started_at", "")),
+        },
+    )
+    props = ET.SubElement(suite, "properties")
+    for key, value in (
+        ("verdict", result.verdict),
+        ("indexcheck.version", m.get("version")),
+        ("store", (m.get("store") or {}).get("spec")),
+        ("index_fingerprint", m.get("index_fingerprint")),
+        ("seed", m.get("seed")),
+        ("config", m.get("config")),
+        ("baseline", m.get("baseline")),
+    ):
+        if value is not None:
+            ET.SubElement(props, "property", name=key, value=str(value))
+    for c in cases:
+        tc = ET.SubElement(suite, "testcase", classname=c["classname"], name=c["name"], time="0")
+        if c["verdict"] != PASS:
+            failure = ET.SubElement(
+                tc, "failure", type=c["verdict"], message=f"{c['verdict']}: {c['detail']}"
+            )
+            failure.text = f"{c['verdict']}: {c['detail']} ({c['out']})"
+        ET.SubElement(tc, "system-out").text = c["out"]
+    ET.SubElement(suite, "system-out").text = result.summary
+    ET.indent(root)
+    return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True)) + b"\n"
+
+
+def render(result: CiResult, console: Console) -> None:
+    """The gates, the baseline comparison, the questions that lost ground, the verdict."""
+    table = Table(title="gates")
+    for col in ("check", "metric", "measured", "limit", "verdict", "detail"):
+        table.add_column(col, overflow="fold")
+    for g in result.gates:
+        table.add_row(
+            g.check,
+            g.metric,
+            _value(g.value),
+            f"{g.op} {_value(g.limit)}",
+            f"[{STYLE[g.verdict]}]{g.verdict}[/]",
+            g.detail,
+        )
+    console.print(table)
+    base = result.baseline
+    if base is not None:
+        bt = Table(title=f"against the baseline ({base['paired']} paired questions)")
+        for col in ("metric", "baseline", "current", "difference [95%]", "margin", "verdict"):
+            bt.add_column(col)
+        for r in base["rows"]:
+            diff = (
+                "-"
+                if r["difference"] is None
+                else f"{r['difference']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
+            )
+            bt.add_row(
+                r["label"],
+                _value(r["baseline"]),
+                _value(r["current"]),
+                diff,
+                f"{r['margin']:g}",
+                f"[{STYLE[r['verdict']]}]{r['verdict']}[/]",
+            )
+        console.print(bt)
+        for r in base["rows"]:
+            if r["verdict"] != PASS:
+                console.print(f"  {r['label']}: {r['detail']}")
+        if base["question_set_changed"]:
+            console.print("  [yellow]the question set differs from the baseline's[/]")
+        fetch = (result.per_question or {}).get("fetch", "fetch")
+        absent = f"absent from the top {fetch}"
+        for q in base["regressions"][:REGRESSIONS_SHOWN]:
+            before = absent if q["baseline_rank"] is None else q["baseline_rank"] + 1
+            after = absent if q["current_rank"] is None else q["current_rank"] + 1
+            console.print(f"  {q['id']}: rank {before} -> {after} ({q['label']})")
+        more = base["regression_count"] - REGRESSIONS_SHOWN
+        if more > 0:
+            console.print(f"  ... and {more} more questions ranked lower (see --json)")
+    console.print(f"[{STYLE[result.verdict]}]{result.summary}[/]")
