@@ -581,8 +581,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(
         f"store read benchmark: d={args.dim} float32 unit vectors with ~270-char texts, "
-        f"string ids; best of {max(1, args.repeat)}; {os.cpu_count()} cores, load "
-        f"{load:.1f} at the end ({time.strftime('%Y-%m-%d %H:%M')})"
+        f"string ids (decimal for qdrant-int); best of {max(1, args.repeat)}; "
+        f"{os.cpu_count()} cores, load {load:.1f} at the end "
+        f"({time.strftime('%Y-%m-%d %H:%M')})"
     )
     print(render(rows, IN_PROCESS))
     print()
