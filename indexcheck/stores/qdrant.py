@@ -165,6 +165,7 @@ class QdrantStore:
         self._local = local
         self._vector = vector
         self._id_field = id_field
+        self._point_of: dict[str, Any] | None = None
         self._text_field = text_field
         self._closed = False
         self._where = f"Qdrant collection '{collection}' at {location}"
@@ -396,32 +397,48 @@ class QdrantStore:
         return result
 
     def _scroll_by_payload(self, batch: list[str]) -> list[Any]:
-        models = self._models
-        key = self._id_field
-        conditions = [models.FieldCondition(key=key, match=models.MatchAny(any=list(batch)))]
-        ints = [int(v) for v in batch if v.lstrip("-").isdigit() and str(int(v)) == v]
-        if ints:
-            conditions.append(models.FieldCondition(key=key, match=models.MatchAny(any=ints)))
-        flt = models.Filter(should=conditions)
+        """Points whose payload id is in ``batch``, through a payload-id -> point-id map.
+
+        The map is read once (one scroll of payload ids, no vectors) and reused: a filtered
+        scroll per batch costs a full scan in local mode (no payload index), which made a
+        fetch of n ids O(n^2).
+        """
+        if self._point_of is None:
+            key = self._id_field
+            client, name = self._client, self._collection
+            mapping: dict[str, Any] = {}
+            offset: Any = None
+            while True:
+                records, offset = self._call(
+                    partial(
+                        client.scroll,
+                        name,
+                        limit=10_000,
+                        offset=offset,
+                        with_payload=[key],
+                        with_vectors=False,
+                    ),
+                    "read payload ids",
+                )
+                for r in records:
+                    mapping.setdefault(self._id_of(r), r.id)
+                if offset is None:
+                    break
+            self._point_of = mapping
+        point_ids = [self._point_of[v] for v in batch if v in self._point_of]
+        if not point_ids:
+            return []
         client, name = self._client, self._collection
-        out: list[Any] = []
-        offset: Any = None
-        while True:
-            records, offset = self._call(
-                partial(
-                    client.scroll,
-                    name,
-                    scroll_filter=flt,
-                    limit=max(len(batch), 64),
-                    offset=offset,
-                    with_payload=[key, self._text_field],
-                    with_vectors=self._with_vectors(),
-                ),
-                "fetch points by payload id",
-            )
-            out.extend(records)
-            if offset is None:
-                return out
+        result: list[Any] = self._call(
+            lambda: client.retrieve(
+                name,
+                ids=point_ids,
+                with_payload=[self._id_field, self._text_field],
+                with_vectors=self._with_vectors(),
+            ),
+            "fetch points by payload id",
+        )
+        return result
 
     def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
         """Every point once, in id order: ids, float32 (n, d) vectors, texts, payloads."""
