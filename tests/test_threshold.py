@@ -148,3 +148,42 @@ def test_cli_on_cosine_scaled_upstash_reports_both_scales(fixture_kb, tmp_path) 
     assert len(data["plots"]) == 3
     for png in data["plots"]:
         assert (tmp_path / "rep" / png.split("/")[-1]).stat().st_size > 5000
+
+
+def test_plots_have_titles_labels_and_both_populations(fixture_kb) -> None:
+    import matplotlib.image
+
+    from indexcheck.report.plots import threshold_figures, threshold_plots
+
+    store = open_store(f"faiss:{fixture_kb['faiss']}")
+    r = sweep_threshold(
+        store,
+        MiniLMEmbedder(),
+        fixture_kb["questions"],
+        to_cosine=lambda s: s,
+        refusal_pattern=DEFAULT_REFUSAL_PATTERN,
+        rule="youden",
+    ).to_dict()
+    figures = dict(threshold_figures(r))
+    assert set(figures) == {
+        "threshold-distributions.png",
+        "threshold-ecdf.png",
+        "threshold-rates.png",
+    }
+    for fig in figures.values():
+        ax = fig.axes[0]
+        assert ax.get_title() and ax.get_ylabel()
+        assert "cosine" in ax.get_xlabel()
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any(x.startswith("recommended") for x in labels)
+    dist = figures["threshold-distributions.png"].axes[0]
+    legend = [t.get_text() for t in dist.get_legend().get_texts()]
+    assert any("in-scope" in x for x in legend) and any("out-of-scope" in x for x in legend)
+    assert len(dist.patches) > 0 and len(dist.containers) == 2  # two histograms
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in threshold_plots(r, Path(tmp)):
+            img = matplotlib.image.imread(path)  # the PNG opens
+            assert img.shape[0] > 300 and img.shape[1] > 500

@@ -41,11 +41,22 @@ def _values(records: list[dict], field: str, scale: str) -> np.ndarray:  # type:
     return np.asarray(vals, dtype=np.float64)
 
 
-def threshold_plots(result: dict, folder: Path) -> list[Path]:  # type: ignore[type-arg]
-    """Three PNGs for sweep-threshold: overlaid distributions with rugs, ECDFs, and
-    recall/rejection against threshold, the recommended threshold marked on each."""
+def threshold_plots(result: dict[str, Any], folder: Path) -> list[Path]:
+    """Write the sweep-threshold figures as PNGs into ``folder``; returns their paths."""
     plt = _plt()
     folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, fig in threshold_figures(result):
+        paths.append(folder / name)
+        fig.savefig(paths[-1])
+        plt.close(fig)
+    return paths
+
+
+def threshold_figures(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Three figures for sweep-threshold: overlaid distributions with rugs, ECDFs, and
+    recall/rejection against threshold, the recommended threshold marked on each."""
+    plt = _plt()
     qs = result["questions"]
     scale = (
         "cosine"
@@ -63,7 +74,6 @@ def threshold_plots(result: dict, folder: Path) -> list[Path]:  # type: ignore[t
     )
     rec = result["recommended_threshold"]
     rec_x = None if rec is None else rec[scale]
-    paths = []
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     both = np.concatenate([ins, oos]) if ins.size + oos.size else np.asarray([0.0, 1.0])
@@ -88,9 +98,7 @@ def threshold_plots(result: dict, folder: Path) -> list[Path]:  # type: ignore[t
     ax.set_title("Score distributions: in-scope vs out-of-scope")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(folder / "threshold-distributions.png")
-    fig.savefig(paths[-1])
-    plt.close(fig)
+    figures = [("threshold-distributions.png", fig)]
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     for vals, color, label in (
@@ -107,9 +115,7 @@ def threshold_plots(result: dict, folder: Path) -> list[Path]:  # type: ignore[t
     ax.set_title("Empirical CDFs")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(folder / "threshold-ecdf.png")
-    fig.savefig(paths[-1])
-    plt.close(fig)
+    figures.append(("threshold-ecdf.png", fig))
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     rows = [r for r in result["table"] if r["threshold"][scale] is not None]
@@ -134,7 +140,5 @@ def threshold_plots(result: dict, folder: Path) -> list[Path]:  # type: ignore[t
     ax.set_title("Recall and rejection against threshold")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(folder / "threshold-rates.png")
-    fig.savefig(paths[-1])
-    plt.close(fig)
-    return paths
+    figures.append(("threshold-rates.png", fig))
+    return figures
