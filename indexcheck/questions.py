@@ -44,7 +44,7 @@ def _bool(value: Any, where: str, name: str) -> bool:
     raise DataFileError(f"{where}: '{name}' must be true or false, got {value!r}")
 
 
-def _row_to_question(row: dict[str, Any], where: str) -> Question:
+def _row_to_question(row: dict[str, Any], where: str, require_labels: bool = True) -> Question:
     qid, text = row.get("id"), row.get("question")
     if qid in (None, "") or not isinstance(text, str) or not text.strip():
         raise DataFileError(f"{where}: each question needs a non-empty 'id' and 'question'")
@@ -59,7 +59,7 @@ def _row_to_question(row: dict[str, Any], where: str) -> Question:
         raise DataFileError(f"{where}: 'expected' must be a list of chunk ids")
     in_scope_raw = row.get("in_scope")
     in_scope = True if in_scope_raw in (None, "") else _bool(in_scope_raw, where, "in_scope")
-    if in_scope and not expected:
+    if in_scope and not expected and require_labels:
         raise DataFileError(
             f"{where}: question '{qid}' has no 'expected' chunk ids; give them, "
             'or mark it "in_scope": false'
@@ -90,8 +90,12 @@ def _row_to_question(row: dict[str, Any], where: str) -> Question:
     )
 
 
-def load_questions(path: str | Path) -> list[Question]:
-    """Read a question set; raises DataFileError naming the file and line of a bad row."""
+def load_questions(path: str | Path, require_labels: bool = True) -> list[Question]:
+    """Read a question set; raises DataFileError naming the file and line of a bad row.
+
+    ``require_labels=False`` accepts questions without ``expected`` (for compare-ann, which
+    only needs the question texts).
+    """
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"questions file {p} does not exist; check --questions")
@@ -117,7 +121,7 @@ def load_questions(path: str | Path) -> list[Question]:
         raise DataFileError(f"{p} must be .jsonl or .csv")
     if not rows:
         raise DataFileError(f"{p} holds no questions")
-    questions = [_row_to_question(row, where) for where, row in rows]
+    questions = [_row_to_question(row, where, require_labels) for where, row in rows]
     seen: set[str] = set()
     for q in questions:
         if q.id in seen:

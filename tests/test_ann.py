@@ -344,7 +344,7 @@ def test_query_inputs_and_their_errors(tmp_path: Path) -> None:
     (tmp_path / "q.csv").write_text("id,question\nx,what is it?\n")
     assert read_questions(tmp_path / "q.csv") == (["x"], ["what is it?"])
     (tmp_path / "bad.jsonl").write_text('{"id": 1}\n')
-    with pytest.raises(DataFileError, match="no 'question'"):
+    with pytest.raises(DataFileError, match="needs a non-empty 'id' and 'question'"):
         read_questions(tmp_path / "bad.jsonl")
     np.save(tmp_path / "v.npy", np.ones((3, 4), dtype=np.float64))
     qs = load_query_vectors(tmp_path / "v.npy")

@@ -22,7 +22,6 @@ tied with the exact k-th (or 1st) counts as found. Rates carry Wilson 95% interv
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
@@ -44,6 +43,7 @@ from ..errors import (
     InputError,
     SpecError,
 )
+from ..questions import load_questions
 from ..stores.base import StoreSpec, VectorStore, as_float32_matrix
 from .exact import (
     Block,
@@ -155,46 +155,9 @@ def sample_queries(
 
 
 def read_questions(path: Path) -> tuple[list[str], list[str]]:
-    """(ids, questions) from a JSONL or CSV file with ``id`` and ``question`` fields."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataFileError(f"questions file {path} does not exist; check --questions")
-    rows: list[dict[str, Any]] = []
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".jsonl", ".ndjson"):
-            with path.open(encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DataFileError(
-                            f"{path}:{lineno} is not valid JSON ({exc.msg}); "
-                            "each line must be one JSON object"
-                        ) from None
-                    if not isinstance(row, dict):
-                        raise DataFileError(f"{path}:{lineno} must be a JSON object")
-                    rows.append(row)
-        elif suffix == ".csv":
-            with path.open(encoding="utf-8", newline="") as f:
-                rows = list(csv.DictReader(f))
-        else:
-            raise DataFileError(
-                f"{path}: questions must be a .jsonl or .csv file with id and question fields"
-            )
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataFileError(f"cannot read {path}: {exc}") from None
-    if not rows:
-        raise DataFileError(f"{path} holds no questions")
-    for i, row in enumerate(rows, 1):
-        if not isinstance(row.get("question"), str) or not row["question"].strip():
-            raise DataFileError(
-                f"{path}: row {i} has no 'question' text; every row needs id and question"
-            )
-    ids = [str(row.get("id", i)) for i, row in enumerate(rows, 1)]
-    return ids, [str(row["question"]) for row in rows]
+    """(ids, questions) from a question set (JSONL or CSV with ``id`` and ``question``)."""
+    questions = load_questions(path, require_labels=False)
+    return [q.id for q in questions], [q.question for q in questions]
 
 
 def embed_questions(path: Path, embedder: Embedder) -> QuerySet:

@@ -1,7 +1,7 @@
 """Retrieval as an application does it: embed questions, ask the store for ``fetch`` results.
 
-Scores stay on the backend's own scale; ``order_key`` turns them into "higher is better" so
-every caller sorts and thresholds the same way whatever the backend's direction.
+Scores stay on the backend's own scale; callers compare them through the direction
+(``higher_is_better``) that the score-scale probe measured.
 """
 
 from __future__ import annotations
@@ -37,11 +37,6 @@ class Retrieved:
             if cid in wanted:
                 return r
         return None
-
-
-def order_key(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """Map backend scores to a key where larger always means more similar."""
-    return scores if higher_is_better else -scores
 
 
 def retrieve(
