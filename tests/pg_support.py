@@ -31,7 +31,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
@@ -42,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.util import free_port
 
 SUPERUSER = "postgres"
 DBNAME = "indexcheck"
@@ -74,13 +75,6 @@ class PgServer:
 
     def stop(self) -> None:
         self._stop()
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _os_account() -> pwd.struct_passwd | None:
@@ -220,7 +214,7 @@ def start_server(tmpdir: Path | str) -> PgServer:
         password = secrets.token_hex(12)
         data = _initdb(bindir, root, acct, password)
         for attempt in range(3):  # the free port may be taken before the server binds it
-            port = _free_port()
+            port = free_port()
             opts = (
                 f"-h 127.0.0.1 -p {port} -c unix_socket_directories='' -c fsync=off "
                 "-c full_page_writes=off -c synchronous_commit=off -c max_connections=40 "

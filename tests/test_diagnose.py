@@ -179,9 +179,23 @@ def test_cli_on_fixture_kb_json_and_exit_code(fixture_kb, tmp_path: Path) -> Non
     out = tmp_path / "d.json"
     r = CliRunner().invoke(
         cli,
-        ["diagnose", "--store", f"faiss:{fixture_kb['faiss']}", "--questions",
-         "fixtures/questions.jsonl", "--chunks", "fixtures/chunks.jsonl", "--threshold", "0.3",
-         "--threshold-scale", "cosine", "--json", str(out), "--report", str(tmp_path / "rep")],
+        [
+            "diagnose",
+            "--store",
+            f"faiss:{fixture_kb['faiss']}",
+            "--questions",
+            "fixtures/questions.jsonl",
+            "--chunks",
+            "fixtures/chunks.jsonl",
+            "--threshold",
+            "0.3",
+            "--threshold-scale",
+            "cosine",
+            "--json",
+            str(out),
+            "--report",
+            str(tmp_path / "rep"),
+        ],
     )
     data = json.loads(out.read_text())
     assert r.exit_code == (0 if data["ok"] else 1), r.stderr

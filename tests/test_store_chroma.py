@@ -20,6 +20,7 @@ from indexcheck.errors import BackendUnavailableError, InputError, SpecError
 from indexcheck.stores import open_store
 from tests.builders import chroma as builder
 from tests.store_contract import check_store_contract
+from tests.util import free_port
 
 chromadb = pytest.importorskip("chromadb")
 
@@ -191,7 +192,7 @@ def test_spec_without_collection_is_a_spec_error(tmp_path: Path) -> None:
 
 
 def test_unreachable_server_is_backend_unavailable() -> None:
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     with pytest.raises(BackendUnavailableError) as err:
         open_store(f"chroma:http://127.0.0.1:{port}?collection=docs")
     assert err.value.exit_code == 3
@@ -322,12 +323,6 @@ def test_exact_query_is_not_offered(
 # -- a real Chroma server on loopback ----------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(
     tmp_path_factory: pytest.TempPathFactory,
@@ -335,7 +330,7 @@ def server(
     root = tmp_path_factory.mktemp("chroma_server")
     ids, vectors, texts = _data(seed=3)
     builder.build(root, ids, vectors, texts, metric="ip")
-    port = _free_port()
+    port = free_port()
     chroma_cli = shutil.which("chroma", path=str(Path(sys.executable).parent))
     if chroma_cli is None:
         pytest.skip("the chroma CLI is not installed next to this Python")

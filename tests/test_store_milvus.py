@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import socket
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -29,6 +28,7 @@ from indexcheck.errors import (
 from indexcheck.stores import open_store
 from tests.builders import milvus as mb
 from tests.store_contract import check_store_contract
+from tests.util import free_port
 
 N, DIM = 40, 16
 
@@ -315,15 +315,8 @@ def test_folder_held_by_another_milvus_lite(lite: dict[str, str]) -> None:
         holder.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_unreachable_server() -> None:
-    port = _free_port()
+    port = free_port()
     with pytest.raises(
         BackendUnavailableError, match=f"cannot reach Milvus at http://127.0.0.1:{port}"
     ):

@@ -27,6 +27,7 @@ from indexcheck.stores.pgvector import PgvectorStore, decode_vectors
 from tests import pg_support
 from tests.builders import pgvector as builder
 from tests.store_contract import check_store_contract
+from tests.util import free_port
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -293,7 +294,7 @@ def test_fingerprint_sees_an_update(
 
 
 def test_wrong_port_is_unavailable(pg_server: pg_support.PgServer) -> None:
-    port = pg_support._free_port()
+    port = free_port()
     dsn = pg_server.dsn.replace(f":{pg_server.port}/", f":{port}/")
     with pytest.raises(BackendUnavailableError) as err:
         open_store(f"pgvector:{dsn}?table=x")

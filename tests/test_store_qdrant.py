@@ -10,7 +10,6 @@ import hashlib
 import http.server
 import json
 import os
-import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from indexcheck.errors import (
 from indexcheck.stores import StoreOptions, VectorStore, open_store
 from tests.builders import qdrant as qb
 from tests.store_contract import check_store_contract
+from tests.util import free_port
 
 TRUST = StoreOptions(trust_pickle=True)
 N, DIM = 40, 16
@@ -342,15 +342,8 @@ def test_locked_folder(built: dict[str, str]) -> None:
         first.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_unreachable_server() -> None:
-    port = _free_port()
+    port = free_port()
     with pytest.raises(
         BackendUnavailableError, match=f"cannot reach Qdrant at http://127.0.0.1:{port}"
     ):
