@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult, diagnose
-from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, scale_converters
+from ..core.retrieval import marked_refusals, scale_converters
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..questions import load_questions
 from ..report.manifest import Run
@@ -20,6 +20,8 @@ from .options import (
     human_console,
     output_options,
     progress,
+    questions_option,
+    retrieval_options,
     seed_option,
     store_option,
     write_json,
@@ -30,22 +32,9 @@ from .session import open_corpus, open_embedder_cached, open_store_from_cli
 @click.command("diagnose")
 @store_option
 @embedder_option
-@click.option(
-    "--questions",
-    "questions_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Question set (JSONL or CSV): id, question, expected or in_scope=false.",
-)
+@questions_option
 @chunks_option
-@click.option("-k", "k", type=click.IntRange(1), default=4, show_default=True)
-@click.option(
-    "--fetch",
-    type=click.IntRange(1),
-    default=20,
-    show_default=True,
-    help="Results asked from the store (over-fetch depth).",
-)
+@retrieval_options
 @click.option(
     "--threshold",
     type=float,
@@ -65,12 +54,6 @@ from .session import open_corpus, open_embedder_cached, open_store_from_cli
     default=0.999,
     show_default=True,
     help="Re-embedding check of the expected chunks.",
-)
-@click.option(
-    "--refusal-pattern",
-    default=DEFAULT_REFUSAL_PATTERN,
-    show_default=True,
-    help="Regex on chunk ids that marks refusal ('topic not covered') chunks.",
 )
 @seed_option
 @output_options
@@ -119,6 +102,7 @@ def diagnose_cmd(
             to_cosine=to_cos,
             min_cosine=min_cosine,
             refusal_pattern=refusal_pattern,
+            refusal_marked=marked_refusals(corpus),
             seed=seed,
             progress=say,
         )

@@ -68,6 +68,44 @@ def chunks_option(f: F) -> F:
     )(f)
 
 
+def questions_option(f: F) -> F:
+    return click.option(
+        "--questions",
+        "questions_path",
+        type=click.Path(path_type=Path),
+        required=True,
+        help="Question set (JSONL or CSV): id, question, expected or in_scope=false.",
+    )(f)
+
+
+def retrieval_options(f: F) -> F:
+    """-k, --fetch and --refusal-pattern, as the application retrieves."""
+    from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
+
+    f = click.option(
+        "--refusal-pattern",
+        default=DEFAULT_REFUSAL_PATTERN,
+        show_default=True,
+        help="Regex on chunk ids marking refusal ('topic not covered') chunks; chunks with "
+        "a truthy 'refusal' column in --chunks count too.",
+    )(f)
+    f = click.option(
+        "--fetch",
+        type=click.IntRange(1),
+        default=20,
+        show_default=True,
+        help="Results asked from the store (over-fetch depth).",
+    )(f)
+    return click.option(
+        "-k",
+        "k",
+        type=click.IntRange(1),
+        default=4,
+        show_default=True,
+        help="Chunks the application keeps.",
+    )(f)
+
+
 def output_options(f: F) -> F:
     f = click.option(
         "--report",

@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, scale_converters
+from ..core.retrieval import marked_refusals, scale_converters
 from ..core.threshold import SweepResult, sweep_threshold
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..questions import load_questions
@@ -19,6 +19,8 @@ from .options import (
     human_console,
     output_options,
     progress,
+    questions_option,
+    retrieval_options,
     store_option,
     write_json,
 )
@@ -28,28 +30,8 @@ from .session import open_corpus, open_embedder_cached, open_store_from_cli
 @click.command("sweep-threshold")
 @store_option
 @embedder_option
-@click.option(
-    "--questions",
-    "questions_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Question set (JSONL or CSV): id, question, expected or in_scope=false.",
-)
-@click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1),
-    default=4,
-    show_default=True,
-    help="Chunks the application keeps.",
-)
-@click.option(
-    "--fetch",
-    type=click.IntRange(1),
-    default=20,
-    show_default=True,
-    help="Results asked from the store before thresholding (over-fetch).",
-)
+@questions_option
+@retrieval_options
 @click.option(
     "--recall",
     "recall_target",
@@ -64,12 +46,6 @@ from .session import open_corpus, open_embedder_cached, open_store_from_cli
     default="recall",
     show_default=True,
     help="How to pick the recommended threshold.",
-)
-@click.option(
-    "--refusal-pattern",
-    default=DEFAULT_REFUSAL_PATTERN,
-    show_default=True,
-    help="Regex on chunk ids that marks refusal ('topic not covered') chunks.",
 )
 @chunks_option
 @output_options
@@ -97,13 +73,7 @@ def sweep_threshold_cmd(
     run = Run("sweep-threshold")
     questions = load_questions(questions_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
-    marked = []
-    if corpus is not None and corpus.metadata is not None:
-        marked = [
-            cid
-            for cid, meta in zip(corpus.ids, corpus.metadata, strict=True)
-            if str(meta.get("refusal", "")).lower() in ("1", "true", "yes")
-        ]
+    marked = marked_refusals(corpus)
     store = open_store_from_cli(store_spec, trust_pickle)
     embedder = open_embedder_cached(embedder_spec, cache_path)
     with progress() as say:

@@ -71,6 +71,7 @@ from .noninferiority import (
     decide,
     load_baseline,
 )
+from .retrieval import marked_refusals, scale_converters
 
 # -- results -----------------------------------------------------------------------------
 
@@ -389,14 +390,7 @@ def _run_diagnose(
     if scale is None:
         say("resolving the store's score scale")
         scale = scale_for(store)
-    hib = scale.higher_is_better
-    if hib is None:
-        hib = store.info().higher_is_better
-    to_cos: Callable[[np.ndarray], np.ndarray] | None = scale.to_cosine
-    try:
-        scale.to_cosine(np.asarray([0.5]))
-    except InputError:
-        to_cos = None
+    hib, to_cos, _ = scale_converters(store, result=scale)
     threshold = c.threshold
     if threshold is not None and c.threshold_scale == "cosine":
         threshold = float(scale.from_cosine(np.asarray([threshold]))[0])
@@ -410,10 +404,11 @@ def _run_diagnose(
             k=c.k,
             fetch=c.fetch,
             threshold=threshold,
-            higher_is_better=bool(hib),
+            higher_is_better=hib,
             to_cosine=to_cos,
             min_cosine=c.min_cosine,
             refusal_pattern=c.refusal_pattern or None,
+            refusal_marked=marked_refusals(corpus),
             seed=config.seed,
             progress=say,
         ),

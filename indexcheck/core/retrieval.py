@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..corpus import Corpus
 from ..embedders.base import Embedder
 from ..errors import DimensionMismatchError, InputError
 from ..questions import Question
@@ -54,6 +55,17 @@ def retrieve(
     return Retrieved(np.asarray(D, dtype=np.float32), I, vectors)
 
 
+def marked_refusals(corpus: Corpus | None) -> list[str]:
+    """Chunk ids whose ``refusal`` column (in the chunks file) is truthy."""
+    if corpus is None or corpus.metadata is None:
+        return []
+    return [
+        cid
+        for cid, meta in zip(corpus.ids, corpus.metadata, strict=True)
+        if str(meta.get("refusal", "")).strip().lower() in ("1", "true", "yes")
+    ]
+
+
 def refusal_ids(
     candidates: Sequence[str], pattern: str | None, marked: Sequence[str] = ()
 ) -> set[str]:
@@ -67,13 +79,14 @@ def refusal_ids(
 
 
 def scale_converters(
-    store: VectorStore, *, probe: bool = True
+    store: VectorStore, *, probe: bool = True, result: Any = None
 ) -> tuple[bool, Callable[[np.ndarray], np.ndarray] | None, dict[str, Any]]:
     """(higher_is_better, backend->cosine converter or None, scale summary) for a store,
-    from the probed (or cached) score transform."""
+    from ``result`` (a ScaleResult already at hand) or the probed (or cached) transform."""
     from .scale import scale_for
 
-    result = scale_for(store, probe=probe)
+    if result is None:
+        result = scale_for(store, probe=probe)
     summary = {
         "transform": result.transform,
         "higher_is_better": result.higher_is_better,
