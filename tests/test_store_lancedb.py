@@ -256,6 +256,22 @@ def test_many_ids_are_fetched_in_batches(
         store.close()
 
 
+def test_fetch_falls_back_to_id_filter_when_offsets_disagree(
+    indexed: dict[str, tuple[str, list[str], np.ndarray]],
+) -> None:
+    """A wrong id -> offset map must never hand back another row's vector."""
+    spec, ids, vectors = indexed["l2"]
+    store = open_store(spec)
+    try:
+        store.fetch(ids[:1])  # builds the map
+        store._offset_of = {i: (n + 7) % len(ids) for n, i in enumerate(ids)}  # corrupt it
+        got = store.fetch(ids[100:130])
+        assert got.found.all()
+        np.testing.assert_array_equal(got.vectors, vectors[100:130])
+    finally:
+        store.close()
+
+
 def test_integer_id_column(tmp_path: Path) -> None:
     _, vectors, _ = _data(n=10)
     db = lancedb.connect(str(tmp_path))

@@ -140,6 +140,7 @@ class LanceDBStore:
         self._textcol: str | None = text
         self._id_is_int = pa.types.is_integer(schema.field(self._idcol).type)
         self._version = int(table.version)
+        self._offset_of: dict[str, int] | None = None
         self._fixed = bool(pa.types.is_fixed_size_list(vtype))
         self._dimension = self._find_dimension(vtype)
         self._index = self._find_index()
@@ -324,18 +325,23 @@ class LanceDBStore:
         unique = list(dict.fromkeys(asked))
         for start in range(0, len(unique), FETCH_BATCH):
             part = unique[start : start + FETCH_BATCH]
-            literals = self._literals(part)
-            if not literals:
-                continue
-            where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
-            res = self._run(
-                "fetch",
-                lambda where=where: (
-                    self._tbl.search().where(where).select(cols).limit(None).to_arrow()
-                ),
-            )
+            res = self._take(part, cols)
+            if res is None:  # offsets unusable for this batch: filter by id instead
+                literals = self._literals(part)
+                if not literals:
+                    continue
+                where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
+                res = self._run(
+                    "fetch",
+                    lambda where=where: (
+                        self._tbl.search().where(where).select(cols).limit(None).to_arrow()
+                    ),
+                )
             got_ids = self._ids_of(res.column(self._idcol))
-            vecs = res.column(self._vcol).to_pylist()
+            col = res.column(self._vcol)
+            mat, got_dims = self._vectors_of(col)
+            # fixed-length rows go through numpy; ragged ones keep their true length
+            vecs = list(mat) if (got_dims == self._dimension).all() else col.to_pylist()
             texts = res.column(self._textcol).to_pylist() if self._textcol else [None] * len(vecs)
             for vid, vec, text in zip(got_ids, vecs, texts, strict=True):
                 rows.setdefault(vid, (vec, text if isinstance(text, str) else None))
@@ -350,6 +356,31 @@ class LanceDBStore:
             dims=dims,
             texts=[rows[i][1] if i in rows else None for i in asked] if self._textcol else None,
         )
+
+    def _take(self, part: list[str], cols: list[str]) -> Any:
+        """Rows for ``part`` by row offset (no table scan per batch), or None to fall back.
+
+        The id -> offset map is read once from one projected scan of the id column. A batch
+        whose returned ids differ from the ones asked (a table whose scan order is not its
+        offset order) returns None, so the caller filters by id instead: never a wrong row.
+        """
+        if self._offset_of is None:
+            col = self._run(
+                "read ids",
+                lambda: self._tbl.search().select([self._idcol]).limit(None).to_arrow(),
+            ).column(self._idcol)
+            offsets: dict[str, int] = {}
+            for i, vid in enumerate(self._ids_of(col)):
+                offsets.setdefault(vid, i)
+            self._offset_of = offsets
+        wanted = [self._offset_of[i] for i in part if i in self._offset_of]
+        if not wanted:
+            return None
+        res = self._run("fetch", lambda: self._tbl.take_offsets(wanted).select(cols).to_arrow())
+        expected = {i for i in part if i in self._offset_of}
+        if set(self._ids_of(res.column(self._idcol))) != expected:
+            return None
+        return res
 
     def _literals(self, ids: list[str]) -> list[str]:
         if not self._id_is_int:
