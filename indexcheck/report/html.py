@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .plots import cosine_histogram, threshold_plots
+from .plots import cosine_histogram, pyplot, threshold_plots
 
 KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose")
 WORST_ROWS = 20
@@ -140,15 +140,6 @@ def _manifest(m: Mapping[str, Any], title: str) -> _Section:
     return sec
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 class _Builder:
     """Turns result dicts into sections, writing each plot into ``folder`` once."""
 
@@ -164,7 +155,7 @@ class _Builder:
         fig.tight_layout()
         path = self.png(stem)
         fig.savefig(path)
-        _pyplot().close(fig)
+        pyplot().close(fig)
         return path
 
     def sections(
@@ -250,7 +241,7 @@ class _Builder:
         var = r.get("variable") or "cos"
         pairs = r.get("pairs") or []
         if pairs:
-            plt = _pyplot()
+            plt = pyplot()
             fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
             ax.scatter(
                 [p[var] for p in pairs],
@@ -337,7 +328,7 @@ class _Builder:
             )
         )
         rows = r["by_fetch"]
-        plt = _pyplot()
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
         xs = list(range(len(rows)))  # evenly spaced depths, labelled with their value
         for key, color, label in (
@@ -395,7 +386,7 @@ class _Builder:
         sec = _Section("diagnose: where each question's chunk was lost", verdict)
         sec.verdict = verdict or _ok_verdict(r["ok"])
         counts = {k: v for k, v in r["counts"].items() if v}
-        plt = _pyplot()
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 0.5 + 0.4 * max(1, len(counts))), dpi=110)
         good = {"OK", "REFUSED_OK", "REFUSED_BY_CONTENT"}
         labels = list(counts)
@@ -503,7 +494,7 @@ class _Builder:
             )
         )
         if any(x["difference"] is not None for x in rows):
-            plt = _pyplot()
+            plt = pyplot()
             fig, ax = plt.subplots(figsize=(7, 0.9 + 0.7 * len(rows)), dpi=110)
             for i, x in enumerate(rows):
                 if x["difference"] is None:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 
-def _plt() -> Any:
+def pyplot() -> Any:
     """pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
@@ -20,7 +20,7 @@ def _plt() -> Any:
 
 def cosine_histogram(cosines: np.ndarray, threshold: float, path: Path, title: str) -> Path:
     """Histogram of stored-vs-fresh cosines (float (m,)) with the threshold marked."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     lo = float(min(np.min(cosines), threshold)) if cosines.size else threshold
     bins = np.linspace(min(lo, 0.99) - 1e-3, 1.0005, 41) if lo > 0.9 else 40
@@ -43,7 +43,7 @@ def _values(records: list[dict], field: str, scale: str) -> np.ndarray:  # type:
 
 def threshold_plots(result: dict[str, Any], folder: Path) -> list[Path]:
     """Write the sweep-threshold figures as PNGs into ``folder``; returns their paths."""
-    plt = _plt()
+    plt = pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, fig in threshold_figures(result):
@@ -56,7 +56,7 @@ def threshold_plots(result: dict[str, Any], folder: Path) -> list[Path]:
 def threshold_figures(result: dict[str, Any]) -> list[tuple[str, Any]]:
     """Three figures for sweep-threshold: overlaid distributions with rugs, ECDFs, and
     recall/rejection against threshold, the recommended threshold marked on each."""
-    plt = _plt()
+    plt = pyplot()
     qs = result["questions"]
     scale = (
         "cosine"
