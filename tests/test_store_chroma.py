@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import socket
@@ -20,7 +19,7 @@ from indexcheck.errors import BackendUnavailableError, InputError, SpecError
 from indexcheck.stores import open_store
 from tests.builders import chroma as builder
 from tests.store_contract import check_store_contract
-from tests.util import free_port
+from tests.util import documented_score, free_port, tree_digest
 
 chromadb = pytest.importorskip("chromadb")
 
@@ -33,25 +32,6 @@ def _data(n: int = N, d: int = D, seed: int = 0) -> tuple[list[str], np.ndarray,
     ids = [f"chunk-{i:03d}" for i in range(n)]
     texts = [f"text of chunk {i}" for i in range(n)]
     return ids, vectors, texts
-
-
-def _hash_tree(root: Path) -> dict[str, str]:
-    """sha256 of every file under root, by relative path."""
-    out = {}
-    for dirpath, _, files in os.walk(root):
-        for f in files:
-            p = Path(dirpath) / f
-            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
-
-
-def _formula(score: str, x: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The documented score of rows x (k, d) against q (d,), in float64."""
-    x64, q64 = x.astype(np.float64), q.astype(np.float64)
-    dot = x64 @ q64
-    cos = dot / (np.linalg.norm(x64, axis=1) * np.linalg.norm(q64))
-    l2sq = ((x64 - q64) ** 2).sum(axis=1)
-    return {"1-cos": 1 - cos, "1-dot": 1 - dot, "l2^2": l2sq}[score]
 
 
 def _use_fully(store: object) -> None:
@@ -96,7 +76,7 @@ def test_contract_persistent(built: tuple[str, list[str], np.ndarray, list[str]]
         ("ip", True, "1-dot"),
     ],
 )
-def test_reported_score_is_the_documented_formula(
+def test_reported_score_is_the_documenteddocumented_score(
     tmp_path: Path, metric: str, legacy: bool, score: str
 ) -> None:
     ids, vectors, texts = _data()
@@ -111,7 +91,7 @@ def test_reported_score_is_the_documented_formula(
         for qi in range(len(queries)):
             rows = vectors[[pos[v] for v in Im[qi]]]
             np.testing.assert_allclose(
-                Dm[qi], _formula(score, rows, queries[qi]), rtol=1e-4, atol=1e-4
+                Dm[qi], documented_score(score, rows, queries[qi]), rtol=1e-4, atol=1e-4
             )
             assert np.all(np.diff(Dm[qi]) >= -1e-6)  # ascending: lower is nearer
     finally:
@@ -123,12 +103,12 @@ def test_user_files_are_byte_identical_after_full_use(
 ) -> None:
     spec, _, _, _ = built
     path = Path(spec.split(":", 1)[1].split("?")[0])
-    before = _hash_tree(path)
+    before = tree_digest(path)
     store = open_store(spec)
     snapshot = Path(store._snapshot_dir)  # type: ignore[attr-defined]
     _use_fully(store)
     store.close()
-    assert _hash_tree(path) == before
+    assert tree_digest(path) == before
     assert not snapshot.exists()  # the private copy is removed on close
 
 
@@ -139,7 +119,7 @@ def test_chroma_itself_writes_on_open(tmp_path: Path) -> None:
     ids, vectors, texts = _data()
     spec = builder.build(tmp_path, ids, vectors, texts)
     path = Path(spec.split(":", 1)[1].split("?")[0])
-    before = _hash_tree(path)
+    before = tree_digest(path)
     from chromadb.config import Settings
 
     client = chromadb.PersistentClient(
@@ -148,7 +128,7 @@ def test_chroma_itself_writes_on_open(tmp_path: Path) -> None:
     col = client.get_collection("docs", embedding_function=None)
     col.get(ids=ids[:1], include=["embeddings"])
     client.close()
-    after = _hash_tree(path)
+    after = tree_digest(path)
     assert after["chroma.sqlite3"] != before["chroma.sqlite3"]
 
 
@@ -382,7 +362,9 @@ def test_contract_over_http(server: tuple[str, int, list[str], np.ndarray]) -> N
         pos = {v: i for i, v in enumerate(ids)}
         for qi in range(4):
             rows = vectors[[pos[v] for v in Im[qi]]]
-            np.testing.assert_allclose(Dm[qi], _formula("1-dot", rows, queries[qi]), atol=1e-4)
+            np.testing.assert_allclose(
+                Dm[qi], documented_score("1-dot", rows, queries[qi]), atol=1e-4
+            )
     finally:
         store.close()
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ from indexcheck.errors import InputError, SpecError
 from indexcheck.stores import open_store
 from tests.builders import lancedb as builder
 from tests.store_contract import check_store_contract
+from tests.util import documented_score, tree_digest
 
 lancedb = pytest.importorskip("lancedb")
 pa = pytest.importorskip("pyarrow")
@@ -27,25 +26,6 @@ def _data(n: int = N, d: int = D, seed: int = 0) -> tuple[list[str], np.ndarray,
     ids = [f"chunk-{i:04d}" for i in range(n)]
     texts = [f"text of chunk {i}" for i in range(n)]
     return ids, vectors, texts
-
-
-def _hash_tree(root: Path) -> dict[str, str]:
-    """sha256 of every file under root, by relative path."""
-    out = {}
-    for dirpath, _, files in os.walk(root):
-        for f in files:
-            p = Path(dirpath) / f
-            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
-
-
-def _scores(score: str, x: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The documented score of rows x (n, d) against q (d,), in float64."""
-    x64, q64 = x.astype(np.float64), q.astype(np.float64)
-    dot = x64 @ q64
-    cos = dot / (np.linalg.norm(x64, axis=1) * np.linalg.norm(q64))
-    l2sq = ((x64 - q64) ** 2).sum(axis=1)
-    return {"1-cos": 1 - cos, "1-dot": 1 - dot, "l2^2": l2sq}[score]
 
 
 def _path_of(spec: str) -> Path:
@@ -115,7 +95,7 @@ def test_flat_score_is_the_documented_formula(tmp_path: Path, metric: str, score
             Dm, Im = fn(queries, 8)
             pos = {v: i for i, v in enumerate(ids)}
             for qi in range(len(queries)):
-                expected = _scores(score, vectors, queries[qi])
+                expected = documented_score(score, vectors, queries[qi])
                 rows = [pos[v] for v in Im[qi]]
                 np.testing.assert_allclose(Dm[qi], expected[rows], rtol=1e-4, atol=1e-4)
                 # and they are the true nearest under that formula
@@ -140,7 +120,7 @@ def test_ivf_pq_misses_while_exact_matches_brute_force(
         queries = np.random.default_rng(5).standard_normal((40, 32)).astype(np.float32)
         Da, Ia = store.query(queries, 10)
         De, Ie = store.exact_query(queries, 10)
-        brute = np.stack([_scores(score, vectors, q) for q in queries])  # (40, n)
+        brute = np.stack([documented_score(score, vectors, q) for q in queries])  # (40, n)
         order = np.argsort(brute, axis=1, kind="stable")[:, :10]
         truth = np.asarray(ids, dtype=object)[order]
         assert (Ie == truth).all()
@@ -165,7 +145,9 @@ def test_metric_that_contradicts_the_index_is_refused(
 def test_search_params_are_applied(indexed: dict[str, tuple[str, list[str], np.ndarray]]) -> None:
     spec, ids, vectors = indexed["l2"]
     queries = np.random.default_rng(9).standard_normal((40, 32)).astype(np.float32)
-    truth = np.argsort(np.stack([_scores("l2^2", vectors, q) for q in queries]), axis=1)[:, 0]
+    truth = np.argsort(np.stack([documented_score("l2^2", vectors, q) for q in queries]), axis=1)[
+        :, 0
+    ]
     truth_ids = np.asarray(ids, dtype=object)[truth]
     hits = []
     for extra in ("", "&nprobes=16&refine_factor=1000"):
@@ -184,7 +166,7 @@ def test_user_files_are_byte_identical_after_full_use(
 ) -> None:
     spec, ids, vectors = indexed["cosine"]
     path = _path_of(spec)
-    before = _hash_tree(path)
+    before = tree_digest(path)
     store = open_store(spec)
     store.info()
     store.fingerprint()
@@ -194,7 +176,7 @@ def test_user_files_are_byte_identical_after_full_use(
     store.query(vectors[:20], 5)
     store.exact_query(vectors[:20], 5)
     store.close()
-    assert _hash_tree(path) == before
+    assert tree_digest(path) == before
 
 
 def test_version_is_pinned_and_fingerprint_follows_writes(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ here also checks the token the way a Milvus proxy does.
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -28,7 +27,7 @@ from indexcheck.errors import (
 from indexcheck.stores import open_store
 from tests.builders import milvus as mb
 from tests.store_contract import check_store_contract
-from tests.util import free_port
+from tests.util import free_port, tree_digest
 
 N, DIM = 40, 16
 
@@ -231,23 +230,11 @@ def test_texts_and_metadata(lite: dict[str, str]) -> None:
 # -- read-only ------------------------------------------------------------------------
 
 
-def _tree(root: Path) -> dict[str, tuple[str, int]]:
-    """Every file and folder under root -> (sha256 or 'dir', mtime_ns for files)."""
-    out: dict[str, tuple[str, int]] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_dir():
-            out[rel] = ("dir", 0)
-        else:
-            out[rel] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
-    return out
-
-
 @pytest.mark.parametrize("name", ["cosine", "ivf"])
 def test_read_only(lite: dict[str, str], name: str) -> None:
     """Open, every read method (incl. load/release) and close leave every file identical."""
     folder = Path(lite[name].split(":", 1)[1].split("?")[0])
-    before = _tree(folder)
+    before = tree_digest(folder, mtimes=True, dirs=True)
     store = open_store(lite[name])
     try:
         assert store.info().details["loaded_by_indexcheck"] is True  # Lite starts released
@@ -259,7 +246,7 @@ def test_read_only(lite: dict[str, str], name: str) -> None:
         store.exact_query(q, 5)
     finally:
         store.close()
-    assert _tree(folder) == before
+    assert tree_digest(folder, mtimes=True, dirs=True) == before
     again = open_store(lite[name])
     try:
         assert (again.info().count, again.fingerprint()) == (count, fp)

@@ -6,7 +6,6 @@ the REST endpoints involved (no Qdrant server binary runs here).
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import json
 import os
@@ -29,7 +28,7 @@ from indexcheck.errors import (
 from indexcheck.stores import StoreOptions, VectorStore, open_store
 from tests.builders import qdrant as qb
 from tests.store_contract import check_store_contract
-from tests.util import free_port
+from tests.util import free_port, tree_digest
 
 TRUST = StoreOptions(trust_pickle=True)
 N, DIM = 40, 16
@@ -250,27 +249,15 @@ def test_texts_and_metadata(tmp_path: Path) -> None:
 # -- read-only ------------------------------------------------------------------------
 
 
-def _tree(root: Path) -> dict[str, tuple[str, int]]:
-    """Every file under root -> (sha256, mtime_ns)."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            out[str(path.relative_to(root))] = (
-                hashlib.sha256(path.read_bytes()).hexdigest(),
-                path.stat().st_mtime_ns,
-            )
-    return out
-
-
 def test_read_only_files_untouched(tmp_path: Path) -> None:
     """Opening, every read method, and closing leave every file byte- and mtime-identical."""
     ids, vectors, texts = _data(6)
     spec = qb.build(tmp_path, ids, vectors, texts, metric="dot")
     folder = tmp_path / "qdrant"
-    before = _tree(folder)
+    before = tree_digest(folder, mtimes=True)
     assert {".lock", "meta.json", "collection/docs/storage.sqlite"} <= set(before)
     store = _open(spec)
-    assert _tree(folder) == before  # open alone rewrites nothing
+    assert tree_digest(folder, mtimes=True) == before  # open alone rewrites nothing
     try:
         check_store_contract(store, ids, vectors)
         store.exact_query(vectors[:3], 5)
@@ -278,7 +265,7 @@ def test_read_only_files_untouched(tmp_path: Path) -> None:
         list(store.iter_vectors(batch=5))
     finally:
         store.close()
-    assert _tree(folder) == before
+    assert tree_digest(folder, mtimes=True) == before
 
 
 def test_missing_lock_file_is_the_only_write(tmp_path: Path) -> None:
@@ -287,11 +274,11 @@ def test_missing_lock_file_is_the_only_write(tmp_path: Path) -> None:
     spec = qb.build(tmp_path, ids, vectors, texts, metric="dot")
     folder = tmp_path / "qdrant"
     (folder / ".lock").unlink()
-    before = _tree(folder)
+    before = tree_digest(folder, mtimes=True)
     store = _open(spec)
     store.query(vectors[:2], 3)
     store.close()
-    after = _tree(folder)
+    after = tree_digest(folder, mtimes=True)
     assert set(after) - set(before) == {".lock"}
     assert {k: after[k] for k in before} == before
 

@@ -5,14 +5,44 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 
-def tree_digest(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder``: proof that nothing was written."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
+
+def tree_digest(folder: Path, *, mtimes: bool = False, dirs: bool = False) -> dict[str, object]:
+    """sha256 of every file under ``folder``: proof that nothing was written.
+
+    ``mtimes`` adds each file's mtime_ns (a rewrite with the same bytes shows too);
+    ``dirs`` lists folders as well (a created folder shows too).
+    """
+    out: dict[str, object] = {}
+    for p in sorted(folder.rglob("*")):
+        rel = str(p.relative_to(folder))
+        if p.is_dir():
+            if dirs:
+                out[rel] = ("dir", 0) if mtimes else "dir"
+            continue
+        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        out[rel] = (digest, p.stat().st_mtime_ns) if mtimes else digest
+    return out
+
+
+def documented_score(score: str, x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """A documented score formula of rows x (n, d) against q (d,), computed in float64
+    independently of indexcheck's own catalogue."""
+    x64, q64 = x.astype(np.float64), q.astype(np.float64)
+    dot = x64 @ q64
+    cos = dot / (np.linalg.norm(x64, axis=1) * np.linalg.norm(q64))
+    l2sq = ((x64 - q64) ** 2).sum(axis=1)
+    table = {
+        "cos": cos,
+        "1-cos": 1 - cos,
+        "dot": dot,
+        "1-dot": 1 - dot,
+        "-dot": -dot,
+        "l2^2": l2sq,
+        "l2": np.sqrt(l2sq),
     }
+    return table[score]
 
 
 def free_port() -> int:
