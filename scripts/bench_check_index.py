@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexcheck.core.integrity import check_index
+from indexcheck.core.check_index import check_index
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.embedders.cache import CachedEmbedder
 from indexcheck.embedders.onnx_minilm import MiniLMEmbedder

@@ -168,7 +168,7 @@ def time_command(folder: Path, npy: Path, ids: list[str], args: argparse.Namespa
     """Build a FAISS HNSW folder from ``npy`` and time the whole compare-ann command."""
     from click.testing import CliRunner
 
-    from indexcheck.cli.ann import compare_ann_cmd
+    from indexcheck.cli.compare_ann import compare_ann_cmd
     from indexcheck.stores.faiss_store import write_faiss_folder
 
     t0 = time.perf_counter()

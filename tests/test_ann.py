@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from indexcheck.cli.ann import compare_ann_cmd
+from indexcheck.cli.compare_ann import compare_ann_cmd
 from indexcheck.cli.app import Group
-from indexcheck.core.ann import (
+from indexcheck.core.compare_ann import (
     QuerySet,
     compare_ann,
     load_query_vectors,

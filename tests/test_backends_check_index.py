@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.integrity import check_index
+from indexcheck.core.check_index import check_index
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.stores import StoreOptions, open_store
 from indexcheck.testing import HashEmbedder, positional_cache_bug

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from indexcheck.cli.app import cli
 from indexcheck.cli.ci import ci_cmd
-from indexcheck.core.gate import (
+from indexcheck.core.ci import (
     BLOCK,
     INSUFFICIENT,
     PASS,

@@ -19,12 +19,12 @@ from click.testing import CliRunner
 from PIL import Image
 
 from indexcheck.cli.app import cli
-from indexcheck.core.ann import compare_ann, sample_queries
+from indexcheck.core.compare_ann import compare_ann, sample_queries
 from indexcheck.core.diagnose import diagnose
-from indexcheck.core.gate import CiConfig, run_ci
-from indexcheck.core.integrity import check_index
-from indexcheck.core.scale import probe_scale
-from indexcheck.core.threshold import sweep_threshold
+from indexcheck.core.ci import CiConfig, run_ci
+from indexcheck.core.check_index import check_index
+from indexcheck.core.probe_scale import probe_scale
+from indexcheck.core.sweep_threshold import sweep_threshold
 from indexcheck.corpus import load_chunks
 from indexcheck.questions import load_questions
 from indexcheck.report.html import kind_of, write_report

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.integrity import check_index
+from indexcheck.core.check_index import check_index
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.errors import DimensionMismatchError, InputError
 from indexcheck.stores import open_store

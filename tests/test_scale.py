@@ -16,11 +16,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from indexcheck.cli import scale as cli_scale
+from indexcheck.cli import probe_scale as cli_scale
 from indexcheck.cli.app import Group
-from indexcheck.cli.scale import convert_threshold_cmd, probe_scale_cmd
-from indexcheck.core import scale
-from indexcheck.core.scale import (
+from indexcheck.cli.probe_scale import convert_threshold_cmd, probe_scale_cmd
+from indexcheck.core import probe_scale as scale
+from indexcheck.core.probe_scale import (
     CATALOGUE,
     ScaleResult,
     convert_threshold,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from indexcheck.cli.scale import convert_threshold_cmd, probe_scale_cmd
-from indexcheck.core.scale import CATALOGUE, probe_scale
+from indexcheck.cli.probe_scale import convert_threshold_cmd, probe_scale_cmd
+from indexcheck.core.probe_scale import CATALOGUE, probe_scale
 from indexcheck.stores import StoreOptions, open_store
 from tests.util import tree_digest
 

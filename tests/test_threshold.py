@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.core.retrieval import DEFAULT_REFUSAL_PATTERN
-from indexcheck.core.threshold import sweep_threshold
+from indexcheck.core.sweep_threshold import sweep_threshold
 from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
 from indexcheck.errors import DataFileError
 from indexcheck.questions import load_questions

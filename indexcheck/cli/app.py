@@ -97,14 +97,14 @@ def cli(ctx: click.Context, config: Path | None) -> None:
 
 
 def _register() -> None:
-    from .ann import compare_ann_cmd
+    from .compare_ann import compare_ann_cmd
     from .check_index import check_index_cmd
     from .ci import ci_cmd
     from .diagnose import diagnose_cmd
     from .embed import embed_cmd
     from .model import model_group
-    from .scale import convert_threshold_cmd, probe_scale_cmd
-    from .threshold import sweep_threshold_cmd
+    from .probe_scale import convert_threshold_cmd, probe_scale_cmd
+    from .sweep_threshold import sweep_threshold_cmd
 
     cli.add_command(check_index_cmd)
     cli.add_command(compare_ann_cmd)

@@ -9,9 +9,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..core.integrity import IntegrityResult, check_index
+from ..core.check_index import IntegrityResult, check_index
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
-from ..report.manifest import Run
+from ..manifest import Run
 from .options import (
     chunks_option,
     embedder_option,

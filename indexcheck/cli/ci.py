@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..core.gate import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
+from ..core.ci import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK, DataFileError
 from .options import human_console, output_options, progress, write_json
 

@@ -13,7 +13,7 @@ from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult
 from ..core.retrieval import marked_refusals, scale_converters
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..questions import load_questions
-from ..report.manifest import Run
+from ..manifest import Run
 from .options import (
     chunks_option,
     embedder_option,
@@ -87,7 +87,7 @@ def diagnose_cmd(
         hib, to_cos, scale = scale_converters(store)
         backend_threshold = threshold
         if threshold is not None and threshold_scale == "cosine":
-            from ..core.scale import scale_for
+            from ..core.probe_scale import scale_for
 
             backend_threshold = float(scale_for(store).from_cosine(np.asarray([threshold]))[0])
         result = diagnose(

@@ -8,7 +8,7 @@ import click
 
 from ..corpus import load_chunks
 from ..errors import InputError
-from ..report.manifest import Run
+from ..manifest import Run
 from ..stores.faiss_store import write_faiss_folder
 from ..stores.parquet import write_vectors_file
 from .options import embedder_option, progress, write_json

@@ -402,7 +402,7 @@ def _default_limit(text: str, resolve: Callable[[str], tuple[str, int | None, bo
 
 
 def _probe_scale_config(t: _Table) -> ProbeScaleConfig:
-    from .scale import MAX_PROBES, transform_of
+    from .probe_scale import MAX_PROBES, transform_of
 
     c = ProbeScaleConfig()
     expect = t.str_("expect", None)

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..questions import Question
 from ..stores.base import VectorStore
 from .exact import exact_topk, family_of
-from .integrity import check_index
+from .check_index import check_index
 from .metrics import MetricSet, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
 

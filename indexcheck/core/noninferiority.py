@@ -1,6 +1,6 @@
 """Non-inferiority against a saved baseline: paired per-question outcomes, bootstrap interval.
 
-The rule is documented in :mod:`indexcheck.core.gate`.
+The rule is documented in :mod:`indexcheck.core.ci`.
 """
 
 from __future__ import annotations

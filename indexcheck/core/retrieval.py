@@ -83,7 +83,7 @@ def scale_converters(
 ) -> tuple[bool, Callable[[np.ndarray], np.ndarray] | None, dict[str, Any]]:
     """(higher_is_better, backend->cosine converter or None, scale summary) for a store,
     from ``result`` (a ScaleResult already at hand) or the probed (or cached) transform."""
-    from .scale import scale_for
+    from .probe_scale import scale_for
 
     if result is None:
         result = scale_for(store, probe=probe)

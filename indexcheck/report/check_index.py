@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.integrity import IntegrityResult
+from ..core.check_index import IntegrityResult
 from .plots import cosine_histogram
 
 

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..core.ann import AnnResult
+from ..core.compare_ann import AnnResult
 from .plots import pyplot
 
 

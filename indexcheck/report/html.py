@@ -251,7 +251,7 @@ class _Builder:
                 label="reported (query, id) pairs",
             )
             if r["ok"] and r["transform"]:
-                from ..core.scale import CATALOGUE
+                from ..core.probe_scale import CATALOGUE
 
                 xs = np.linspace(min(p[var] for p in pairs), max(p[var] for p in pairs), 200)
                 ax.plot(

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .. import __version__
-from ..embedders.base import Embedder
-from ..stores.base import VectorStore
+from . import __version__
+from .embedders.base import Embedder
+from .stores.base import VectorStore
 
 
 @dataclass

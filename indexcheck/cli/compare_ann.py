@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..cachedir import cache_root
-from ..core.ann import (
+from ..core.compare_ann import (
     DEFAULT_NOISE,
     AnnResult,
     QuerySet,
@@ -28,7 +28,7 @@ from ..core.ann import (
     with_param,
 )
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
-from ..report.manifest import Run
+from ..manifest import Run
 from ..stores import StoreOptions
 from .options import (
     embedder_option,

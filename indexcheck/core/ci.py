@@ -45,7 +45,7 @@ from ..corpus import Corpus, load_chunks
 from ..embedders.base import Embedder
 from ..errors import InputError
 from ..questions import Question, load_questions
-from ..report.manifest import Run
+from ..manifest import Run
 from ..stores.base import VectorStore
 from .ci_config import (
     ANN_RATES,
@@ -302,7 +302,7 @@ def _run_check_index(
     corpus: Corpus | None,
     timed: _Timed,
 ) -> list[GateRow]:
-    from .integrity import check_index
+    from .check_index import check_index
 
     assert embedder is not None
     size = len(corpus) if corpus is not None else store.info().count
@@ -332,7 +332,7 @@ def _run_check_index(
 def _run_probe_scale(
     config: CiConfig, c: ProbeScaleConfig, store: VectorStore, timed: _Timed
 ) -> tuple[list[GateRow], Any]:
-    from .scale import probe_scale
+    from .probe_scale import probe_scale
 
     res = timed("probe-scale", lambda: probe_scale(store, c.probes, c.k, config.seed))
     row = GateRow("probe-scale", "transform", res.transform, c.expect or "a known formula",
@@ -355,7 +355,7 @@ def _run_compare_ann(
     timed: _Timed,
     say: Callable[[str], None],
 ) -> list[GateRow]:
-    from .ann import compare_ann, sample_queries
+    from .compare_ann import compare_ann, sample_queries
 
     def go() -> Any:
         qs = sample_queries(store, c.queries, config.seed, c.noise, c.cache_dir)
@@ -385,7 +385,7 @@ def _run_diagnose(
     say: Callable[[str], None],
 ) -> tuple[list[GateRow], dict[str, Any]]:
     from .diagnose import diagnose
-    from .scale import scale_for
+    from .probe_scale import scale_for
 
     if scale is None:
         say("resolving the store's score scale")

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..core.scale import (
+from ..core.probe_scale import (
     CATALOGUE,
     MAX_PROBES,
     ScaleResult,

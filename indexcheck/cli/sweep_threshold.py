@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core.retrieval import marked_refusals, scale_converters
-from ..core.threshold import SweepResult, sweep_threshold
+from ..core.sweep_threshold import SweepResult, sweep_threshold
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..questions import load_questions
-from ..report.manifest import Run
+from ..manifest import Run
 from .options import (
     chunks_option,
     embedder_option,

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..cachedir import cache_root
 from ..errors import IncompleteResultError, InputError
-from ..report.manifest import Run
+from ..manifest import Run
 from ..stores.base import StoreInfo, VectorStore
 
 RTOL = 1e-3
