@@ -1,5 +1,66 @@
-"""indexcheck: prove a RAG vector index is right before users pay for it being wrong."""
+"""indexcheck: prove a RAG vector index is right before users pay for it being wrong.
+
+::
+
+    import indexcheck
+    result = indexcheck.check_index("faiss:./index", "chunks.jsonl")  # result.ok, .to_dict()
+
+The public functions load on first use (``import indexcheck`` stays light): see
+:mod:`indexcheck.api` for what each takes and returns.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+_PUBLIC = {
+    "check_index": "indexcheck.api",
+    "probe_scale": "indexcheck.api",
+    "sweep_threshold": "indexcheck.api",
+    "compare_ann": "indexcheck.api",
+    "diagnose": "indexcheck.api",
+    "run_ci": "indexcheck.api",
+    "open_store": "indexcheck.stores",
+    "open_embedder": "indexcheck.embedders",
+    "load_chunks": "indexcheck.corpus",
+    "load_questions": "indexcheck.questions",
+}
+
+if TYPE_CHECKING:
+    from .api import check_index, compare_ann, diagnose, probe_scale, run_ci, sweep_threshold
+    from .corpus import load_chunks
+    from .embedders import open_embedder
+    from .questions import load_questions
+    from .stores import open_store
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'indexcheck' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
+
+
+__all__ = [
+    "__version__",
+    "check_index",
+    "compare_ann",
+    "diagnose",
+    "load_chunks",
+    "load_questions",
+    "open_embedder",
+    "open_store",
+    "probe_scale",
+    "run_ci",
+    "sweep_threshold",
+]

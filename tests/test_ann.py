@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from indexcheck.cli.compare_ann import compare_ann_cmd
 from indexcheck.cli.app import Group
+from indexcheck.cli.compare_ann import compare_ann_cmd
+from indexcheck.cli.sweep_spec import with_param
 from indexcheck.core.compare_ann import (
     QuerySet,
     compare_ann,
@@ -23,7 +24,6 @@ from indexcheck.core.compare_ann import (
     read_questions,
     sample_queries,
     sweep_ann,
-    with_param,
 )
 from indexcheck.errors import DataFileError, InputError, SpecError
 from indexcheck.stores import StoreOptions, open_store
@@ -140,7 +140,15 @@ def test_faiss_hnsw_sweep_of_ef_search_reaches_the_target(faiss_dirs: dict[str, 
     qs = sample_queries(store, 200, seed=2)
     base = compare_ann(store, qs, k=4, fetch=(4, 10))
     assert base.truth is not None
-    sweep = sweep_ann(spec, "efSearch", [4, 16, 128], qs, base.truth, k=4, fetch=(4, 10))
+    sweep = sweep_ann(
+        "efSearch",
+        [4, 16, 128],
+        lambda v: open_store(with_param(spec, "efSearch", v)),
+        qs,
+        base.truth,
+        k=4,
+        fetch=(4, 10),
+    )
     rates = [run["by_fetch"][0]["best_miss_rate"] for run in sweep["runs"]]
     assert rates[0] == base.row(4).best_miss_rate
     assert rates[0] > rates[1] >= rates[2] and rates[2] <= 0.01

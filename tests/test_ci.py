@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
 from indexcheck.cli.ci import ci_cmd
 from indexcheck.core.ci import (
@@ -24,7 +25,6 @@ from indexcheck.core.ci import (
     baseline_outcomes,
     compare_with_baseline,
     decide,
-    run_ci,
 )
 from indexcheck.errors import BackendUnavailableError
 from indexcheck.stores.faiss_store import write_faiss_folder

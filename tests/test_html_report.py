@@ -18,11 +18,12 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
+from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
+from indexcheck.core.check_index import check_index
+from indexcheck.core.ci import CiConfig
 from indexcheck.core.compare_ann import compare_ann, sample_queries
 from indexcheck.core.diagnose import diagnose
-from indexcheck.core.ci import CiConfig, run_ci
-from indexcheck.core.check_index import check_index
 from indexcheck.core.probe_scale import probe_scale
 from indexcheck.core.sweep_threshold import sweep_threshold
 from indexcheck.corpus import load_chunks

@@ -6,7 +6,6 @@ Errors are one line on stderr; ``INDEXCHECK_DEBUG=1`` re-raises for a traceback.
 
 from __future__ import annotations
 
-import os
 import sys
 import tomllib
 from pathlib import Path
@@ -15,7 +14,8 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, IndexcheckError
+from ..errors import EXIT_INPUT
+from .command import one_line_errors
 
 CONFIG_FILE = "indexcheck.toml"
 
@@ -57,27 +57,8 @@ class Group(click.Group):
     """Maps IndexcheckError to its exit code and a one-line message; never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        with one_line_errors(ctx):
             return super().invoke(ctx)
-        except IndexcheckError as exc:
-            if os.environ.get("INDEXCHECK_DEBUG"):
-                raise
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            ctx.exit(EXIT_COULD_NOT_FINISH)
-        except Exception as exc:  # a bug or an SDK error no backend mapped: still one line
-            if os.environ.get("INDEXCHECK_DEBUG"):
-                raise
-            click.echo(
-                f"error: could not finish: {type(exc).__name__}: {exc} "
-                "(set INDEXCHECK_DEBUG=1 for a traceback)",
-                err=True,
-            )
-            ctx.exit(EXIT_COULD_NOT_FINISH)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,9 +78,9 @@ def cli(ctx: click.Context, config: Path | None) -> None:
 
 
 def _register() -> None:
-    from .compare_ann import compare_ann_cmd
     from .check_index import check_index_cmd
     from .ci import ci_cmd
+    from .compare_ann import compare_ann_cmd
     from .diagnose import diagnose_cmd
     from .embed import embed_cmd
     from .model import model_group

@@ -10,24 +10,22 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core.check_index import IntegrityResult, check_index
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK
-from ..manifest import Run
+from .command import Command
+from .finish import finish
 from .options import (
     chunks_option,
     embedder_option,
-    human_console,
     output_options,
     progress,
     seed_option,
     store_option,
-    write_json,
 )
-from .session import open_corpus, open_embedder_cached, open_store_from_cli
+from .session import open_corpus, session
 
 SHOWN_ROWS = 20
 
 
-@click.command("check-index")
+@click.command("check-index", cls=Command)
 @store_option
 @embedder_option
 @chunks_option
@@ -49,7 +47,9 @@ SHOWN_ROWS = 20
     help="Neighbours searched first when diagnosing a shifted chunk.",
 )
 @output_options
+@click.pass_context
 def check_index_cmd(
+    ctx: click.Context,
     store_spec: str,
     trust_pickle: bool,
     embedder_spec: str,
@@ -66,10 +66,10 @@ def check_index_cmd(
     report_dir: Path | None,
 ) -> None:
     """Re-embed chunks and compare them with their stored vectors; diagnose what differs."""
-    run = Run("check-index")
     corpus = open_corpus(chunks_path, id_column, text_column)
-    store = open_store_from_cli(store_spec, trust_pickle)
-    embedder = open_embedder_cached(embedder_spec, cache_path)
+    opened = session(ctx, "check-index")
+    store = opened.open_store(store_spec, trust_pickle)
+    embedder = opened.open_embedder(embedder_spec, cache_path)
     with progress() as say:
         result = check_index(
             store,
@@ -81,18 +81,18 @@ def check_index_cmd(
             window=window,
             progress=say,
         )
-    result.manifest = run.manifest(
-        store, embedder, seed=seed, chunks=str(chunks_path) if chunks_path else None
-    )
-    store.close()
-    payload = result.to_dict()
-    if report_dir is not None:
-        from ..report.check_index import write_report
+    from ..report.check_index import write_report
 
-        payload["report"] = [str(p) for p in write_report(result, report_dir)]
-    write_json(json_path, payload)
-    render(result, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        render=render,
+        report=write_report,
+        manifest={"seed": seed, "chunks": str(chunks_path) if chunks_path else None},
+    )
+    ctx.exit(code)
 
 
 def _fmt(x: float | None) -> str:

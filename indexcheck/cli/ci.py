@@ -17,14 +17,17 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core.ci import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, DataFileError
-from .options import human_console, output_options, progress, write_json
+from ..errors import DataFileError
+from .command import Command
+from .finish import finish
+from .options import check_file_output, output_options, progress
+from .session import session
 
 STYLE = {PASS: "bold green", BLOCK: "bold red", INSUFFICIENT: "bold yellow"}
 REGRESSIONS_SHOWN = 10
 
 
-@click.command("ci")
+@click.command("ci", cls=Command)
 @click.option(
     "--config",
     "ci_config",
@@ -45,6 +48,7 @@ REGRESSIONS_SHOWN = 10
     "junit_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_file_output("--junit"),
     help="Write a JUnit XML file: one testcase per gate.",
 )
 @output_options
@@ -70,20 +74,32 @@ def ci_cmd(
     config = CiConfig.from_toml(path)
     baseline_path = baseline_path or config.baseline_path
     baseline = load_baseline(baseline_path) if baseline_path is not None else None
+    opened = session(ctx, "ci")
+    store = opened.open_store(config.store, config.trust_pickle)
+    embedder = None
+    if config.check_index or config.diagnose:
+        embedder = opened.open_embedder(config.embedder, config.cache)
     with progress() as say:
-        result = run_ci(config, baseline, say)
-    payload = result.to_dict()
-    if report_dir is not None:
-        from ..report.html import write_report
-
-        files = write_report([payload], report_dir, title="indexcheck ci")
-        payload["report"] = [str(p) for p in files]
-    write_json(json_path, payload)
+        result = run_ci(config, baseline, say, store=store, embedder=embedder)
     if junit_path is not None:
         junit_path.parent.mkdir(parents=True, exist_ok=True)
         junit_path.write_bytes(junit_xml(result))
-    render(result, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+    ctx.exit(
+        finish(
+            ctx,
+            result,
+            json_path=json_path,
+            report_dir=report_dir,
+            render=render,
+            report=_report,
+        )
+    )
+
+
+def _report(result: CiResult, folder: Path) -> list[Path]:
+    from ..report.html import write_report
+
+    return write_report([result.to_dict()], folder, title="indexcheck ci")
 
 
 def _value(x: Any) -> str:

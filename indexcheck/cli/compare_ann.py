@@ -22,24 +22,22 @@ from ..core.compare_ann import (
     embed_questions,
     fetch_depths,
     load_query_vectors,
-    parse_sweep,
     sample_queries,
     sweep_ann,
-    with_param,
 )
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
-from ..manifest import Run
-from ..stores import StoreOptions
+from ..errors import InputError
+from ..stores import StoreOptions, open_store
+from .command import Command
+from .finish import finish
 from .options import (
     embedder_option,
-    human_console,
     output_options,
     progress,
     seed_option,
     store_option,
-    write_json,
 )
-from .session import open_embedder_cached, open_store_from_cli
+from .session import session
+from .sweep_spec import parse_sweep, with_param
 
 DEFAULT_QUERIES = 500
 WORST_SHOWN = 5
@@ -61,7 +59,7 @@ def _depths(text: str | None) -> list[int] | None:
         ) from None
 
 
-@click.command("compare-ann")
+@click.command("compare-ann", cls=Command)
 @store_option
 @click.option(
     "--queries",
@@ -136,7 +134,9 @@ def _depths(text: str | None) -> list[int] | None:
 @click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
 @seed_option
 @output_options
+@click.pass_context
 def compare_ann_cmd(
+    ctx: click.Context,
     store_spec: str,
     trust_pickle: bool,
     n_queries: int | None,
@@ -174,53 +174,47 @@ def compare_ann_cmd(
         with_param(store_spec, sweep[0], sweep[1][0])  # refuse a parameter early
     cache_dir = None if no_vector_cache else (vector_cache or default_vector_cache())
 
-    run = Run("compare-ann")
-    store = open_store_from_cli(store_spec, trust_pickle)
-    embedder = None
-    try:
-        with progress() as say:
-            if questions_path is not None:
-                embedder = open_embedder_cached(embedder_spec, cache_path)
-                queries: QuerySet = embed_questions(questions_path, embedder)
-            elif query_vectors_path is not None:
-                queries = load_query_vectors(query_vectors_path)
-            else:
-                say("sampling queries from the store")
-                queries = sample_queries(
-                    store, n_queries or DEFAULT_QUERIES, seed, noise, cache_dir
-                )
-            result = compare_ann(store, queries, k, depths, target, seed, cache_dir, say)
-            if sweep is not None:
-                assert result.truth is not None
-                result.sweep = sweep_ann(
-                    store_spec,
-                    sweep[0],
-                    sweep[1],
-                    queries,
-                    result.truth,
-                    options=StoreOptions(trust_pickle=trust_pickle),
-                    k=k,
-                    fetch=depths,
-                    target=target,
-                    seed=seed,
-                    progress=say,
-                )
-        result.manifest = run.manifest(
-            store,
-            embedder,
-            seed=seed,
-            queries={"source": queries.source, "count": len(queries.labels), **queries.details},
-        )
-    finally:
-        store.close()
-    payload = result.to_dict()
-    if report_dir is not None:
-        from ..report.compare_ann import write_report
+    opened = session(ctx, "compare-ann")
+    store = opened.open_store(store_spec, trust_pickle)
+    with progress() as say:
+        if questions_path is not None:
+            embedder = opened.open_embedder(embedder_spec, cache_path)
+            queries: QuerySet = embed_questions(questions_path, embedder)
+        elif query_vectors_path is not None:
+            queries = load_query_vectors(query_vectors_path)
+        else:
+            say("sampling queries from the store")
+            queries = sample_queries(store, n_queries or DEFAULT_QUERIES, seed, noise, cache_dir)
+        result = compare_ann(store, queries, k, depths, target, seed, cache_dir, say)
+        if sweep is not None:
+            assert result.truth is not None
+            key, values = sweep
+            options = StoreOptions(trust_pickle=trust_pickle)
+            result.sweep = sweep_ann(
+                key,
+                values,
+                lambda v: open_store(with_param(store_spec, key, v), options),
+                queries,
+                result.truth,
+                k=k,
+                fetch=depths,
+                target=target,
+                seed=seed,
+                progress=say,
+            )
+    from ..report.compare_ann import write_report
 
-        payload["report"] = [str(p) for p in write_report(result, report_dir)]
-    write_json(json_path, payload)
-    render(result, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+    source = {"source": queries.source, "count": len(queries.labels), **queries.details}
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        render=render,
+        report=write_report,
+        manifest={"seed": seed, "queries": source},
+    )
+    ctx.exit(code)
 
 
 def _pct(x: float | None) -> str:

@@ -11,25 +11,23 @@ from rich.table import Table
 
 from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult, diagnose
 from ..core.retrieval import marked_refusals, scale_converters
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..questions import load_questions
-from ..manifest import Run
+from .command import Command
+from .finish import finish
 from .options import (
     chunks_option,
     embedder_option,
-    human_console,
     output_options,
     progress,
     questions_option,
     retrieval_options,
     seed_option,
     store_option,
-    write_json,
 )
-from .session import open_corpus, open_embedder_cached, open_store_from_cli
+from .session import open_corpus, session
 
 
-@click.command("diagnose")
+@click.command("diagnose", cls=Command)
 @store_option
 @embedder_option
 @questions_option
@@ -57,7 +55,9 @@ from .session import open_corpus, open_embedder_cached, open_store_from_cli
 )
 @seed_option
 @output_options
+@click.pass_context
 def diagnose_cmd(
+    ctx: click.Context,
     store_spec: str,
     trust_pickle: bool,
     embedder_spec: str,
@@ -77,11 +77,11 @@ def diagnose_cmd(
     report_dir: Path | None,
 ) -> None:
     """Trace each question's expected chunk through every stage; label the first that lost it."""
-    run = Run("diagnose")
     questions = load_questions(questions_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
-    store = open_store_from_cli(store_spec, trust_pickle)
-    embedder = open_embedder_cached(embedder_spec, cache_path)
+    opened = session(ctx, "diagnose")
+    store = opened.open_store(store_spec, trust_pickle)
+    embedder = opened.open_embedder(embedder_spec, cache_path)
     with progress() as say:
         say("resolving the store's score scale")
         hib, to_cos, scale = scale_converters(store)
@@ -106,18 +106,18 @@ def diagnose_cmd(
             seed=seed,
             progress=say,
         )
-    result.manifest = run.manifest(
-        store, embedder, seed=seed, scale=scale, questions=str(questions_path)
-    )
-    store.close()
-    payload = result.to_dict()
-    if report_dir is not None:
-        from ..report.diagnose import write_report
+    from ..report.diagnose import write_report
 
-        payload["report"] = [str(p) for p in write_report(result, report_dir)]
-    write_json(json_path, payload)
-    render(result, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        render=render,
+        report=write_report,
+        manifest={"seed": seed, "scale": scale, "questions": str(questions_path)},
+    )
+    ctx.exit(code)
 
 
 def _metric(m: object) -> str:

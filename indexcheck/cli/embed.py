@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
+from rich.console import Console
 
 from ..corpus import load_chunks
 from ..errors import InputError
-from ..manifest import Run
 from ..stores.faiss_store import write_faiss_folder
 from ..stores.parquet import write_vectors_file
-from .options import embedder_option, progress, write_json
-from .session import open_embedder_cached
+from ..textsafe import escape_rich
+from .command import Command
+from .finish import finish
+from .options import check_file_output, embedder_option, json_option, progress
+from .session import session
 
 
-@click.command("embed")
+@click.command("embed", cls=Command)
 @click.option(
     "--chunks",
     "chunks_path",
@@ -31,6 +36,7 @@ from .session import open_embedder_cached
     "out_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_file_output("--out"),
     help="New vectors file (.parquet or .jsonl) with id, vector, text.",
 )
 @click.option(
@@ -40,14 +46,10 @@ from .session import open_embedder_cached
     default=None,
     help="New FAISS folder (index.faiss + ids.json), inner product.",
 )
-@click.option(
-    "--json",
-    "json_path",
-    default=None,
-    metavar="PATH",
-    help="Write the manifest (cost, model, counts) as JSON.",
-)
+@json_option
+@click.pass_context
 def embed_cmd(
+    ctx: click.Context,
     chunks_path: Path,
     id_column: str,
     text_column: str,
@@ -60,9 +62,8 @@ def embed_cmd(
     """Embed every chunk by content hash (each distinct text once) into a NEW index file."""
     if out_path is None and faiss_dir is None:
         raise InputError("embed needs somewhere to write: pass --out FILE and/or --faiss DIR")
-    run = Run("embed")
     corpus = load_chunks(chunks_path, id_column, text_column)
-    embedder = open_embedder_cached(embedder_spec, cache_path)
+    embedder = session(ctx, "embed").open_embedder(embedder_spec, cache_path)
     with progress() as say:
         say(f"embedding {len(corpus)} chunks with {embedder.model_id}")
         vectors = embedder.embed(corpus.texts)
@@ -70,13 +71,32 @@ def embed_cmd(
         write_vectors_file(out_path, corpus.ids, vectors, corpus.texts)
     if faiss_dir is not None:
         write_faiss_folder(faiss_dir, corpus.ids, vectors, corpus.texts)
-    manifest = run.manifest(
-        embedder=embedder, chunks=len(corpus), distinct_texts=len(set(corpus.hashes))
-    )
-    write_json(json_path, {"manifest": manifest})
-    s = embedder.stats
-    click.echo(
-        f"embedded {len(corpus)} chunks ({len(set(corpus.hashes))} distinct texts) with "
-        f"{embedder.model_id} in {s.requests} requests, {s.tokens} tokens -> "
-        + ", ".join(str(p) for p in (out_path, faiss_dir) if p is not None)
+    written = [p for p in (out_path, faiss_dir) if p is not None]
+    result = Embedded(len(corpus), len(set(corpus.hashes)), written)
+    manifest = {"chunks": result.chunks, "distinct_texts": result.distinct_texts}
+    ctx.exit(finish(ctx, result, json_path=json_path, render=_render, manifest=manifest))
+
+
+@dataclass
+class Embedded:
+    """What embed wrote; its JSON is the manifest alone."""
+
+    chunks: int
+    distinct_texts: int
+    written: list[Path]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    ok: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"manifest": self.manifest}
+
+
+def _render(result: Embedded, console: Console) -> None:
+    s = result.manifest.get("embedding", {})
+    embedder = result.manifest.get("embedder", {})
+    console.print(
+        f"embedded {result.chunks} chunks ({result.distinct_texts} distinct texts) with "
+        f"{escape_rich(embedder.get('model_id'))} in {s.get('requests', 0)} requests, "
+        f"{s.get('tokens', 0)} tokens -> " + ", ".join(escape_rich(p) for p in result.written),
+        soft_wrap=True,
     )

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
+from ..errors import InputError
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 err_console = Console(stderr=True, highlight=False)
@@ -106,22 +108,81 @@ def retrieval_options(f: F) -> F:
     )(f)
 
 
-def output_options(f: F) -> F:
-    f = click.option(
-        "--report",
-        "report_dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Folder for a Markdown report and PNG plots.",
-    )(f)
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path.cwd()
+
+
+def check_json_path(ctx: click.Context | None, param: object, value: str | None) -> str | None:
+    """``--json PATH``: a file we can create or overwrite, or '-'; checked before any work."""
+    if value is None or value == "-":
+        return value
+    path = Path(value)
+    if path.is_dir():
+        raise InputError(
+            f"--json {value} is a folder; pass a file path such as {path / 'result.json'}"
+        )
+    base = _nearest_existing(path.parent)
+    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+        raise InputError(f"--json {value} cannot be written ({base} is not a writable folder)")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(f"--json {value} is not writable; pass another path")
+    return value
+
+
+def check_report_dir(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
+    """``--report DIR``: a folder we can create or write into; checked before any work."""
+    if value is None:
+        return value
+    if value.exists() and not value.is_dir():
+        raise InputError(f"--report {value} is a file; pass a folder path")
+    base = _nearest_existing(value)
+    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+        raise InputError(f"--report {value} cannot be written ({base} is not a writable folder)")
+    return value
+
+
+def check_file_output(option: str) -> Callable[[click.Context, object, Path | None], Path | None]:
+    """A callback checking that an output file (``--junit``, ``--out``) can be written."""
+
+    def check(ctx: click.Context, param: object, value: Path | None) -> Path | None:
+        if value is None:
+            return value
+        if value.is_dir():
+            raise InputError(f"{option} {value} is a folder; pass a file path")
+        base = _nearest_existing(value.parent)
+        if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+            raise InputError(f"{option} {value} cannot be written ({base} is not writable)")
+        return value
+
+    return check
+
+
+def json_option(f: F) -> F:
     return click.option(
         "--json",
         "json_path",
         type=str,
         default=None,
         metavar="PATH",
+        callback=check_json_path,
         help="Write the full result as JSON ('-' for stdout).",
     )(f)
+
+
+def output_options(f: F) -> F:
+    """``--json PATH`` and ``--report DIR``, both checked writable before any work."""
+    f = click.option(
+        "--report",
+        "report_dir",
+        type=click.Path(path_type=Path),
+        default=None,
+        callback=check_report_dir,
+        help="Folder for a Markdown report and PNG plots.",
+    )(f)
+    return json_option(f)
 
 
 def seed_option(f: F) -> F:

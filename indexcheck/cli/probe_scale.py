@@ -3,9 +3,7 @@ scores follow, and what a threshold means on another scale."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -24,35 +22,14 @@ from ..core.probe_scale import (
     transform_of,
     write_cache,
 )
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, IndexcheckError, InputError
-from .options import human_console, progress, seed_option, store_option, write_json
-from .session import open_store_from_cli
+from ..errors import InputError
+from .command import Command
+from .finish import finish
+from .options import json_option, progress, seed_option, store_option
+from .session import session
 
 
-@contextmanager
-def _one_line_errors() -> Iterator[None]:
-    """The group's error mapping, here too, so each command also stands alone."""
-    try:
-        yield
-    except IndexcheckError as exc:
-        if os.environ.get("INDEXCHECK_DEBUG"):
-            raise
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(exc.exit_code) from None
-
-
-def _json_option(f: Any) -> Any:
-    return click.option(
-        "--json",
-        "json_path",
-        type=str,
-        default=None,
-        metavar="PATH",
-        help="Write the full result as JSON ('-' for stdout).",
-    )(f)
-
-
-@click.command("probe-scale")
+@click.command("probe-scale", cls=Command)
 @store_option
 @click.option(
     "--probes",
@@ -66,8 +43,10 @@ def _json_option(f: Any) -> Any:
 )
 @seed_option
 @click.option("--no-cache", is_flag=True, help="Do not record the result for later commands.")
-@_json_option
+@json_option
+@click.pass_context
 def probe_scale_cmd(
+    ctx: click.Context,
     store_spec: str,
     trust_pickle: bool,
     probes: int,
@@ -82,21 +61,24 @@ def probe_scale_cmd(
     The result is kept per index fingerprint (in $INDEXCHECK_CACHE_DIR/scale, default
     ~/.cache/indexcheck/scale) for later commands and convert-threshold --store.
     """
-    with _one_line_errors():
-        store = open_store_from_cli(store_spec, trust_pickle)
-        try:
-            with progress() as say:
-                say(f"probing {store.spec} with {probes} queries")
-                result = probe_scale(store, probes=probes, k=k, seed=seed)
-                if not no_cache:
-                    path = cache_path(store)
-                    write_cache(result, path)
-                    result.manifest["cache"] = str(path)
-        finally:
-            store.close()
-    write_json(json_path, result.to_dict())
-    render(result, store.spec, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+    store = session(ctx, "probe-scale").open_store(store_spec, trust_pickle)
+    extra = {}
+    with progress() as say:
+        say(f"probing {store.spec} with {probes} queries")
+        result = probe_scale(store, probes=probes, k=k, seed=seed)
+        if not no_cache:
+            path = cache_path(store)
+            write_cache(result, path)
+            extra["cache"] = str(path)
+    spec = store.spec
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        render=lambda r, console: render(r, spec, console),
+        manifest=extra,
+    )
+    ctx.exit(code)
 
 
 def _g(x: float | None) -> str:
@@ -145,7 +127,7 @@ def render(result: ScaleResult, spec: str, console: Console) -> None:
         say(f"  measured through {result.search}: {result.message}")
 
 
-@click.command("convert-threshold", context_settings={"ignore_unknown_options": True})
+@click.command("convert-threshold", cls=Command, context_settings={"ignore_unknown_options": True})
 @click.argument("value", type=float)
 @click.option(
     "--from", "from_formula", metavar="FORMULA", help="Scale of VALUE, e.g. '(1+cos)/2', 'l2^2'."
@@ -166,8 +148,10 @@ def render(result: ScaleResult, spec: str, console: Console) -> None:
     is_flag=True,
     help="Vectors are not unit-norm (then only conversions within cos, dot or l2 exist).",
 )
-@_json_option
+@json_option
+@click.pass_context
 def convert_threshold_cmd(
+    ctx: click.Context,
     value: float,
     from_formula: str | None,
     to_formula: str,
@@ -181,44 +165,57 @@ def convert_threshold_cmd(
     Formulas: cos, 1-cos, (1+cos)/2, 2-2cos, 1/(2-cos), dot, -dot, 1-dot, (1+dot)/2, l2,
     l2^2, 1/(1+l2^2), 1/(1+l2). Values outside the source scale's range are refused (exit 2).
     """
-    with _one_line_errors():
-        normalized = not raw_vectors
-        source = "given"
-        if store_spec is not None:
-            if from_formula is not None:
-                raise InputError("pass --from or --store, not both")
-            store = open_store_from_cli(store_spec, trust_pickle)
-            try:
-                scale = scale_for(store)
-            finally:
-                store.close()
-            if not scale.ok or scale.transform is None:
-                raise InputError(
-                    f"the score scale of {store.spec} is unknown ({scale.message}); pass --from"
-                )
-            from_formula, normalized, source = scale.transform, bool(scale.normalized), scale.source
-        if from_formula is None:
-            raise InputError("pass --from FORMULA (the scale of VALUE) or --store SPEC")
-        src, dst = transform_of(from_formula), transform_of(to_formula)
-        out = convert_threshold(value, src.formula, dst.formula, normalized=normalized)
-    payload = {
-        "value": value,
-        "from": src.formula,
-        "to": dst.formula,
-        "result": out,
-        "normalized": normalized,
-        "from_higher_is_better": src.higher_is_better,
-        "to_higher_is_better": dst.higher_is_better,
-        "scale_source": source,
-    }
-    write_json(json_path, payload)
+    normalized = not raw_vectors
+    source = "given"
+    if store_spec is not None:
+        if from_formula is not None:
+            raise InputError("pass --from or --store, not both")
+        store = session(ctx, "convert-threshold").open_store(store_spec, trust_pickle)
+        scale = scale_for(store)
+        if not scale.ok or scale.transform is None:
+            raise InputError(
+                f"the score scale of {store.spec} is unknown ({scale.message}); pass --from"
+            )
+        from_formula, normalized, source = scale.transform, bool(scale.normalized), scale.source
+    if from_formula is None:
+        raise InputError("pass --from FORMULA (the scale of VALUE) or --store SPEC")
+    src, dst = transform_of(from_formula), transform_of(to_formula)
+    out = convert_threshold(value, src.formula, dst.formula, normalized=normalized)
+    result = Converted(
+        {
+            "value": value,
+            "from": src.formula,
+            "to": dst.formula,
+            "result": out,
+            "normalized": normalized,
+            "from_higher_is_better": src.higher_is_better,
+            "to_higher_is_better": dst.higher_is_better,
+            "scale_source": source,
+        }
+    )
+    ctx.exit(finish(ctx, result, json_path=json_path, render=_render_converted))
+
+
+@dataclass
+class Converted:
+    """convert-threshold's answer; its JSON is exactly ``payload`` (no manifest)."""
+
+    payload: dict[str, Any]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    ok: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.payload)
+
+
+def _render_converted(result: Converted, console: Console) -> None:
+    p = result.payload
 
     def keep(t_hib: bool, x: float) -> str:
         return f"keep scores {'>=' if t_hib else '<='} {x:.6g}"
 
-    human_console(json_path).print(
-        f"{value:.6g} on {src.formula} ({keep(src.higher_is_better, value)}) = "
-        f"{out:.6g} on {dst.formula} ({keep(dst.higher_is_better, out)})",
+    console.print(
+        f"{p['value']:.6g} on {p['from']} ({keep(p['from_higher_is_better'], p['value'])}) = "
+        f"{p['result']:.6g} on {p['to']} ({keep(p['to_higher_is_better'], p['result'])})",
         soft_wrap=True,
     )
-    raise SystemExit(EXIT_OK)

@@ -1,18 +1,85 @@
-"""Opening the inputs a command names: store, embedder (with its hash cache), chunks."""
+"""What a command opens (store, embedder with its hash cache, chunks), closed with its context.
+
+Every store and embedder a command opens is registered here and closed through
+``ctx.call_on_close``, so they close when the command ends, also when it raises.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import click
 
 from ..corpus import Corpus, load_chunks
 from ..embedders import open_embedder
 from ..embedders.base import Embedder
 from ..embedders.cache import CachedEmbedder, EmbeddingCache
+from ..manifest import Run
 from ..stores import StoreOptions, VectorStore, open_store
 
+_KEY = "indexcheck.session"
 
-def open_store_from_cli(spec: str, trust_pickle: bool = False) -> VectorStore:
-    return open_store(spec, StoreOptions(trust_pickle=trust_pickle))
+
+class Session:
+    """One command's run timer and the stores and embedders it opened."""
+
+    def __init__(self, command: str) -> None:
+        self.run = Run(command)
+        self.stores: list[VectorStore] = []
+        self.embedders: list[Embedder] = []
+
+    def open_store(self, spec: str, trust_pickle: bool = False) -> VectorStore:
+        store = open_store(spec, StoreOptions(trust_pickle=trust_pickle))
+        self.stores.append(store)
+        return store
+
+    def open_embedder(self, spec: str | None, cache_path: Path | None) -> Embedder:
+        """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
+        embedder = open_embedder_cached(spec, cache_path)
+        self.embedders.append(embedder)
+        return embedder
+
+    def manifest(self, **extra: Any) -> dict[str, Any]:
+        """The run's manifest for the first store and embedder opened (see manifest.Run)."""
+        store = self.stores[0] if self.stores else None
+        embedder = self.embedders[0] if self.embedders else None
+        return self.run.manifest(store, embedder, **extra)
+
+    def close(self) -> None:
+        """Close everything opened, newest first; one failing close does not skip the rest."""
+        errors: list[BaseException] = []
+        for store in reversed(self.stores):
+            try:
+                store.close()
+            except Exception as exc:  # a failing close must not hide the others
+                errors.append(exc)
+        for embedder in reversed(self.embedders):
+            cache = getattr(embedder, "cache", None)
+            try:
+                if cache is not None:
+                    cache.close()
+            except Exception as exc:
+                errors.append(exc)
+        self.stores.clear()
+        self.embedders.clear()
+        if errors:
+            raise errors[0]
+
+
+def session(ctx: click.Context, command: str | None = None) -> Session:
+    """The command's session, created on first use and closed when ``ctx`` closes."""
+    found: Session | None = ctx.meta.get(_KEY)
+    if found is None:
+        found = Session(command or (ctx.info_name or "indexcheck"))
+        ctx.meta[_KEY] = found
+        ctx.call_on_close(found.close)
+    return found
+
+
+def current_session(ctx: click.Context) -> Session | None:
+    found: Session | None = ctx.meta.get(_KEY)
+    return found
 
 
 def open_embedder_cached(spec: str | None, cache_path: Path | None) -> Embedder:

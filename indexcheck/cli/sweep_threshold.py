@@ -10,24 +10,22 @@ from rich.table import Table
 
 from ..core.retrieval import marked_refusals, scale_converters
 from ..core.sweep_threshold import SweepResult, sweep_threshold
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..questions import load_questions
-from ..manifest import Run
+from .command import Command
+from .finish import finish
 from .options import (
     chunks_option,
     embedder_option,
-    human_console,
     output_options,
     progress,
     questions_option,
     retrieval_options,
     store_option,
-    write_json,
 )
-from .session import open_corpus, open_embedder_cached, open_store_from_cli
+from .session import open_corpus, session
 
 
-@click.command("sweep-threshold")
+@click.command("sweep-threshold", cls=Command)
 @store_option
 @embedder_option
 @questions_option
@@ -49,7 +47,9 @@ from .session import open_corpus, open_embedder_cached, open_store_from_cli
 )
 @chunks_option
 @output_options
+@click.pass_context
 def sweep_threshold_cmd(
+    ctx: click.Context,
     store_spec: str,
     trust_pickle: bool,
     embedder_spec: str,
@@ -70,12 +70,12 @@ def sweep_threshold_cmd(
 
     Chunks (optional) may mark refusal chunks with a truthy 'refusal' column.
     """
-    run = Run("sweep-threshold")
     questions = load_questions(questions_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
     marked = marked_refusals(corpus)
-    store = open_store_from_cli(store_spec, trust_pickle)
-    embedder = open_embedder_cached(embedder_spec, cache_path)
+    opened = session(ctx, "sweep-threshold")
+    store = opened.open_store(store_spec, trust_pickle)
+    embedder = opened.open_embedder(embedder_spec, cache_path)
     with progress() as say:
         say("resolving the store's score scale")
         hib, to_cos, scale = scale_converters(store)
@@ -94,15 +94,26 @@ def sweep_threshold_cmd(
             refusal_pattern=refusal_pattern,
             refusal_marked=marked,
         )
-    result.manifest = run.manifest(store, embedder, questions=str(questions_path))
-    store.close()
-    if report_dir is not None:
-        from ..report.plots import threshold_plots
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        render=render,
+        report=_plots,
+        report_key=None,
+        manifest={"questions": str(questions_path)},
+    )
+    ctx.exit(code)
 
-        result.plots = [str(p) for p in threshold_plots(result.to_dict(), report_dir)]
-    write_json(json_path, result.to_dict())
-    render(result, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+def _plots(result: SweepResult, folder: Path) -> list[Path]:
+    """The score plots; their paths go into the result's ``plots`` key."""
+    from ..report.plots import threshold_plots
+
+    files = threshold_plots(result.to_dict(), folder)
+    result.plots = [str(p) for p in files]
+    return files
 
 
 def _s(score: dict[str, float | None] | None) -> str:

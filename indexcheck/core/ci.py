@@ -37,15 +37,15 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from ..corpus import Corpus, load_chunks
 from ..embedders.base import Embedder
 from ..errors import InputError
-from ..questions import Question, load_questions
 from ..manifest import Run
+from ..questions import Question, load_questions
 from ..stores.base import VectorStore
 from .ci_config import (
     ANN_RATES,
@@ -165,13 +165,15 @@ def run_ci(
     baseline: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
     *,
-    store: VectorStore | None = None,
+    store: VectorStore,
     embedder: Embedder | None = None,
 ) -> CiResult:
-    """Run every configured check, gate it, and compare with ``baseline`` (a parsed ci or
-    diagnose JSON result). ``store``/``embedder`` replace the configured specs (tests,
-    library use). Raises InputError/DataFileError for bad input, BackendError when a
-    backend fails; never returns a PASS for what it did not measure."""
+    """Run every configured check on ``store`` (opened by the caller from ``config.store``),
+    gate it, and compare with ``baseline`` (a parsed ci or diagnose JSON result).
+    ``embedder`` is needed when ``[ci.check-index]`` or ``[ci.diagnose]`` is configured.
+    Raises InputError/DataFileError for bad input, BackendError when a backend fails;
+    never returns a PASS for what it did not measure. Closes nothing: the caller opened
+    the store and embedder and closes them."""
     say = progress or _quiet
     run = Run("ci")
     base_outcomes = None
@@ -191,104 +193,83 @@ def run_ci(
     if config.chunks is not None and (config.check_index or config.diagnose):
         corpus = load_chunks(config.chunks, config.id_column, config.text_column)
     questions = load_questions(config.diagnose.questions) if config.diagnose else None
-    own_store, own_embedder = store is None, embedder is None
-    if store is None:
-        from ..stores import StoreOptions, open_store
-
-        store = open_store(config.store, StoreOptions(trust_pickle=config.trust_pickle))
-    try:
-        if embedder is None and (config.check_index or config.diagnose):
-            embedder = _open_embedder(config)
-        fingerprint = store.fingerprint()
-        gates: list[GateRow] = []
-        results: dict[str, dict[str, Any]] = {}
-        scale = None
-
-        def timed(name: str, fn: Callable[[], Any]) -> Any:
-            sub = Run(name)
-            before = _embed_snapshot(embedder)
-            say(f"{name}: running")
-            res = fn()
-            manifest = getattr(res, "manifest", None) or sub.manifest(
-                store, embedder, seed=config.seed, fingerprint=fingerprint
-            )
-            if embedder is not None:
-                manifest["embedding"] = _delta(before, _embed_snapshot(embedder))
-            res.manifest = manifest
-            results[name] = res.to_dict()
-            return res
-
-        if config.check_index is not None:
-            gates += _run_check_index(config, config.check_index, store, embedder, corpus, timed)
-        if config.probe_scale is not None:
-            rows, scale = _run_probe_scale(config, config.probe_scale, store, timed)
-            gates += rows
-        if config.compare_ann is not None:
-            gates += _run_compare_ann(config, config.compare_ann, store, timed, say)
-        per_question = None
-        base_section = None
-        if config.diagnose is not None and questions is not None:
-            assert embedder is not None
-            rows, per_question = _run_diagnose(
-                config, config.diagnose, store, embedder, questions, corpus, scale, timed, say
-            )
-            gates += rows
-            if base_outcomes is not None:
-                say("comparing with the baseline")
-                base_section = compare_with_baseline(
-                    per_question,
-                    base_outcomes,
-                    config.margins,
-                    config.min_questions,
-                    config.seed,
-                )
-                base_section["path"] = str(baseline.get("_path", "")) if baseline else ""
-        checks = {
-            name: worst([g.verdict for g in gates if g.check == name])
-            for name in CHECKS
-            if name in results
-        }
-        if base_section is not None:
-            checks["baseline"] = worst([r["verdict"] for r in base_section["rows"]])
-        verdict = worst(list(checks.values()))
-        result = CiResult(
-            verdict=verdict,
-            checks=checks,
-            gates=gates,
-            baseline=base_section,
-            per_question=per_question,
-            results=results,
-            config=config.to_dict(),
+    if embedder is None and (config.check_index or config.diagnose):
+        raise InputError(
+            "[ci.check-index] and [ci.diagnose] re-embed text: pass an embedder "
+            "(open it from ci.embedder)"
         )
-        result.summary = _summary(result)
-        result.manifest = run.manifest(
-            store,
-            embedder,
-            seed=config.seed,
-            fingerprint=fingerprint,
-            config=config.source,
-            baseline=base_section["path"] if base_section else None,
-            seconds_by_check={
-                n: r.get("manifest", {}).get("wall_seconds") for n, r in results.items()
-            },
+    fingerprint = store.fingerprint()
+    gates: list[GateRow] = []
+    results: dict[str, dict[str, Any]] = {}
+    scale = None
+
+    def timed(name: str, fn: Callable[[], Any]) -> Any:
+        sub = Run(name)
+        before = _embed_snapshot(embedder)
+        say(f"{name}: running")
+        res = fn()
+        manifest = getattr(res, "manifest", None) or sub.manifest(
+            store, embedder, seed=config.seed, fingerprint=fingerprint
         )
-        return result
-    finally:
-        if own_store:
-            store.close()
-        cache = getattr(embedder, "cache", None) if own_embedder else None
-        if cache is not None:
-            cache.close()
+        if embedder is not None:
+            manifest["embedding"] = _delta(before, _embed_snapshot(embedder))
+        res.manifest = manifest
+        results[name] = res.to_dict()
+        return res
 
-
-def _open_embedder(config: CiConfig) -> Embedder:
-    from ..embedders import open_embedder
-    from ..embedders.cache import CachedEmbedder, EmbeddingCache
-
-    inner = open_embedder(config.embedder)
-    cache = EmbeddingCache(config.cache) if config.cache is not None else None
-    # CachedEmbedder exposes the inner embedder's stats read-only; it embeds the same way
-    return cast(Embedder, CachedEmbedder(inner, cache))
+    if config.check_index is not None:
+        gates += _run_check_index(config, config.check_index, store, embedder, corpus, timed)
+    if config.probe_scale is not None:
+        rows, scale = _run_probe_scale(config, config.probe_scale, store, timed)
+        gates += rows
+    if config.compare_ann is not None:
+        gates += _run_compare_ann(config, config.compare_ann, store, timed, say)
+    per_question = None
+    base_section = None
+    if config.diagnose is not None and questions is not None:
+        assert embedder is not None
+        rows, per_question = _run_diagnose(
+            config, config.diagnose, store, embedder, questions, corpus, scale, timed, say
+        )
+        gates += rows
+        if base_outcomes is not None:
+            say("comparing with the baseline")
+            base_section = compare_with_baseline(
+                per_question,
+                base_outcomes,
+                config.margins,
+                config.min_questions,
+                config.seed,
+            )
+            base_section["path"] = str(baseline.get("_path", "")) if baseline else ""
+    checks = {
+        name: worst([g.verdict for g in gates if g.check == name])
+        for name in CHECKS
+        if name in results
+    }
+    if base_section is not None:
+        checks["baseline"] = worst([r["verdict"] for r in base_section["rows"]])
+    verdict = worst(list(checks.values()))
+    result = CiResult(
+        verdict=verdict,
+        checks=checks,
+        gates=gates,
+        baseline=base_section,
+        per_question=per_question,
+        results=results,
+        config=config.to_dict(),
+    )
+    result.summary = _summary(result)
+    result.manifest = run.manifest(
+        store,
+        embedder,
+        seed=config.seed,
+        fingerprint=fingerprint,
+        config=config.source,
+        baseline=base_section["path"] if base_section else None,
+        seconds_by_check={n: r.get("manifest", {}).get("wall_seconds") for n, r in results.items()},
+    )
+    return result
 
 
 _Timed = Callable[[str, Callable[[], Any]], Any]

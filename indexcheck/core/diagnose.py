@@ -29,8 +29,8 @@ from ..embedders.base import Embedder
 from ..errors import InputError
 from ..questions import Question
 from ..stores.base import VectorStore
-from .exact import exact_topk, family_of
 from .check_index import check_index
+from .exact import exact_topk, family_of
 from .metrics import MetricSet, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
 

@@ -1,0 +1,197 @@
+"""indexcheck from Python: each command as one function taking specs or opened objects.
+
+``store`` is a spec string (``faiss:./index``) or an opened store; ``embedder`` a spec
+string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
+a path or what :func:`load_chunks`/:func:`load_questions` return. What a function opens
+from a spec it also closes; what it is given it leaves open. The core below never sees a
+spec string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .corpus import Corpus, load_chunks
+from .embedders import open_embedder
+from .embedders.base import Embedder
+from .questions import Question, load_questions
+from .stores import StoreOptions, open_store
+from .stores.base import VectorStore
+
+if TYPE_CHECKING:
+    from .core.check_index import IntegrityResult
+    from .core.ci import CiResult
+    from .core.ci_config import CiConfig
+    from .core.compare_ann import AnnResult, QuerySet
+    from .core.diagnose import DiagnoseResult
+    from .core.probe_scale import ScaleResult
+    from .core.sweep_threshold import SweepResult
+
+StoreLike = str | VectorStore
+EmbedderLike = str | Embedder | None
+
+
+@contextmanager
+def _opened(
+    store: StoreLike, embedder: EmbedderLike | bool = False, trust_pickle: bool = False
+) -> Iterator[tuple[VectorStore, Embedder | None]]:
+    """The store (and embedder, unless ``embedder is False``), closing what was opened here."""
+    with ExitStack() as stack:
+        if isinstance(store, str):
+            store = open_store(store, StoreOptions(trust_pickle=trust_pickle))
+            stack.callback(store.close)
+        emb: Embedder | None = None
+        if embedder is not False:
+            emb = embedder if isinstance(embedder, Embedder) else _embedder(embedder)
+        yield store, emb
+
+
+def _embedder(spec: object) -> Embedder:
+    from .embedders.cache import CachedEmbedder
+
+    return CachedEmbedder(open_embedder(spec if isinstance(spec, str) else None), None)
+
+
+def _corpus(chunks: str | Path | Corpus | None) -> Corpus | None:
+    return load_chunks(chunks) if isinstance(chunks, str | Path) else chunks
+
+
+def _questions(questions: str | Path | Sequence[Question]) -> Sequence[Question]:
+    return load_questions(questions) if isinstance(questions, str | Path) else questions
+
+
+def check_index(
+    store: StoreLike,
+    chunks: str | Path | Corpus | None,
+    embedder: EmbedderLike = None,
+    **options: Any,
+) -> IntegrityResult:
+    """Re-embed chunks and compare each with its stored vector (cosine, float32).
+
+    ``options`` as :func:`indexcheck.core.check_index.check_index` (sample, seed,
+    min_cosine, window, ...); ``result.ok`` is the verdict.
+    """
+    from .core.check_index import check_index as run
+
+    with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+        assert e is not None
+        return run(s, e, _corpus(chunks), **options)
+
+
+def probe_scale(store: StoreLike, **options: Any) -> ScaleResult:
+    """Which formula the store's scores follow (probes, k, seed as the CLI)."""
+    from .core.probe_scale import probe_scale as run
+
+    with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
+        return run(s, **options)
+
+
+def sweep_threshold(
+    store: StoreLike,
+    questions: str | Path | Sequence[Question],
+    embedder: EmbedderLike = None,
+    **options: Any,
+) -> SweepResult:
+    """Sweep every observed score as a refusal threshold; the store's scale is probed
+    (or read from the cache) unless ``higher_is_better``/``to_cosine`` are given."""
+    from .core.retrieval import scale_converters
+    from .core.sweep_threshold import sweep_threshold as run
+
+    with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+        assert e is not None
+        if "higher_is_better" not in options:
+            hib, to_cos, scale = scale_converters(s)
+            options.update(higher_is_better=hib, to_cosine=to_cos, scale=scale)
+        return run(s, e, _questions(questions), **options)
+
+
+def compare_ann(
+    store: StoreLike,
+    queries: int | np.ndarray | QuerySet = 500,
+    **options: Any,
+) -> AnnResult:
+    """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
+    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet."""
+    from .core.compare_ann import DEFAULT_NOISE, sample_queries
+    from .core.compare_ann import compare_ann as run
+
+    noise = options.pop("noise", DEFAULT_NOISE)
+    with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
+        if isinstance(queries, int):
+            queries = sample_queries(s, queries, options.get("seed", 0), noise)
+        return run(s, queries, **options)
+
+
+def diagnose(
+    store: StoreLike,
+    questions: str | Path | Sequence[Question],
+    chunks: str | Path | Corpus | None = None,
+    embedder: EmbedderLike = None,
+    **options: Any,
+) -> DiagnoseResult:
+    """One stage label per question: where the expected chunk was lost."""
+    from .core.diagnose import diagnose as run
+    from .core.retrieval import marked_refusals, scale_converters
+
+    corpus = _corpus(chunks)
+    with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+        assert e is not None
+        if "higher_is_better" not in options:
+            hib, to_cos, _ = scale_converters(s)
+            options.update(higher_is_better=hib, to_cosine=to_cos)
+        options.setdefault("refusal_marked", marked_refusals(corpus))
+        return run(s, e, _questions(questions), corpus, **options)
+
+
+def run_ci(
+    config: CiConfig | str | Path,
+    baseline: dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> CiResult:
+    """``indexcheck ci`` from Python: opens the configured store and embedder, runs the
+    checks, closes them."""
+    from .core.ci import run_ci as run
+    from .core.ci_config import CiConfig
+
+    if not isinstance(config, CiConfig):
+        config = CiConfig.from_toml(Path(config))
+    needs_embedder = bool(config.check_index or config.diagnose)
+    with ExitStack() as stack:
+        store = open_store(config.store, StoreOptions(trust_pickle=config.trust_pickle))
+        stack.callback(store.close)
+        embedder = None
+        if needs_embedder:
+            embedder = cached_embedder(config.embedder, config.cache)
+            cache = getattr(embedder, "cache", None)
+            if cache is not None:
+                stack.callback(cache.close)
+        return run(config, baseline, progress, store=store, embedder=embedder)
+
+
+def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
+    """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
+    from .embedders.cache import CachedEmbedder, EmbeddingCache
+
+    inner = open_embedder(spec)
+    cache = EmbeddingCache(cache_path) if cache_path is not None else None
+    return CachedEmbedder(inner, cache)
+
+
+__all__ = [
+    "cached_embedder",
+    "check_index",
+    "compare_ann",
+    "diagnose",
+    "load_chunks",
+    "load_questions",
+    "open_embedder",
+    "open_store",
+    "probe_scale",
+    "run_ci",
+    "sweep_threshold",
+]

@@ -1,0 +1,47 @@
+"""Escaping user data (ids, texts, paths) for the terminal, Markdown and HTML.
+
+Data is never markup: every value that came from a user's files or a store goes through one
+of these before rich, a Markdown file or an HTML page sees it. Control characters are shown,
+not sent: ESC becomes the four characters ``\\x1b``, so a chunk id cannot move the cursor,
+recolour the terminal or hide a line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# C0 controls except tab and newline, DEL, and the C1 block (which terminals also obey).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Markdown punctuation that can start emphasis, code, links, tables, headings or HTML.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|~])")
+
+
+def visible(text: object) -> str:
+    """``str(text)`` with control characters shown as ``\\xNN`` escapes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def escape_rich(text: object) -> str:
+    """Safe inside a rich markup string: square brackets cannot open a style tag."""
+    from rich.markup import escape
+
+    return escape(visible(text))
+
+
+def escape_md(text: object, *, inline: bool = True) -> str:
+    """Safe inside Markdown text and table cells: no emphasis, links, HTML or cell breaks.
+
+    ``inline`` also folds newlines into a visible ``\\n`` so a table row stays one row.
+    """
+    # entities first (their '&' and ';' are not Markdown syntax), then backslash escapes
+    out = _MD_SPECIAL.sub(r"\\\1", html.escape(visible(text), quote=False))
+    return out.replace("\n", "\\n").replace("\t", " ") if inline else out
+
+
+def escape_html(text: object) -> str:
+    """Safe inside HTML text and quoted attributes."""
+    return html.escape(visible(text), quote=True)
+
+
+__all__ = ["escape_html", "escape_md", "escape_rich", "visible"]
