@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from indexcheck.cli import probe_scale as cli_scale
 from indexcheck.cli.app import Group
 from indexcheck.cli.probe_scale import convert_threshold_cmd, probe_scale_cmd
 from indexcheck.core import probe_scale as scale

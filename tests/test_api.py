@@ -1,0 +1,89 @@
+"""The public API: ``import indexcheck`` is light, and each function runs from specs or objects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import indexcheck
+from indexcheck.testing import HashEmbedder
+
+SPEC = "py:indexcheck.testing:HASH32"
+
+
+@pytest.fixture(autouse=True)
+def _scale_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def questions(small_kb: dict[str, Path], tmp_path: Path) -> Path:
+    rows = [json.loads(line) for line in small_kb["chunks"].read_text().splitlines()]
+    qs = [
+        {"id": f"q{i}", "question": r["text"], "expected": [r["id"]]}
+        for i, r in enumerate(rows[:12])
+    ]
+    qs += [{"id": f"o{i}", "question": f"unrelated {i} zebra", "in_scope": False} for i in range(4)]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in qs))
+    return path
+
+
+def test_import_indexcheck_is_light() -> None:
+    code = (
+        "import sys, indexcheck; "
+        "heavy = [m for m in ('numpy', 'click', 'rich', 'indexcheck.api', 'indexcheck.core') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_public_names_resolve() -> None:
+    for name in indexcheck.__all__:
+        assert getattr(indexcheck, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = indexcheck.nope  # type: ignore[attr-defined]
+
+
+def test_check_index_from_specs_and_from_objects(small_kb: dict[str, Path]) -> None:
+    good = indexcheck.check_index(
+        f"faiss:{small_kb['good']}", small_kb["chunks"], SPEC, sample=None
+    )
+    assert good.ok and good.checked == 120
+    store = indexcheck.open_store(f"faiss:{small_kb['buggy']}")
+    try:
+        chunks = indexcheck.load_chunks(small_kb["chunks"])
+        bad = indexcheck.check_index(store, chunks, HashEmbedder(32), sample=None)
+        assert not bad.ok
+        store.info()  # a store the caller opened stays open
+    finally:
+        store.close()
+
+
+def test_probe_scale_and_compare_ann(small_kb: dict[str, Path]) -> None:
+    scale = indexcheck.probe_scale(f"faiss:{small_kb['good']}", probes=4, k=4)
+    assert scale.ok and scale.transform == "dot"
+    ann = indexcheck.compare_ann(f"faiss:{small_kb['good']}", 20, k=4, fetch=[4, 8])
+    assert ann.ok and ann.queries == 20  # a flat index misses nothing
+    vecs = HashEmbedder(32).embed(["Section 3. Fact number 3 about subject 3."])
+    assert indexcheck.compare_ann(f"faiss:{small_kb['good']}", vecs, k=4).queries == 1
+
+
+def test_sweep_threshold_and_diagnose(small_kb: dict[str, Path], questions: Path) -> None:
+    store = f"faiss:{small_kb['good']}"
+    sweep = indexcheck.sweep_threshold(store, questions, SPEC, k=4, fetch=8)
+    assert sweep.in_scope == 12 and sweep.out_of_scope == 4
+    qs = indexcheck.load_questions(questions)
+    diag = indexcheck.diagnose(store, qs, small_kb["chunks"], indexcheck.open_embedder(SPEC), k=4)
+    assert diag.counts["OK"] == 12
+
+
+def test_open_embedder_gives_float32_rows() -> None:
+    x = indexcheck.open_embedder(SPEC).embed(["a", "b"])
+    assert x.dtype == np.float32 and x.shape == (2, 32)

@@ -1,0 +1,82 @@
+"""Layers run one way: core/ never imports the CLI, the reports, click or rich, and never opens
+a store or an embedder from a spec (the CLI or indexcheck.api open them and pass them in)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import indexcheck
+
+CORE = Path(indexcheck.__file__).parent / "core"
+FORBIDDEN_MODULES = ("indexcheck.cli", "indexcheck.report", "click", "rich")
+FORBIDDEN_CALLS = {"open_store", "open_embedder", "parse"}  # parse: StoreSpec.parse
+
+
+def _absolute(module: str | None, level: int, here: str) -> str:
+    if level == 0:
+        return module or ""
+    base = here.split(".")[:-level]
+    return ".".join([*base, module] if module else base)
+
+
+def violations(path: Path) -> list[str]:
+    here = "indexcheck.core." + path.stem
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            mod = _absolute(node.module, node.level, here)
+            names = [mod, *(f"{mod}.{a.name}" for a in node.names)]
+            found += [
+                f"{path.name}:{node.lineno} imports {a.name}"
+                for a in node.names
+                if a.name in FORBIDDEN_CALLS - {"parse"}
+            ]
+        bad = [n for n in names if any(n == m or n.startswith(m + ".") for m in FORBIDDEN_MODULES)]
+        if bad:
+            found.append(f"{path.name}:{node.lineno} imports {bad[0]}")
+        if isinstance(node, ast.Call):
+            f = node.func
+            called = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+            owner = (
+                f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+            )
+            if called in {"open_store", "open_embedder"} or (
+                called == "parse" and owner == "StoreSpec"
+            ):
+                found.append(
+                    f"{path.name}:{node.lineno} calls {owner + '.' if owner else ''}{called}"
+                )
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(CORE.glob("*.py")), ids=lambda p: p.name)
+def test_core_module_stays_below_cli_and_report(path: Path) -> None:
+    assert violations(path) == []
+
+
+def test_the_walker_catches_each_kind_of_violation(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import click\n"
+        "from rich.table import Table\n"
+        "from ..cli.options import progress\n"
+        "from indexcheck.report import html\n"
+        "from ..stores import open_store\n"
+        "from ..stores.base import StoreSpec\n"
+        "def f(s):\n"
+        "    open_store(s)\n"
+        "    StoreSpec.parse(s)\n"
+        "    from ..embedders import open_embedder\n"
+        "    return open_embedder(None)\n"
+    )
+    found = violations(bad)
+    assert len(found) == 9, found
