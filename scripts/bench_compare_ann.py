@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from indexcheck.core.exact import BLOCK_BYTES, block_rows, exact_topk, npy_blocks
+from indexcheck.core.caches import npy_blocks
+from indexcheck.core.exact import BLOCK_BYTES, block_rows, exact_topk
 
 
 def clustered(n: int, d: int, seed: int, centres: np.ndarray) -> np.ndarray:

@@ -13,15 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexcheck.core.caches import npy_blocks
 from indexcheck.core.exact import (
     FAMILIES,
     as_similarity,
     block_rows,
     exact_topk,
     family_of,
-    npy_blocks,
     rebatch,
 )
+from indexcheck.core.transforms import CATALOGUE
 from indexcheck.errors import DataFileError, InputError
 
 
@@ -161,7 +162,9 @@ def test_families_and_helpers() -> None:
     assert {family_of(s) for s in ("cos", "1-cos", "(1+cos)/2", "1/(2-cos)")} == {"cos"}
     assert {family_of(s) for s in ("dot", "-dot", "1-dot", "(1+dot)/2")} == {"dot"}
     assert {family_of(s) for s in ("l2", "l2^2", "1/(1+l2^2)")} == {"l2"}
-    assert len(FAMILIES) == 11
+    assert {family_of(s) for s in ("2-2cos",)} == {"cos"} and family_of("1/(1+l2)") == "l2"
+    assert FAMILIES == {t.formula: t.variable for t in CATALOGUE.values()}  # one table
+    assert len(FAMILIES) == 13
     for bad in ("l1", "unknown"):
         with pytest.raises(InputError, match="not a function of cos, dot or l2"):
             family_of(bad)

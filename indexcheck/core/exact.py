@@ -19,27 +19,15 @@ scale (``-l2^2`` for the l2 family) for comparisons.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataFileError, InputError
+from ..errors import InputError
 from ..vectors import normalize_rows
+from .transforms import CATALOGUE
 
-#: score formula -> family
-FAMILIES: dict[str, str] = {
-    "cos": "cos",
-    "1-cos": "cos",
-    "(1+cos)/2": "cos",
-    "1/(2-cos)": "cos",
-    "dot": "dot",
-    "-dot": "dot",
-    "1-dot": "dot",
-    "(1+dot)/2": "dot",
-    "l2": "l2",
-    "l2^2": "l2",
-    "1/(1+l2^2)": "l2",
-}
+#: score formula -> ranking family (cos, dot or l2), derived from the probe's catalogue
+FAMILIES: dict[str, str] = {t.formula: t.variable for t in CATALOGUE.values()}
 #: Vectors per block are chosen so one block takes about this many bytes.
 BLOCK_BYTES = 64 << 20
 
@@ -169,33 +157,3 @@ def exact_topk(
         del ids, vecs, xb, lookup
     best_d[np.isinf(best_d)] = np.nan  # the sentinel: fewer than k vectors seen
     return best_d, best_i
-
-
-def npy_blocks(path: Path, rows: int) -> Iterator[np.ndarray]:
-    """Read a 2-d ``.npy`` file as float32 blocks of ``rows`` rows with plain reads.
-
-    No memory map: pages read stay in the OS cache, not in this process, so resident
-    memory is one block whatever the file size.
-    """
-    from numpy.lib import format as npf
-
-    try:
-        with Path(path).open("rb") as f:
-            major, _ = npf.read_magic(f)
-            read_header = npf.read_array_header_1_0 if major == 1 else npf.read_array_header_2_0
-            shape, fortran, dtype = read_header(f)
-            if len(shape) != 2 or fortran or dtype.hasobject:
-                raise DataFileError(
-                    f"{path} must hold a C-ordered 2-d numeric array (n, d), got shape {shape}"
-                )
-            n, d = int(shape[0]), int(shape[1])
-            for start in range(0, n, rows):
-                m = min(rows, n - start)
-                buf = np.empty((m, d), dtype=dtype)
-                got = f.readinto(buf.data.cast("B"))
-                if got != buf.nbytes:
-                    raise DataFileError(f"{path} is truncated: expected {n} rows of {d} values")
-                yield buf.astype(np.float32, copy=False)
-                del buf  # released before the next block is allocated
-    except (OSError, ValueError) as exc:
-        raise DataFileError(f"cannot read {path}: {exc}") from None

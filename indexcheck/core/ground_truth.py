@@ -2,7 +2,7 @@
 
 Ground truth knows nothing about storage beyond the store's interface: the backend's exact
 mode when it has one, else an exact search streamed over every stored vector (through the
-on-disk cache of :mod:`.vector_cache` for remote stores).
+on-disk cache of :mod:`.caches` for remote stores).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 
 from ..errors import IncompleteResultError
 from ..stores.base import VectorStore
+from .caches import cache_for, vector_blocks
 from .exact import as_similarity, block_rows, exact_topk, pair_similarity, prepare, rebatch
-from .vector_cache import cache_for, vector_blocks
 
 FETCH_BATCH = 1000
 GROUND_TRUTH_BACKEND = "backend_exact"

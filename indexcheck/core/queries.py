@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import DataFileError, InputError
 from ..questions import load_questions
 from ..stores.base import VectorStore, as_float32_matrix
-from .vector_cache import ITER_BATCH, cache_for, vector_blocks
+from .caches import ITER_BATCH, cache_for, vector_blocks
 
 if TYPE_CHECKING:
     from ..embedders.base import Embedder

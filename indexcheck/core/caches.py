@@ -1,8 +1,10 @@
-"""The on-disk vector cache: a remote store's vectors read once, kept by its fingerprint.
+"""The on-disk caches, all keyed by a store's fingerprint, and their ``.npy`` I/O.
 
-``ROOT/<sha256(fingerprint)[:32]>/`` holds ``vectors.npy`` (written with
-:mod:`numpy.lib.format`), ``ids.jsonl`` and ``meta.json``. Local backends (files already in
-memory) are never cached.
+- the vector cache: a remote store's vectors read once. ``ROOT/<sha256(fingerprint)[:32]>/``
+  holds ``vectors.npy`` (header written with :mod:`numpy.lib.format`), ``ids.jsonl`` and
+  ``meta.json``; local backends (files already in memory) are never cached;
+- the probe's cache: one JSON file per (backend, metric, spec, fingerprint) holding the
+  measured score scale (:func:`scale_cache_path`, :func:`write_json_atomic`).
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 from numpy.lib import format as npformat
 
+from ..cachedir import cache_root
+from ..errors import DataFileError
 from ..stores.base import VectorStore
-from .exact import Block, npy_blocks
+from .exact import Block
 
 ITER_BATCH = 1000
 #: Backends whose vectors are already local files in memory: nothing to cache.
@@ -145,3 +149,78 @@ def vector_blocks(
         return
     blocks = store_blocks(store, dimension, ITER_BATCH)
     yield from (blocks if cache is None else cache.writing(blocks))
+
+
+# -- npy I/O -------------------------------------------------------------------------------
+
+
+def npy_blocks(path: Path, rows: int) -> Iterator[np.ndarray]:
+    """Read a 2-d ``.npy`` file as float32 blocks of ``rows`` rows with plain reads.
+
+    No memory map: pages read stay in the OS cache, not in this process, so resident
+    memory is one block whatever the file size.
+    """
+    from numpy.lib import format as npf
+
+    try:
+        with Path(path).open("rb") as f:
+            major, _ = npf.read_magic(f)
+            read_header = npf.read_array_header_1_0 if major == 1 else npf.read_array_header_2_0
+            shape, fortran, dtype = read_header(f)
+            if len(shape) != 2 or fortran or dtype.hasobject:
+                raise DataFileError(
+                    f"{path} must hold a C-ordered 2-d numeric array (n, d), got shape {shape}"
+                )
+            n, d = int(shape[0]), int(shape[1])
+            for start in range(0, n, rows):
+                m = min(rows, n - start)
+                buf = np.empty((m, d), dtype=dtype)
+                got = f.readinto(buf.data.cast("B"))
+                if got != buf.nbytes:
+                    raise DataFileError(f"{path} is truncated: expected {n} rows of {d} values")
+                yield buf.astype(np.float32, copy=False)
+                del buf  # released before the next block is allocated
+    except (OSError, ValueError) as exc:
+        raise DataFileError(f"cannot read {path}: {exc}") from None
+
+
+# -- the probe's cache -------------------------------------------------------------------
+
+
+def default_scale_dir() -> Path:
+    """``<cache root>/scale`` (see :func:`indexcheck.cachedir.cache_root`)."""
+    return cache_root() / "scale"
+
+
+def scale_cache_path(store: VectorStore, cache_dir: Path | None = None) -> Path:
+    """The probe's cache file of a store: keyed by backend, metric, spec and fingerprint (the
+    same file read with another metric, e.g. parquet ``?metric=``, has another scale)."""
+    info = store.info()
+    key = f"{info.backend}\0{info.metric}\0{store.spec}\0{store.fingerprint()}"
+    name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    return (cache_dir or default_scale_dir()) / f"{name}.json"
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A cached JSON object, or None when absent or unreadable (then measure again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json_atomic(payload: dict[str, Any], path: Path) -> None:
+    """Write ``payload`` atomically (a temporary file, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(payload, default=_plain), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

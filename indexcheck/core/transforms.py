@@ -1,0 +1,250 @@
+"""Score formulas: how stores turn cos, dot or l2 into a score, conversions, a store's scale.
+
+The one table of score families: probe-scale measures against it, convert-threshold converts
+with it, and reports and the score-family lookup of :mod:`.exact` derive from it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+RTOL = 1e-3
+"""Relative tolerance of a residual: float32 sums over long vectors, float16 storage."""
+ATOL = 1e-6
+"""Absolute floor of the tolerance (float32 rounding of scores near zero)."""
+
+_Fn = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A score formula over one variable: ``cos``, ``dot`` or ``l2`` (plain Euclidean).
+
+    ``apply`` maps the variable to the score and ``invert`` back; both take and return
+    float arrays of any shape (computed in float64, returned in the input's float dtype).
+    ``cos_of_s``/``s_of_cos`` are the conversions as text, valid for ``cos`` always and
+    for ``dot``/``l2`` on unit-norm vectors (``cos = dot``, ``l2^2 = 2-2cos``).
+    """
+
+    formula: str
+    variable: str
+    higher_is_better: bool
+    cos_of_s: str
+    s_of_cos: str
+    reported_by: str
+    fn: _Fn = field(repr=False, compare=False)
+    inv: _Fn = field(repr=False, compare=False)
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """Variable -> score."""
+        return _same_dtype(x, self.fn)
+
+    def invert(self, s: np.ndarray) -> np.ndarray:
+        """Score -> variable (NaN outside the formula's range)."""
+        return _same_dtype(s, self.inv)
+
+    def variable_range(self, normalized: bool) -> tuple[float, float]:
+        """Range of the variable: cos [-1, 1]; dot [-1, 1] and l2 [0, 2] on unit vectors."""
+        if self.variable == "cos" or (self.variable == "dot" and normalized):
+            return -1.0, 1.0
+        if self.variable == "dot":
+            return -math.inf, math.inf
+        return 0.0, 2.0 if normalized else math.inf
+
+    def score_range(self, normalized: bool) -> tuple[float, float]:
+        """(low, high) of the score; ``normalized`` means unit-norm queries and vectors."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ends = self.apply(np.asarray(self.variable_range(normalized), dtype=np.float64))
+        lo, hi = sorted(float(v) for v in ends)
+        return lo, hi
+
+
+def _same_dtype(x: np.ndarray, fn: _Fn) -> np.ndarray:
+    arr = np.asarray(x)
+    dtype = arr.dtype if np.issubdtype(arr.dtype, np.floating) else np.dtype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = fn(arr.astype(np.float64))
+    return np.asarray(out, dtype=dtype)
+
+
+def _t(
+    formula: str, variable: str, hib: bool, fn: _Fn, inv: _Fn, cos_s: str, s_cos: str, by: str
+) -> Transform:
+    return Transform(formula, variable, hib, cos_s, s_cos, by, fn, inv)
+
+
+_CATALOGUE_LIST = [
+    _t("cos", "cos", True, lambda c: c, lambda s: s, "cos = s", "s = cos",
+       "Qdrant Cosine, Milvus COSINE"),
+    _t("1-cos", "cos", False, lambda c: 1 - c, lambda s: 1 - s, "cos = 1-s", "s = 1-cos",
+       "pgvector <=>, Chroma cosine, LanceDB cosine"),
+    _t("(1+cos)/2", "cos", True, lambda c: (1 + c) / 2, lambda s: 2 * s - 1,
+       "cos = 2*s-1", "s = (1+cos)/2", "Upstash COSINE"),
+    _t("2-2cos", "cos", False, lambda c: 2 - 2 * c, lambda s: 1 - s / 2, "cos = 1-s/2",
+       "s = 2-2*cos", "LanceDB cosine via an IVF index (approximate scores)"),
+    _t("1/(2-cos)", "cos", True, lambda c: 1 / (2 - c), lambda s: 2 - 1 / s,
+       "cos = 2-1/s", "s = 1/(2-cos)", "Azure AI Search cosine"),
+    _t("dot", "dot", True, lambda d: d, lambda s: s, "cos = s", "s = cos",
+       "FAISS IP, Milvus IP, Qdrant Dot"),
+    _t("-dot", "dot", False, lambda d: -d, lambda s: -s, "cos = -s", "s = -cos",
+       "pgvector <#>"),
+    _t("1-dot", "dot", False, lambda d: 1 - d, lambda s: 1 - s, "cos = 1-s", "s = 1-cos",
+       "Chroma ip, LanceDB dot"),
+    _t("(1+dot)/2", "dot", True, lambda d: (1 + d) / 2, lambda s: 2 * s - 1,
+       "cos = 2*s-1", "s = (1+cos)/2", "Upstash DOT_PRODUCT"),
+    _t("l2", "l2", False, lambda x: x, lambda s: np.where(s >= 0, s, np.nan),
+       "cos = 1-s^2/2", "s = sqrt(2-2*cos)", "Qdrant Euclid, pgvector <->"),
+    _t("l2^2", "l2", False, lambda x: x * x, lambda s: np.sqrt(s),
+       "cos = 1-s/2", "s = 2-2*cos", "FAISS L2, Chroma l2, Milvus L2, LanceDB l2"),
+    _t("1/(1+l2^2)", "l2", True, lambda x: 1 / (1 + x * x), lambda s: np.sqrt(1 / s - 1),
+       "cos = (3-1/s)/2", "s = 1/(3-2*cos)", "Upstash EUCLIDEAN"),
+    _t("1/(1+l2)", "l2", True, lambda x: 1 / (1 + x),
+       lambda s: np.where(s <= 1, 1 / s - 1, np.nan),
+       "cos = 1-(1/s-1)^2/2", "s = 1/(1+sqrt(2-2*cos))", "relevance = 1/(1+distance) wrappers"),
+]  # fmt: skip
+
+CATALOGUE: dict[str, Transform] = {t.formula: t for t in _CATALOGUE_LIST}
+"""Every known score formula, keyed by its formula string."""
+
+_ALIASES = {
+    "cosine": "cos",
+    "(cos+1)/2": "(1+cos)/2",
+    "2-2*cos": "2-2cos",
+    "2*(1-cos)": "2-2cos",
+    "(dot+1)/2": "(1+dot)/2",
+    "1/(l2^2+1)": "1/(1+l2^2)",
+    "1/(l2+1)": "1/(1+l2)",
+    "l2sq": "l2^2",
+}
+
+
+def transform_of(text: str) -> Transform:
+    """The catalogue entry for a formula string (spaces, ``**`` and case are forgiven)."""
+    key = text.strip().lower().replace(" ", "").replace("**", "^").replace("²", "^2")
+    key = _ALIASES.get(key, key)
+    if key not in CATALOGUE:
+        known = ", ".join(CATALOGUE)
+        raise InputError(f"unknown score formula '{text}'; use one of: {known}")
+    return CATALOGUE[key]
+
+
+def _to_cos(variable: str, x: np.ndarray) -> np.ndarray:
+    """cos from the variable, for unit-norm vectors (l2^2 = 2-2cos)."""
+    return 1 - x * x / 2 if variable == "l2" else x
+
+
+def _from_cos(variable: str, c: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.clip(2 - 2 * c, 0, None)) if variable == "l2" else c
+
+
+def convert_threshold(
+    value: float, from_formula: str, to_formula: str, normalized: bool = True
+) -> float:
+    """A threshold on one score scale expressed on another (12 significant digits).
+
+    ``normalized`` says queries and stored vectors are unit-norm, which conversions
+    between ``cos``, ``dot`` and ``l2`` need. Raises InputError when ``value`` lies
+    outside the range of the source scale, or the conversion needs unit vectors.
+    """
+    src, dst = transform_of(from_formula), transform_of(to_formula)
+    lo, hi = src.score_range(normalized)
+    if not (math.isfinite(value) and lo <= value <= hi):
+        unit = " on unit-norm vectors" if normalized and src.variable != "cos" else ""
+        raise InputError(
+            f"{value:g} is outside the range of {src.formula} [{lo:g}, {hi:g}]{unit}; "
+            "check the value and --from"
+        )
+    if src.variable != dst.variable and not normalized:
+        raise InputError(
+            f"converting {src.formula} to {dst.formula} needs unit-norm vectors "
+            f"({src.variable} and {dst.variable} are unrelated otherwise); "
+            "normalise the vectors or convert within one variable"
+        )
+    x = src.invert(np.asarray([value], dtype=np.float64))
+    if src.variable != dst.variable:
+        x = _from_cos(dst.variable, np.clip(_to_cos(src.variable, x), -1.0, 1.0))
+    out = float(dst.apply(x)[0])
+    if not math.isfinite(out):
+        raise InputError(f"{value:g} on {src.formula} has no finite value on {dst.formula}")
+    return float(f"{out:.12g}")
+
+
+@dataclass
+class ScaleResult:
+    """What the probe found; ``ok`` is True only when a catalogue formula explains every
+    score. ``to_dict()`` writes the conversion formulas as ``to_cosine``/``from_cosine``
+    (score ``s``); the methods of the same name convert arrays. ``source`` is ``probed``,
+    ``cached`` (an earlier probe of the same content) or ``documented`` (not measured).
+    """
+
+    ok: bool
+    transform: str | None
+    variable: str | None
+    higher_is_better: bool | None
+    normalized: bool | None
+    to_cosine_formula: str | None
+    from_cosine_formula: str | None
+    documented: str
+    source: str
+    message: str
+    max_residual: float | None = None
+    equivalent: list[str] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    queries_made: int = 0
+    vectors_fetched: int = 0
+    cos_range: list[float] | None = None
+    observed_order: str | None = None
+    search: str = "query"
+    approximate_residual: float | None = None
+    tolerance: dict[str, float] = field(default_factory=lambda: {"rtol": RTOL, "atol": ATOL})
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["to_cosine"] = d.pop("to_cosine_formula")
+        d["from_cosine"] = d.pop("from_cosine_formula")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ScaleResult:
+        d = dict(d)
+        d["to_cosine_formula"] = d.pop("to_cosine", None)
+        d["from_cosine_formula"] = d.pop("from_cosine", None)
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def _convertible(self) -> Transform:
+        if not self.ok or self.transform is None:
+            raise InputError(
+                "the score scale is unknown (no catalogue formula fits); scores cannot be "
+                "converted to cosine; run indexcheck probe-scale for the candidates"
+            )
+        t = CATALOGUE[self.transform]
+        if t.variable != "cos" and not self.normalized:
+            raise InputError(
+                f"converting {t.formula} scores to cosine needs unit-norm vectors, and the "
+                "stored vectors are not unit-norm; compare on the backend's own scale"
+            )
+        return t
+
+    def to_cosine(self, scores: np.ndarray) -> np.ndarray:
+        """Backend scores (any shape) -> float32 cosines, clipped to [-1, 1]."""
+        t = self._convertible()
+        lo, hi = t.score_range(normalized=True)
+        x = t.invert(np.clip(np.asarray(scores, dtype=np.float64), lo, hi))
+        out: np.ndarray = np.clip(_to_cos(t.variable, x), -1.0, 1.0).astype(np.float32)
+        return out
+
+    def from_cosine(self, cos: np.ndarray) -> np.ndarray:
+        """Cosines (any shape) -> float32 scores on the backend's scale."""
+        t = self._convertible()
+        c = np.clip(np.asarray(cos, dtype=np.float64), -1.0, 1.0)
+        return t.apply(_from_cos(t.variable, c)).astype(np.float32)
