@@ -9,8 +9,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult, diagnose
+from ..core.diagnose import DiagnoseResult, diagnose
 from ..core.retrieval import marked_refusals, scale_converters
+from ..core.verdicts import GOOD_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS
 from ..questions import load_questions
 from .command import Command
 from .finish import finish
@@ -150,11 +151,9 @@ def render(result: DiagnoseResult, console: Console) -> None:
             _metric(getattr(result.metrics["ann"], name)),
         )
     console.print(mt)
-    failing = [
-        d for d in result.questions if d.label not in ("OK", "REFUSED_OK", "REFUSED_BY_CONTENT")
-    ]
+    failing = [d for d in result.questions if d.label not in GOOD_LABELS]
     for d in failing[:10]:
         console.print(f"  {d.id}: {d.label}  {d.detail}")
     tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    ok = result.counts["OK"] + result.counts["REFUSED_OK"] + result.counts["REFUSED_BY_CONTENT"]
+    ok = sum(result.counts[label] for label in GOOD_LABELS)
     console.print(f"{tag} {ok}/{len(result.questions)} questions end where they should")

@@ -32,10 +32,11 @@ from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError, InputError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
+from .verdicts import Status
 
 FETCH_BATCH = 256
 ITER_BATCH = 1000
-STATUS_OK = "ok"
+STATUS_OK = Status.OK
 ERROR_KINDS = (
     "shift",
     "model_mismatch",
@@ -55,7 +56,7 @@ class ChunkCheck:
     id: str
     position: int
     cosine: float | None
-    status: str
+    status: Status
     holds_vector_of: str | None = None
     offset: int | None = None
     stored_dimension: int | None = None
@@ -254,16 +255,16 @@ def check_index(
         cid = corpus.ids[p]
         sd = stored_dims.get(cid, 0)
         if sd == 0:
-            return ChunkCheck(cid, p, None, "missing_vector")
+            return ChunkCheck(cid, p, None, Status.MISSING_VECTOR)
         if sd != d:
-            return ChunkCheck(cid, p, None, "dimension_mismatch", stored_dimension=sd)
+            return ChunkCheck(cid, p, None, Status.DIMENSION_MISMATCH, stored_dimension=sd)
         v = stored[cid]
         if not np.isfinite(v).all():
-            return ChunkCheck(cid, p, None, "non_finite")
+            return ChunkCheck(cid, p, None, Status.NON_FINITE)
         if not np.any(v):
-            return ChunkCheck(cid, p, None, "zero_vector")
+            return ChunkCheck(cid, p, None, Status.ZERO_VECTOR)
         cos = float(np.dot(_unit(v), fresh.vectors[p]))
-        return ChunkCheck(cid, p, cos, STATUS_OK if cos >= min_cosine else "low")
+        return ChunkCheck(cid, p, cos, STATUS_OK if cos >= min_cosine else Status.LOW)
 
     checks = [compare(p) for p in checked_pos]
     low = [c for c in checks if c.status == "low"]
@@ -284,7 +285,11 @@ def check_index(
                     continue
                 dist = np.abs(match - c.position) * 2 + (match > c.position)
                 best = int(match[np.argmin(dist)])
-                c.status, c.holds_vector_of, c.offset = "shift", corpus.ids[best], best - c.position
+                c.status, c.holds_vector_of, c.offset = (
+                    Status.SHIFT,
+                    corpus.ids[best],
+                    best - c.position,
+                )
         return left
 
     if low:
@@ -298,7 +303,7 @@ def check_index(
         comparable = sum(1 for c in checks if c.cosine is not None)
         mismatch = len(unexplained) >= max(2, comparable / 2)
         for c in unexplained:
-            c.status = "model_mismatch" if mismatch else "stale_vector"
+            c.status = Status.MODEL_MISMATCH if mismatch else Status.STALE_VECTOR
 
     findings = _shift_findings(checks, corpus, stored, stored_dims, fresh, fetch, min_cosine)
     findings += _other_findings(

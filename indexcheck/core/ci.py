@@ -51,7 +51,6 @@ from .ci_config import (
     ANN_RATES,
     BLOCK,
     CHECKS,
-    FAILING_LABELS,
     INSUFFICIENT,
     OPS,
     PASS,
@@ -62,7 +61,6 @@ from .ci_config import (
     DiagnoseConfig,
     Limit,
     ProbeScaleConfig,
-    worst,
 )
 from .noninferiority import (
     BaselineRow,
@@ -72,6 +70,7 @@ from .noninferiority import (
     load_baseline,
 )
 from .retrieval import marked_refusals, scale_converters
+from .verdicts import FAILING_LABELS, Verdict, worst
 
 # -- results -----------------------------------------------------------------------------
 
@@ -85,7 +84,7 @@ class GateRow:
     value: float | str | None
     limit: float | str | None
     op: str
-    verdict: str
+    verdict: Verdict
     detail: str = ""
 
 
@@ -95,8 +94,8 @@ class CiResult:
     result (``results``, as their ``to_dict()``), and per-question outcomes for the next
     baseline (``per_question``)."""
 
-    verdict: str
-    checks: dict[str, str]
+    verdict: Verdict
+    checks: dict[str, Verdict]
     gates: list[GateRow]
     baseline: dict[str, Any] | None
     per_question: dict[str, Any] | None
@@ -107,7 +106,7 @@ class CiResult:
 
     @property
     def ok(self) -> bool:
-        return self.verdict == PASS
+        return bool(self.verdict == PASS)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

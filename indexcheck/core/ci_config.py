@@ -19,11 +19,11 @@ from typing import Any
 
 from ..errors import DataFileError, InputError
 from .retrieval import DEFAULT_REFUSAL_PATTERN
+from .verdicts import Verdict
 
-PASS = "PASS"
-INSUFFICIENT = "INSUFFICIENT_EVIDENCE"
-BLOCK = "BLOCK"
-SEVERITY = {PASS: 0, INSUFFICIENT: 1, BLOCK: 2}
+PASS = Verdict.PASS
+INSUFFICIENT = Verdict.INSUFFICIENT_EVIDENCE
+BLOCK = Verdict.BLOCK
 CHECKS = ("check-index", "probe-scale", "compare-ann", "diagnose")
 DEFAULT_MARGIN = 0.05
 DEFAULT_MIN_QUESTIONS = 30
@@ -62,21 +62,6 @@ LABEL_METRICS = (
     "failing",
 )
 BASELINE_METRICS = ("hit_at_k", "mrr")
-FAILING_LABELS = (
-    "MISALIGNED",
-    "NOT_RETRIEVED",
-    "ANN_MISS",
-    "RANKED_OUT",
-    "BELOW_THRESHOLD",
-    "ANSWERED_OUT_OF_SCOPE",
-)
-
-
-def worst(verdicts: Sequence[str]) -> str:
-    """The most severe verdict (PASS for none)."""
-    return max(verdicts, key=SEVERITY.__getitem__, default=PASS)
-
-
 # -- configuration -----------------------------------------------------------------------
 
 

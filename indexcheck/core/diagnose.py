@@ -33,9 +33,8 @@ from .check_index import check_index
 from .exact import exact_topk, family_of
 from .metrics import MetricSet, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
+from .verdicts import FAILING_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
 
-IN_SCOPE_LABELS = ("MISALIGNED", "NOT_RETRIEVED", "ANN_MISS", "RANKED_OUT", "BELOW_THRESHOLD", "OK")
-OUT_OF_SCOPE_LABELS = ("REFUSED_OK", "REFUSED_BY_CONTENT", "ANSWERED_OUT_OF_SCOPE")
 EXAMPLES = 5
 
 
@@ -47,7 +46,7 @@ class QuestionDiagnosis:
     id: str
     in_scope: bool
     topic: str | None
-    label: str
+    label: Label
     expected_id: str | None = None
     exact_rank: int | None = None
     ann_rank: int | None = None
@@ -152,14 +151,14 @@ def diagnose(
             if c is not None and passes(float(ann.D[row, j]))
         ][:k]
         top = kept[0][0] if kept else None
-        d = QuestionDiagnosis(q.id, q.in_scope, q.topic, "OK", top_id=top)
+        d = QuestionDiagnosis(q.id, q.in_scope, q.topic, Label.OK, top_id=top)
         if not q.in_scope:
             if not kept:
-                d.label = "REFUSED_OK"
+                d.label = Label.REFUSED_OK
             elif top in refusals:
-                d.label = "REFUSED_BY_CONTENT"
+                d.label = Label.REFUSED_BY_CONTENT
             else:
-                d.label = "ANSWERED_OUT_OF_SCOPE"
+                d.label = Label.ANSWERED_OUT_OF_SCOPE
                 d.score = both(kept[0][1])
                 d.detail = f"'{top}' passed the threshold"
             out.append(d)
@@ -174,29 +173,29 @@ def diagnose(
         )
         bad = [alignment[e] for e in q.expected if e in alignment and alignment[e].status != "ok"]
         if bad:
-            d.label = "MISALIGNED"
+            d.label = Label.MISALIGNED
             d.expected_id = bad[0].id
             d.holds_vector_of = bad[0].holds_vector_of
             d.cosine_to_own_text = bad[0].cosine
             d.detail = f"stored vector of '{bad[0].id}' is {bad[0].status}"
         elif d.exact_rank is None:
-            d.label = "NOT_RETRIEVED"
+            d.label = Label.NOT_RETRIEVED
             d.detail = f"expected chunk not in the exact top {fetch}"
         elif d.ann_rank is None:
-            d.label = "ANN_MISS"
+            d.label = Label.ANN_MISS
             d.detail = f"exact rank {d.exact_rank + 1}, absent from the backend's top {fetch}"
         elif d.ann_rank >= k:
-            d.label = "RANKED_OUT"
+            d.label = Label.RANKED_OUT
             d.score = both(float(ann.D[row, d.ann_rank]))
             d.detail = f"ranked {d.ann_rank + 1} by the backend, cut by k={k}"
         else:
             d.score = both(float(ann.D[row, d.ann_rank]))
             if not passes(float(ann.D[row, d.ann_rank])):
-                d.label = "BELOW_THRESHOLD"
+                d.label = Label.BELOW_THRESHOLD
                 d.detail = f"rank {d.ann_rank + 1}, score under the threshold"
         out.append(d)
 
-    counts = {label: 0 for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS)}
+    counts: dict[str, int] = {label: 0 for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS)}
     examples: dict[str, list[str]] = {label: [] for label in counts}
     for d in out:
         counts[d.label] += 1
@@ -212,17 +211,7 @@ def diagnose(
         "exact": retrieval_metrics(questions, exact_rank_lists, k, seed),
         "ann": retrieval_metrics(questions, ann_rank_lists, k, seed),
     }
-    failing = sum(
-        counts[x]
-        for x in (
-            "MISALIGNED",
-            "NOT_RETRIEVED",
-            "ANN_MISS",
-            "RANKED_OUT",
-            "BELOW_THRESHOLD",
-            "ANSWERED_OUT_OF_SCOPE",
-        )
-    )
+    failing = sum(counts[x] for x in FAILING_LABELS)
     return DiagnoseResult(
         ok=failing == 0,
         k=k,

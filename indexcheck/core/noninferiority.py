@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import DataFileError
 from .ci_config import BLOCK, INSUFFICIENT, PASS, REGRESSIONS_SHOWN, RESAMPLES
 from .stats import bootstrap_mean
+from .verdicts import Verdict
 
 
 @dataclass
@@ -33,7 +34,7 @@ class BaselineRow:
     low: float | None
     high: float | None
     margin: float
-    verdict: str
+    verdict: Verdict
     detail: str
     method: str
 
@@ -100,7 +101,7 @@ def baseline_outcomes(data: Mapping[str, Any], where: str = "the baseline") -> d
     )
 
 
-def decide(diff: float | None, low: float | None, n: int, margin: float, n_min: int) -> str:
+def decide(diff: float | None, low: float | None, n: int, margin: float, n_min: int) -> Verdict:
     """The non-inferiority verdict of the module docstring (rules 1-4, in order)."""
     if n < n_min or diff is None or low is None:
         return INSUFFICIENT

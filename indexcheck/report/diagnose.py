@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult
+from ..core.diagnose import DiagnoseResult
+from ..core.verdicts import GOOD_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS
 
 
 def write_report(result: DiagnoseResult, folder: Path) -> list[Path]:
@@ -33,7 +34,7 @@ def write_report(result: DiagnoseResult, folder: Path) -> list[Path]:
         lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     lines += ["", "## Questions that did not end where they should", ""]
     for d in result.questions:
-        if d.label not in ("OK", "REFUSED_OK", "REFUSED_BY_CONTENT"):
+        if d.label not in GOOD_LABELS:
             lines.append(f"- `{d.id}` **{d.label}**: {d.detail}")
     lines += ["", "## Manifest", "", "```json", json.dumps(result.manifest, indent=2), "```", ""]
     md = folder / "diagnose.md"

@@ -1,0 +1,75 @@
+"""Statuses, labels and verdicts: one ``StrEnum`` each, declared in their one order.
+
+Members compare equal to (and serialise as) their plain strings, so JSON output is the
+same as with bare strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    """A ci gate's verdict, least severe first; only PASS passes (exit 0)."""
+
+    PASS = "PASS"
+    INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+    BLOCK = "BLOCK"
+
+    @property
+    def severity(self) -> int:
+        return list(Verdict).index(self)
+
+
+def worst(verdicts: Iterable[str]) -> Verdict:
+    """The most severe verdict (PASS for none)."""
+    return max((Verdict(v) for v in verdicts), key=lambda v: v.severity, default=Verdict.PASS)
+
+
+class Label(StrEnum):
+    """diagnose: the first stage that lost a question's expected chunk, in pipeline order
+    (in-scope labels, then out-of-scope ones)."""
+
+    MISALIGNED = "MISALIGNED"
+    NOT_RETRIEVED = "NOT_RETRIEVED"
+    ANN_MISS = "ANN_MISS"
+    RANKED_OUT = "RANKED_OUT"
+    BELOW_THRESHOLD = "BELOW_THRESHOLD"
+    OK = "OK"
+    REFUSED_OK = "REFUSED_OK"
+    REFUSED_BY_CONTENT = "REFUSED_BY_CONTENT"
+    ANSWERED_OUT_OF_SCOPE = "ANSWERED_OUT_OF_SCOPE"
+
+
+IN_SCOPE_LABELS = tuple(Label)[:6]
+OUT_OF_SCOPE_LABELS = tuple(Label)[6:]
+#: Labels of a question that ended where it should.
+GOOD_LABELS = (Label.OK, Label.REFUSED_OK, Label.REFUSED_BY_CONTENT)
+FAILING_LABELS = tuple(label for label in Label if label not in GOOD_LABELS)
+
+
+class Status(StrEnum):
+    """check-index: what one chunk's stored vector turned out to be."""
+
+    OK = "ok"
+    LOW = "low"
+    SHIFT = "shift"
+    MODEL_MISMATCH = "model_mismatch"
+    STALE_VECTOR = "stale_vector"
+    MISSING_VECTOR = "missing_vector"
+    DIMENSION_MISMATCH = "dimension_mismatch"
+    NON_FINITE = "non_finite"
+    ZERO_VECTOR = "zero_vector"
+
+
+__all__ = [
+    "FAILING_LABELS",
+    "GOOD_LABELS",
+    "IN_SCOPE_LABELS",
+    "OUT_OF_SCOPE_LABELS",
+    "Label",
+    "Status",
+    "Verdict",
+    "worst",
+]
