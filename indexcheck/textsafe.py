@@ -13,8 +13,10 @@ import re
 
 # C0 controls except tab and newline, DEL, and the C1 block (which terminals also obey).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# Markdown punctuation that can start emphasis, code, links, tables, headings or HTML.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|~])")
+# Markdown punctuation that can start emphasis, code, links, table cells, HTML or entities
+# anywhere in a line (line-start-only syntax such as '#' or '-' never reaches a line start:
+# data sits in table cells and after our own words).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
 
 
 def visible(text: object) -> str:
@@ -34,8 +36,7 @@ def escape_md(text: object, *, inline: bool = True) -> str:
 
     ``inline`` also folds newlines into a visible ``\\n`` so a table row stays one row.
     """
-    # entities first (their '&' and ';' are not Markdown syntax), then backslash escapes
-    out = _MD_SPECIAL.sub(r"\\\1", html.escape(visible(text), quote=False))
+    out = _MD_SPECIAL.sub(r"\\\1", visible(text))
     return out.replace("\n", "\\n").replace("\t", " ") if inline else out
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core.check_index import IntegrityResult, check_index
+from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import (
@@ -110,10 +111,10 @@ def render(result: IntegrityResult, console: Console) -> None:
         for c in bad[:SHOWN_ROWS]:
             table.add_row(
                 str(c.position),
-                c.id,
+                esc(c.id),
                 _fmt(c.cosine),
                 c.status,
-                c.holds_vector_of or "",
+                esc(c.holds_vector_of or ""),
                 "" if c.offset is None else f"{c.offset:+d}",
             )
         console.print(table)
@@ -121,7 +122,7 @@ def render(result: IntegrityResult, console: Console) -> None:
             console.print(f"... and {len(bad) - SHOWN_ROWS} more (see --json)")
     for f in result.findings:
         tag = "[red]error[/red]" if f.severity == "error" else "[yellow]warning[/yellow]"
-        console.print(f"{tag} {f.kind}: {f.message}")
+        console.print(f"{tag} {f.kind}: {esc(f.message)}")
     verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
     ok_count = result.counts.get("ok", 0)
     m: dict[str, Any] = result.manifest.get("embedding", {})

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ..core.ci import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..errors import DataFileError
+from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import check_file_output, output_options, progress
@@ -193,7 +194,7 @@ def render(result: CiResult, console: Console) -> None:
             _value(g.value),
             f"{g.op} {_value(g.limit)}",
             f"[{STYLE[g.verdict]}]{g.verdict}[/]",
-            g.detail,
+            esc(g.detail),
         )
     console.print(table)
     base = result.baseline
@@ -218,7 +219,7 @@ def render(result: CiResult, console: Console) -> None:
         console.print(bt)
         for r in base["rows"]:
             if r["verdict"] != PASS:
-                console.print(f"  {r['label']}: {r['detail']}")
+                console.print(f"  {r['label']}: {esc(r['detail'])}")
         if base["question_set_changed"]:
             console.print("  [yellow]the question set differs from the baseline's[/]")
         fetch = (result.per_question or {}).get("fetch", "fetch")
@@ -226,7 +227,7 @@ def render(result: CiResult, console: Console) -> None:
         for q in base["regressions"][:REGRESSIONS_SHOWN]:
             before = absent if q["baseline_rank"] is None else q["baseline_rank"] + 1
             after = absent if q["current_rank"] is None else q["current_rank"] + 1
-            console.print(f"  {q['id']}: rank {before} -> {after} ({q['label']})")
+            console.print(f"  {esc(q['id'])}: rank {before} -> {after} ({q['label']})")
         more = base["regression_count"] - REGRESSIONS_SHOWN
         if more > 0:
             console.print(f"  ... and {more} more questions ranked lower (see --json)")

@@ -27,6 +27,7 @@ from ..core.compare_ann import (
 )
 from ..errors import InputError
 from ..stores import StoreOptions, open_store
+from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import (
@@ -257,8 +258,9 @@ def render(result: AnnResult, console: Console) -> None:
         missed = ", ".join(str(f) for f in w["missed_at_fetch"]) or "none"
         pos = w["best_position_at_max_fetch"]
         console.print(
-            f"  worst: {w['query']} best chunk {w['exact_best_id']} missed at fetch {missed}; "
+            f"  worst: {esc(w['query'])} best chunk {esc(w['exact_best_id'])} "
+            f"missed at fetch {missed}; "
             f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
         )
     verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    console.print(f"{verdict} {result.recommendation}")
+    console.print(f"{verdict} {esc(result.recommendation)}")

@@ -13,6 +13,7 @@ from ..core.diagnose import DiagnoseResult, diagnose
 from ..core.retrieval import marked_refusals, scale_converters
 from ..core.verdicts import GOOD_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS
 from ..questions import load_questions
+from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import (
@@ -138,7 +139,7 @@ def render(result: DiagnoseResult, console: Console) -> None:
     table.add_column("examples")
     for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS):
         if result.counts.get(label):
-            table.add_row(label, str(result.counts[label]), ", ".join(result.examples[label]))
+            table.add_row(label, str(result.counts[label]), esc(", ".join(result.examples[label])))
     console.print(table)
     mt = Table(title=f"retrieval metrics (ground truth: {result.ground_truth})")
     mt.add_column("metric")
@@ -153,7 +154,7 @@ def render(result: DiagnoseResult, console: Console) -> None:
     console.print(mt)
     failing = [d for d in result.questions if d.label not in GOOD_LABELS]
     for d in failing[:10]:
-        console.print(f"  {d.id}: {d.label}  {d.detail}")
+        console.print(f"  {esc(d.id)}: {d.label}  {esc(d.detail)}")
     tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
     ok = sum(result.counts[label] for label in GOOD_LABELS)
     console.print(f"{tag} {ok}/{len(result.questions)} questions end where they should")

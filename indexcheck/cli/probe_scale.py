@@ -23,6 +23,7 @@ from ..core.probe_scale import (
     write_cache,
 )
 from ..errors import InputError
+from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import json_option, progress, seed_option, store_option
@@ -87,6 +88,7 @@ def _g(x: float | None) -> str:
 
 def render(result: ScaleResult, spec: str, console: Console) -> None:
     """The formulas tested (best first), then the verdict and the conversions."""
+    spec = esc(spec)
     table = Table(title=f"score formulas tested on {len(result.pairs)} (query, id) pairs")
     for col in ("formula", "fits", "max residual", "worst residual/tolerance", "reported by"):
         table.add_column(col, justify="right" if "residual" in col else "left")

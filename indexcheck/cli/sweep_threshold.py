@@ -11,6 +11,7 @@ from rich.table import Table
 from ..core.retrieval import marked_refusals, scale_converters
 from ..core.sweep_threshold import SweepResult, sweep_threshold
 from ..questions import load_questions
+from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import (
@@ -135,13 +136,15 @@ def render(result: SweepResult, console: Console) -> None:
     console.print(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}")
     console.print(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}")
     if result.handled_by_content:
-        console.print(f"handled by refusal chunks: {', '.join(result.handled_by_content)}")
+        console.print(f"handled by refusal chunks: {esc(', '.join(result.handled_by_content))}")
     if result.not_retrieved:
-        console.print(f"expected chunk not in top {result.k}: {', '.join(result.not_retrieved)}")
+        console.print(
+            f"expected chunk not in top {result.k}: {esc(', '.join(result.not_retrieved))}"
+        )
     if result.overlap["in_scope"] or result.overlap["out_of_scope"]:
         console.print(
-            f"overlap: in-scope {', '.join(result.overlap['in_scope']) or '-'}; "
-            f"out-of-scope {', '.join(result.overlap['out_of_scope']) or '-'}"
+            f"overlap: in-scope {esc(', '.join(result.overlap['in_scope'])) or '-'}; "
+            f"out-of-scope {esc(', '.join(result.overlap['out_of_scope'])) or '-'}"
         )
     table = Table(title="thresholds around the recommendation (* ), loosest first")
     for col in ("threshold", "recall", "oos handled", "false refusals", "false answers"):
@@ -161,4 +164,4 @@ def render(result: SweepResult, console: Console) -> None:
         )
     console.print(table)
     tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    console.print(f"{tag} {result.verdict}")
+    console.print(f"{tag} {esc(result.verdict)}")

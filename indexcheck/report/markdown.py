@@ -1,0 +1,48 @@
+"""The Markdown renderer of report sections (``report.md``); every value goes through
+:func:`indexcheck.textsafe.escape_md`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..textsafe import escape_html, escape_md
+from .sections import Code, Image, Section, Table, Text, V, fmt
+
+
+def md_cell(v: Any) -> str:
+    return f"**{escape_md(v)}**" if isinstance(v, V) else escape_md(fmt(v))
+
+
+def markdown(title: str, verdict: str, sections: list[Section], folder: Path) -> str:
+    out = [f"# {title}", "", f"**Verdict: {verdict}**", "", "| section | verdict |", "|---|---|"]
+    out += [f"| {escape_md(s.title)} | **{s.verdict}** |" for s in sections if s.verdict]
+    for s in sections:
+        out += ["", f"## {escape_md(s.title)}" + (f" — {s.verdict}" if s.verdict else ""), ""]
+        for b in s.blocks:
+            if isinstance(b, Text):
+                out += [escape_md(b.text), ""]
+            elif isinstance(b, Image):
+                out += [f"![{b.alt}]({b.path.relative_to(folder).as_posix()})", ""]
+            elif isinstance(b, Code):
+                out += [
+                    f"<details><summary>{escape_html(b.summary)}</summary>",
+                    "",
+                    "```json",
+                    b.text,
+                    "```",
+                    "",
+                    "</details>",
+                    "",
+                ]
+            elif isinstance(b, Table):
+                if b.caption:
+                    out += [f"### {escape_md(b.caption)}", ""]
+                if not b.rows:
+                    out += ["None.", ""]
+                    continue
+                out.append("| " + " | ".join(escape_md(h) for h in b.headers) + " |")
+                out.append("|" + "---|" * len(b.headers))
+                out += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in b.rows]
+                out.append("")
+    return "\n".join(out) + "\n"
