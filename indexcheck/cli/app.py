@@ -102,6 +102,7 @@ def _register() -> None:
     from .ci import ci_cmd
     from .diagnose import diagnose_cmd
     from .embed import embed_cmd
+    from .judge import judge_cmd, sheet_group
     from .model import model_group
     from .scale import convert_threshold_cmd, probe_scale_cmd
     from .threshold import sweep_threshold_cmd
@@ -111,6 +112,8 @@ def _register() -> None:
     cli.add_command(ci_cmd)
     cli.add_command(diagnose_cmd)
     cli.add_command(embed_cmd)
+    cli.add_command(judge_cmd)
+    cli.add_command(sheet_group)
     cli.add_command(model_group)
     cli.add_command(probe_scale_cmd)
     cli.add_command(convert_threshold_cmd)

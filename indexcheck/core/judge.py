@@ -38,6 +38,8 @@ from .stats import wilson
 
 DEFAULT_PROMPT = "judge_v1.md"
 EXAMPLES = 10
+#: characters of passage kept either side of an evidence span (for reports)
+EXCERPT = 300
 
 
 class AnswerStatus(StrEnum):
@@ -77,7 +79,8 @@ class ClaimResult:
     """One claim with the judge's verdict, indexcheck's checks and the final verdict.
 
     ``evidence``: where the span sits, ``{passage, version, rank, start, end}`` (character
-    offsets in the passage text), or None; ``numbers_not_in_answer``: numbers the judge put
+    offsets in the passage text) plus ``excerpt`` (the passage from ``excerpt_start``, up to
+    300 characters either side of the span), or None; ``numbers_not_in_answer``: numbers the judge put
     in the claim that the answer never states.
     """
 
@@ -222,8 +225,10 @@ def check_claim(item: dict[str, Any], row: AnswerRow) -> ClaimResult:
                 continue
             supported_by.append(p.id)
             if evidence is None:
+                lo = max(0, at[0] - EXCERPT)
                 evidence = {"passage": p.id, "version": p.version, "rank": p.rank}
-                evidence |= {"start": at[0], "end": at[1]}
+                evidence |= {"start": at[0], "end": at[1], "excerpt_start": lo}
+                evidence["excerpt"] = p.text[lo : at[1] + EXCERPT]
         span_found = span_found or bool(supported_by)
     elif judge_verdict in (Verdict.SUPPORTED, Verdict.PARTIALLY_SUPPORTED, Verdict.CONTRADICTED):
         span_found = False

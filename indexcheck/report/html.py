@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import InputError
 from .plots import cosine_histogram, pyplot, threshold_plots
 
-KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose")
+KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose", "judge")
 WORST_ROWS = 20
 PALETTE = {"blue": "#4C72B0", "orange": "#DD8452", "red": "#C44E52", "green": "#55A868"}
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -76,6 +76,14 @@ class _Code:
 
 
 @dataclass
+class _Html:
+    """A fragment whose data the producer escaped (report/judge.py), with its Markdown."""
+
+    html: str
+    markdown: str
+
+
+@dataclass
 class _Section:
     title: str
     verdict: str | None
@@ -91,6 +99,7 @@ def kind_of(payload: Mapping[str, Any]) -> str:
     keys = set(payload)
     for kind, need in (
         ("ci", {"gates", "checks", "verdict"}),
+        ("judge", {"answers", "supported_rate", "prompt_version"}),
         ("compare-ann", {"by_fetch", "recommended_fetch"}),
         ("probe-scale", {"transform", "candidates", "pairs"}),
         ("sweep-threshold", {"table", "recommended_threshold"}),
@@ -170,6 +179,15 @@ class _Builder:
         return out
 
     # -- one builder per result kind ---------------------------------------------------
+
+    def _judge(self, r: Mapping[str, Any], verdict: str | None) -> list[_Section]:
+        from .judge import claims_html, claims_markdown, summary_rows
+
+        sec = _Section("judge: claims against their context", verdict or _ok_verdict(r["ok"]))
+        sec.blocks.append(_Table(["verdict / status", "count"], summary_rows(r)))
+        sec.blocks.append(_Text("A supported claim is supported by the context, not proven true."))
+        sec.blocks.append(_Html(claims_html(r), claims_markdown(r)))
+        return [sec]
 
     def _check_index(self, r: Mapping[str, Any], verdict: str | None) -> list[_Section]:
         sec = _Section("check-index: stored vectors vs fresh embeddings", verdict)
@@ -592,7 +610,7 @@ def _html(title: str, verdict: str, sections: list[_Section]) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body><main>",
+        f"<title>{html.escape(title)}</title><style>{CSS}{_judge_css()}</style></head><body><main>",
         f"<h1>{html.escape(title)}</h1>",
         f'<div class="banner b-{verdict}">Verdict: {verdict}</div>',
         "<table><tr><th>section</th><th>verdict</th></tr>",
@@ -610,6 +628,8 @@ def _html(title: str, verdict: str, sections: list[_Section]) -> str:
         for b in s.blocks:
             if isinstance(b, _Text):
                 out.append(f"<p>{html.escape(b.text)}</p>")
+            elif isinstance(b, _Html):
+                out.append(b.html)
             elif isinstance(b, _Image):
                 data = base64.b64encode(b.path.read_bytes()).decode("ascii")
                 out.append(f'<img alt="{html.escape(b.alt)}" src="data:image/png;base64,{data}">')
@@ -633,6 +653,12 @@ def _html(title: str, verdict: str, sections: list[_Section]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _judge_css() -> str:
+    from .judge import CSS as JUDGE_CSS
+
+    return JUDGE_CSS
+
+
 def _md_cell(v: Any) -> str:
     text = f"**{v}**" if isinstance(v, _V) else _fmt(v)
     return text.replace("|", "\\|").replace("\n", " ")
@@ -646,6 +672,8 @@ def _markdown(title: str, verdict: str, sections: list[_Section], folder: Path) 
         for b in s.blocks:
             if isinstance(b, _Text):
                 out += [b.text, ""]
+            elif isinstance(b, _Html):
+                out += [b.markdown, ""]
             elif isinstance(b, _Image):
                 out += [f"![{b.alt}]({b.path.relative_to(folder).as_posix()})", ""]
             elif isinstance(b, _Code):
