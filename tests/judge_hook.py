@@ -27,3 +27,15 @@ def fixture_judge(question: str, context: str, answer: str) -> Any:
     CALLS.append(answer)
     _, reply = scripted_replies().get(answer, ("", {"claims": []}))
     return reply
+
+
+def context_judge(question: str, context: str, answer: str) -> Any:
+    """One claim per answer: SUPPORTED with the context's first sentence as evidence, or
+    UNSUPPORTED without evidence when the answer says 'free drinks' (a planted fabrication)."""
+    if "free drinks" in answer:
+        claim = {"claim": answer, "verdict": "UNSUPPORTED", "evidence_span": "", "rationale": "-"}
+    else:
+        first = context.split(".")[0]
+        claim = {"claim": "The answer restates the context.", "verdict": "SUPPORTED",
+                 "evidence_span": first, "rationale": "-"}  # fmt: skip
+    return {"claims": [claim]}

@@ -52,7 +52,10 @@ def map_error(exc: Exception, model_id: str, server: str, key_env: str) -> Excep
             f"HTTP 429: {message}", rate_limited=True, retry_after=_retry_after(headers)
         )
     if status in TRANSIENT_STATUS:
-        return TransientError(f"HTTP {status} from {server}: {message}")
+        # a 503 may say when to come back; honour it as for a 429
+        return TransientError(
+            f"HTTP {status} from {server}: {message}", retry_after=_retry_after(headers)
+        )
     if status in (401, 403):
         return AuthError(
             f"judge {model_id}: the server refused the API key (HTTP {status}); "
