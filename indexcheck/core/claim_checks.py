@@ -52,7 +52,8 @@ _FOLD = str.maketrans(
         "\u00a0": " ",
     }
 )
-_ELLIPSIS = re.compile(r"\.\s*\.\s*\.|\u2026|\[\s*\.\.\.\s*\]")
+_ELLIPSIS = re.compile(r"\[\s*(?:\.\.\.|\u2026)\s*\]|\.\.\.+|\u2026")
+_EDGE = " \"'.,;:"
 
 
 def normalize_with_map(text: str) -> tuple[str, list[int]]:
@@ -87,7 +88,7 @@ def normalize(text: str) -> str:
 def span_pieces(span: str) -> list[str]:
     """The folded pieces of a span, split at ``...`` (or ``…``) elisions; empty pieces dropped."""
     pieces = _ELLIPSIS.split(unicodedata.normalize("NFKC", span))
-    return [p for p in (normalize(x).strip(" \"'") for x in pieces) if p]
+    return [p for p in (normalize(x).strip(_EDGE) for x in pieces) if p]
 
 
 def find_span(span: str, text: str) -> tuple[int, int] | None:
