@@ -111,8 +111,16 @@ def one_answer(tmp_path: Path, answer: str = "Teens can borrow up to 20 items.")
     return path
 
 
-SUPPORTED = {"claims": [{"claim": "Teens can borrow up to 20 items.", "verdict": "SUPPORTED",
-             "evidence_span": "Teen cards can borrow up to 20 items", "rationale": "r"}]}  # fmt: skip
+SUPPORTED = {
+    "claims": [
+        {
+            "claim": "Teens can borrow up to 20 items.",
+            "verdict": "SUPPORTED",
+            "evidence_span": "Teen cards can borrow up to 20 items",
+            "rationale": "r",
+        }
+    ]
+}
 
 
 def test_malformed_then_repaired_reply_is_judged(emu: MistralEmulator, tmp_path: Path) -> None:
@@ -130,7 +138,9 @@ def test_unparseable_reply_is_unjudged_and_fails_unless_allowed(
 ) -> None:
     emu.chat.default = chat.text("I think it is mostly fine.")
     answers = one_answer(tmp_path)
-    code, data, _ = run(["--answers", str(answers), "--judge", "mistral:m", "--retries", "1"], tmp_path)
+    code, data, _ = run(
+        ["--answers", str(answers), "--judge", "mistral:m", "--retries", "1"], tmp_path
+    )
     assert code == 1
     (a,) = data["answers"]
     assert a["status"] == "UNJUDGED" and a["groundedness"] is None and a["claims"] == []
@@ -165,7 +175,9 @@ def test_fabricated_span_and_added_number(emu: MistralEmulator, tmp_path: Path) 
 def test_rerun_with_cache_makes_no_judge_calls(emu: MistralEmulator, tmp_path: Path) -> None:
     script_fixture(emu)
     judged = tmp_path / "judged.jsonl"  # the fixture without j07, whose reply never parses
-    judged.write_text("".join(x + "\n" for x in ANSWERS.read_text().splitlines() if '"j07"' not in x))
+    judged.write_text(
+        "".join(x + "\n" for x in ANSWERS.read_text().splitlines() if '"j07"' not in x)
+    )
     cache = tmp_path / "cache.sqlite"
     args = ["--answers", str(judged), "--judge", "mistral:m", "--cache", str(cache)]
     _, first, _ = run(args, tmp_path)
@@ -178,7 +190,9 @@ def test_rerun_with_cache_makes_no_judge_calls(emu: MistralEmulator, tmp_path: P
         assert a["claims"] == b["claims"] and a["status"] == b["status"]
     assert second["answers"][0]["cached"] is True
     # an UNJUDGED answer is never cached: a rerun asks again
-    _, third, _ = run(["--answers", str(ANSWERS), "--judge", "mistral:m", "--cache", str(cache)], tmp_path)
+    _, third, _ = run(
+        ["--answers", str(ANSWERS), "--judge", "mistral:m", "--cache", str(cache)], tmp_path
+    )
     assert third["manifest"]["judging"]["requests"] == 3 and len(emu.chat.requests) == 8
 
 
@@ -246,7 +260,10 @@ def test_answers_from_csv_and_parquet_give_the_same_result(tmp_path: Path) -> No
     import pyarrow.parquet as pq
 
     rows = [json.loads(line) for line in ANSWERS.read_text().splitlines()]
-    flat = [{**r, "contexts": json.dumps(r["contexts"]), "expected": json.dumps(r.get("expected", []))} for r in rows]
+    flat = [
+        {**r, "contexts": json.dumps(r["contexts"]), "expected": json.dumps(r.get("expected", []))}
+        for r in rows
+    ]
     keys = ["id", "question", "answer", "contexts", "expected"]
     import csv
 
@@ -254,7 +271,9 @@ def test_answers_from_csv_and_parquet_give_the_same_result(tmp_path: Path) -> No
         w = csv.DictWriter(f, keys, extrasaction="ignore")
         w.writeheader()
         w.writerows(flat)
-    pq.write_table(pa.Table.from_pylist([{k: r[k] for k in keys} for r in flat]), tmp_path / "a.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{k: r[k] for k in keys} for r in flat]), tmp_path / "a.parquet"
+    )
     for name in ("a.csv", "a.parquet"):
         _, data, _ = run(["--answers", str(tmp_path / name), "--judge", PY_JUDGE], tmp_path)
         assert_fixture_outcome(data)

@@ -23,18 +23,22 @@ PASSAGE = "Teen cards\n\nTeens aged 13 to 17 can apply on their own; a parent si
     "not required. Teen cards can borrow up to 20 items and place up to 10 holds."  # fmt: skip
 
 
+TEEN = "Teen cards can borrow up to 20 items"
+BOTH = "a parent signature is not required. " + TEEN + " and place up to 10 holds"
+AGED = "Teens aged 13 to 17 can apply on their own; a parent signature is not required"
+
+
 @pytest.mark.parametrize(
     ("span", "found"),
     [
-        ("teen cards can borrow up to 20 items", "Teen cards can borrow up to 20 items"),
-        ("Teen   cards can\nborrow up to 20 items", "Teen cards can borrow up to 20 items"),
-        ("\uff34\uff25\uff25\uff2e cards can borrow up to 20 items", "Teen cards can borrow up to 20 items"),
-        ("a parent signature is not required. ... place up to 10 holds",
-         "a parent signature is not required. Teen cards can borrow up to 20 items and place up to 10 holds"),
-        ("Teens aged 13 \u2026 not required", "Teens aged 13 to 17 can apply on their own; a parent signature is not required"),
+        ("teen cards can borrow up to 20 items", TEEN),
+        ("Teen   cards can\nborrow up to 20 items", TEEN),
+        ("\uff34\uff25\uff25\uff2e cards can borrow up to 20 items", TEEN),  # NFKC
+        ("a parent signature is not required. ... place up to 10 holds", BOTH),
+        ("Teens aged 13 \u2026 not required", AGED),
         ("\u201ca parent signature is not required.\u201d", "a parent signature is not required"),
     ],
-)  # fmt: skip
+)
 def test_span_found_despite_case_unicode_whitespace_and_elision(span: str, found: str) -> None:
     at = find_span(span, PASSAGE)
     assert at is not None and PASSAGE[at[0] : at[1]] == found
@@ -115,7 +119,9 @@ def test_calibration_against_labels() -> None:
     from indexcheck.core.judge import ClaimResult
 
     def claim(v: V) -> ClaimResult:
-        return ClaimResult("c", v, v, "", None, [], [], [], [], CitationStatus.UNCITED_UNSUPPORTED, "")
+        return ClaimResult(
+            "c", v, v, "", None, [], [], [], [], CitationStatus.UNCITED_UNSUPPORTED, ""
+        )
 
     answers = [
         AnswerResult("a", AnswerStatus.JUDGED, 0.5, [claim(V.SUPPORTED), claim(V.UNSUPPORTED)]),

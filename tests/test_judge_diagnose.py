@@ -33,7 +33,9 @@ def test_answers_label_the_stage_after_retrieval(
     _, before = diagnose(fixture_kb, tmp_path)
     ok = [q for q in before["questions"] if q["label"] == "OK"]
     assert len(ok) >= 4
-    texts = {c: t for c, t in zip(fixture_kb["corpus"].ids, fixture_kb["corpus"].texts, strict=True)}
+    texts = {
+        c: t for c, t in zip(fixture_kb["corpus"].ids, fixture_kb["corpus"].texts, strict=True)
+    }
     filler = [c for c in texts if "visitor" not in c][:2]
     lost, refused, ungrounded, fine = ok[:4]
     qtext = {q.id: q.question for q in fixture_kb["questions"]}

@@ -72,8 +72,8 @@ def test_revise_diff_and_export(tmp_path: Path) -> None:
     a = judge_run(sheet)
     before = tree_digest(sheet / "runs", mtimes=True)
     runner = CliRunner()
-    r = runner.invoke(cli, ["sheet", "revise", "--sheet", str(sheet), f"{a}/j01/1",
-                            "--verdict", "unsupported", "--reviewer", "ana", "--note", "scope"])  # fmt: skip
+    revise = ["sheet", "revise", "--sheet", str(sheet), f"{a}/j01/1", "--verdict", "unsupported"]
+    r = runner.invoke(cli, [*revise, "--reviewer", "ana", "--note", "scope"])
     assert r.exit_code == 0, r.output
     assert "PARTIALLY_SUPPORTED -> UNSUPPORTED" in r.output
     assert tree_digest(sheet / "runs", mtimes=True) == before  # a revision is a new row
@@ -104,8 +104,8 @@ def test_revise_diff_and_export(tmp_path: Path) -> None:
     r = runner.invoke(cli, ["sheet", "export", "--sheet", str(sheet), a, "--out", str(pack)])
     assert r.exit_code == 0, r.output
     manifest = json.loads((pack / "manifest.json").read_text())
-    assert set(manifest["files"]) == {"run.json", "cases.jsonl", "retrieval.jsonl",
-                                      "answers.jsonl", "claims.jsonl", "revisions.jsonl"}  # fmt: skip
+    pack_files = ["run.json", "cases.jsonl", "retrieval.jsonl", "answers.jsonl", "claims.jsonl"]
+    assert set(manifest["files"]) == {*pack_files, "revisions.jsonl"}
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((pack / name).read_bytes()).hexdigest() == digest
     assert f"{a}/j01/1" in (pack / "revisions.jsonl").read_text()

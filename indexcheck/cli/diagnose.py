@@ -10,9 +10,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..core.diagnose import IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, DiagnoseResult, diagnose
 from ..core.retrieval import marked_refusals, scale_converters
-from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from ..questions import load_questions
 from ..report.manifest import Run

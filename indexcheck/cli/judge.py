@@ -11,12 +11,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN, compile_pattern, load_answers
+from ..core.answers import (
+    DEFAULT_ANSWER_REFUSAL_PATTERN,
+    DEFAULT_CITATION_PATTERN,
+    compile_pattern,
+    load_answers,
+)
 from ..core.claim_checks import Verdict
 from ..core.judge import AnswerStatus, JudgeResult, judge_answers, load_prompt
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..report.manifest import Run
-from .options import human_console, output_options, progress, seed_option, write_json
+from .options import F, human_console, output_options, progress, seed_option, write_json
 
 VERDICT_STYLE = {
     "SUPPORTED": "green",
@@ -28,34 +33,90 @@ VERDICT_STYLE = {
 
 
 @click.command("judge")
-@click.option("--answers", "answers_path", type=click.Path(path_type=Path), required=True,
-              help="Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}].")
-@click.option("--judge", "judge_spec", envvar="INDEXCHECK_JUDGE", required=True, metavar="SPEC",
-              help="mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function "
-              "[env INDEXCHECK_JUDGE]. Pick a model other than the one that answered.")
-@click.option("--prompt", "prompt_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Judge prompt file (default: the shipped judge_v1.md).")
-@click.option("--retries", type=click.IntRange(0, 10), default=2, show_default=True,
-              help="Repair requests for a reply that does not parse.")
-@click.option("--allow-unjudged", is_flag=True,
-              help="Do not fail the run for answers whose reply never parsed.")
-@click.option("--refusal-pattern", default=DEFAULT_ANSWER_REFUSAL_PATTERN, show_default=True,
-              help="Regex on the answer text marking a refusal (a 'refused' column wins).")
-@click.option("--citation-pattern", default=DEFAULT_CITATION_PATTERN, show_default=True,
-              help="Regex of citation markers in the answer; group 1 holds the ids.")
-@click.option("--cache", "cache_path", envvar="INDEXCHECK_CACHE",
-              type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="SQLite file caching judgements (and embeddings) [env INDEXCHECK_CACHE].")
-@click.option("--labels", "labels_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Human verdicts (JSONL) to measure the judge's agreement with.")
-@click.option("--sheet", "sheet_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Evidence sheet folder: append this run's claim rows.")
-@click.option("--sheet-hashes-only", is_flag=True,
-              help="Store question and answer hashes in the sheet instead of their texts.")
-@click.option("--sheet-format", type=click.Choice(["jsonl", "parquet"]), default="jsonl",
-              show_default=True)
-@click.option("--store", "store_spec", default=None, metavar="SPEC",
-              help="The store the contexts came from: its fingerprint goes into the sheet.")
+@click.option(
+    "--answers",
+    "answers_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}].",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    envvar="INDEXCHECK_JUDGE",
+    required=True,
+    metavar="SPEC",
+    help="mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function "
+    "[env INDEXCHECK_JUDGE]. Pick a model other than the one that answered.",
+)
+@click.option(
+    "--prompt",
+    "prompt_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Judge prompt file (default: the shipped judge_v1.md).",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=2,
+    show_default=True,
+    help="Repair requests for a reply that does not parse.",
+)
+@click.option(
+    "--allow-unjudged",
+    is_flag=True,
+    help="Do not fail the run for answers whose reply never parsed.",
+)
+@click.option(
+    "--refusal-pattern",
+    default=DEFAULT_ANSWER_REFUSAL_PATTERN,
+    show_default=True,
+    help="Regex on the answer text marking a refusal (a 'refused' column wins).",
+)
+@click.option(
+    "--citation-pattern",
+    default=DEFAULT_CITATION_PATTERN,
+    show_default=True,
+    help="Regex of citation markers in the answer; group 1 holds the ids.",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    envvar="INDEXCHECK_CACHE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="SQLite file caching judgements (and embeddings) [env INDEXCHECK_CACHE].",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Human verdicts (JSONL) to measure the judge's agreement with.",
+)
+@click.option(
+    "--sheet",
+    "sheet_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Evidence sheet folder: append this run's claim rows.",
+)
+@click.option(
+    "--sheet-hashes-only",
+    is_flag=True,
+    help="Store question and answer hashes in the sheet instead of their texts.",
+)
+@click.option(
+    "--sheet-format", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True
+)
+@click.option(
+    "--store",
+    "store_spec",
+    default=None,
+    metavar="SPEC",
+    help="The store the contexts came from: its fingerprint goes into the sheet.",
+)
 @click.option("--reviewer", default=None, help="Who ran this judgement (goes into the sheet).")
 @click.option("--note", default=None, help="A note for the sheet rows.")
 @seed_option
@@ -189,7 +250,7 @@ def render(result: JudgeResult, console: Console, sheet: dict[str, object] | Non
 # -- the evidence sheet ---------------------------------------------------------------------
 
 
-def _sheet_option(f):  # type: ignore[no-untyped-def]
+def _sheet_option(f: F) -> F:
     return click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", required=True,
                         type=click.Path(file_okay=False, exists=True, path_type=Path),
                         help="Evidence sheet folder [env INDEXCHECK_SHEET].")(f)  # fmt: skip
@@ -203,7 +264,9 @@ def sheet_group() -> None:
 @sheet_group.command("revise")
 @_sheet_option
 @click.argument("row_id")
-@click.option("--verdict", required=True, type=click.Choice([v.value for v in Verdict], case_sensitive=False))
+@click.option(
+    "--verdict", required=True, type=click.Choice([v.value for v in Verdict], case_sensitive=False)
+)
 @click.option("--reviewer", required=True, help="Who revises the verdict.")
 @click.option("--note", default=None, help="Why.")
 def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: str | None) -> None:
@@ -211,7 +274,9 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
     from ..core.sheet import revise
 
     row = revise(sheet_dir, row_id, verdict, reviewer, note)
-    click.echo(f"{row['row_id']} revises {row['revises']}: {row['previous_verdict']} -> {row['verdict']}")
+    click.echo(
+        f"{row['row_id']} revises {row['revises']}: {row['previous_verdict']} -> {row['verdict']}"
+    )
 
 
 @sheet_group.command("diff")
@@ -229,7 +294,9 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
     changed = 0
     for a in d["answers"]:
         if not a["compatible"]:
-            console.print(f"{escape(a['answer_id'])}: not comparable, changed {', '.join(a['changed'])}")
+            console.print(
+                f"{escape(a['answer_id'])}: not comparable, changed {', '.join(a['changed'])}"
+            )
             continue
         for c in a["claims"]:
             changed += 1

@@ -122,7 +122,9 @@ def _passage(item: Any, where: str, i: int) -> Passage:
     return Passage(str(pid), item["text"], None if version is None else str(version), rank, score)
 
 
-def split_sentences(answer: str, pattern: re.Pattern[str], passages: list[Passage]) -> list[Sentence]:
+def split_sentences(
+    answer: str, pattern: re.Pattern[str], passages: list[Passage]
+) -> list[Sentence]:
     """Sentences of the answer with the ids their markers cite; a marker standing after a
     sentence's full stop belongs to that sentence."""
     ids = [p.id for p in passages]
@@ -201,7 +203,9 @@ def _rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataFileError(f"{p.name} line {lineno} is not valid JSON ({exc.msg})") from None
+                raise DataFileError(
+                    f"{p.name} line {lineno} is not valid JSON ({exc.msg})"
+                ) from None
             if not isinstance(obj, dict):
                 raise DataFileError(f"{p.name} line {lineno} is not a JSON object")
             rows.append((f"{p.name} line {lineno}", obj))

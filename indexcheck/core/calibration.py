@@ -23,7 +23,8 @@ ORDER = [v.value for v in Verdict]
 
 
 def load_labels(path: str | Path) -> tuple[dict[tuple[str, int], str], dict[str, float]]:
-    """(claim labels {(answer id, claim index): verdict}, answer labels {answer id: groundedness})."""
+    """(claim labels {(answer id, claim index): verdict}, answer labels {answer id:
+    groundedness})."""
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"labels file {p} does not exist; check --labels")
@@ -121,5 +122,7 @@ def calibrate(
         "agreement": None if h.size == 0 else float((h == j).mean()),
         "confusion": {"labels": ORDER, "rows_human_cols_judge": cm.tolist()},
         "groundedness_correlation": {"pearson": corr, "answers": len(pairs)},
-        "missing": sorted(f"{a}/{i}" for a, i in claim_labels if not any(x.id == a for x in answers)),
+        "missing": sorted(
+            f"{a}/{i}" for a, i in claim_labels if not any(x.id == a for x in answers)
+        ),
     }

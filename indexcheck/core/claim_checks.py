@@ -176,9 +176,7 @@ def quantities(text: str) -> list[Quantity]:
                 continue
         else:
             words = re.split(r"[- ]", m.group("word").lower())
-            if len(words) == 2 and not (
-                _UNITS[words[0]] >= 20 and words[1] in _SECOND_WORDS
-            ):
+            if len(words) == 2 and not (_UNITS[words[0]] >= 20 and words[1] in _SECOND_WORDS):
                 # two number words that do not compose ("one ten"): take each alone
                 for w in words:
                     out.append(Quantity(w, _fmt(_UNITS[w])))
@@ -191,7 +189,7 @@ def quantities(text: str) -> list[Quantity]:
 
 
 def _is_pronoun(text: str, m: re.Match[str]) -> bool:
-    """"one" as a pronoun ("the one", "one of", "no one") rather than a count."""
+    """ "one" as a pronoun ("the one", "one of", "no one") rather than a count."""
     before = text[max(0, m.start() - 8) : m.start()].lower()
     after = text[m.end() : m.end() + 4].lower()
     return before.rstrip().endswith(("the", "no", "any", "every", "each")) or after.startswith(

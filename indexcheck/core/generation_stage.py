@@ -66,9 +66,7 @@ def label_generation(
             d.detail = f"the model refused with '{d.expected_id}' in its context"
         elif judged is not None and d.id in judged:
             j = judged[d.id]
-            bad = [
-                c for c in j.claims if c.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
-            ]
+            bad = [c for c in j.claims if c.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)]
             if j.status is AnswerStatus.JUDGED and bad:
                 d.label = GenerationLabel.UNGROUNDED.value
                 d.detail = f"{len(bad)} claim(s) unsupported or contradicted: {bad[0].claim}"

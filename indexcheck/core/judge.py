@@ -80,7 +80,8 @@ class ClaimResult:
 
     ``evidence``: where the span sits, ``{passage, version, rank, start, end}`` (character
     offsets in the passage text) plus ``excerpt`` (the passage from ``excerpt_start``, up to
-    300 characters either side of the span), or None; ``numbers_not_in_answer``: numbers the judge put
+    300 characters either side of the span), or None; ``numbers_not_in_answer``: numbers the
+    judge put
     in the claim that the answer never states.
     """
 
@@ -274,6 +275,7 @@ def judge_one(
         return AnswerResult(row.id, AnswerStatus.REFUSAL, None)
     key = judgement_key(judge.model_id, prompt.version, row.question, row.context_sent, row.answer)
     cached = cache.get(key) if cache is not None else None
+    items: list[dict[str, Any]] | None = None
     if cached is not None:
         judge.stats.cache_hits += 1
         items, from_cache = parse_reply(cached), True
@@ -281,7 +283,6 @@ def judge_one(
         request = build_request(prompt, row)
         raw: RawReply = ""
         problem = ""
-        items = None
         for attempt in range(retries + 1):
             if attempt:
                 judge.stats.repairs += 1
@@ -301,7 +302,7 @@ def judge_one(
             stored = [{**i, "verdict": str(i["verdict"])} for i in items]
             cache.put(key, judge.model_id, prompt.version, {"claims": stored})
         from_cache = False
-    claims = [check_claim(item, row) for item in items]
+    claims = [check_claim(item, row) for item in items or []]
     supported = sum(c.verdict is Verdict.SUPPORTED for c in claims)
     score = supported / len(claims) if claims else None
     return AnswerResult(row.id, AnswerStatus.JUDGED, score, claims, cached=from_cache)

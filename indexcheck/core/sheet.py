@@ -176,7 +176,8 @@ def write_run(
     run_id = new_id("run-")
     run_dir = root / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
-    info = {"run_id": run_id, "created": _now(), "indexcheck_version": __version__}
+    info: dict[str, Any] = {"run_id": run_id, "created": _now()}
+    info["indexcheck_version"] = __version__
     info |= {"format": fmt, "hashes_only": hashes_only, **meta.__dict__}
     claims = claim_rows(run_id, result, rows, meta, hashes_only)
     files = [run_dir / "run.json", run_dir / "cases.jsonl"]
@@ -205,7 +206,9 @@ def runs(folder: str | Path) -> list[str]:
     return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
 
 
-def read_run(folder: str | Path, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+def read_run(
+    folder: str | Path, run_id: str
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """(run.json, cases, claim rows) of one run; DataFileError if the run is unknown."""
     run_dir = Path(folder) / "runs" / run_id
     if not (run_dir / "run.json").is_file():
@@ -217,7 +220,9 @@ def read_run(folder: str | Path, run_id: str) -> tuple[dict[str, Any], list[dict
         import pyarrow.parquet as pq
 
         raw = pq.read_table(run_dir / "claims.parquet").to_pylist()
-        claims = [{k: json.loads(v) if k in _NESTED and v else v for k, v in r.items()} for r in raw]
+        claims = [
+            {k: json.loads(v) if k in _NESTED and v else v for k, v in r.items()} for r in raw
+        ]
         for r in claims:
             for k in ("claim_id", "evidence_rank", "span_start", "span_end"):
                 if r.get(k) is not None:
@@ -248,7 +253,9 @@ def revise(
     _, _, claims = read_run(folder, run_id)
     target = next((r for r in claims if r["row_id"] == row_id), None)
     if target is None or target.get("claim_id") is None:
-        raise DataFileError(f"no claim row '{row_id}' in run {run_id}; row ids look like RUN/ANSWER/N")
+        raise DataFileError(
+            f"no claim row '{row_id}' in run {run_id}; row ids look like RUN/ANSWER/N"
+        )
     earlier = [r for r in revisions(folder) if r["revises"] == row_id]
     rev_id = new_id("rev-")
     row = {
@@ -285,7 +292,13 @@ def diff_runs(folder: str | Path, run_a: str, run_b: str) -> dict[str, Any]:
     for aid in sorted(set(by_a) | set(by_b)):
         ca, cb = by_a.get(aid), by_b.get(aid)
         if ca is None or cb is None:
-            answers.append({"answer_id": aid, "compatible": False, "changed": ["only in " + (run_a if cb is None else run_b)]})
+            answers.append(
+                {
+                    "answer_id": aid,
+                    "compatible": False,
+                    "changed": ["only in " + (run_a if cb is None else run_b)],
+                }
+            )
             continue
         changed = list(run_level)
         if ca["question_hash"] != cb["question_hash"]:
@@ -300,8 +313,16 @@ def diff_runs(folder: str | Path, run_a: str, run_b: str) -> dict[str, Any]:
             changed.append("answer")
         entry: dict[str, Any] = {"answer_id": aid, "compatible": not changed, "changed": changed}
         if not changed:
-            va = {normalize(r.get("claim") or ""): r.get("verdict") or r["status"] for r in claims_a if r["answer_id"] == aid}
-            vb = {normalize(r.get("claim") or ""): r.get("verdict") or r["status"] for r in claims_b if r["answer_id"] == aid}
+            va = {
+                normalize(r.get("claim") or ""): r.get("verdict") or r["status"]
+                for r in claims_a
+                if r["answer_id"] == aid
+            }
+            vb = {
+                normalize(r.get("claim") or ""): r.get("verdict") or r["status"]
+                for r in claims_b
+                if r["answer_id"] == aid
+            }
             entry["claims"] = [
                 {"claim": k, "a": va.get(k), "b": vb.get(k)}
                 for k in sorted(set(va) | set(vb))
@@ -320,11 +341,27 @@ def export_run(folder: str | Path, run_id: str, out: str | Path) -> list[Path]:
         raise InputError(f"--out {dest} is not empty; pass a new folder for the audit pack")
     dest.mkdir(parents=True, exist_ok=True)
     retrieval = [
-        {"answer_id": c["answer_id"], "passages": [{k: p.get(k) for k in ("id", "version", "rank", "score", "hash")} for p in c["passages"]]}
+        {
+            "answer_id": c["answer_id"],
+            "passages": [
+                {k: p.get(k) for k in ("id", "version", "rank", "score", "hash")}
+                for p in c["passages"]
+            ],
+        }
         for c in cases
     ]
     answers = [
-        {k: c.get(k) for k in ("answer_id", "question", "answer", "question_hash", "answer_hash", "sentences")}
+        {
+            k: c.get(k)
+            for k in (
+                "answer_id",
+                "question",
+                "answer",
+                "question_hash",
+                "answer_hash",
+                "sentences",
+            )
+        }
         for c in cases
     ]
     row_ids = {r["row_id"] for r in claims}
@@ -348,5 +385,3 @@ def export_run(folder: str | Path, run_id: str, out: str | Path) -> list[Path]:
     }
     _write_once(dest / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return [*written, dest / "manifest.json"]
-
-

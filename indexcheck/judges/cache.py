@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 
-def judgement_key(model_id: str, prompt_version: str, question: str, context: str, answer: str) -> str:
+def judgement_key(
+    model_id: str, prompt_version: str, question: str, context: str, answer: str
+) -> str:
     """sha256 hex of the five fields, each length-prefixed so no two tuples collide."""
     h = hashlib.sha256()
     for part in (model_id, prompt_version, question, context, answer):

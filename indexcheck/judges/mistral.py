@@ -39,7 +39,9 @@ class MistralJudge(BaseJudge):
         super().__init__(retry=retry, sleep=sleep)
         self.model = model.strip()
         if not self.model:
-            raise SpecError("mistral: needs a chat model, e.g. --judge mistral:mistral-small-latest")
+            raise SpecError(
+                "mistral: needs a chat model, e.g. --judge mistral:mistral-small-latest"
+            )
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
         if not key.strip():
             raise InputError(f"the mistral judge needs an API key; set {API_KEY_ENV}")

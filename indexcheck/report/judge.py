@@ -62,11 +62,17 @@ def claims_html(payload: Mapping[str, Any]) -> str:
     for a in payload["answers"]:
         g = a.get("groundedness")
         score = "–" if g is None else f"{g:.2f}"
-        out.append(f"<h3>{_esc(a['id'])} <small>{_esc(a['status'])}, groundedness {score}</small></h3>")
+        out.append(
+            f"<h3>{_esc(a['id'])} <small>{_esc(a['status'])}, groundedness {score}</small></h3>"
+        )
         if not a["claims"]:
-            note = "the answer is a refusal: no claims" if a["status"] == "REFUSAL" else (
-                f"the judge's reply never parsed ({_esc(a.get('problem'))}); raw reply kept "
-                "in the JSON result"
+            note = (
+                "the answer is a refusal: no claims"
+                if a["status"] == "REFUSAL"
+                else (
+                    f"the judge's reply never parsed ({_esc(a.get('problem'))}); raw reply kept "
+                    "in the JSON result"
+                )
             )
             out.append(f'<p class="note">{note}</p>')
             continue
@@ -76,8 +82,8 @@ def claims_html(payload: Mapping[str, Any]) -> str:
         ]
         for c in a["claims"]:
             v = c["verdict"]
-            checks = [f"span {'found' if c['span_found'] else 'not found' if c['span_found'] is False else '–'}",
-                      f"citation: {c['citation_status']}"]  # fmt: skip
+            found = {True: "found", False: "not found", None: "–"}[c["span_found"]]
+            checks = [f"span {found}", f"citation: {c['citation_status']}"]
             if c["cited"]:
                 checks.append("cited " + ", ".join(c["cited"]))
             if c["numbers_unsupported"]:
@@ -101,11 +107,17 @@ def claims_markdown(payload: Mapping[str, Any]) -> str:
     out: list[str] = []
     for a in payload["answers"]:
         g = a.get("groundedness")
-        out += [f"### {_md(a['id'])} — {a['status']}, groundedness {'–' if g is None else f'{g:.2f}'}", ""]
+        out += [
+            f"### {_md(a['id'])} — {a['status']}, groundedness {'–' if g is None else f'{g:.2f}'}",
+            "",
+        ]
         if not a["claims"]:
             out += ["No claims.", ""]
             continue
-        out += ["| claim | verdict | judge | span | citation | evidence |", "|---|---|---|---|---|---|"]
+        out += [
+            "| claim | verdict | judge | span | citation | evidence |",
+            "|---|---|---|---|---|---|",
+        ]
         for c in a["claims"]:
             ev = c.get("evidence")
             if ev and ev.get("excerpt"):
@@ -129,11 +141,18 @@ def summary_rows(payload: Mapping[str, Any]) -> list[list[Any]]:
     rows: list[list[Any]] = [[v.value, payload["counts"][v.value]] for v in Verdict]
     rows += [[s, n] for s, n in payload["statuses"].items()]
     if r["value"] is not None:
-        rows.append(["supported rate [95% Wilson]", f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] ({r['k']}/{r['n']})"])
+        rows.append(
+            [
+                "supported rate [95% Wilson]",
+                f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] ({r['k']}/{r['n']})",
+            ]
+        )
     return rows
 
 
-def write_report(payload: Mapping[str, Any], rows: Sequence[Any] | None, folder: Path) -> list[Path]:
+def write_report(
+    payload: Mapping[str, Any], rows: Sequence[Any] | None, folder: Path
+) -> list[Path]:
     """judge.md and report.html (through the shared HTML report) into ``folder``."""
     from .html import write_report as write_html
 
