@@ -285,3 +285,30 @@ def test_groundedness_is_never_nan() -> None:
     result = summarise([], "py:x", "v", False)
     assert result.supported_rate["value"] is None and result.ok
     assert not any(isinstance(v, float) and math.isnan(v) for v in result.counts.values())
+
+
+def test_labels_report_agreement(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {"id": "j01", "claim": 0, "verdict": "SUPPORTED"},
+        {"id": "j01", "claim": 1, "verdict": "UNSUPPORTED"},  # the human is stricter
+        {"id": "j01", "claim": 2, "verdict": "SUPPORTED"},
+        {"id": "j01", "claim": 3, "verdict": "UNSUPPORTED"},
+        {"id": "j05", "claim": 0, "verdict": "CONTRADICTED"},
+        {"id": "j02", "groundedness": 1.0},
+        {"id": "j04", "groundedness": 1.0},
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, data, _ = run(
+        ["--answers", str(ANSWERS), "--judge", PY_JUDGE, "--labels", str(labels)], tmp_path
+    )
+    cal = data["calibration"]
+    assert code == 1 and cal["claims_labelled"] == 5 and cal["agreement"] == pytest.approx(0.6)
+    assert cal["confusion"]["labels"][0] == "SUPPORTED"
+    assert cal["kappa"]["value"] is not None
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "j01", "claim": 0, "verdict": "MAYBE"}\n')
+    code, _, r = run(
+        ["--answers", str(ANSWERS), "--judge", PY_JUDGE, "--labels", str(bad)], tmp_path
+    )
+    assert code == 2 and "bad.jsonl line 1" in r.stderr
