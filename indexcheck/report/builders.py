@@ -18,6 +18,7 @@ from .sections import (
     PALETTE,
     WORST_ROWS,
     Code,
+    Html,
     Image,
     Section,
     Table,
@@ -64,6 +65,15 @@ class Builder:
         return out
 
     # -- one builder per result kind ---------------------------------------------------
+
+    def _judge(self, r: Mapping[str, Any], verdict: str | None) -> list[Section]:
+        from .judge import claims_html, claims_markdown, summary_rows
+
+        sec = Section("judge: claims against their context", verdict or ok_verdict(r["ok"]))
+        sec.blocks.append(Table(["verdict / status", "count"], summary_rows(r)))
+        sec.blocks.append(Text("A supported claim is supported by the context, not proven true."))
+        sec.blocks.append(Html(claims_html(r), claims_markdown(r)))
+        return [sec]
 
     def _check_index(self, r: Mapping[str, Any], verdict: str | None) -> list[Section]:
         sec = Section("check-index: stored vectors vs fresh embeddings", verdict)

@@ -20,8 +20,9 @@ from typing import Any
 
 from ..textsafe import escape_html
 from .builders import Builder
+from .judge import CSS as JUDGE_CSS
 from .markdown import markdown
-from .sections import Code, Image, Section, Table, Text, V, fmt, kind_of
+from .sections import Code, Html, Image, Section, Table, Text, V, fmt, kind_of
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 CSS = """
@@ -60,7 +61,7 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape_html(title)}</title><style>{CSS}</style></head><body><main>",
+        f"<title>{escape_html(title)}</title><style>{CSS}{JUDGE_CSS}</style></head><body><main>",
         f"<h1>{escape_html(title)}</h1>",
         f'<div class="banner b-{verdict}">Verdict: {verdict}</div>',
         "<table><tr><th>section</th><th>verdict</th></tr>",
@@ -76,7 +77,9 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
         badge = f' <span class="v v-{s.verdict}">{s.verdict}</span>' if s.verdict else ""
         out.append(f'<h2 id="{s.anchor}">{escape_html(s.title)}{badge}</h2>')
         for b in s.blocks:
-            if isinstance(b, Text):
+            if isinstance(b, Html):
+                out.append(b.html)
+            elif isinstance(b, Text):
                 out.append(f"<p>{escape_html(b.text)}</p>")
             elif isinstance(b, Image):
                 data = base64.b64encode(b.path.read_bytes()).decode("ascii")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..textsafe import escape_html, escape_md
-from .sections import Code, Image, Section, Table, Text, V, fmt
+from .sections import Code, Html, Image, Section, Table, Text, V, fmt
 
 
 def md_cell(v: Any) -> str:
@@ -20,7 +20,9 @@ def markdown(title: str, verdict: str, sections: list[Section], folder: Path) ->
     for s in sections:
         out += ["", f"## {escape_md(s.title)}" + (f" — {s.verdict}" if s.verdict else ""), ""]
         for b in s.blocks:
-            if isinstance(b, Text):
+            if isinstance(b, Html):
+                out += [b.markdown, ""]
+            elif isinstance(b, Text):
                 out += [escape_md(b.text), ""]
             elif isinstance(b, Image):
                 out += [f"![{b.alt}]({b.path.relative_to(folder).as_posix()})", ""]

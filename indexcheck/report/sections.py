@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InputError
 
-KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose")
+KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose", "judge")
 WORST_ROWS = 20
 PALETTE = {"blue": "#4C72B0", "orange": "#DD8452", "red": "#C44E52", "green": "#55A868"}
 
@@ -45,6 +45,15 @@ class Code:
 
 
 @dataclass
+class Html:
+    """A fragment whose data its producer already escaped (report/judge.py), with its
+    Markdown twin."""
+
+    html: str
+    markdown: str
+
+
+@dataclass
 class Section:
     title: str
     verdict: str | None
@@ -60,6 +69,7 @@ def kind_of(payload: Mapping[str, Any]) -> str:
     keys = set(payload)
     for kind, need in (
         ("ci", {"gates", "checks", "verdict"}),
+        ("judge", {"answers", "supported_rate", "prompt_version"}),
         ("compare-ann", {"by_fetch", "recommended_fetch"}),
         ("probe-scale", {"transform", "candidates", "pairs"}),
         ("sweep-threshold", {"table", "recommended_threshold"}),
@@ -125,6 +135,7 @@ def interval(x: Mapping[str, Any]) -> str:
 
 __all__ = [
     "KINDS",
+    "Html",
     "Code",
     "Image",
     "Section",
