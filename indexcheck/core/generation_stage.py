@@ -20,14 +20,11 @@ from .claim_checks import Verdict, normalize
 from .judge import AnswerResult, AnswerStatus
 from .verdicts import Label
 
-#: The stages after retrieval are members of diagnose's one ``Label`` enum.
-GenerationLabel = Label
-
 
 class _Labelled(Protocol):
     id: str
     in_scope: bool
-    label: str
+    label: Label
     expected_id: str | None
     detail: str
 
@@ -54,14 +51,14 @@ def label_generation(
             continue
         text = (texts or {}).get(d.expected_id)
         if not in_context(row, d.expected_id, text):
-            d.label = GenerationLabel.CONTEXT_ASSEMBLY_LOSS.value
+            d.label = Label.CONTEXT_ASSEMBLY_LOSS
             d.detail = f"'{d.expected_id}' was in the top k but not in the context sent"
         elif is_refusal(row, refusal):
-            d.label = GenerationLabel.GENERATION_REFUSED.value
+            d.label = Label.GENERATION_REFUSED
             d.detail = f"the model refused with '{d.expected_id}' in its context"
         elif judged is not None and d.id in judged:
             j = judged[d.id]
             bad = [c for c in j.claims if c.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)]
             if j.status is AnswerStatus.JUDGED and bad:
-                d.label = GenerationLabel.UNGROUNDED.value
+                d.label = Label.UNGROUNDED
                 d.detail = f"{len(bad)} claim(s) unsupported or contradicted: {bad[0].claim}"
