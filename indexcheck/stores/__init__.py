@@ -10,7 +10,6 @@ lazily, so ``import indexcheck`` stays light.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
@@ -360,6 +361,22 @@ class BaseStore:
                 self._sleep(policy.delay(attempt, err.retry_after, rng))
                 attempt += 1
                 self._on_retry()
+
+    @contextmanager
+    def _translating(self, doing: str) -> Iterator[None]:
+        """Translate what the block raises through ``_translate``, with no retries: for
+        work that cannot be repeated piecewise (a server-side cursor, a generator)."""
+        try:
+            yield
+        except IndexcheckError:
+            raise
+        except Exception as exc:
+            err = self._translate(exc, doing)
+            if err is None:
+                raise
+            if isinstance(err, TransientError):
+                raise self._gave_up(doing, err, 0) from None
+            raise err from None
 
     def _before_call(self) -> None:
         """Hook run before every attempt of an SDK call (e.g. to count requests)."""

@@ -24,8 +24,15 @@ import xxhash
 
 from ..errors import DataFileError
 from ._local import LOCAL_METRICS, exact_knn, ids_of
-from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, as_float32_matrix
-from .base import pack_rows
+from .base import (
+    BaseStore,
+    Fetched,
+    StoreInfo,
+    StoreSpec,
+    VectorBatch,
+    as_float32_matrix,
+    pack_rows,
+)
 from .params import Choice, Str
 
 
