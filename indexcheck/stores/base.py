@@ -399,6 +399,22 @@ class BaseStore:
         )
 
 
+def call_translated(
+    doing: str, fn: Callable[[], T], translate: Callable[[BaseException, str], Exception | None]
+) -> T:
+    """Run ``fn`` once, raising ``translate(exc, doing)`` in place of what it raises (for
+    calls made while a store is being opened, before there is a store to ask)."""
+    try:
+        return fn()
+    except IndexcheckError:
+        raise
+    except Exception as exc:
+        err = translate(exc, doing)
+        if err is None:
+            raise
+        raise err from None
+
+
 def empty_result(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """A ``(D, I)`` pair of shape (q, k) filled with NaN / None."""
     return np.full((q, k), np.nan, dtype=np.float32), np.full((q, k), None, dtype=object)

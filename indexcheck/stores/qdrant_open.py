@@ -21,7 +21,7 @@ from ..errors import (
     SpecError,
 )
 from ..redact import redact_url
-from .base import StoreSpec
+from .base import StoreSpec, call_translated
 from .qdrant import TIMEOUT_S, QdrantStore
 
 T = TypeVar("T")
@@ -76,15 +76,13 @@ def translate_error(
 
 def _call(location: str, collection: str, fn: Callable[[], T], doing: str) -> T:
     """One client call made before the store exists, translated like the store's own."""
-    try:
-        return fn()
-    except IndexcheckError:
-        raise
-    except Exception as exc:
-        err = translate_error(exc, location, collection, doing)
-        if err is None:
-            raise
-        raise err from None
+    return call_translated(doing, fn, partial(_translate_at, location, collection))
+
+
+def _translate_at(
+    location: str, collection: str, exc: BaseException, doing: str
+) -> Exception | None:
+    return translate_error(exc, location, collection, doing)
 
 
 def open_qdrant(spec: StoreSpec, options: Any) -> QdrantStore:
