@@ -348,7 +348,7 @@ class ChromaStore(BaseStore):
             self._finalizer()
 
 
-def _map_error(exc: Exception, what: str) -> Exception:
+def _map_error(exc: BaseException, what: str) -> Exception:
     """Turn a chromadb/httpx exception into an IndexcheckError subclass."""
     if isinstance(exc, BackendError | InputError):
         return exc

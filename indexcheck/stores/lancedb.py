@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -185,7 +186,7 @@ class LanceDBStore(BaseStore):
         for idx in indices:
             if list(idx.columns) != [self._vcol]:
                 continue
-            stats = self._call("index_stats", lambda idx=idx: self._tbl.index_stats(idx.name))
+            stats = self._call("index_stats", partial(self._tbl.index_stats, idx.name))
             dist = getattr(stats, "distance_type", None) if stats is not None else None
             if not dist:
                 continue  # a scalar index on the column
@@ -319,12 +320,8 @@ class LanceDBStore(BaseStore):
                 if not literals:
                     continue
                 where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
-                res = self._call(
-                    "fetch",
-                    lambda where=where: (
-                        self._tbl.search().where(where).select(cols).limit(None).to_arrow()
-                    ),
-                )
+                query = self._tbl.search().where(where).select(cols).limit(None)
+                res = self._call("fetch", query.to_arrow)
             got_ids = self._ids_of(res.column(self._idcol))
             col = res.column(self._vcol)
             mat, got_dims = self._vectors_of(col)
