@@ -43,6 +43,7 @@ from ..errors import (
     IncompleteResultError,
     InputError,
     MissingDependencyError,
+    RateLimitError,
     SpecError,
 )
 from .base import (
@@ -360,7 +361,9 @@ def _map_error(exc: BaseException, what: str) -> Exception:
             "and CHROMA_CLIENT_AUTH_CREDENTIALS"
         )
     if name == "RateLimitError":
-        return BackendUnavailableError(f"{what}: rate limited by the server; try again later")
+        return RateLimitError(f"{what}: rate limited by the server; try again later")
+    if name == "NotFoundError":
+        return InputError(f"{what}: not found ({text}); check ?collection= and the tenant")
     module = type(exc).__module__ or ""
     if module.startswith(("httpx", "httpcore")) or isinstance(exc, ConnectionError | TimeoutError):
         return BackendUnavailableError(f"{what}: the server is unreachable ({name}); check it runs")
