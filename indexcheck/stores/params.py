@@ -120,10 +120,12 @@ def unknown_message(
     """``unknown option 'efsearch' for faiss; did you mean efSearch? known: ...``."""
     lower = {k.lower(): k for k in known}
     close = difflib.get_close_matches(key.lower(), list(lower), n=1, cutoff=0.6)
-    guess = f"; did you mean {lower[close[0]]}?" if close else ""
+    if not close:  # a shortened name: 'text' for text_field
+        close = [k for k in lower if key and (k.startswith(key.lower()) or key.lower() in k)][:1]
     hint = f" ({hints[key]})" if hints and key in hints else ""
     listed = ", ".join(known) if known else "none"
-    return f"unknown option '{key}' for {scheme}{hint}{guess}; known: {listed}"
+    guess = f"; did you mean {lower[close[0]]}?" if close else ";"
+    return f"unknown option '{key}' for {scheme}{hint}{guess} known: {listed}"
 
 
 def with_params(spec: str, **params: Any) -> str:
