@@ -15,8 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.errors import EXIT_INPUT, SpecError
-from indexcheck.stores import BACKENDS, StoreSpec, open_store, store_class, sweep_spec
-from indexcheck.stores import with_params
+from indexcheck.stores import BACKENDS, StoreSpec, open_store, store_class, sweep_spec, with_params
 from indexcheck.stores.faiss_store import write_faiss_folder
 from indexcheck.stores.params import Float, Int
 
