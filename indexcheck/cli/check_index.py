@@ -9,8 +9,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..chunk_stream import FileChunks
+from ..core.check_stream import check_all as check_all_streamed
 from ..core.integrity import IntegrityResult, check_index
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..engine import open_engine
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from ..report.manifest import Run
 from .options import (
     chunks_option,
@@ -22,6 +25,7 @@ from .options import (
     store_option,
     write_json,
 )
+from .progress import progress_bars
 from .session import open_corpus, open_embedder_cached, open_store_from_cli
 
 SHOWN_ROWS = 20
@@ -48,6 +52,41 @@ SHOWN_ROWS = 20
     show_default=True,
     help="Neighbours searched first when diagnosing a shifted chunk.",
 )
+@click.option(
+    "--max-fault-rate",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=None,
+    help="Size the random sample to prove the fault rate is under this (about 3/P chunks).",
+)
+@click.option(
+    "--rows",
+    "rows_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --all: write every checked row to this Parquet file, block by block.",
+)
+@click.option(
+    "--block-size",
+    type=click.IntRange(1),
+    default=4096,
+    show_default=True,
+    help="With --all: chunks embedded, compared and cached per block (a killed run loses at "
+    "most one).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where --all embeds its blocks: this process, or Ray tasks "
+    "(pip install 'indexcheck[ray]').",
+)
+@click.option(
+    "--ray-address",
+    envvar="RAY_ADDRESS",
+    default=None,
+    help="Ray cluster to join with --engine ray [env RAY_ADDRESS]; default: a local one.",
+)
 @output_options
 def check_index_cmd(
     store_spec: str,
@@ -62,25 +101,51 @@ def check_index_cmd(
     seed: int,
     min_cosine: float,
     window: int,
+    max_fault_rate: float | None,
+    rows_path: Path | None,
+    block_size: int,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
     """Re-embed chunks and compare them with their stored vectors; diagnose what differs."""
     run = Run("check-index")
-    corpus = open_corpus(chunks_path, id_column, text_column)
+    if rows_path is not None and not check_all:
+        raise InputError("--rows needs --all; add --all or drop --rows")
+    if check_all and max_fault_rate is not None:
+        raise InputError("--max-fault-rate sizes a sample; drop it or drop --all")
+    if rows_path is not None:
+        check_writable(rows_path)
+    runner = open_engine(engine, ray_address) if check_all else None
+    if check_all:
+        source = None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
+        corpus = None
+    else:
+        corpus = open_corpus(chunks_path, id_column, text_column)
     store = open_store_from_cli(store_spec, trust_pickle)
     embedder = open_embedder_cached(embedder_spec, cache_path)
-    with progress() as say:
-        result = check_index(
-            store,
-            embedder,
-            corpus,
-            sample=None if check_all else sample,
-            seed=seed,
-            min_cosine=min_cosine,
-            window=window,
-            progress=say,
-        )
+    if check_all:
+        with progress_bars() as (say, tick):
+            result = check_all_streamed(
+                store, embedder, source, min_cosine=min_cosine, window=window,
+                rows_path=rows_path, engine=runner, say=say, tick=tick, block=block_size,
+            )  # fmt: skip
+        assert runner is not None
+        runner.close()
+    else:
+        with progress() as say:
+            result = check_index(
+                store,
+                embedder,
+                corpus,
+                sample=sample,
+                seed=seed,
+                min_cosine=min_cosine,
+                window=window,
+                progress=say,
+                max_fault_rate=max_fault_rate,
+            )
     result.manifest = run.manifest(
         store, embedder, seed=seed, chunks=str(chunks_path) if chunks_path else None
     )
@@ -93,6 +158,18 @@ def check_index_cmd(
     write_json(json_path, payload)
     render(result, human_console(json_path))
     raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".{path.name}.probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"cannot write --rows {path}: {exc.strerror}; pick another path") from None
 
 
 def _fmt(x: float | None) -> str:
@@ -125,9 +202,17 @@ def render(result: IntegrityResult, console: Console) -> None:
     verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
     ok_count = result.counts.get("ok", 0)
     m: dict[str, Any] = result.manifest.get("embedding", {})
+    if result.chunks_truncated:
+        console.print(
+            f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
+            "(over 100,000 checked); every row is in --rows"
+        )
+    bound = ""
+    if result.fault_rate_upper_95 is not None and result.ok:
+        bound = f"; fault rate < {100 * result.fault_rate_upper_95:.1f}% (95%, random rows)"
     console.print(
         f"{verdict} {ok_count}/{result.checked} chunks ({result.mode}) at cosine >= "
         f"{result.threshold:g}; min {_fmt(result.min_cosine)}, median "
         f"{_fmt(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
-        f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s"
+        f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s{bound}"
     )

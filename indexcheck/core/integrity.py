@@ -29,9 +29,11 @@ import numpy as np
 
 from ..corpus import Corpus, corpus_from_pairs
 from ..embedders.base import Embedder
-from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError, InputError
+from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
+from .sampling import choose_sample
+from .stats import fault_rate_upper
 
 FETCH_BATCH = 256
 ITER_BATCH = 1000
@@ -59,6 +61,8 @@ class ChunkCheck:
     holds_vector_of: str | None = None
     offset: int | None = None
     stored_dimension: int | None = None
+    #: sampled rows: True when chosen as the chunk after a repeated text, False when random
+    targeted: bool | None = None
 
 
 @dataclass
@@ -88,6 +92,10 @@ class IntegrityResult:
     counts: dict[str, int]
     diagnosis_embeddings: int
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: --all above 100,000 chunks: ``chunks`` holds only the rows that are not ok
+    chunks_truncated: bool = False
+    #: a passing sample: one-sided 95% upper bound on the fault rate (random rows only)
+    fault_rate_upper_95: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -171,6 +179,7 @@ def check_index(
     diagnose_budget: int = 2000,
     only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    max_fault_rate: float | None = None,
 ) -> IntegrityResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
@@ -189,6 +198,10 @@ def check_index(
             f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the index was built with"
         )
+    if sample is None and only is None and max_fault_rate is None:  # core/check_stream.py
+        from .check_stream import check_all
+
+        return check_all(store, embedder, corpus, min_cosine=min_cosine, window=window, say=say)
     d = embedder.dimension
     stored: dict[str, np.ndarray] = {}
     stored_dims: dict[str, int] = {}
@@ -199,22 +212,16 @@ def check_index(
         corpus, stored, stored_dims = _load_corpus_from_store(store)
         store_ids = set(corpus.ids)
     n = len(corpus)
-    all_mode = sample is None and only is None
+    all_mode = sample is None and only is None and max_fault_rate is None
+    targeted: set[int] | None = None
     if only is not None:
         checked_pos = sorted({corpus.position[i] for i in only if i in corpus.position})
     elif all_mode:
         checked_pos = list(range(n))
     else:
-        assert sample is not None
-        if sample < 1:
-            raise InputError("--sample must be at least 1")
-        if sample > n:
-            raise InputError(
-                f"--sample {sample} is larger than the corpus ({n} chunks); "
-                f"use --sample {n} or --all"
-            )
-        rng = np.random.default_rng(seed)
-        checked_pos = sorted(int(p) for p in rng.choice(n, size=sample, replace=False))
+        checked_pos, targeted = choose_sample(
+            n, sample, seed, corpus.duplicate_of(), max_fault_rate
+        )
 
     # Stored vectors: --all streams the whole store (and so finds orphans); a sample
     # fetches by id in batches.
@@ -266,6 +273,9 @@ def check_index(
         return ChunkCheck(cid, p, cos, STATUS_OK if cos >= min_cosine else "low")
 
     checks = [compare(p) for p in checked_pos]
+    if targeted is not None:
+        for c in checks:
+            c.targeted = c.position in targeted
     low = [c for c in checks if c.status == "low"]
 
     def explain(cands: list[ChunkCheck]) -> list[ChunkCheck]:
@@ -309,6 +319,10 @@ def check_index(
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
     ok = not any(f.severity == "error" for f in findings)
+    bound = None
+    if targeted is not None:
+        rand = [c for c in checks if not c.targeted]
+        bound = fault_rate_upper(sum(c.status != STATUS_OK for c in rand), len(rand))
     return IntegrityResult(
         ok=ok,
         checked=len(checks),
@@ -321,6 +335,7 @@ def check_index(
         findings=findings,
         counts=counts,
         diagnosis_embeddings=fresh.extra,
+        fault_rate_upper_95=bound,
     )
 
 
@@ -371,35 +386,43 @@ def _shift_findings(
                 hi = mid
             else:
                 lo = mid
-        start = hi
-        dups = [q for q in sorted(dup_of) if q < start]
-        trigger = dups[-1] if dups else None
-        details: dict[str, Any] = {
-            "offset": offset,
-            "start_id": corpus.ids[start],
-            "start_position": start,
-            "checked_in_run": len(run),
-        }
-        where = "before" if offset < 0 else "after"
-        msg = (
-            f"offset {offset:+d}: from '{corpus.ids[start]}' (position {start}) on, chunks "
-            f"hold the vector of the chunk {abs(offset)} position(s) {where} them "
-            f"({len(run)} checked chunk(s) in this run)"
-        )
-        if trigger is not None:
-            details["preceding_duplicate"] = {
-                "id": corpus.ids[trigger],
-                "position": trigger,
-                "duplicate_of": corpus.ids[dup_of[trigger]],
-                "text": _excerpt(corpus.texts[trigger]),
-            }
-            msg += (
-                f"; it starts after '{corpus.ids[trigger]}', whose text repeats "
-                f"'{corpus.ids[dup_of[trigger]]}': a cache filled by position skips a repeat "
-                "without advancing"
-            )
-        findings.append(Finding("shift", "error", msg, [c.id for c in run], details))
+        findings.append(_run_finding(run, hi, corpus, dup_of))
     return findings
+
+
+def _run_finding(
+    run: list[ChunkCheck], start: int, corpus: Corpus, dup_of: dict[int, int]
+) -> Finding:
+    """The shift finding of one run whose first shifted position is ``start``."""
+    offset = run[0].offset
+    assert offset is not None
+    dups = [q for q in sorted(dup_of) if q < start]
+    trigger = dups[-1] if dups else None
+    details: dict[str, Any] = {
+        "offset": offset,
+        "start_id": corpus.ids[start],
+        "start_position": start,
+        "checked_in_run": len(run),
+    }
+    where = "before" if offset < 0 else "after"
+    msg = (
+        f"offset {offset:+d}: from '{corpus.ids[start]}' (position {start}) on, chunks "
+        f"hold the vector of the chunk {abs(offset)} position(s) {where} them "
+        f"({len(run)} checked chunk(s) in this run)"
+    )
+    if trigger is not None:
+        details["preceding_duplicate"] = {
+            "id": corpus.ids[trigger],
+            "position": trigger,
+            "duplicate_of": corpus.ids[dup_of[trigger]],
+            "text": _excerpt(corpus.texts[trigger]),
+        }
+        msg += (
+            f"; it starts after '{corpus.ids[trigger]}', whose text repeats "
+            f"'{corpus.ids[dup_of[trigger]]}': a cache filled by position skips a repeat "
+            "without advancing"
+        )
+    return Finding("shift", "error", msg, [c.id for c in run], details)
 
 
 def _other_findings(
