@@ -131,7 +131,8 @@ class FileChunks:
             import pyarrow.parquet as pq
 
             try:
-                pf = pq.ParquetFile(self.path)
+                # pre_buffer=False: otherwise pyarrow keeps every row group read so far
+                pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
             except Exception as exc:  # pyarrow raises several types for unreadable files
                 raise DataFileError(f"cannot read {self.path}: {exc}") from None
             self._columns(list(pf.schema_arrow.names))

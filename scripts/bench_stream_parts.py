@@ -58,7 +58,9 @@ class StreamingParquetStore:
     def iter_vectors(self, batch: int = 1000) -> Iterator:  # type: ignore[type-arg]
         from indexcheck.stores.base import VectorBatch
 
-        for rb in pq.ParquetFile(self.path).iter_batches(batch):
+        # pre_buffer=False: with it, pyarrow keeps every row group it has read in memory
+        pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
+        for rb in pf.iter_batches(batch):
             ids = rb.column(0).to_pylist()
             flat = rb.column(1).values.to_numpy(zero_copy_only=False)
             vec = flat.reshape(len(ids), D).astype(np.float32)

@@ -170,3 +170,32 @@ def test_a_killed_run_resumes_from_the_cache_losing_at_most_one_block(tmp_path) 
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     re_embedded = _embedded(second) - (n - done_before)  # texts the first run had embedded
     assert 0 <= re_embedded <= block
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
+    from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
+    from indexcheck.engine import LocalEngine, RayEngine
+
+    ids, texts, stored = planted()
+    corpus = corpus_from_pairs(ids, texts)
+    store = MemoryStore(ids, stored, texts)
+    local = check_all(store, HashEmbedder(32), corpus, block=64, engine=LocalEngine())
+    engine = RayEngine()
+    cached = CachedEmbedder(HashEmbedder(32), EmbeddingCache(tmp_path / "c.sqlite"))
+    remote = check_all(store, cached, corpus, block=64, engine=engine)
+    assert _rows(remote) == _rows(local) and remote.findings == local.findings
+    a = np.asarray([c.cosine for c in remote.chunks], float)
+    b = np.asarray([c.cosine for c in local.chunks], float)
+    assert np.allclose(a, b, atol=1e-6, equal_nan=True)
+    # the driver kept the cache: a second run sends no text to the cluster
+    assert cached.split(texts)[1] == []
+    assert list(engine.map(abs, [-1, 2, -3])) == [1, 2, 3]

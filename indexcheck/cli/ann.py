@@ -27,9 +27,12 @@ from ..core.ann import (
     sweep_ann,
     with_param,
 )
+from ..core.exact import engine_scope
+from ..engine import open_engine
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from ..report.manifest import Run
 from ..stores import StoreOptions
+from .engine_options import engine_options
 from .options import (
     embedder_option,
     human_console,
@@ -135,6 +138,7 @@ def _depths(text: str | None) -> list[int] | None:
 )
 @click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
 @seed_option
+@engine_options
 @output_options
 def compare_ann_cmd(
     store_spec: str,
@@ -152,6 +156,8 @@ def compare_ann_cmd(
     vector_cache: Path | None,
     no_vector_cache: bool,
     seed: int,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -174,11 +180,12 @@ def compare_ann_cmd(
         with_param(store_spec, sweep[0], sweep[1][0])  # refuse a parameter early
     cache_dir = None if no_vector_cache else (vector_cache or default_vector_cache())
 
+    runner = open_engine(engine, ray_address)
     run = Run("compare-ann")
     store = open_store_from_cli(store_spec, trust_pickle)
     embedder = None
     try:
-        with progress() as say:
+        with progress() as say, engine_scope(runner):
             if questions_path is not None:
                 embedder = open_embedder_cached(embedder_spec, cache_path)
                 queries: QuerySet = embed_questions(questions_path, embedder)
@@ -213,6 +220,7 @@ def compare_ann_cmd(
         )
     finally:
         store.close()
+        runner.close()
     payload = result.to_dict()
     if report_dir is not None:
         from ..report.compare_ann import write_report

@@ -15,6 +15,7 @@ from ..core.integrity import IntegrityResult, check_index
 from ..engine import open_engine
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from ..report.manifest import Run
+from .engine_options import engine_options
 from .options import (
     chunks_option,
     embedder_option,
@@ -74,19 +75,13 @@ SHOWN_ROWS = 20
     "most one).",
 )
 @click.option(
-    "--engine",
-    type=click.Choice(["local", "ray"]),
-    default="local",
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=1,
     show_default=True,
-    help="Where --all embeds its blocks: this process, or Ray tasks "
-    "(pip install 'indexcheck[ray]').",
+    help="Hosted embedders: requests in flight at once (429 and Retry-After still honoured).",
 )
-@click.option(
-    "--ray-address",
-    envvar="RAY_ADDRESS",
-    default=None,
-    help="Ray cluster to join with --engine ray [env RAY_ADDRESS]; default: a local one.",
-)
+@engine_options
 @output_options
 def check_index_cmd(
     store_spec: str,
@@ -104,6 +99,7 @@ def check_index_cmd(
     max_fault_rate: float | None,
     rows_path: Path | None,
     block_size: int,
+    concurrency: int,
     engine: str,
     ray_address: str | None,
     json_path: str | None,
@@ -125,6 +121,9 @@ def check_index_cmd(
         corpus = open_corpus(chunks_path, id_column, text_column)
     store = open_store_from_cli(store_spec, trust_pickle)
     embedder = open_embedder_cached(embedder_spec, cache_path)
+    if concurrency > 1:
+        inner = getattr(embedder, "inner", embedder)
+        inner.concurrency = concurrency  # BaseEmbedder sends up to N batches at once
     if check_all:
         with progress_bars() as (say, tick):
             result = check_all_streamed(

@@ -369,8 +369,8 @@ def _search(
                 if key[j] < best_key[r]:
                     best_key[r], best[r] = int(key[j]), int(m[j])
             tick("shift search", start + f.shape[0], fresh.n)
-        for r in np.flatnonzero(best >= 0):
-            shift[int(wp[r])] = int(best[r])
+        for hit in np.flatnonzero(best >= 0).tolist():
+            shift[int(wp[hit])] = int(best[hit])
             found += 1
     return found
 
