@@ -199,3 +199,51 @@ def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
     # the driver kept the cache: a second run sends no text to the cluster
     assert cached.split(texts)[1] == []
     assert list(engine.map(abs, [-1, 2, -3])) == [1, 2, 3]
+
+
+@pytest.mark.slow
+def test_exact_ground_truth_blocks_on_ray_merge_as_locally(ray_cluster) -> None:
+    from indexcheck.core.exact import engine_scope, exact_topk
+    from indexcheck.engine import RayEngine
+
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((5000, 24)).astype(np.float32)
+    base[4000] = base[10]  # a tie across blocks: the vector seen first must win on both
+    xq = rng.standard_normal((40, 24)).astype(np.float32)
+    xq[0] = base[10]
+    ids = [f"v{i}" for i in range(len(base))]
+
+    def blocks():  # type: ignore[no-untyped-def]
+        for s in range(0, len(base), 700):
+            yield ids[s : s + 700], base[s : s + 700]
+
+    for family in ("cos", "dot", "l2"):
+        d_local, i_local = exact_topk(blocks(), xq, 10, family)
+        with engine_scope(RayEngine()):
+            d_ray, i_ray = exact_topk(blocks(), xq, 10, family)
+        assert (i_ray == i_local).all() and np.allclose(d_ray, d_local, atol=1e-6)
+    assert i_local[0, 0] == "v10"
+
+
+def test_progress_bar_shows_done_total_on_a_terminal_and_is_quiet_otherwise(
+    monkeypatch,
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from indexcheck.cli import progress as bars
+
+    buf = io.StringIO()
+    term = Console(file=buf, force_terminal=True, width=120)
+    monkeypatch.setattr(bars, "err_console", term)
+    monkeypatch.delenv("INDEXCHECK_QUIET", raising=False)
+    with bars.progress_bars() as (_say, tick):
+        tick("embedding", 0, 10)
+        tick("embedding", 10, 10)
+    assert "embedding" in buf.getvalue() and "10/10" in buf.getvalue()
+    monkeypatch.setenv("INDEXCHECK_QUIET", "1")
+    buf.truncate(0)
+    with bars.progress_bars() as (_say, tick):
+        tick("embedding", 5, 10)
+    assert buf.getvalue().strip("\x00") == ""
