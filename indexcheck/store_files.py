@@ -38,7 +38,9 @@ def parse_ids_json(raw: Any, path: Path) -> tuple[list[str], list[str | None] | 
             ids.append(chunk_id(entry, where, "id"))
             continue
         if "id" not in entry:
-            raise DataFileError(f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}')
+            raise DataFileError(
+                f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}'
+            )
         ids.append(chunk_id(entry["id"], where, "id"))
         text = entry.get("text")
         if text is not None and not isinstance(text, str):

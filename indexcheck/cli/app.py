@@ -18,7 +18,7 @@ import click
 
 from .. import __version__
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, IndexcheckError, InputError
-from .options import finite_floats
+from .options import add_wait_options, finite_floats
 
 CONFIG_FILE = "indexcheck.toml"
 
@@ -138,6 +138,7 @@ class Group(click.Group):
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         finite_floats(cmd)
+        add_wait_options(cmd)
         super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -153,15 +154,6 @@ class Group(click.Group):
             raise
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
-            ctx.exit(EXIT_COULD_NOT_FINISH)
-        except SystemExit as exc:  # only user code (a py: hook, a plugin) raises it here
-            if debug:
-                traceback.print_exc(file=sys.stderr)
-            click.echo(
-                f"error: code run by indexcheck called sys.exit({exc.code!r}) and the run "
-                "could not finish; a py: embedder or plugin must return or raise, not exit",
-                err=True,
-            )
             ctx.exit(EXIT_COULD_NOT_FINISH)
         except Exception as exc:  # a bug or an SDK error no backend mapped: still one line
             if debug:

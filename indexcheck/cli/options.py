@@ -240,3 +240,43 @@ def progress() -> Iterator[Callable[[str], None]]:
         return
     with err_console.status("starting") as status:
         yield lambda msg: status.update(msg)
+
+
+def _set_waiting(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    from .. import waiting
+
+    current = dict(ctx.meta.get("indexcheck.waiting", {}))
+    current[param.name or ""] = value
+    ctx.meta["indexcheck.waiting"] = current
+    waiting.set_override(current.get("timeout"), current.get("max_wait"))
+
+
+def add_wait_options(command: click.Command) -> None:
+    """Give ``command`` --timeout and --max-wait (env INDEXCHECK_TIMEOUT, INDEXCHECK_MAX_WAIT),
+    read by every hosted service it opens (the Mistral embedder, the Upstash store)."""
+    if isinstance(command, click.Group) or any(p.name == "timeout" for p in command.params):
+        return
+    command.params.append(
+        click.Option(
+            ["--timeout"],
+            type=FiniteFloat(0.001, 86400, min_open=False),
+            envvar="INDEXCHECK_TIMEOUT",
+            default=None,
+            expose_value=False,
+            callback=_set_waiting,
+            help="Seconds one request to a hosted service may take (default 60) "
+            "[env INDEXCHECK_TIMEOUT].",
+        )
+    )
+    command.params.append(
+        click.Option(
+            ["--max-wait"],
+            type=FiniteFloat(0.001, 86400),
+            envvar="INDEXCHECK_MAX_WAIT",
+            default=None,
+            expose_value=False,
+            callback=_set_waiting,
+            help="Seconds one request may take with all its retries (default 120) "
+            "[env INDEXCHECK_MAX_WAIT].",
+        )
+    )

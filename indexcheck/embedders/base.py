@@ -60,11 +60,22 @@ class Embedder(Protocol):
 @dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff with full jitter: delay_i = U(0, min(cap, base * 2**i)),
-    or the server's Retry-After when it sends one."""
+    or the server's Retry-After when it sends one.
+
+    ``max_wait`` bounds the seconds one request may take with all its retries (time in
+    requests plus backoff); a retry whose delay would cross it is not made.
+    """
 
     max_retries: int = 6
     base_delay: float = 0.5
     max_delay: float = 20.0
+    max_wait: float | None = None
+
+    def gives_up(self, attempt: int, waited: float, next_delay: float) -> bool:
+        """True when no further retry is allowed: retries spent, or the budget would pass."""
+        if attempt >= self.max_retries:
+            return True
+        return self.max_wait is not None and waited + next_delay > self.max_wait
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None:
@@ -115,23 +126,35 @@ class BaseEmbedder:
 
     def _with_retries(self, texts: list[Any]) -> np.ndarray:
         attempt = 0
+        waited = 0.0
         while True:
             self.stats.requests += 1
             t0 = time.perf_counter()
             try:
                 vectors, tokens = self._embed_batch(texts)
             except TransientError as exc:
-                self.stats.seconds += time.perf_counter() - t0
-                if attempt >= self.retry.max_retries:
+                spent = time.perf_counter() - t0
+                self.stats.seconds += spent
+                waited += spent
+                delay = self.retry.delay(attempt, exc.retry_after, self._rng)
+                if self.retry.gives_up(attempt, waited, delay):
+                    budget = (
+                        f" and {waited:.0f} s (--max-wait {self.retry.max_wait:g} s)"
+                        if self.retry.max_wait is not None
+                        else ""
+                    )
                     if exc.rate_limited:
                         raise RateLimitError(
-                            f"{self.model_id}: still rate limited (429) after "
-                            f"{attempt} retries; lower --batch-size or try again later"
+                            f"{self.model_id}: still rate limited (429) after {attempt} "
+                            f"retries{budget}; try again later (embeddings already cached "
+                            "with --cache are not requested again)"
                         ) from exc
                     raise BackendUnavailableError(
-                        f"{self.model_id}: request failed after {attempt} retries: {exc}"
+                        f"{self.model_id}: request failed after {attempt} retries{budget}: "
+                        f"{exc}; raise --timeout or --max-wait, or try again later"
                     ) from exc
-                self._sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                self._sleep(delay)
+                waited += delay
                 attempt += 1
                 self.stats.retries += 1
                 continue

@@ -45,6 +45,7 @@ from ..errors import (
     RateLimitError,
     SpecError,
 )
+from ..waiting import current as current_waiting
 from .base import (
     Fetched,
     StoreInfo,
@@ -178,7 +179,8 @@ class UpstashStore:
         p = spec.params
         retries = int(_number(p, "retries", 5, 0, 100))
         interval = _number(p, "retry_interval", 0.5, 0, 60)
-        timeout = _number(p, "timeout", 60.0, 0.001, 3600)
+        waiting = current_waiting()  # --timeout / --max-wait; the spec's own keys win
+        timeout = _number(p, "timeout", waiting.timeout, 0.001, 3600)
         batch = int(_number(p, "batch", MAX_READS, 1, MAX_READS))
         shown = {k: p[k] for k in PARAMS if k in p}
         clean = f"upstash:{url.rstrip('/')}" + (f"?{urlencode(shown)}" if shown else "")
@@ -188,7 +190,10 @@ class UpstashStore:
             namespace=p.get("namespace", ""),
             text_field=p.get("text_field") or "text",
             retry=RetryPolicy(
-                max_retries=retries, base_delay=interval, max_delay=max(20.0, interval)
+                max_retries=retries,
+                base_delay=interval,
+                max_delay=max(20.0, interval),
+                max_wait=waiting.max_wait,
             ),
             timeout=timeout,
             batch=batch,
@@ -210,17 +215,20 @@ class UpstashStore:
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """Run one SDK call with retries; map every failure to an IndexcheckError."""
-        attempt = 0
+        attempt, waited = 0, 0.0
         while True:
             self._status, self._retry_after = None, None
             self.requests += 1
+            t0 = time.monotonic()
             try:
                 return fn()
             except Exception as exc:  # the SDK raises httpx, json and its own errors
                 reason, rate_limited = self._transient(what, exc)
-                if attempt >= self.retry.max_retries:
+                delay = self.retry.delay(attempt, self._retry_after, self._rng)
+                waited += time.monotonic() - t0 + delay
+                if self.retry.gives_up(attempt, waited - delay, delay):
                     raise self._gave_up(what, reason, rate_limited, attempt) from exc
-                self._sleep(self.retry.delay(attempt, self._retry_after, self._rng))
+                self._sleep(delay)
                 attempt += 1
                 self.retries += 1
 
