@@ -173,7 +173,8 @@ class Group(click.Group):
         try:
             rv = super().main(*args, standalone_mode=False, **kwargs)
         except click.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx is not None else "indexcheck"
+            path = exc.ctx.command_path.split() if exc.ctx is not None else []
+            where = " ".join(["indexcheck", *path[1:]])  # the same under CliRunner
             message = exc.format_message()
             message = _one_line(message[:1].lower() + message[1:]).rstrip(".")
             click.echo(f"error: {message}; see {where} --help", err=True)

@@ -129,7 +129,11 @@ class CachedEmbedder:
         self.dimension = inner.dimension
         self.hits = 0
         if cache is not None:
-            cache.check_dimension(self.model_id, self.dimension)
+            try:
+                cache.check_dimension(self.model_id, self.dimension)
+            except DataFileError:
+                cache.close()  # leave no -wal/-shm files beside a file we refuse
+                raise
 
     @property
     def stats(self) -> EmbedStats:
