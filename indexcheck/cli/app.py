@@ -18,6 +18,7 @@ import click
 
 from .. import __version__
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, IndexcheckError, InputError
+from ..waiting import set_override as set_waiting_override
 from .options import add_wait_options, finite_floats
 
 CONFIG_FILE = "indexcheck.toml"
@@ -144,7 +145,7 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(os.environ.get("INDEXCHECK_DEBUG"))
         try:
-            return super().invoke(ctx)
+            return self._invoke_once(ctx)
         except IndexcheckError as exc:
             if debug:
                 traceback.print_exc(file=sys.stderr)
@@ -166,6 +167,12 @@ class Group(click.Group):
                 err=True,
             )
             ctx.exit(EXIT_COULD_NOT_FINISH)
+
+    def _invoke_once(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        finally:
+            set_waiting_override()  # --timeout/--max-wait hold for this run only
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         """click's main, but usage errors are one line: ``error: ...; see CMD --help``."""
