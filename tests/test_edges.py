@@ -308,3 +308,45 @@ def test_questions_refuse_non_string_question(tmp_path: Path) -> None:
     path.write_text(json.dumps({"id": "q", "question": "x", "expected": [{"a": 1}]}) + "\n")
     with pytest.raises(DataFileError, match="q.jsonl line 1: column 'expected' holds an object"):
         load_questions(path)
+
+
+def _upstash(monkeypatch: pytest.MonkeyPatch, emu: Any, params: str) -> str:
+    from indexcheck.stores.upstash import TOKEN_ENV, URL_ENV
+    from tests.builders.upstash import build
+
+    monkeypatch.setenv(TOKEN_ENV, "canary-upstash-token")
+    monkeypatch.delenv(URL_ENV, raising=False)
+    vectors = np.random.default_rng(0).normal(size=(10, 8)).astype(np.float32)
+    ids = [f"c{i}" for i in range(10)]
+    return build(Path(), ids, vectors, ids, "cosine", emulator=emu, params=params)
+
+
+def test_upstash_retries_stop_at_max_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("upstash_vector")
+    import time
+
+    from indexcheck.stores import open_store
+    from tests.emulators.upstash_emulator import UpstashEmulator
+
+    with UpstashEmulator(token="canary-upstash-token", exact=True) as emu:
+        spec = _upstash(monkeypatch, emu, "retries=100&retry_interval=0.2&timeout=5")
+        monkeypatch.setenv("INDEXCHECK_MAX_WAIT", "1")
+        emu.fail_next(1000, 503)
+        t0 = time.monotonic()
+        with pytest.raises(BackendUnavailableError):
+            open_store(spec).info()
+        assert time.monotonic() - t0 < 3.0
+        assert sum(r.command == "info" for r in emu.requests) < 10
+
+
+def test_upstash_timeout_from_env_when_the_spec_has_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("upstash_vector")
+    from indexcheck.stores import open_store
+    from tests.emulators.upstash_emulator import UpstashEmulator
+
+    with UpstashEmulator(token="canary-upstash-token", exact=True) as emu:
+        spec = _upstash(monkeypatch, emu, "retries=0")
+        monkeypatch.setenv("INDEXCHECK_TIMEOUT", "0.1")
+        emu.delay = 0.5
+        with pytest.raises(BackendUnavailableError, match="no reply within 0.1 s"):
+            open_store(spec).info()
