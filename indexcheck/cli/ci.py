@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..core.baseline_guard import check_baseline
 from ..core.ci import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..errors import DataFileError
 from ..textsafe import escape_rich as esc
@@ -52,6 +53,11 @@ REGRESSIONS_SHOWN = 10
     callback=check_file_output("--junit"),
     help="Write a JUnit XML file: one testcase per gate.",
 )
+@click.option(
+    "--baseline-any-store",
+    is_flag=True,
+    help="Compare with a baseline measured on another store or embedder (reported).",
+)
 @output_options
 @click.pass_context
 def ci_cmd(
@@ -59,6 +65,7 @@ def ci_cmd(
     ci_config: Path | None,
     baseline_path: Path | None,
     junit_path: Path | None,
+    baseline_any_store: bool,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -80,8 +87,16 @@ def ci_cmd(
     embedder = None
     if config.check_index or config.diagnose:
         embedder = opened.open_embedder(config.embedder, config.cache)
+    differences: list[str] = []
+    if baseline is not None:  # two different systems are not compared by accident
+        model_id = embedder.model_id if embedder is not None else None
+        info = store.info()
+        differences = check_baseline(
+            baseline, info.backend, info.metric, model_id, allow_any=baseline_any_store
+        )
     with progress() as say:
         result = run_ci(config, baseline, say, store=store, embedder=embedder)
+    result.baseline_differences = differences
     if junit_path is not None:
         junit_path.parent.mkdir(parents=True, exist_ok=True)
         junit_path.write_bytes(junit_xml(result))
@@ -184,6 +199,8 @@ def junit_xml(result: CiResult) -> bytes:
 
 def render(result: CiResult, console: Console) -> None:
     """The gates, the baseline comparison, the questions that lost ground, the verdict."""
+    for note in result.baseline_differences:
+        console.print(f"[yellow]baseline from another system:[/] {esc(note)}")
     table = Table(title="gates")
     for col in ("check", "metric", "measured", "limit", "verdict", "detail"):
         table.add_column(col, overflow="fold")

@@ -103,6 +103,8 @@ class CiResult:
     config: dict[str, Any]
     summary: str = ""
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: how the baseline's store or embedder differs from this run's (``--baseline-any-store``)
+    baseline_differences: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
