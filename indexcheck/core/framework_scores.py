@@ -180,7 +180,7 @@ def _faiss_ip(d: np.ndarray) -> np.ndarray:  # backend gives dot
 
 
 def _faiss_ip_inv(s: np.ndarray) -> np.ndarray:  # the dot > 0 branch: s = 1-dot
-    return _where((s >= 0) & (s < 1.0), 1.0 - s)
+    return _where((s >= 0) & (s <= 1.0), 1.0 - s)
 
 
 def _chroma_ip(d: np.ndarray) -> np.ndarray:  # backend gives 1-dot
