@@ -204,3 +204,20 @@ def test_chain_example_and_cycle() -> None:
     assert sorted(swapped.chains[0].ids) == ["x", "y"]
     same_text = shift_chains({"r": "f"}, [["f", "r"]])
     assert same_text.chains == () and same_text.ignored == ("r",)
+
+
+def test_describe_chain_names_the_repeat() -> None:
+    from indexcheck.core.shift_chains import describe_chain
+
+    names = [f"id{i}" for i in range(10)]
+    texts = list("abcadebfgh")
+    src = replay(texts, "forward")
+    holds = {names[p]: names[src[p]] for p in range(10) if texts[src[p]] != texts[p]}
+    res = shift_chains(holds, [["id0", "id3"], ["id1", "id6"]])
+    msg, details = describe_chain(res.chains[0], {"id0": "Alpha text", "id3": "Alpha text"})
+    assert msg.startswith("4 chunk(s) each hold the vector of the next one's text: 'id3' -> ")
+    assert "starts at a text stored under 2 ids ('id0', 'id3') (\"Alpha text\")" in msg
+    assert details["repeated_text_before"] == {"ids": ["id0", "id3"], "text": "Alpha text"}
+    assert details["order"] == "holds_vector_of" and details["repeated_text_after"] is None
+    loop, _ = describe_chain(shift_chains({"x": "y", "y": "x"}).chains[0])
+    assert "loop" in loop

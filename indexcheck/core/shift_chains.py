@@ -219,3 +219,49 @@ def blame_stretches(
         pos = reps[k - 1] if 1 <= k <= len(reps) else None
         out.append(Stretch(start, end, offset, pos))
     return out
+
+
+def describe_chain(
+    chain: Chain, text_of: Mapping[str, str] | None = None, shown: int = 4
+) -> tuple[str, dict[str, object]]:
+    """(message, details) for one chain, ready for a ``shift`` finding.
+
+    ``text_of`` (id -> text) lets the repeated text be quoted (first 60 characters).
+    Ids are data: the renderer escapes them, this text does not."""
+
+    def excerpt(cid: str) -> str:
+        one = " ".join((text_of or {}).get(cid, "").split())
+        return one if len(one) <= 60 else one[:59] + "…"
+
+    def repeat(r: RepeatedText | None) -> dict[str, object] | None:
+        if r is None:
+            return None
+        return {"ids": list(r.ids), "text": excerpt(r.ids[0]) if text_of else None}
+
+    ids = list(chain.ids)
+    walk = " -> ".join(f"'{c}'" for c in ids[:shown]) + (" -> …" if len(ids) > shown else "")
+    if chain.cycle:
+        msg = f"{len(ids)} chunk(s) hold each other's vectors in a loop: {walk}"
+    else:
+        msg = (
+            f"{len(ids)} chunk(s) each hold the vector of the next one's text: {walk} "
+            f"-> '{chain.held_by_last}'"
+        )
+    for side, r in (("starts at", chain.before), ("ends at", chain.after)):
+        if r is not None:
+            quoted = f' ("{excerpt(r.ids[0])}")' if text_of else ""
+            msg += (
+                f"; the chain {side} a text stored under {len(r.ids)} ids "
+                f"({', '.join(repr(i) for i in r.ids)}){quoted}: a cache filled by position "
+                "slips at a repeat"
+            )
+    details: dict[str, object] = {
+        "order": "holds_vector_of",
+        "ids": ids,
+        "held_by_last": chain.held_by_last,
+        "start": str(chain.start),
+        "end": str(chain.end),
+        "repeated_text_before": repeat(chain.before),
+        "repeated_text_after": repeat(chain.after),
+    }
+    return msg, details
