@@ -63,23 +63,33 @@ def _other_texts() -> list[str]:
     return [f"Unrelated note {i}: the ferry timetable changes in spring." for i in range(12)]
 
 
-def build_pgvector(dsn: str, mode: str, collection: str | None = None) -> Built:
-    """Rows of collection ``library-<mode>`` plus ``other-<mode>`` in the shared tables."""
+def build_pgvector(
+    dsn: str, mode: str, collection: str | None = None, uuid_ids: bool = False
+) -> Built:
+    """Rows of collection ``library-<mode>`` plus ``other-<mode>`` in the shared tables.
+
+    ``uuid_ids``: let LangChain pick the ids (uuid4, its default when none are given);
+    the chunk id is then kept in the metadata as ``chunk``."""
     from langchain_postgres import PGVector
 
     c = framework_corpus()
-    name = collection or f"library-{mode}"
+    name = collection or f"library-{mode}{'-uuid' if uuid_ids else ''}"
     url = _sqlalchemy_url(dsn)
     store = PGVector(langchain_embeddings(mode), connection=url, collection_name=name)
-    store.add_texts(c.texts, metadatas=c.metadata, ids=c.ids)
+    if uuid_ids:
+        metas = [{**m, "chunk": cid} for m, cid in zip(c.metadata, c.ids, strict=True)]
+        store.add_texts(c.texts, metadatas=metas)
+    else:
+        store.add_texts(c.texts, metadatas=c.metadata, ids=c.ids)
     other = PGVector(langchain_embeddings("correct"), connection=url,
                      collection_name=f"other-{mode}")  # fmt: skip
     others = _other_texts()
-    other.add_texts(others, ids=[f"other-{mode}-{i}" for i in range(len(others))])
+    other.add_texts(others, ids=[f"{name}-other-{i}" for i in range(len(others))])
     base = dsn.split("?", 1)[0]
     spec = f"pgvector:{base}?table=langchain_pg_embedding&collection={name}"
     return Built("langchain", "pgvector", mode, None, spec, list(c.ids),
-                 {"collection": name, "other_collection": f"other-{mode}", "dsn": dsn})  # fmt: skip
+                 {"collection": name, "other_collection": f"other-{mode}", "dsn": dsn,
+                  "uuid_ids": uuid_ids})  # fmt: skip
 
 
 def build_pgvectorstore(dsn: str, mode: str) -> Built:

@@ -2,7 +2,8 @@
 
 ``framework_index(framework, layout, mode)`` builds on first use and caches for the
 session (each build embeds the same 50-chunk corpus, memoised per text). ``layout`` is
-``faiss``/``chroma``/``pgvector``/``pgvectorstore`` for LangChain and
+``faiss``/``chroma``/``pgvector``/``pgvector-uuid`` (ids picked by LangChain: uuid4)/
+``pgvectorstore`` for LangChain and
 ``simple``/``faiss``/``chroma`` for LlamaIndex; ``mode`` is correct/shifted/foreign.
 The PostgreSQL layouts use the session's test server (tests/pg_support.py).
 """
@@ -25,7 +26,7 @@ LAYOUTS = {
     "langchain": ("faiss", "chroma", "pgvector", "pgvectorstore"),
     "llamaindex": ("simple", "faiss", "chroma"),
 }
-PG_LAYOUTS = ("pgvector", "pgvectorstore")
+PG_LAYOUTS = ("pgvector", "pgvector-uuid", "pgvectorstore")
 
 
 def database(server: pg_support.PgServer, name: str) -> str:
@@ -59,8 +60,11 @@ def framework_index(
         if key not in cache:
             if layout in PG_LAYOUTS:
                 server = request.getfixturevalue("pg_server")
-                fn = lc.build_pgvector if layout == "pgvector" else lc.build_pgvectorstore
-                cache[key] = fn(database(server, f"lc_{mode}"), mode)
+                dsn = database(server, f"lc_{mode}")
+                if layout == "pgvectorstore":
+                    cache[key] = lc.build_pgvectorstore(dsn, mode)
+                else:
+                    cache[key] = lc.build_pgvector(dsn, mode, uuid_ids=layout == "pgvector-uuid")
             else:
                 module = lc if framework == "langchain" else li
                 builder = getattr(module, f"build_{layout}")
