@@ -104,3 +104,29 @@ def read_chroma_rows(built: Built) -> dict[str, Any]:
         "documents": [got["documents"][k] for k in idx],
         "metadatas": [got["metadatas"][k] for k in idx],
     }
+
+
+def build_pgvector(dsn: str, mode: str) -> Built:
+    """``llama_index.vector_stores.postgres.PGVectorStore.from_params`` with its defaults:
+    table ``data_<name>`` (id bigserial, text, metadata_ json with ``_node_content``,
+    node_id, embedding)."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from llama_index.core import StorageContext, VectorStoreIndex
+    from llama_index.vector_stores.postgres import PGVectorStore
+
+    parts = urlsplit(dsn)
+    name = f"li_{mode}"
+    store = PGVectorStore.from_params(
+        database=parts.path.lstrip("/"), host=parts.hostname, port=str(parts.port),
+        user=parts.username, password=parts.password, table_name=name, embed_dim=384,
+    )  # fmt: skip
+    ctx = StorageContext.from_defaults(vector_store=store)
+    nodes = make_nodes()
+    VectorStoreIndex(nodes, embed_model=llamaindex_embedding(mode), storage_context=ctx)
+    asyncio.run(store.close())
+    base = dsn.split("?", 1)[0]
+    spec = f"pgvector:{base}?table=data_{name}&id=node_id&text=text&order=id"
+    return Built("llamaindex", "pgvector", mode, None, spec, [n.id_ for n in nodes],
+                 {"table": f"data_{name}", "dsn": dsn})  # fmt: skip

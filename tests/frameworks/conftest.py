@@ -4,7 +4,7 @@
 session (each build embeds the same 50-chunk corpus, memoised per text). ``layout`` is
 ``faiss``/``chroma``/``pgvector``/``pgvector-uuid`` (ids picked by LangChain: uuid4)/
 ``pgvectorstore`` for LangChain and
-``simple``/``faiss``/``chroma`` for LlamaIndex; ``mode`` is correct/shifted/foreign.
+``simple``/``faiss``/``chroma``/``pgvector`` for LlamaIndex; ``mode`` is correct/shifted/foreign.
 The PostgreSQL layouts use the session's test server (tests/pg_support.py).
 """
 
@@ -24,7 +24,7 @@ pg_server = pg_support.pg_server
 
 LAYOUTS = {
     "langchain": ("faiss", "chroma", "pgvector", "pgvectorstore"),
-    "llamaindex": ("simple", "faiss", "chroma"),
+    "llamaindex": ("simple", "faiss", "chroma", "pgvector"),
 }
 PG_LAYOUTS = ("pgvector", "pgvector-uuid", "pgvectorstore")
 
@@ -58,7 +58,10 @@ def framework_index(
     def get(framework: str, layout: str, mode: str) -> Built:
         key = (framework, layout, mode)
         if key not in cache:
-            if layout in PG_LAYOUTS:
+            if framework == "llamaindex" and layout == "pgvector":
+                server = request.getfixturevalue("pg_server")
+                cache[key] = li.build_pgvector(database(server, f"li_{mode}"), mode)
+            elif layout in PG_LAYOUTS:
                 server = request.getfixturevalue("pg_server")
                 dsn = database(server, f"lc_{mode}")
                 if layout == "pgvectorstore":

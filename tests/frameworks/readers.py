@@ -64,6 +64,20 @@ def read_rows(built: Built) -> Rows:
 def _read_llamaindex(built: Built) -> Rows:
     from indexcheck.formats.llamaindex import embedded_text_from_row, read_persist_dir
 
+    if built.layout == "pgvector":
+        import psycopg
+
+        table = built.details["table"]
+        with psycopg.connect(built.details["dsn"]) as conn:
+            got = conn.execute(
+                f'SELECT node_id, embedding::text, text, metadata_ FROM "{table}" ORDER BY id'
+            ).fetchall()
+        vecs = [_parse_vector(r[1]) for r in got]
+        rows = _in_corpus_order([r[0] for r in got], vecs, [r[2] for r in got], built.ids)
+        meta = {r[0]: r[3] for r in got}
+        pairs = zip(rows.ids, rows.texts, strict=True)
+        rows.embedded = [embedded_text_from_row(t, meta[i]) for i, t in pairs]
+        return rows
     if built.layout == "chroma":
         got = read_chroma_rows(built)
         embedded = [

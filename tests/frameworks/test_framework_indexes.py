@@ -26,6 +26,7 @@ ALL = [
     ("llamaindex", "simple"),
     ("llamaindex", "faiss"),
     ("llamaindex", "chroma"),
+    ("llamaindex", "pgvector"),
 ]
 THRESHOLD = 0.999
 
@@ -87,7 +88,7 @@ def test_foreign_model_is_model_mismatch(framework_index, framework: str, layout
     assert why.verdict is LowCosineVerdict.MODEL_MISMATCH, why.details
 
 
-@pytest.mark.parametrize("layout", ["simple", "faiss", "chroma"])
+@pytest.mark.parametrize("layout", ["simple", "faiss", "chroma", "pgvector"])
 def test_llamaindex_metadata_header_is_embedded_text_differs(framework_index, layout: str) -> None:
     _, got, why = verdict(framework_index, "llamaindex", layout, "correct", bare=True)
     assert 0.8 < float(np.median(got.cosines)) < THRESHOLD
@@ -95,7 +96,7 @@ def test_llamaindex_metadata_header_is_embedded_text_differs(framework_index, la
     assert "--embed-template" in why.advice and "--embedder" in why.advice
 
 
-@pytest.mark.parametrize("layout", ["simple", "faiss", "chroma"])
+@pytest.mark.parametrize("layout", ["simple", "faiss", "chroma", "pgvector"])
 def test_llamaindex_passes_with_embed_template(framework_index, layout: str) -> None:
     rows = read_rows(framework_index("llamaindex", layout, "correct"))
     corpus = framework_corpus()

@@ -252,3 +252,31 @@ def test_catalogue_shape() -> None:
     # the documented inversion: a closer match gets a lower relevance
     s = framework_score_from_cos("langchain-faiss-max-inner-product", np.array([0.9, 0.5]))
     assert s[0] < s[1]
+
+
+def test_llamaindex_pgvector(framework_index) -> None:
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+    from llama_index.vector_stores.postgres import PGVectorStore
+
+    built = framework_index("llamaindex", "pgvector", "correct")
+    rows = read_rows(built)
+    parts = urlsplit(built.details["dsn"])
+    store = PGVectorStore.from_params(
+        database=parts.path.lstrip("/"), host=parts.hostname, port=str(parts.port),
+        user=parts.username, password=parts.password,
+        table_name=built.details["table"].removeprefix("data_"), embed_dim=384,
+    )  # fmt: skip
+    pairs = []
+    try:
+        for q in questions():
+            cos = cos_by_id(rows, q)
+            qv = embed_correct([q])[0].tolist()
+            res = store.query(VectorStoreQuery(query_embedding=qv, similarity_top_k=K))
+            ids = [n.node_id for n in res.nodes]
+            pairs += [(cos[i], float(s)) for i, s in zip(ids, res.similarities, strict=True)]
+    finally:
+        asyncio.run(store.close())
+    assert_scores("llamaindex-pgvector", pairs)
