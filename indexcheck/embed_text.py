@@ -32,7 +32,7 @@ from __future__ import annotations
 import difflib
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -144,13 +144,11 @@ class EmbedTemplate:
 
     template: str
     exclude: tuple[str, ...] = ()
+    _parts: tuple[_Part, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _parse(self.parts_source, (*TEXT_FIELDS, "meta"), "--embed-template")
-
-    @property
-    def parts_source(self) -> str:
-        return unescape(self.template)
+        parts = _parse(unescape(self.template), (*TEXT_FIELDS, "meta"), "--embed-template")
+        object.__setattr__(self, "_parts", tuple(parts))
 
     @classmethod
     def parse(cls, template: str, exclude: Sequence[str] = ()) -> EmbedTemplate:
@@ -158,12 +156,11 @@ class EmbedTemplate:
         return cls(template, tuple(exclude))
 
     def uses_metadata(self) -> bool:
-        parts = _parse(self.parts_source, (*TEXT_FIELDS, "meta"), "--embed-template")
-        return any(p.field in ("metadata", "meta") for p in parts)
+        return any(p.field in ("metadata", "meta") for p in self._parts)
 
     def render(self, chunk_id: str, text: str, metadata: Mapping[str, Any] | None) -> str:
         """The text as the template builds it; DataFileError for a missing ``meta[KEY]``."""
-        parts = _parse(self.parts_source, (*TEXT_FIELDS, "meta"), "--embed-template")
+        parts = self._parts
         header = metadata_lines(metadata, self.exclude)
         if not header and any(p.field == "metadata" for p in parts):
             return text
