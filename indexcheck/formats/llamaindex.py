@@ -54,17 +54,23 @@ NODE_CLASSES = ("Node", "Document", "ImageDocument")
 _TYPE_CLASS = {"1": "TextNode", "2": "ImageNode", "3": "IndexNode", "4": "Document"}
 
 
+def _str_field(node: Mapping[str, Any], key: str, default: str, where: str) -> str:
+    value = node.get(key, default)
+    if not isinstance(value, str):
+        raise DataFileError(f"{where}: '{key}' is not a string")
+    return value
+
+
 def _metadata_str(node: Mapping[str, Any], where: str) -> str:
     """``BaseNode.get_metadata_str(MetadataMode.EMBED)``."""
     metadata = node.get("metadata") or {}
     if not isinstance(metadata, Mapping):
         raise DataFileError(f"{where}: node metadata is not an object")
     excluded = set(node.get("excluded_embed_metadata_keys") or [])
-    template = node.get("metadata_template", DEFAULT_METADATA_TMPL)
-    separator = node.get("metadata_separator", node.get("metadata_seperator"))
-    if separator is None:
-        separator = DEFAULT_METADATA_SEPARATOR
-    return str(separator).join(
+    template = _str_field(node, "metadata_template", DEFAULT_METADATA_TMPL, where)
+    key = "metadata_separator" if "metadata_separator" in node else "metadata_seperator"
+    separator = _str_field(node, key, DEFAULT_METADATA_SEPARATOR, where)
+    return separator.join(
         safe_format(template, {"key": str(k), "value": str(v)}, f"{where} metadata_template")
         for k, v in metadata.items()
         if k not in excluded
@@ -84,7 +90,7 @@ def embedded_text(
     """The string LlamaIndex embedded for a node given as its stored JSON ``__data__``
     (``node.get_content(MetadataMode.EMBED)``); DataFileError for a node type without text."""
     cls = _class_of(node, type_code)
-    template = node.get("text_template", DEFAULT_TEXT_NODE_TMPL)
+    template = _str_field(node, "text_template", DEFAULT_TEXT_NODE_TMPL, where)
     fields = f"{where} text_template"
     if cls in TEXT_NODE_CLASSES:
         text = node.get("text") or ""
@@ -174,7 +180,9 @@ def _read_json(path: Path) -> Any:
 
 def _vector_structs(folder: Path) -> dict[str, dict[str, Any]]:
     raw = _read_json(folder / INDEX_STORE)
-    data = raw.get("index_store/data", {}) if isinstance(raw, dict) else {}
+    data = raw.get("index_store/data") if isinstance(raw, dict) else None
+    if not isinstance(data, dict):
+        raise DataFileError(f"{folder / INDEX_STORE} has no 'index_store/data'")
     out: dict[str, dict[str, Any]] = {}
     for key, entry in data.items():
         if not isinstance(entry, dict) or entry.get("__type__") != "vector_store":
@@ -229,7 +237,10 @@ def read_persist_dir(folder: str | Path, index_id: str | None = None) -> LlamaIn
         )
     iid, struct = _pick_struct(root, index_id)
     nodes_dict = struct.get("nodes_dict") or {}
-    docs = _read_json(root / DOCSTORE).get("docstore/data", {})
+    raw_docs = _read_json(root / DOCSTORE)
+    docs = raw_docs.get("docstore/data") if isinstance(raw_docs, dict) else None
+    if not isinstance(docs, dict):
+        raise DataFileError(f"{root / DOCSTORE} has no 'docstore/data'; is it LlamaIndex's?")
     if _is_faiss_file(vec_path):
         layout, ids, vectors, metric = "faiss", *_read_faiss(vec_path, nodes_dict)
     else:

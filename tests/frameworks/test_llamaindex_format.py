@@ -183,3 +183,16 @@ def test_two_indexes_in_one_folder_need_index_id(tmp_path: Path) -> None:
     ]
     with pytest.raises(InputError, match="no vector index 'nope'"):
         read_persist_dir(tmp_path / "two", index_id="nope")
+
+
+def test_malformed_stored_fields_are_data_errors(tmp_path: Path) -> None:
+    with pytest.raises(DataFileError, match="'metadata_template' is not a string"):
+        embedded_text({"class_name": "TextNode", "text": "x", "metadata": {"a": 1},
+                       "metadata_template": None})  # fmt: skip
+    folder, _ = persist(tmp_path, "simple")
+    (folder / "docstore.json").write_text("[]")
+    with pytest.raises(DataFileError, match="docstore/data"):
+        read_persist_dir(folder)
+    (folder / "index_store.json").write_text("{}")
+    with pytest.raises(DataFileError, match="index_store/data"):
+        read_persist_dir(folder)
