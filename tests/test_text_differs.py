@@ -53,6 +53,10 @@ def test_own_is_nearest() -> None:
     fresh = np.eye(3, dtype=np.float32)
     stored = np.array([[0.9, 0.1, 0], [0.8, 0.2, 0], [0, 0, 1]], dtype=np.float32)
     assert own_is_nearest(stored, fresh, np.arange(3)).tolist() == [True, False, True]
+    # a repeated text's twin is not "another chunk"
+    twins = np.vstack([fresh, fresh[:1]])
+    got = own_is_nearest(np.vstack([stored, stored[:1]]), twins, np.arange(4))
+    assert got.tolist() == [True, False, True, True]
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,8 @@ HIGH_MEDIAN = 0.6
 """Median cosine above which low chunks still look like their own texts."""
 OWN_NEAREST_SHARE = 0.9
 """Share of low chunks whose own text's embedding must be their nearest."""
+TWIN_COSINE = 0.9999
+"""Fresh embeddings this close are the same text (a repeat), not another chunk."""
 
 
 class LowCosineVerdict(StrEnum):
@@ -82,13 +84,16 @@ def own_is_nearest(
     stored: np.ndarray, fresh: np.ndarray, own: np.ndarray, margin: float = 0.0
 ) -> np.ndarray:
     """bool (n,): is row i of ``stored`` closer to ``fresh[own[i]]`` than to every other
-    row of ``fresh`` (by more than ``margin``)? ``stored`` float32 (n, d) and ``fresh``
-    float32 (m, d), both unit rows; ``own`` int (n,) indices into ``fresh``."""
-    sims = np.asarray(stored, dtype=np.float32) @ np.asarray(fresh, dtype=np.float32).T
+    text's row of ``fresh`` (by more than ``margin``)? ``stored`` float32 (n, d) and
+    ``fresh`` float32 (m, d), both unit rows; ``own`` int (n,) indices into ``fresh``.
+    Rows of ``fresh`` equal to the own one (a repeated text) do not count as others."""
+    fresh32 = np.asarray(fresh, dtype=np.float32)
+    sims = np.asarray(stored, dtype=np.float32) @ fresh32.T
+    twins = (fresh32[own] @ fresh32.T) >= TWIN_COSINE
     idx = np.arange(sims.shape[0])
     own_sim = sims[idx, own].copy()
-    sims[idx, own] = -np.inf
-    best_other = sims.max(axis=1) if sims.shape[1] > 1 else np.full(len(idx), -np.inf)
+    sims[twins] = -np.inf
+    best_other = sims.max(axis=1) if sims.shape[1] else np.full(len(idx), -np.inf)
     result: np.ndarray = own_sim > best_other + margin
     return result
 

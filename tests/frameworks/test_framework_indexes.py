@@ -93,6 +93,7 @@ def test_llamaindex_metadata_header_is_embedded_text_differs(framework_index, la
     _, got, why = verdict(framework_index, "llamaindex", layout, "correct", bare=True)
     assert 0.8 < float(np.median(got.cosines)) < THRESHOLD
     assert why.verdict is LowCosineVerdict.EMBEDDED_TEXT_DIFFERS, why.details
+    assert why.details["own_text_nearest_share"] == 1.0
     assert "--embed-template" in why.advice and "--embedder" in why.advice
 
 
