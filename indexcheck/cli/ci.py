@@ -20,7 +20,7 @@ from ..core.ci import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseli
 from ..errors import DataFileError
 from ..textsafe import escape_rich as esc
 from .command import Command
-from .finish import finish
+from .finish import finish, stamp
 from .options import check_file_output, output_options, progress
 from .session import session
 
@@ -82,6 +82,7 @@ def ci_cmd(
         embedder = opened.open_embedder(config.embedder, config.cache)
     with progress() as say:
         result = run_ci(config, baseline, say, store=store, embedder=embedder)
+    stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:
         junit_path.parent.mkdir(parents=True, exist_ok=True)
         junit_path.write_bytes(junit_xml(result))
@@ -100,7 +101,7 @@ def ci_cmd(
 def _report(result: CiResult, folder: Path) -> list[Path]:
     from ..report.html import write_report
 
-    return write_report([result.to_dict()], folder, title="indexcheck ci")
+    return write_report([result], folder, title="indexcheck ci")
 
 
 def _value(x: Any) -> str:

@@ -203,8 +203,6 @@ def compare_ann_cmd(
                 seed=seed,
                 progress=say,
             )
-    from ..report.compare_ann import write_report
-
     source = {"source": queries.source, "count": len(queries.labels), **queries.details}
     code = finish(
         ctx,
@@ -212,7 +210,6 @@ def compare_ann_cmd(
         json_path=json_path,
         report_dir=report_dir,
         render=render,
-        report=write_report,
         manifest={"seed": seed, "queries": source},
     )
     ctx.exit(code)

@@ -108,15 +108,12 @@ def diagnose_cmd(
             seed=seed,
             progress=say,
         )
-    from ..report.diagnose import write_report
-
     code = finish(
         ctx,
         result,
         json_path=json_path,
         report_dir=report_dir,
         render=render,
-        report=write_report,
         manifest={"seed": seed, "scale": scale, "questions": str(questions_path)},
     )
     ctx.exit(code)

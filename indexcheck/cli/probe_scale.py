@@ -25,7 +25,7 @@ from ..core.probe_scale import (
 from ..errors import InputError
 from ..textsafe import escape_rich as esc
 from .command import Command
-from .finish import finish
+from .finish import finish, stamp
 from .options import json_option, progress, seed_option, store_option
 from .session import session
 
@@ -67,6 +67,7 @@ def probe_scale_cmd(
     with progress() as say:
         say(f"probing {store.spec} with {probes} queries")
         result = probe_scale(store, probes=probes, k=k, seed=seed)
+        stamp(ctx, result)  # the cached copy carries the manifest too
         if not no_cache:
             path = cache_path(store)
             write_cache(result, path)

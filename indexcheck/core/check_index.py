@@ -30,6 +30,7 @@ import numpy as np
 from ..corpus import Corpus, corpus_from_pairs
 from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError, InputError
+from ..sections import Section
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .verdicts import Status
@@ -74,7 +75,7 @@ class Finding:
 
 
 @dataclass
-class IntegrityResult:
+class CheckIndexResult:
     """What check-index found; ``ok`` is True only when no error finding exists."""
 
     ok: bool
@@ -97,6 +98,16 @@ class IntegrityResult:
         """float32 (m,) cosines of the chunks that had a comparable vector."""
         vals = [c.cosine for c in self.chunks if c.cosine is not None]
         return np.asarray(vals, dtype=np.float32)
+
+    def sections(self) -> list[Section]:
+        """The report's sections, then the terminal summary (``terminal=True``)."""
+        from .sections import sections_of
+        from .summaries import check_index_summary
+
+        return [*sections_of(self.to_dict()), *check_index_summary(self)]
+
+
+IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
 
 
 def _excerpt(text: str, n: int = 60) -> str:
@@ -172,7 +183,7 @@ def check_index(
     diagnose_budget: int = 2000,
     only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
     ``sample=None`` checks every chunk (and lists orphan vectors); otherwise ``sample``
@@ -314,7 +325,7 @@ def check_index(
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
     ok = not any(f.severity == "error" for f in findings)
-    return IntegrityResult(
+    return CheckIndexResult(
         ok=ok,
         checked=len(checks),
         mode="all" if all_mode else ("ids" if only is not None else "sample"),

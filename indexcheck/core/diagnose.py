@@ -28,6 +28,7 @@ from ..corpus import Corpus
 from ..embedders.base import Embedder
 from ..errors import InputError
 from ..questions import Question
+from ..sections import Section
 from ..stores.base import VectorStore
 from .check_index import check_index
 from .exact import exact_topk, family_of
@@ -74,6 +75,12 @@ class DiagnoseResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def sections(self) -> list[Section]:
+        """The report's sections, built from the JSON form (see core.sections)."""
+        from .sections import sections_of
+
+        return sections_of(self.to_dict())
 
 
 def exact_ranking(
