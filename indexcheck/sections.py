@@ -48,10 +48,14 @@ class Plot:
 
 @dataclass
 class Text:
-    """A paragraph; ``badge`` (PASS, FAIL, BLOCK, error, warning, note) leads it, styled."""
+    """A paragraph. ``badge`` (a verdict, error, warning) leads it, styled; ``style`` (the
+    same names) colours the whole line in the terminal; ``whole`` keeps it on one line
+    there (verdict lines stay whole in logs)."""
 
     text: str
     badge: str | None = None
+    style: str | None = None
+    whole: bool = False
 
 
 @dataclass

@@ -120,10 +120,12 @@ class CiResult:
         return d
 
     def sections(self) -> list[Section]:
-        """The report's sections (gates, baseline, each check, manifests)."""
+        """The report's sections (gates, baseline, each check, manifests), then the
+        terminal summary."""
         from .sections import sections_of
+        from .summaries import ci_summary
 
-        return sections_of(self.to_dict())
+        return [*sections_of(self.to_dict()), *ci_summary(self)]
 
 
 # -- running -----------------------------------------------------------------------------

@@ -114,10 +114,11 @@ class AnnResult:
         return out
 
     def sections(self) -> list[Section]:
-        """The report's sections, built from the JSON form (see core.sections)."""
+        """The report's sections (from the JSON form), then the terminal summary."""
         from .sections import sections_of
+        from .summaries import compare_ann_summary
 
-        return sections_of(self.to_dict())
+        return [*sections_of(self.to_dict()), *compare_ann_summary(self)]
 
     def row(self, fetch: int) -> FetchRow:
         return next(r for r in self.by_fetch if r.fetch == fetch)

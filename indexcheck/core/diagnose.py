@@ -77,10 +77,11 @@ class DiagnoseResult:
         return asdict(self)
 
     def sections(self) -> list[Section]:
-        """The report's sections, built from the JSON form (see core.sections)."""
+        """The report's sections (from the JSON form), then the terminal summary."""
         from .sections import sections_of
+        from .summaries import diagnose_summary
 
-        return sections_of(self.to_dict())
+        return [*sections_of(self.to_dict()), *diagnose_summary(self)]
 
 
 def exact_ranking(

@@ -190,11 +190,11 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
             [[x[c] for c in cols] for x in r["by_fetch"]],
         )
     )
-    cols = ("query", "exact_best_id", "missed_at_fetch", "best_position_at_max_fetch")
+    wcols = ("query", "exact_best_id", "missed_at_fetch", "best_position_at_max_fetch")
     sec.blocks.append(
         Table(
             ["query", "exact best id", "missed at fetch", "best position at max fetch"],
-            [[w[c] for c in cols] for w in r["worst_queries"][:WORST_ROWS]],
+            [[w[c] for c in wcols] for w in r["worst_queries"][:WORST_ROWS]],
             "worst queries",
         )
     )

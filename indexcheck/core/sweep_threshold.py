@@ -78,10 +78,11 @@ class SweepResult:
         return asdict(self)
 
     def sections(self) -> list[Section]:
-        """The report's sections, built from the JSON form (see core.sections)."""
+        """The report's sections (from the JSON form), then the terminal summary."""
         from .sections import sections_of
+        from .summaries import sweep_threshold_summary
 
-        return sections_of(self.to_dict())
+        return [*sections_of(self.to_dict()), *sweep_threshold_summary(self)]
 
 
 def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:

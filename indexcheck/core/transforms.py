@@ -219,10 +219,11 @@ class ScaleResult:
         return d
 
     def sections(self) -> list[Section]:
-        """The report's sections, built from the JSON form (see core.sections)."""
+        """The report's sections (from the JSON form), then the terminal summary."""
         from .sections import sections_of
+        from .summaries import probe_scale_summary
 
-        return sections_of(self.to_dict())
+        return [*sections_of(self.to_dict()), *probe_scale_summary(self)]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ScaleResult:

@@ -43,7 +43,10 @@ def render(sections: list[Section], console: Console) -> None:
         for b in sec.blocks:
             if isinstance(b, Text):
                 lead = f"{_badge(b.badge)} " if b.badge else ""
-                console.print(lead + escape_rich(b.text))
+                text = escape_rich(b.text)
+                if b.style in STYLE:
+                    text = f"[{STYLE[b.style]}]{text}[/]"
+                console.print(lead + text, soft_wrap=b.whole)
             elif isinstance(b, Table):
                 table = RichTable(title=escape_rich(b.caption) if b.caption else None)
                 for h in b.headers:
