@@ -6,7 +6,8 @@ escaping every value that came from user data (:mod:`indexcheck.textsafe`). This
 imports no renderer (no rich, click or matplotlib), so the core may build sections.
 
 A :class:`Plot` names a figure and carries its data; the report layer draws it
-(:func:`indexcheck.report.figures.draw`) and puts an :class:`Image` in its place.
+(:class:`indexcheck.report.figures.Figures`) and puts an :class:`Image` in its place. A
+:class:`Fragment` does the same for a block only the report layer knows how to render.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ class Plot:
 
 
 @dataclass
+class Fragment:
+    """A block the report layer renders from data (e.g. judge's claims tables): ``name``
+    picks the renderer in :mod:`indexcheck.report.figures`."""
+
+    name: str
+    data: Mapping[str, Any]
+
+
+@dataclass
 class Text:
     """A paragraph. ``badge`` (a verdict, error, warning) leads it, styled; ``style`` (the
     same names) colours the whole line in the terminal; ``whole`` keeps it on one line
@@ -64,7 +74,7 @@ class Code:
     text: str
 
 
-Block = Table | Image | Plot | Text | Code
+Block = Table | Image | Plot | Fragment | Text | Code
 
 
 @dataclass
@@ -151,6 +161,7 @@ __all__ = [
     "WORST_ROWS",
     "Block",
     "Code",
+    "Fragment",
     "Image",
     "Plot",
     "Section",

@@ -102,6 +102,5 @@ def test_no_module_in_the_package_passes_500_lines() -> None:
         str(p.relative_to(root)): n
         for p in root.rglob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
-        and p.parts[-2] not in ("stores", "embedders")  # the stores engineer's (issue 10, 1-2)
     }
     assert long == {}

@@ -83,6 +83,7 @@ def _register() -> None:
     from .compare_ann import compare_ann_cmd
     from .diagnose import diagnose_cmd
     from .embed import embed_cmd
+    from .judge import judge_cmd, sheet_group
     from .model import model_group
     from .probe_scale import convert_threshold_cmd, probe_scale_cmd
     from .sweep_threshold import sweep_threshold_cmd
@@ -92,6 +93,8 @@ def _register() -> None:
     cli.add_command(ci_cmd)
     cli.add_command(diagnose_cmd)
     cli.add_command(embed_cmd)
+    cli.add_command(judge_cmd)
+    cli.add_command(sheet_group)
     cli.add_command(model_group)
     cli.add_command(probe_scale_cmd)
     cli.add_command(convert_threshold_cmd)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
 
+from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..core.diagnose import diagnose
 from ..core.retrieval import marked_refusals, scale_converters
+from ..errors import InputError
 from ..questions import load_questions
 from .command import Command
 from .finish import finish
@@ -51,6 +54,27 @@ from .session import open_corpus, session
     show_default=True,
     help="Re-embedding check of the expected chunks.",
 )
+@click.option(
+    "--answers",
+    "answers_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Answers file (as for `judge`, ids = question ids): continue past retrieval with "
+    "CONTEXT_ASSEMBLY_LOSS and GENERATION_REFUSED.",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    default=None,
+    metavar="SPEC",
+    help="Judge the answers too (as `judge --judge`): UNGROUNDED for unsupported claims.",
+)
+@click.option(
+    "--answer-refusal-pattern",
+    default=DEFAULT_ANSWER_REFUSAL_PATTERN,
+    show_default=True,
+    help="Regex on the answer text marking a refusal (a 'refused' column wins).",
+)
 @seed_option
 @output_options
 @click.pass_context
@@ -70,12 +94,25 @@ def diagnose_cmd(
     threshold_scale: str,
     min_cosine: float,
     refusal_pattern: str,
+    answers_path: Path | None,
+    judge_spec: str | None,
+    answer_refusal_pattern: str,
     seed: int,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
     """Trace each question's expected chunk through every stage; label the first that lost it."""
     questions = load_questions(questions_path)
+    answers = judged = judge_stats = None
+    if judge_spec and answers_path is None:
+        raise InputError("--judge needs --answers: the answers to judge")
+    if answers_path is not None:
+        from ..core.answers import compile_pattern, load_answers
+
+        answers = load_answers(answers_path)
+        compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
+    if judge_spec and answers is not None:
+        judged, judge_stats = _judge_answers(answers, judge_spec, cache_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
     opened = session(ctx, "diagnose")
     store = opened.open_store(store_spec, trust_pickle)
@@ -103,12 +140,35 @@ def diagnose_cmd(
             refusal_marked=marked_refusals(corpus),
             seed=seed,
             progress=say,
+            answers=answers,
+            judged=judged,
+            answer_refusal_pattern=answer_refusal_pattern,
         )
     code = finish(
         ctx,
         result,
         json_path=json_path,
         report_dir=report_dir,
-        manifest={"seed": seed, "scale": scale, "questions": str(questions_path)},
+        manifest={
+            "seed": seed,
+            "scale": scale,
+            "questions": str(questions_path),
+            **({"judging": judge_stats} if judge_stats is not None else {}),
+        },
     )
     ctx.exit(code)
+
+
+def _judge_answers(answers: list[Any], spec: str, cache_path: Path | None) -> tuple[Any, Any]:
+    """Judge the answers (cached with the embeddings' --cache file) for UNGROUNDED."""
+    from ..core.judge import judge_answers, load_prompt
+    from ..judges import JudgementCache, open_judge
+
+    judge = open_judge(spec)
+    cache = JudgementCache(cache_path) if cache_path is not None else None
+    try:
+        result = judge_answers(answers, judge, load_prompt(), cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    return result.answers, judge.stats.as_dict()

@@ -9,6 +9,8 @@ In-scope labels, in stage order:
 - ``ANN_MISS``: in the exact top ``fetch`` but absent from the backend's approximate results;
 - ``RANKED_OUT``: retrieved, but ranked below k;
 - ``BELOW_THRESHOLD``: within the top k, but its score fails the threshold;
+- with ``answers``: ``CONTEXT_ASSEMBLY_LOSS``, ``GENERATION_REFUSED``, ``UNGROUNDED``
+  (see :mod:`.generation_stage`);
 - ``OK``.
 
 Out-of-scope labels: ``REFUSED_OK`` (nothing passed the threshold), ``REFUSED_BY_CONTENT``
@@ -30,8 +32,10 @@ from ..errors import InputError
 from ..questions import Question
 from ..sections import Section
 from ..stores.base import VectorStore
+from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from .check_index import check_index
 from .exact import exact_topk, family_of
+from .generation_stage import label_generation
 from .metrics import MetricSet, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
 from .verdicts import FAILING_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
@@ -117,6 +121,9 @@ def diagnose(
     refusal_marked: Sequence[str] = (),
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    answers: Sequence[AnswerRow] | None = None,
+    judged: Sequence[Any] | None = None,
+    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
 ) -> DiagnoseResult:
     """Label every question; ``threshold`` is on the backend's scale (None: no threshold)."""
     say = progress or (lambda _m: None)
@@ -203,6 +210,17 @@ def diagnose(
                 d.detail = f"rank {d.ann_rank + 1}, score under the threshold"
         out.append(d)
 
+    if answers is not None:  # past retrieval: what the model received and did with it
+        import re
+
+        texts = dict(zip(corpus.ids, corpus.texts, strict=True)) if corpus is not None else {}
+        label_generation(
+            out,
+            {a.id: a for a in answers},
+            re.compile(answer_refusal_pattern),
+            None if judged is None else {j.id: j for j in judged},
+            texts,
+        )
     counts: dict[str, int] = {label: 0 for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS)}
     examples: dict[str, list[str]] = {label: [] for label in counts}
     for d in out:

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..sections import (
     WORST_ROWS,
     Code,
+    Fragment,
     Plot,
     Section,
     Table,
@@ -26,7 +27,7 @@ from ..sections import (
     rank,
 )
 
-KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose")
+KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose", "judge")
 _GOOD = ("OK", "REFUSED_OK", "REFUSED_BY_CONTENT")
 
 Payload = Mapping[str, Any]
@@ -40,6 +41,7 @@ def kind_of(payload: Payload) -> str:
     keys = set(payload)
     for kind, need in (
         ("ci", {"gates", "checks", "verdict"}),
+        ("judge", {"answers", "supported_rate", "prompt_version"}),
         ("compare-ann", {"by_fetch", "recommended_fetch"}),
         ("probe-scale", {"transform", "candidates", "pairs"}),
         ("sweep-threshold", {"table", "recommended_threshold"}),
@@ -367,6 +369,31 @@ def _baseline(b: Payload, verdict: str | None) -> Section:
     return sec
 
 
+def judge_rows(payload: Payload) -> list[list[Any]]:
+    """Counts per verdict and status, and the supported rate, as table rows."""
+    from .claim_checks import Verdict
+
+    r = payload["supported_rate"]
+    rows: list[list[Any]] = [[v.value, payload["counts"][v.value]] for v in Verdict]
+    rows += [[s, n] for s, n in payload["statuses"].items()]
+    if r["value"] is not None:
+        rows.append(
+            [
+                "supported rate [95% Wilson]",
+                f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] ({r['k']}/{r['n']})",
+            ]
+        )
+    return rows
+
+
+def _judge(r: Payload, verdict: str | None) -> list[Section]:
+    sec = Section("judge: claims against their context", verdict or ok_verdict(r["ok"]))
+    sec.blocks.append(Table(["verdict / status", "count"], judge_rows(r)))
+    sec.blocks.append(Text("A supported claim is supported by the context, not proven true."))
+    sec.blocks.append(Fragment("claims", r))
+    return [sec]
+
+
 _BUILDERS: dict[str, Callable[[Payload, str | None], list[Section]]] = {
     "check-index": _check_index,
     "probe-scale": _probe_scale,
@@ -374,6 +401,7 @@ _BUILDERS: dict[str, Callable[[Payload, str | None], list[Section]]] = {
     "compare-ann": _compare_ann,
     "diagnose": _diagnose,
     "ci": _ci,
+    "judge": _judge,
 }
 
-__all__ = ["KINDS", "kind_of", "sections_of"]
+__all__ = ["KINDS", "judge_rows", "kind_of", "sections_of"]

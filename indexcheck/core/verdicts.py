@@ -36,14 +36,19 @@ class Label(StrEnum):
     ANN_MISS = "ANN_MISS"
     RANKED_OUT = "RANKED_OUT"
     BELOW_THRESHOLD = "BELOW_THRESHOLD"
+    CONTEXT_ASSEMBLY_LOSS = "CONTEXT_ASSEMBLY_LOSS"
+    GENERATION_REFUSED = "GENERATION_REFUSED"
+    UNGROUNDED = "UNGROUNDED"
     OK = "OK"
     REFUSED_OK = "REFUSED_OK"
     REFUSED_BY_CONTENT = "REFUSED_BY_CONTENT"
     ANSWERED_OUT_OF_SCOPE = "ANSWERED_OUT_OF_SCOPE"
 
 
-IN_SCOPE_LABELS = tuple(Label)[:6]
-OUT_OF_SCOPE_LABELS = tuple(Label)[6:]
+IN_SCOPE_LABELS = tuple(Label)[: list(Label).index(Label.OK) + 1]
+OUT_OF_SCOPE_LABELS = tuple(Label)[len(IN_SCOPE_LABELS) :]
+#: Stages past retrieval (diagnose --answers), in the order an answer passes them.
+GENERATION_LABELS = (Label.CONTEXT_ASSEMBLY_LOSS, Label.GENERATION_REFUSED, Label.UNGROUNDED)
 #: Labels of a question that ended where it should.
 GOOD_LABELS = (Label.OK, Label.REFUSED_OK, Label.REFUSED_BY_CONTENT)
 FAILING_LABELS = tuple(label for label in Label if label not in GOOD_LABELS)
@@ -65,6 +70,7 @@ class Status(StrEnum):
 
 __all__ = [
     "FAILING_LABELS",
+    "GENERATION_LABELS",
     "GOOD_LABELS",
     "IN_SCOPE_LABELS",
     "OUT_OF_SCOPE_LABELS",

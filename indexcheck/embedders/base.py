@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import BackendUnavailableError, RateLimitError, TransientError
+from ..retry import RetryPolicy
 from ..vectors import normalize_rows
 
 #: Row-normalise float32 (n, d); re-exported for providers.
@@ -55,21 +56,6 @@ class Embedder(Protocol):
         ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter: delay_i = U(0, min(cap, base * 2**i)),
-    or the server's Retry-After when it sends one."""
-
-    max_retries: int = 6
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        if retry_after is not None:
-            return min(self.max_delay, max(0.0, retry_after))
-        return rng.uniform(0, min(self.max_delay, self.base_delay * (2**attempt)))
 
 
 class BaseEmbedder:

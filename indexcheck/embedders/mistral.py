@@ -42,7 +42,8 @@ from ..errors import (
     SpecError,
     TransientError,
 )
-from .base import BaseEmbedder, RetryPolicy
+from ..retry import RetryPolicy
+from .base import BaseEmbedder
 
 DEFAULT_MODEL = "mistral-embed"
 #: default output dimension of models whose size is documented

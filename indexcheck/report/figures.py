@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sections import Image, Plot, Section
+from ..sections import Fragment, Image, Plot, Section
 from .plots import cosine_histogram, pyplot, threshold_plots
 
 PALETTE = {"blue": "#4C72B0", "orange": "#DD8452", "red": "#C44E52", "green": "#55A868"}
@@ -28,11 +28,17 @@ class Figures:
         self.numbered = numbered
 
     def draw(self, sections: list[Section]) -> list[Section]:
-        """``sections`` with every Plot block drawn and replaced by its Image(s)."""
+        """``sections`` with every Plot drawn and replaced by its Image(s), and every
+        Fragment rendered (:func:`fragment`)."""
         for sec in sections:
             blocks: list[Any] = []
             for b in sec.blocks:
-                blocks += self.images(b) if isinstance(b, Plot) else [b]
+                if isinstance(b, Plot):
+                    blocks += self.images(b)
+                elif isinstance(b, Fragment):
+                    blocks.append(fragment(b))
+                else:
+                    blocks.append(b)
             sec.blocks = blocks
         return sections
 
@@ -45,6 +51,16 @@ class Figures:
         path = self.folder / f"{stem}.png"
         _DRAW[plot.name](plot.data, path)
         return [Image(path, plot.alt)]
+
+
+def fragment(block: Fragment) -> Any:
+    """A Fragment rendered as an escaped HTML fragment with its Markdown twin."""
+    from .judge import claims_html, claims_markdown
+    from .sections import Html
+
+    if block.name == "claims":
+        return Html(claims_html(block.data), claims_markdown(block.data))
+    raise ValueError(f"no renderer for the report fragment {block.name!r}")
 
 
 def _save(fig: Any, path: Path) -> None:

@@ -22,7 +22,9 @@ from ..core.sections import kind_of
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html
 from .builders import Builder
+from .judge import CSS as JUDGE_CSS
 from .markdown import markdown
+from .sections import Html
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 CSS = """
@@ -61,7 +63,7 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape_html(title)}</title><style>{CSS}</style></head><body><main>",
+        f"<title>{escape_html(title)}</title><style>{CSS}{JUDGE_CSS}</style></head><body><main>",
         f"<h1>{escape_html(title)}</h1>",
         f'<div class="banner b-{verdict}">Verdict: {verdict}</div>',
         "<table><tr><th>section</th><th>verdict</th></tr>",
@@ -77,7 +79,9 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
         badge = f' <span class="v v-{s.verdict}">{s.verdict}</span>' if s.verdict else ""
         out.append(f'<h2 id="{s.anchor}">{escape_html(s.title)}{badge}</h2>')
         for b in s.blocks:
-            if isinstance(b, Text):
+            if isinstance(b, Html):
+                out.append(b.html)
+            elif isinstance(b, Text):
                 lead = f'<span class="v v-{escape_html(b.badge)}">{escape_html(b.badge)}</span> '
                 out.append(f"<p>{lead if b.badge else ''}{escape_html(b.text)}</p>")
             elif isinstance(b, Image):

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html, escape_md
+from .sections import Html
 
 
 def md_cell(v: Any) -> str:
@@ -20,7 +21,9 @@ def markdown(title: str, verdict: str, sections: list[Section], folder: Path) ->
     for s in sections:
         out += ["", f"## {escape_md(s.title)}" + (f" — {s.verdict}" if s.verdict else ""), ""]
         for b in s.blocks:
-            if isinstance(b, Text):
+            if isinstance(b, Html):
+                out += [b.markdown, ""]
+            elif isinstance(b, Text):
                 lead = f"**{escape_md(b.badge)}** " if b.badge else ""
                 out += [lead + escape_md(b.text), ""]
             elif isinstance(b, Image):

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.sections import KINDS, kind_of
 from ..sections import (
     WORST_ROWS,
     Code,
+    Fragment,
     Image,
     Plot,
     Section,
@@ -22,11 +25,23 @@ from ..sections import (
 )
 from .figures import PALETTE
 
+
+@dataclass
+class Html:
+    """A fragment whose data its producer already escaped (report/judge.py), with its
+    Markdown twin; what a :class:`~indexcheck.sections.Fragment` becomes in a report."""
+
+    html: str
+    markdown: str
+
+
 __all__ = [
     "KINDS",
     "PALETTE",
     "WORST_ROWS",
     "Code",
+    "Fragment",
+    "Html",
     "Image",
     "Plot",
     "Section",

@@ -1,11 +1,17 @@
-"""The read-only vector store Protocol, its result types, and store-spec parsing.
+"""The read-only store base class, its result types, spec parsing and option schemas.
 
 A store spec is ``scheme:location[?key=value&...]``, e.g. ``faiss:./index``,
 ``parquet:vectors.parquet``, ``upstash:https://x.upstash.io?namespace=ns``,
 ``pgvector:postgresql://u@127.0.0.1:5432/db?table=chunks``.
 
-Every method of :class:`VectorStore` is read-only: nothing in this package writes to
-a user's index. Writers used to build test indexes live in ``tests/`` and ``scripts/``.
+:class:`BaseStore` is the seam, the way an httpx transport is: a store declares its
+``scheme``, its option schema ``params`` and the batch sizes it wants, and implements
+only what differs per engine (``_scan``, ``_fetch_batch``, ``_query_batch`` and, for an
+SDK, ``_translate``). The base batches, validates options (unknown keys are refused
+with a did-you-mean), runs SDK calls through one ``_call`` that translates and retries,
+closes, and works as a context manager. It has no write method, and no store adds one:
+the only writers (``write_faiss_folder``, ``write_vectors_file``) create new files for
+``indexcheck embed``; builders of test indexes live in ``tests/builders``.
 
 Conventions (faiss-like): vectors are float32 ``(n, d)``; query results are a score
 matrix ``D`` float32 ``(q, k)`` in the backend's own score scale with NaN where fewer
@@ -15,14 +21,30 @@ than k results came back, and an id matrix ``I`` (numpy object array ``(q, k)`` 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from types import TracebackType
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from urllib.parse import parse_qsl
 
 import numpy as np
 
-from ..errors import SpecError
+from ..errors import (
+    BackendUnavailableError,
+    IndexcheckError,
+    InputError,
+    RateLimitError,
+    SpecError,
+    TransientError,
+)
+from ..retry import RetryPolicy
+from .params import Param, check_params
+
+T = TypeVar("T")
+S = TypeVar("S", bound="BaseStore")
 
 
 @dataclass(frozen=True)
@@ -75,7 +97,8 @@ class VectorBatch:
 
 @runtime_checkable
 class VectorStore(Protocol):
-    """Read-only access to a vector index."""
+    """What the checks need from a store; every :class:`BaseStore` satisfies it, and so
+    do test fakes that do not inherit from it (``indexcheck.testing.MemoryStore``)."""
 
     spec: str
     """The spec it was opened with, secrets removed (safe to print)."""
@@ -134,6 +157,262 @@ class StoreSpec:
         if not value:
             raise SpecError(f"store spec '{self.scheme}:...' needs ?{key}=...; {hint}")
         return value
+
+
+class BaseStore:
+    """Read-only access to a vector index: batching, options, errors and closing, once.
+
+    A subclass sets ``scheme`` and ``params`` and implements ``_scan`` and
+    ``_fetch_batch`` (plus ``_query_batch`` when the engine searches, ``info`` and
+    ``fingerprint`` when it knows better than a scan, and ``_translate`` for its SDK's
+    exceptions). The defaults below are exact and in memory, fine for small stores.
+    """
+
+    scheme: ClassVar[str] = ""
+    #: option schema of ``?key=value``; the base refuses keys not listed here
+    params: ClassVar[Mapping[str, Param]] = {}
+    #: hints shown when a user passes a known-bad key (e.g. a token in the URL)
+    param_hints: ClassVar[Mapping[str, str]] = {}
+    #: options that set the search effort, which compare-ann ``--sweep`` may vary
+    sweepable: ClassVar[tuple[str, ...]] = ()
+    #: ids per ``_fetch_batch`` call, query vectors per ``_query_batch`` call
+    fetch_batch: ClassVar[int] = 1000
+    query_batch: ClassVar[int] = 1024
+    #: the retry policy of a remote engine; None: failures are not retried
+    retry: RetryPolicy | None = None
+
+    spec: str = ""
+    """The spec it was opened with, secrets removed (safe to print)."""
+    has_exact: bool = False
+    """True when :meth:`exact_query` runs an exact search inside the backend."""
+    where: str = ""
+    """Where the index lives (host, path), for messages; never holds a secret."""
+
+    def __init__(self, spec: StoreSpec | None = None, options: Any = None) -> None:
+        if spec is not None:
+            self.spec = f"{spec.scheme}:{spec.location}"
+            self.where = spec.location
+            self.values = self.check_params(spec.params)
+        self.options = options
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def check_params(cls, given: Mapping[str, str]) -> dict[str, Any]:
+        """Typed option values; SpecError (exit 2) for an unknown key or a bad value."""
+        return check_params(cls.scheme or cls.__name__, given, cls.params, cls.param_hints)
+
+    @classmethod
+    def open(cls: type[S], spec: StoreSpec, options: Any = None) -> S:
+        """Validate the options of ``spec`` against ``params``, then build the store."""
+        cls.check_params(spec.params)
+        return cls.from_spec(spec, options)
+
+    @classmethod
+    def from_spec(cls: type[S], spec: StoreSpec, options: Any = None) -> S:
+        """Build the store from a checked spec; the default calls ``cls(spec, options)``."""
+        return cls(spec, options)
+
+    # -- what a store implements -----------------------------------------------------------
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
+        """Yield every stored vector once, in blocks of about ``batch``."""
+        raise TypeError(f"{type(self).__name__} must implement _scan")
+
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
+        """Stored vectors for at most ``fetch_batch`` ids, in the order asked."""
+        raise TypeError(f"{type(self).__name__} must implement _fetch_batch")
+
+    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Normal search for at most ``query_batch`` float32 (q, d) vectors; the default
+        is an exact search over the scanned vectors (``info().metric`` sets the score)."""
+        from ._local import LOCAL_METRICS, exact_knn, ids_of
+
+        ids, matrix = self._all_vectors()
+        metric = self.info().metric
+        D, P = exact_knn(matrix, vectors, k, metric if metric in LOCAL_METRICS else "cosine")
+        return D, ids_of(P, ids)
+
+    def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
+        """The IndexcheckError for an SDK exception raised while ``doing`` something, a
+        :class:`TransientError` when retrying may help, or None when it is not the SDK's."""
+        return None
+
+    # -- defaults --------------------------------------------------------------------------
+    def info(self) -> StoreInfo:
+        """Count and dimension from a scan; ``metric`` from ``?metric=`` (cosine default)."""
+        from ._local import LOCAL_METRICS
+
+        ids, matrix = self._all_vectors()
+        metric = str(getattr(self, "values", {}).get("metric", "cosine"))
+        _, score, higher = LOCAL_METRICS.get(metric, ("ip", "unknown", True))
+        return StoreInfo(
+            backend=self.scheme or type(self).__name__,
+            count=len(ids),
+            dimension=int(matrix.shape[1]) if matrix.ndim == 2 else 0,
+            metric=metric,
+            score=score,
+            higher_is_better=higher,
+            approximate=False,
+        )
+
+    def fingerprint(self) -> str:
+        """xxh3-128 over every id and vector (one scan)."""
+        import xxhash
+
+        h = xxhash.xxh3_128()
+        for b in self.iter_vectors():
+            for i, vid in enumerate(b.ids):
+                h.update(vid.encode("utf-8") + b"\0")
+                h.update(np.ascontiguousarray(b.vectors[i]).tobytes())
+        return h.hexdigest()
+
+    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact search inside the backend; only stores with ``has_exact`` have it."""
+        raise InputError(
+            f"the {self.scheme or type(self).__name__} store offers no exact search; "
+            "indexcheck computes exact results itself from vectors read with iter_vectors"
+        )
+
+    def close(self) -> None:
+        """Release the connection or memory; closing twice is fine."""
+        return None
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(spec={self.spec!r})"
+
+    # -- batching, written once ------------------------------------------------------------
+    def fetch(self, ids: Sequence[str]) -> Fetched:
+        """Stored vectors for ``ids`` in the order asked: float32 (n, d), found, dims, texts."""
+        ids = [str(i) for i in ids]
+        size = max(1, int(self.fetch_batch))
+        if len(ids) <= size:
+            return self._fetch_batch(ids)
+        parts = [self._fetch_batch(ids[i : i + size]) for i in range(0, len(ids), size)]
+        texts = None
+        if any(p.texts is not None for p in parts):
+            texts = [t for p in parts for t in (p.texts or [None] * len(p.ids))]
+        return Fetched(
+            ids=ids,
+            vectors=np.concatenate([p.vectors for p in parts]),
+            found=np.concatenate([p.found for p in parts]),
+            dims=np.concatenate([p.dims for p in parts]),
+            texts=texts,
+        )
+
+    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+        """Every stored vector once, in blocks of at most ``batch``."""
+        if int(batch) < 1:
+            raise SpecError(f"batch must be at least 1, got {batch}")
+        yield from self._scan(int(batch))
+
+    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Normal (approximate) search: ``vectors`` float32 (q, d) -> (D float32 (q, k) in
+        the backend's scale, NaN where missing; I object (q, k) ids, None where missing)."""
+        xq = as_float32_matrix(vectors)
+        size = max(1, int(self.query_batch))
+        if xq.shape[0] <= size:
+            return self._query_batch(xq, k)
+        parts = [self._query_batch(xq[i : i + size], k) for i in range(0, xq.shape[0], size)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _all_vectors(self) -> tuple[list[str], np.ndarray]:
+        ids: list[str] = []
+        blocks: list[np.ndarray] = []
+        for b in self.iter_vectors():
+            ids.extend(b.ids)
+            blocks.append(b.vectors)
+        matrix = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+        return ids, matrix
+
+    # -- SDK calls: translation and retries, written once ----------------------------------
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def _call(self, doing: str, fn: Callable[[], T]) -> T:
+        """Run one SDK call; turn what it raises into an IndexcheckError via ``_translate``,
+        retrying a :class:`TransientError` per ``retry`` (remote engines only)."""
+        attempt = 0
+        rng = random.Random(0)
+        while True:
+            self._before_call()
+            try:
+                return fn()
+            except IndexcheckError:
+                raise
+            except Exception as exc:
+                err = self._translate(exc, doing)
+                if err is None:
+                    raise
+                if not isinstance(err, TransientError):
+                    raise err from None
+                policy = self.retry
+                if policy is None or attempt >= policy.max_retries:
+                    raise self._gave_up(doing, err, attempt) from None
+                self._sleep(policy.delay(attempt, err.retry_after, rng))
+                attempt += 1
+                self._on_retry()
+
+    @contextmanager
+    def _translating(self, doing: str) -> Iterator[None]:
+        """Translate what the block raises through ``_translate``, with no retries: for
+        work that cannot be repeated piecewise (a server-side cursor, a generator)."""
+        try:
+            yield
+        except IndexcheckError:
+            raise
+        except Exception as exc:
+            err = self._translate(exc, doing)
+            if err is None:
+                raise
+            if isinstance(err, TransientError):
+                raise self._gave_up(doing, err, 0) from None
+            raise err from None
+
+    def _before_call(self) -> None:
+        """Hook run before every attempt of an SDK call (e.g. to count requests)."""
+
+    def _on_retry(self) -> None:
+        """Hook run before each retry (e.g. to count retries)."""
+
+    def _gave_up(
+        self, doing: str, err: TransientError, attempts: int
+    ) -> RateLimitError | BackendUnavailableError:
+        """The error raised once a transient failure outlived every retry."""
+        name = self.scheme or type(self).__name__
+        if err.rate_limited:
+            return RateLimitError(
+                f"{name} still rate-limited {doing} after {attempts} retries; wait and rerun"
+            )
+        return BackendUnavailableError(
+            f"{name} {doing} failed after {attempts} retries ({err}); check the network "
+            "and the server, or rerun later"
+        )
+
+
+def call_translated(
+    doing: str, fn: Callable[[], T], translate: Callable[[BaseException, str], Exception | None]
+) -> T:
+    """Run ``fn`` once, raising ``translate(exc, doing)`` in place of what it raises (for
+    calls made while a store is being opened, before there is a store to ask)."""
+    try:
+        return fn()
+    except IndexcheckError:
+        raise
+    except Exception as exc:
+        err = translate(exc, doing)
+        if err is None:
+            raise
+        raise err from None
 
 
 def empty_result(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:

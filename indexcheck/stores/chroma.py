@@ -27,11 +27,9 @@ with ``embedding_function=None`` and queried with vectors only.
 from __future__ import annotations
 
 import hashlib
-import shutil
-import sqlite3
-import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -45,9 +43,11 @@ from ..errors import (
     IncompleteResultError,
     InputError,
     MissingDependencyError,
+    RateLimitError,
     SpecError,
 )
 from .base import (
+    BaseStore,
     Fetched,
     StoreInfo,
     StoreSpec,
@@ -56,6 +56,8 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .chroma_snapshot import SQLITE_FILE, _remove_tree, _snapshot
+from .params import Str
 
 #: Chroma space -> (score formula over cos/dot/l2, higher_is_better)
 SPACE_SCORES: dict[str, tuple[str, bool]] = {
@@ -67,7 +69,6 @@ DEFAULT_SPACE = "l2"
 FETCH_BATCH = 500
 QUERY_BATCH = 100
 SAMPLE_ROWS = 256
-SQLITE_FILE = "chroma.sqlite3"
 _SPEC_HINT = (
     "e.g. chroma:./chroma_db?collection=docs or chroma:http://127.0.0.1:8000?collection=docs"
 )
@@ -86,98 +87,6 @@ def _settings() -> Any:
 
     # Telemetry off: nothing leaves the machine; reset stays forbidden.
     return Settings(anonymized_telemetry=False, allow_reset=False)
-
-
-def _remove_tree(path: str) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _tree_size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
-def _snapshot(src: Path, collection: str) -> tuple[str, int | None]:
-    """Copy a PersistentClient directory's SQLite file and the collection's segment folders
-    to a new temporary directory without writing ``src``; returns (copy path, last seq id)."""
-    db_file = src / SQLITE_FILE
-    tmp = tempfile.mkdtemp(prefix="indexcheck-chroma-")
-    try:
-        posix = db_file.resolve().as_posix()
-        uri = "file:" + posix.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        try:
-            source = sqlite3.connect(uri + "?mode=ro", uri=True)
-            try:
-                seg_dirs, seq = _collection_segments(source, collection)
-                needed = db_file.stat().st_size + sum(
-                    _tree_size(src / s) for s in seg_dirs if (src / s).is_dir()
-                )
-                free = shutil.disk_usage(tmp).free
-                if free < needed + (64 << 20):
-                    raise InputError(
-                        f"chroma: a read-only snapshot of '{src}' needs {needed >> 20} MB in "
-                        f"{tempfile.gettempdir()} but only {free >> 20} MB are free; set "
-                        "TMPDIR to a directory on a roomier disk"
-                    )
-                target = sqlite3.connect(str(Path(tmp) / SQLITE_FILE))
-                try:
-                    source.backup(target)
-                finally:
-                    target.close()
-            finally:
-                source.close()
-        except sqlite3.Error as exc:
-            raise InputError(
-                f"chroma: cannot read '{db_file}' ({exc}); pass the directory a Chroma "
-                "PersistentClient wrote, and let any writer finish first"
-            ) from exc
-        for seg in seg_dirs:
-            if (src / seg).is_dir():
-                shutil.copytree(src / seg, Path(tmp) / seg)
-        return tmp, seq
-    except BaseException:
-        _remove_tree(tmp)
-        raise
-
-
-def _plain_name(name: str) -> bool:
-    return bool(name) and name not in {".", ".."} and "/" not in name and "\\" not in name
-
-
-def _collection_segments(conn: sqlite3.Connection, collection: str) -> tuple[list[str], int | None]:
-    """Segment folder names of every collection named ``collection`` and their last seq id."""
-    try:
-        rows = conn.execute(
-            "SELECT s.id, c.id FROM segments s JOIN collections c ON s.collection = c.id "
-            "WHERE c.name = ?",
-            (collection,),
-        ).fetchall()
-    except sqlite3.Error:
-        # An older or newer schema: copy every folder the database names.
-        rows = conn.execute("SELECT id, collection FROM segments").fetchall()
-    # Segment ids name folders; keep plain names only, so a crafted database cannot make
-    # the copy read or write outside the two directories.
-    segs = [str(r[0]) for r in rows if _plain_name(str(r[0]))]
-    marks: list[Any] = []
-    try:
-        for seg in segs:
-            marks.append(
-                conn.execute(
-                    "SELECT MAX(seq_id) FROM max_seq_id WHERE segment_id = ?", (seg,)
-                ).fetchone()[0]
-            )
-        for cid in {str(r[1]) for r in rows}:
-            marks.append(
-                conn.execute(
-                    "SELECT MAX(seq_id) FROM embeddings_queue WHERE topic LIKE ?", (f"%/{cid}",)
-                ).fetchone()[0]
-            )
-    except sqlite3.Error:
-        marks = []
-    ints = [int(m) for m in marks if isinstance(m, int)]
-    seq = max(ints) if ints else None
-    return segs, seq
 
 
 def _space_of(collection: Any) -> str:
@@ -211,14 +120,17 @@ def _index_params(collection: Any) -> dict[str, Any]:
     return {"index": "hnsw", "index_params": {}}
 
 
-class ChromaStore:
+class ChromaStore(BaseStore):
     """A read-only view of one Chroma collection (local snapshot or HTTP server).
 
     Scores: Chroma's distance for the collection space (``l2^2``, ``1-dot`` or ``1-cos``),
     lower is nearer; ids are Chroma's string ids.
     """
 
-    has_exact = False
+    scheme = "chroma"
+    params = {"collection": Str(), "tenant": Str(), "database": Str()}
+    fetch_batch = FETCH_BATCH
+    query_batch = QUERY_BATCH
 
     def __init__(
         self,
@@ -248,11 +160,12 @@ class ChromaStore:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _call(self, what: str, fn: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(**kwargs)
-        except Exception as exc:
-            raise _map_error(exc, f"chroma {what} on collection '{self._col.name}'") from exc
+    def _sdk(self, what: str, fn: Any, **kwargs: Any) -> Any:
+        return self._call(what, partial(fn, **kwargs))
+
+    def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
+        name = getattr(getattr(self, "_col", None), "name", "?")
+        return _map_error(exc, f"chroma {doing} on collection '{name}'")
 
     def _find_dimension(self) -> int:
         dim = None
@@ -262,7 +175,7 @@ class ChromaStore:
             dim = None
         if isinstance(dim, int) and dim > 0:
             return dim
-        got = self._call("get", self._col.get, limit=1, include=["embeddings"])
+        got = self._sdk("get", self._col.get, limit=1, include=["embeddings"])
         embs = got.get("embeddings")
         if embs is not None and len(embs):
             return int(len(embs[0]))
@@ -285,7 +198,7 @@ class ChromaStore:
 
     def info(self) -> StoreInfo:
         """Count, dimension and score scale; ``score`` is Chroma's documented distance."""
-        count = int(self._call("count", self._col.count))
+        count = int(self._sdk("count", self._col.count))
         score, higher = SPACE_SCORES.get(self._space, ("unknown", None))
         details: dict[str, Any] = {
             "collection": self._col.name,
@@ -312,11 +225,11 @@ class ChromaStore:
         """sha256 prefix over collection id, count, dimension, space, the ids and vectors of
         the first and last 256 rows, and (local) the collection's last log sequence id."""
         h = hashlib.sha256()
-        count = int(self._call("count", self._col.count))
+        count = int(self._sdk("count", self._col.count))
         h.update(f"{self._col.id}|{count}|{self._dimension}|{self._space}|{self._seq}".encode())
         offsets = {0, max(0, count - SAMPLE_ROWS)} if count else set()
         for off in sorted(offsets):
-            got = self._call(
+            got = self._sdk(
                 "get", self._col.get, limit=SAMPLE_ROWS, offset=off, include=["embeddings"]
             )
             ids, embs, _, _ = self._rows(got)
@@ -326,15 +239,14 @@ class ChromaStore:
                     h.update(np.asarray(emb, dtype=np.float32).tobytes())
         return h.hexdigest()[:16]
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors for ``ids`` in the order asked: float32 (n, d), found (n,), dims
         (n,); texts are the stored documents (None when no fetched row has one)."""
-        asked = [str(i) for i in ids]
+        asked = ids
         rows: dict[str, tuple[Any, Any]] = {}
         unique = list(dict.fromkeys(asked))
-        for start in range(0, len(unique), FETCH_BATCH):
-            part = unique[start : start + FETCH_BATCH]
-            got = self._call("get", self._col.get, ids=part, include=["embeddings", "documents"])
+        if unique:
+            got = self._sdk("get", self._col.get, ids=unique, include=["embeddings", "documents"])
             rid, embs, docs, _ = self._rows(got)
             for vid, emb, doc in zip(rid, embs, docs, strict=True):
                 rows[vid] = (emb, doc)
@@ -351,16 +263,14 @@ class ChromaStore:
             texts=texts if any(t is not None for t in texts) else None,
         )
 
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
         """Every row once, in Chroma's storage order, paged with limit/offset: float32
         (n, d) blocks with documents and metadata."""
-        if batch < 1:
-            raise SpecError(f"batch must be at least 1, got {batch}")
-        total = int(self._call("count", self._col.count))
+        total = int(self._sdk("count", self._col.count))
         seen: set[str] = set()
         offset = 0
         while True:
-            got = self._call(
+            got = self._sdk(
                 "get",
                 self._col.get,
                 limit=batch,
@@ -395,24 +305,25 @@ class ChromaStore:
         """HNSW search: float32 (q, d) -> D float32 (q, k) Chroma distances (lower is
         nearer; NaN where missing), I object (q, k) ids (None where missing)."""
         q = as_float32_matrix(vectors, self._dimension or None)
-        D, I = empty_result(q.shape[0], k)
         if k < 1 or q.shape[0] == 0:
-            return D, I
-        for start in range(0, q.shape[0], QUERY_BATCH):
-            part = q[start : start + QUERY_BATCH]
-            got = self._call(
-                "query",
-                self._col.query,
-                query_embeddings=part,
-                n_results=k,
-                include=["distances"],
-            )
-            for row, (rid, dist) in enumerate(
-                zip(got.get("ids") or [], got.get("distances") or [], strict=True)
-            ):
-                m = min(len(rid), k)
-                D[start + row, :m] = np.asarray(dist[:m], dtype=np.float32)
-                I[start + row, :m] = [str(x) for x in rid[:m]]
+            return empty_result(q.shape[0], k)
+        return super().query(q, k)
+
+    def _query_batch(self, part: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        D, I = empty_result(part.shape[0], k)
+        got = self._sdk(
+            "query",
+            self._col.query,
+            query_embeddings=part,
+            n_results=k,
+            include=["distances"],
+        )
+        for row, (rid, dist) in enumerate(
+            zip(got.get("ids") or [], got.get("distances") or [], strict=True)
+        ):
+            m = min(len(rid), k)
+            D[row, :m] = np.asarray(dist[:m], dtype=np.float32)
+            I[row, :m] = [str(x) for x in rid[:m]]
         return D, I
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -421,6 +332,10 @@ class ChromaStore:
             "chroma offers no exact search; compute the exact neighbours from fetched "
             "vectors instead (has_exact is False)"
         )
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> ChromaStore:
+        return _open(spec, options)
 
     def close(self) -> None:
         """Release the client and delete the snapshot copy, if any."""
@@ -434,7 +349,7 @@ class ChromaStore:
             self._finalizer()
 
 
-def _map_error(exc: Exception, what: str) -> Exception:
+def _map_error(exc: BaseException, what: str) -> Exception:
     """Turn a chromadb/httpx exception into an IndexcheckError subclass."""
     if isinstance(exc, BackendError | InputError):
         return exc
@@ -446,7 +361,9 @@ def _map_error(exc: Exception, what: str) -> Exception:
             "and CHROMA_CLIENT_AUTH_CREDENTIALS"
         )
     if name == "RateLimitError":
-        return BackendUnavailableError(f"{what}: rate limited by the server; try again later")
+        return RateLimitError(f"{what}: rate limited by the server; try again later")
+    if name == "NotFoundError":
+        return InputError(f"{what}: not found ({text}); check ?collection= and the tenant")
     module = type(exc).__module__ or ""
     if module.startswith(("httpx", "httpcore")) or isinstance(exc, ConnectionError | TimeoutError):
         return BackendUnavailableError(f"{what}: the server is unreachable ({name}); check it runs")
@@ -497,6 +414,10 @@ def _missing_collection(client: Any, name: str, where: str) -> InputError:
 def open_store(spec: StoreSpec, options: Any = None) -> ChromaStore:
     """Open ``chroma:PATH?collection=C`` (snapshot of a PersistentClient directory) or
     ``chroma:http(s)://host:port?collection=C`` (HttpClient), read-only."""
+    return ChromaStore.open(spec, options)
+
+
+def _open(spec: StoreSpec, options: Any = None) -> ChromaStore:
     name = spec.require("collection", _SPEC_HINT)
     chromadb = _import_chromadb()
     from chromadb.config import DEFAULT_DATABASE, DEFAULT_TENANT

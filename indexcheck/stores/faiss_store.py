@@ -36,8 +36,9 @@ import xxhash
 
 from ..errors import DataFileError, InputError, SpecError
 from ._local import exact_knn, ids_of
-from .base import Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
+from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .base import as_float32_matrix as _as_f32
+from .params import Int
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"
@@ -102,16 +103,23 @@ def read_langchain_pickle(path: Path) -> tuple[list[str], list[str | None]]:
     return ids, texts
 
 
-class FaissStore:
+class FaissStore(BaseStore):
     """A FAISS index on disk, opened read-only."""
 
+    scheme = "faiss"
+    params = {"efSearch": Int(min=1), "nprobe": Int(min=1)}
+    sweepable = ("efSearch", "nprobe")
+    #: in memory: one call for any number of ids or queries
+    fetch_batch = query_batch = 1 << 30
     has_exact = True
 
     def __init__(self, folder: Path, trust_pickle: bool, params: dict[str, str]) -> None:
         import faiss
 
+        values = self.check_params(params)
         self.folder = folder
         self.spec = f"faiss:{folder}"
+        self.where = str(folder)
         index_path = folder / INDEX_FILE
         if not index_path.is_file():
             raise DataFileError(
@@ -157,7 +165,7 @@ class FaissStore:
         self.index = index
         self.metric = "ip" if index.metric_type == faiss.METRIC_INNER_PRODUCT else "l2"
         self.approximate = not isinstance(index, faiss.IndexFlat)
-        self._apply_search_params(params)
+        self._apply_search_params(values)
         self._matrix: np.ndarray | None = None
 
     @staticmethod
@@ -172,16 +180,13 @@ class FaissStore:
             return [str(r["id"]) for r in raw], [r.get("text") for r in raw]
         return [str(r) for r in raw], None
 
-    def _apply_search_params(self, params: dict[str, str]) -> None:
+    def _apply_search_params(self, values: dict[str, Any]) -> None:
         import faiss
 
         self.search_params: dict[str, int] = {}
         for key in ("efSearch", "nprobe"):
-            if key in params:
-                try:
-                    value = int(params[key])
-                except ValueError:
-                    raise SpecError(f"faiss: ?{key}= needs an integer") from None
+            if key in values:
+                value = int(values[key])
                 try:
                     faiss.ParameterSpace().set_index_parameter(self.index, key, value)
                 except RuntimeError:
@@ -223,7 +228,18 @@ class FaissStore:
                     h.update(block)
         return h.hexdigest()
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> FaissStore:
+        folder = Path(spec.location).expanduser()
+        if not folder.exists():
+            raise DataFileError(f"faiss store folder {folder} does not exist; check --store")
+        if folder.is_file():
+            raise DataFileError(
+                f"{folder} is a file; --store faiss: takes the folder holding {INDEX_FILE}"
+            )
+        return cls(folder, bool(getattr(options, "trust_pickle", False)), spec.params)
+
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
         m = self.matrix()
         rows = [m[self._pos[i]] if i in self._pos else None for i in ids]
         vectors, dims = pack_rows(rows, m.shape[1])
@@ -232,7 +248,7 @@ class FaissStore:
             texts = [self.texts[self._pos[i]] if i in self._pos else None for i in ids]
         return Fetched(list(ids), vectors, dims > 0, dims, texts)
 
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
         m = self.matrix()
         for start in range(0, m.shape[0], batch):
             stop = min(start + batch, m.shape[0])
@@ -244,7 +260,7 @@ class FaissStore:
                 texts,
             )
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         xq = _as_f32(vectors, int(self.index.d))
         D, P = self.index.search(xq, k)
         D = D.astype(np.float32)
@@ -261,14 +277,7 @@ class FaissStore:
 
 
 def open_store(spec: StoreSpec, options: Any) -> FaissStore:
-    folder = Path(spec.location).expanduser()
-    if not folder.exists():
-        raise DataFileError(f"faiss store folder {folder} does not exist; check --store")
-    if folder.is_file():
-        raise DataFileError(
-            f"{folder} is a file; --store faiss: takes the folder holding {INDEX_FILE}"
-        )
-    return FaissStore(folder, bool(getattr(options, "trust_pickle", False)), spec.params)
+    return FaissStore.open(spec, options)
 
 
 def write_faiss_folder(

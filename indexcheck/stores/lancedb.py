@@ -26,21 +26,19 @@ dataset leave every file untouched (tested by hashing the directory).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
+from functools import partial
 from typing import Any
-from urllib.parse import urlencode
 
 import numpy as np
 
 from ..errors import (
-    BackendError,
     BackendUnavailableError,
     InputError,
-    MissingDependencyError,
     SpecError,
 )
 from .base import (
+    BaseStore,
     Fetched,
     StoreInfo,
     StoreSpec,
@@ -49,6 +47,7 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .params import Choice, Int, Str
 
 #: LanceDB distance type -> (score formula over cos/dot/l2, higher_is_better)
 DISTANCE_SCORES: dict[str, tuple[str, bool]] = {
@@ -62,14 +61,6 @@ QUERY_BATCH = 64
 _SPEC_HINT = "e.g. lancedb:./lancedb?table=chunks"
 
 
-def _import_lancedb() -> Any:
-    try:
-        import lancedb
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError("the lancedb store", "lancedb", "lancedb") from exc
-    return lancedb
-
-
 def _quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -78,25 +69,27 @@ def _quote_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _int_param(spec: StoreSpec, key: str) -> int | None:
-    raw = spec.params.get(key)
-    if raw is None or raw == "":
-        return None
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise SpecError(f"lancedb: ?{key}= must be an integer, got '{raw}'") from exc
-    if value < 1:
-        raise SpecError(f"lancedb: ?{key}= must be at least 1, got {value}")
-    return value
-
-
-class LanceDBStore:
+class LanceDBStore(BaseStore):
     """A read-only view of one LanceDB table, pinned to the version current at open.
 
     Scores: LanceDB ``_distance`` for the table's distance type (``l2^2``, ``1-cos`` or
     ``1-dot``), lower is nearer; ids are the id column's values as strings.
     """
+
+    scheme = "lancedb"
+    params = {
+        "table": Str(),
+        "vector": Str(),
+        "id": Str(),
+        "text": Str(),
+        "metric": Choice(*DISTANCE_SCORES),
+        "nprobes": Int(min=1),
+        "refine_factor": Int(min=1),
+        "ef": Int(min=1),
+    }
+    sweepable = ("nprobes", "refine_factor", "ef")
+    fetch_batch = FETCH_BATCH
+    query_batch = QUERY_BATCH
 
     has_exact = True
 
@@ -162,23 +155,19 @@ class LanceDBStore:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _run(self, what: str, fn: Any) -> Any:
-        try:
-            return fn()
-        except (BackendError, InputError):
-            raise
-        except Exception as exc:
-            raise BackendUnavailableError(
-                f"lancedb {what} on table '{self._name}' failed ({type(exc).__name__}: {exc}); "
-                "check the dataset files are complete and readable"
-            ) from exc
+    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
+        """lancedb and pyarrow raise many types for unreadable data: all mean the dataset."""
+        return BackendUnavailableError(
+            f"lancedb {doing} on table '{self._name}' failed ({type(exc).__name__}: {exc}); "
+            "check the dataset files are complete and readable"
+        )
 
     def _find_dimension(self, vtype: Any) -> int:
         import pyarrow as pa
 
         if pa.types.is_fixed_size_list(vtype):
             return int(vtype.list_size)
-        first = self._run(
+        first = self._call(
             "scan",
             lambda: (
                 self._tbl.search()
@@ -193,11 +182,11 @@ class LanceDBStore:
         return len(first.column(0)[0].as_py())
 
     def _find_index(self) -> dict[str, Any] | None:
-        indices = self._run("list_indices", self._tbl.list_indices)
+        indices = self._call("list_indices", self._tbl.list_indices)
         for idx in indices:
             if list(idx.columns) != [self._vcol]:
                 continue
-            stats = self._run("index_stats", lambda idx=idx: self._tbl.index_stats(idx.name))
+            stats = self._call("index_stats", partial(self._tbl.index_stats, idx.name))
             dist = getattr(stats, "distance_type", None) if stats is not None else None
             if not dist:
                 continue  # a scalar index on the column
@@ -256,7 +245,7 @@ class LanceDBStore:
                     builder = builder.refine_factor(self._search["refine_factor"])
                 if self._search["ef"]:
                     builder = builder.ef(self._search["ef"])
-            res = self._run("search", builder.to_arrow)
+            res = self._call("search", builder.to_arrow)
             qidx = (
                 np.asarray(res.column("query_index").to_numpy(), dtype=np.int64)
                 if "query_index" in res.column_names
@@ -278,7 +267,7 @@ class LanceDBStore:
 
     def info(self) -> StoreInfo:
         """Count, dimension, distance type and its score formula; details name the index."""
-        count = int(self._run("count_rows", self._tbl.count_rows))
+        count = int(self._call("count_rows", self._tbl.count_rows))
         score, higher = DISTANCE_SCORES.get(self._metric, ("unknown", None))
         details: dict[str, Any] = {
             "table": self._name,
@@ -305,18 +294,18 @@ class LanceDBStore:
         """sha256 prefix over table name, pinned version and its commit time, row count,
         dimension, distance type and index uuid; every LanceDB write makes a new version."""
         stamp = ""
-        versions = self._run("list_versions", self._tbl.list_versions)
+        versions = self._call("list_versions", self._tbl.list_versions)
         for v in versions:
             if int(v.get("version", -1)) == self._version:
                 stamp = str(v.get("timestamp"))
-        count = int(self._run("count_rows", self._tbl.count_rows))
+        count = int(self._call("count_rows", self._tbl.count_rows))
         uuid = self._index.get("uuid") if self._index else None
         raw = (
             f"{self._name}|{self._version}|{stamp}|{count}|{self._dimension}|{self._metric}|{uuid}"
         )
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors for ``ids`` in the order asked: float32 (n, d), found (n,), dims
         (n,), texts from the text column when there is one. Duplicate ids: first row wins."""
         asked = [str(i) for i in ids]
@@ -331,12 +320,8 @@ class LanceDBStore:
                 if not literals:
                     continue
                 where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
-                res = self._run(
-                    "fetch",
-                    lambda where=where: (
-                        self._tbl.search().where(where).select(cols).limit(None).to_arrow()
-                    ),
-                )
+                query = self._tbl.search().where(where).select(cols).limit(None)
+                res = self._call("fetch", query.to_arrow)
             got_ids = self._ids_of(res.column(self._idcol))
             col = res.column(self._vcol)
             mat, got_dims = self._vectors_of(col)
@@ -365,7 +350,7 @@ class LanceDBStore:
         offset order) returns None, so the caller filters by id instead: never a wrong row.
         """
         if self._offset_of is None:
-            col = self._run(
+            col = self._call(
                 "read ids",
                 lambda: self._tbl.search().select([self._idcol]).limit(None).to_arrow(),
             ).column(self._idcol)
@@ -376,7 +361,7 @@ class LanceDBStore:
         wanted = [self._offset_of[i] for i in part if i in self._offset_of]
         if not wanted:
             return None
-        res = self._run("fetch", lambda: self._tbl.take_offsets(wanted).select(cols).to_arrow())
+        res = self._call("fetch", lambda: self._tbl.take_offsets(wanted).select(cols).to_arrow())
         expected = {i for i in part if i in self._offset_of}
         if set(self._ids_of(res.column(self._idcol))) != expected:
             return None
@@ -393,23 +378,18 @@ class LanceDBStore:
                 continue  # cannot match an integer id column
         return out
 
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
         """Every row once, scanning only the id/vector/text columns: float32 (n, d) blocks."""
-        if batch < 1:
-            raise SpecError(f"batch must be at least 1, got {batch}")
         cols = [self._idcol, self._vcol] + ([self._textcol] if self._textcol else [])
-        reader = self._run(
+        reader = self._call(
             "scan", lambda: self._tbl.search().select(cols).limit(None).to_batches(batch)
         )
         while True:
-            try:
-                rb = reader.read_next_batch()
-            except StopIteration:
-                break
-            except Exception as exc:
-                raise BackendUnavailableError(
-                    f"lancedb scan of table '{self._name}' failed ({type(exc).__name__}: {exc})"
-                ) from exc
+            with self._translating("scan"):
+                try:
+                    rb = reader.read_next_batch()
+                except StopIteration:
+                    break
             if rb.num_rows == 0:
                 continue
             vectors, dims = self._vectors_of(rb.column(self._vcol))
@@ -425,7 +405,7 @@ class LanceDBStore:
                 texts=texts,
             )
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Normal (index) search: float32 (q, d) -> D float32 (q, k) ``_distance`` (lower is
         nearer; NaN where missing), I object (q, k) ids (None where missing)."""
         return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, False)
@@ -433,6 +413,12 @@ class LanceDBStore:
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Flat scan (``bypass_vector_index``) with the same distance type: exact ``_distance``."""
         return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, True)
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> LanceDBStore:
+        from .lancedb_open import open_lancedb
+
+        return open_lancedb(spec, options)
 
     def close(self) -> None:
         """Drop the table handle."""
@@ -453,78 +439,6 @@ def _is_vector_type(t: Any) -> bool:
     return bool(pa.types.is_floating(t.value_type))
 
 
-def _table_names(db: Any) -> list[str]:
-    try:
-        names: list[str] = []
-        token = None
-        while True:
-            resp = db.list_tables(page_token=token) if token else db.list_tables()
-            names.extend(str(n) for n in resp.tables)
-            token = getattr(resp, "page_token", None)
-            if not token:
-                return names
-    except AttributeError:
-        return [str(n) for n in db.table_names()]
-
-
 def open_store(spec: StoreSpec, options: Any = None) -> LanceDBStore:
     """Open ``lancedb:PATH?table=T`` read-only, pinned to the table's current version."""
-    name = spec.require("table", _SPEC_HINT)
-    location = spec.location.strip()
-    if not location:
-        raise SpecError(f"lancedb: the spec has no path; {_SPEC_HINT}")
-    if "://" in location:
-        raise SpecError(
-            f"lancedb: only local dataset directories are supported, got '{location}'; {_SPEC_HINT}"
-        )
-    metric = spec.params.get("metric", "").strip().lower() or None
-    if metric is not None and metric not in DISTANCE_SCORES:
-        raise SpecError(
-            f"lancedb: ?metric={metric} is not one of {', '.join(DISTANCE_SCORES)}; pick one"
-        )
-    path = Path(location).expanduser()
-    # lancedb.connect creates a missing directory: refuse before it can.
-    if not path.exists():
-        raise InputError(
-            f"lancedb: no such directory '{path}'; pass the folder lancedb.connect() wrote "
-            f"(it holds {name}.lance)"
-        )
-    if not path.is_dir():
-        raise InputError(f"lancedb: '{path}' is a file; pass the LanceDB directory that holds it")
-    params: dict[str, Any] = {
-        "vector": spec.params.get("vector") or "vector",
-        "id": spec.params.get("id") or "id",
-        "text": spec.params.get("text") or "text",
-        "text_given": bool(spec.params.get("text")),
-        "metric": metric,
-        "nprobes": _int_param(spec, "nprobes"),
-        "refine_factor": _int_param(spec, "refine_factor"),
-        "ef": _int_param(spec, "ef"),
-    }
-    lancedb = _import_lancedb()
-    try:
-        db = lancedb.connect(str(path))
-        existing = _table_names(db)
-    except Exception as exc:
-        raise InputError(
-            f"lancedb: cannot open '{path}' ({type(exc).__name__}: {exc}); pass a LanceDB directory"
-        ) from exc
-    if name not in existing:
-        listing = ", ".join(sorted(existing)[:50]) or "none"
-        raise InputError(
-            f"lancedb: no table '{name}' in '{path}'; existing tables: {listing}; pass one of "
-            "them as ?table="
-        )
-    try:
-        table = db.open_table(name)
-        table.checkout(table.version)  # pin: later writes by others are not seen
-    except Exception as exc:
-        raise InputError(
-            f"lancedb: cannot open table '{name}' in '{path}' ({type(exc).__name__}: {exc}); "
-            "check the dataset files are complete"
-        ) from exc
-    keep = ("table", "vector", "id", "text", "metric", "nprobes", "refine_factor", "ef")
-    safe_spec = f"lancedb:{location}?" + urlencode(
-        {k: spec.params[k] for k in keep if spec.params.get(k)}
-    )
-    return LanceDBStore(safe_spec, db, table, name, params)
+    return LanceDBStore.open(spec, options)

@@ -24,28 +24,19 @@ server memory, not data; ``info().details["loaded_by_indexcheck"]`` says whether
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import xxhash
 
 from ..errors import (
-    AuthError,
-    BackendUnavailableError,
-    DataFileError,
     DimensionMismatchError,
-    IndexcheckError,
     InputError,
-    MissingDependencyError,
-    RateLimitError,
-    SpecError,
 )
 from .base import (
+    BaseStore,
     Fetched,
     StoreInfo,
     StoreSpec,
@@ -54,6 +45,7 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .params import Str
 
 T = TypeVar("T")
 
@@ -87,14 +79,6 @@ _NO_MVCC_WARNING = _NoMvccWarning()
 _LITE_USERS: dict[str, int] = {}
 
 
-def _redact_url(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 def _quote(text: str) -> str:
     """A Milvus filter string literal (double-quoted, C-style escapes)."""
     escaped = (
@@ -116,47 +100,13 @@ def _int_key(text: str) -> int | None:
     return value if INT64_RANGE[0] <= value <= INT64_RANGE[1] else None
 
 
-def _call(where: str, fn: Callable[[], T], doing: str) -> T:
-    """Run one pymilvus call and turn its failures into indexcheck errors."""
-    import grpc
-    from pymilvus import MilvusException
-
-    try:
-        return fn()
-    except IndexcheckError:
-        raise
-    except (MilvusException, grpc.RpcError) as err:
-        cause: Any = err if isinstance(err, grpc.RpcError) else err.__cause__
-        status = cause.code() if isinstance(cause, grpc.RpcError) else None
-        code = getattr(err, "code", None)
-        message = str(getattr(err, "message", "") or err)
-        low = message.lower()
-        if status in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED) or (
-            "auth check failure" in low or "permission deny" in low
-        ):
-            raise AuthError(
-                f"{where} refused the credentials while trying to {doing}; set MILVUS_TOKEN "
-                "to a token (or user:password) that can read the collection"
-            ) from None
-        if status == grpc.StatusCode.RESOURCE_EXHAUSTED or "rate limit" in low:
-            raise RateLimitError(
-                f"{where} kept refusing requests (rate limit) while trying to {doing}; "
-                "wait and retry"
-            ) from None
-        if code == 2 or status in (
-            grpc.StatusCode.UNAVAILABLE,
-            grpc.StatusCode.DEADLINE_EXCEEDED,
-        ):
-            raise BackendUnavailableError(
-                f"cannot reach {where} to {doing}; check the URI and that the server is up"
-            ) from None
-        raise BackendUnavailableError(
-            f"{where} failed to {doing} ({message[:200]}); check the server's log"
-        ) from None
-
-
-class MilvusStore:
+class MilvusStore(BaseStore):
     """Read-only view of one Milvus collection (server or Milvus Lite)."""
+
+    scheme = "milvus"
+    params = {"collection": Str(), "vector": Str(), "id": Str(), "text": Str(), "db": Str()}
+    fetch_batch = FETCH_BATCH
+    query_batch = QUERY_BATCH
 
     def __init__(
         self,
@@ -177,19 +127,26 @@ class MilvusStore:
         self._collection = collection
         self._closed = False
         self._release_lite: Callable[[], None] | None = None
-        desc = self._call(lambda: client.describe_collection(collection), "describe the collection")
+        desc = self._mcall(
+            lambda: client.describe_collection(collection), "describe the collection"
+        )
         self._read_schema(desc, vector, id_field, text_field)
         self._read_index()
         self._loaded_by_us = False
-        state = self._call(lambda: client.get_load_state(collection), "read the load state")
+        state = self._mcall(lambda: client.get_load_state(collection), "read the load state")
         if "NotLoad" in str(state.get("state")):
-            self._call(lambda: client.load_collection(collection), "load the collection")
+            self._mcall(lambda: client.load_collection(collection), "load the collection")
             self._loaded_by_us = True
 
     # -- setup ----------------------------------------------------------------------
 
-    def _call(self, fn: Callable[[], T], doing: str) -> T:
-        return _call(self._where, fn, doing)
+    def _mcall(self, fn: Callable[[], T], doing: str) -> T:
+        return self._call(doing, fn)
+
+    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
+        from .milvus_open import translate_error
+
+        return translate_error(exc, self._where, doing)
 
     def _read_schema(
         self, desc: dict[str, Any], vector: str | None, id_field: str | None, text: str | None
@@ -244,13 +201,13 @@ class MilvusStore:
 
     def _read_index(self) -> None:
         client, name = self._client, self._collection
-        names = self._call(
+        names = self._mcall(
             lambda: client.list_indexes(name, field_name=self._vector), "list indexes"
         )
         self._index: dict[str, Any] = {}
         if names:
             self._index = dict(
-                self._call(
+                self._mcall(
                     lambda: client.describe_index(name, index_name=names[0]), "describe the index"
                 )
             )
@@ -290,7 +247,7 @@ class MilvusStore:
 
     def _count(self) -> int:
         client, name = self._client, self._collection
-        rows = self._call(
+        rows = self._mcall(
             lambda: client.query(
                 name, filter="", output_fields=["count(*)"], consistency_level="Strong"
             ),
@@ -336,7 +293,7 @@ class MilvusStore:
         (one pass of :meth:`iter_vectors`); any change to any row's id or vector shows.
         """
         total, mixed, count = 0, 0, 0
-        for batch in self.iter_vectors(batch=2000, with_extras=False):
+        for batch in self._scan(batch=2000, with_extras=False):
             for vid, vec in zip(batch.ids, batch.vectors, strict=True):
                 digest = xxhash.xxh3_64_intdigest(vid.encode() + b"\0" + vec.tobytes())
                 total = (total + digest) % (1 << 64)
@@ -354,17 +311,14 @@ class MilvusStore:
             literals = [_quote(k) for k in keys]
         return f"{self._id_field} in [{', '.join(literals)}]" if literals else ""
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
-        ids = [str(i) for i in ids]
         fields = [self._id_field, self._vector] + ([self._text_field] if self._text_field else [])
         client, name = self._client, self._collection
         by_id: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(ids), FETCH_BATCH):
-            expr = self._filter(ids[start : start + FETCH_BATCH])
-            if not expr:
-                continue
-            rows = self._call(
+        expr = self._filter(ids)
+        if expr:
+            rows = self._mcall(
                 partial(
                     client.query,
                     name,
@@ -385,7 +339,7 @@ class MilvusStore:
             texts = [_text(by_id[v].get(self._text_field)) if v in by_id else None for v in ids]
         return Fetched(list(ids), vectors, found, dims, texts)
 
-    def iter_vectors(self, batch: int = 1000, with_extras: bool = True) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int, with_extras: bool = True) -> Iterator[VectorBatch]:
         """Every row once: ids, float32 (n, d) vectors, texts and scalar fields."""
         client, name = self._client, self._collection
         fields = [self._pk, self._id_field, self._vector]
@@ -394,7 +348,7 @@ class MilvusStore:
         fields = list(dict.fromkeys(fields))
         if self._lite:
             _ITERATOR_LOG.addFilter(_NO_MVCC_WARNING)
-        iterator = self._call(
+        iterator = self._mcall(
             partial(
                 client.query_iterator,
                 name,
@@ -406,7 +360,7 @@ class MilvusStore:
         )
         try:
             while True:
-                rows = self._call(iterator.next, "read rows")
+                rows = self._mcall(iterator.next, "read rows")
                 if not rows:
                     return
                 vectors, dims = pack_rows([r[self._vector] for r in rows], self._dimension)
@@ -429,7 +383,7 @@ class MilvusStore:
             iterator.close()
             _ITERATOR_LOG.removeFilter(_NO_MVCC_WARNING)
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Normal search: float32 (q, d) -> (D (q, k) Milvus distance, I (q, k) ids)."""
         return self._search(vectors, k, {})
 
@@ -459,7 +413,7 @@ class MilvusStore:
         search_params = {"metric_type": self._metric, "params": params}
         for start in range(0, xq.shape[0], QUERY_BATCH):
             block = xq[start : start + QUERY_BATCH]
-            result = self._call(
+            result = self._mcall(
                 partial(
                     client.search,
                     name,
@@ -481,6 +435,12 @@ class MilvusStore:
                         I[start + qi, j] = str(hit["entity"][self._id_field])
         return D, I
 
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
+        from .milvus_open import open_milvus
+
+        return open_milvus(spec, options)
+
     def close(self) -> None:
         """Release the collection if this store loaded it, then the client (and Lite server)."""
         if self._closed:
@@ -489,7 +449,7 @@ class MilvusStore:
         try:
             if self._loaded_by_us:
                 client, name = self._client, self._collection
-                self._call(lambda: client.release_collection(name), "release the collection")
+                self._mcall(lambda: client.release_collection(name), "release the collection")
         finally:
             self._client.close()
             if self._release_lite is not None:
@@ -502,120 +462,4 @@ def _text(value: Any) -> str | None:
 
 def open_store(spec: StoreSpec, options: Any) -> MilvusStore:
     """Open ``milvus:URI?collection=...`` read-only."""
-    try:
-        from pymilvus import MilvusClient
-    except ImportError:
-        raise MissingDependencyError("the milvus store", "milvus", "pymilvus") from None
-
-    collection = spec.require("collection", "name the Milvus collection, e.g. ?collection=docs")
-    vector = spec.params.get("vector") or None
-    id_field = spec.params.get("id") or None
-    text_field = spec.params.get("text") or None
-    db_name = spec.params.get("db") or ""
-    location = spec.location.strip()
-    if not location:
-        raise SpecError("milvus spec needs a Milvus Lite .db path or a server URI before '?'")
-    lite = not location.lower().startswith(("http://", "https://", "tcp://"))
-    extras = "".join(
-        f"&{k}={v}"
-        for k, v in (("vector", vector), ("id", id_field), ("text", text_field), ("db", db_name))
-        if v
-    )
-    release: Callable[[], None] | None = None
-    if lite:
-        path = _lite_path(Path(location).expanduser())
-        shown = str(path)
-        where = f"Milvus Lite at {shown}"
-        client, release = _open_lite(path, db_name, where, MilvusClient)
-    else:
-        parts = urlsplit(location)
-        if parts.username or parts.password:
-            raise SpecError(
-                "put no credentials in the milvus URI; set MILVUS_TOKEN in the environment"
-            )
-        shown = _redact_url(location)
-        where = f"Milvus at {shown}"
-        token = os.environ.get("MILVUS_TOKEN", "")
-        client = _call(
-            where,
-            lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
-            "connect",
-        )
-    safe_spec = f"milvus:{shown}?collection={collection}{extras}"
-    try:
-        if not _call(where, lambda: client.has_collection(collection), "find the collection"):
-            names = _call(where, client.list_collections, "list collections")
-            listed = ", ".join(sorted(names)) if names else "none"
-            raise InputError(
-                f"no Milvus collection '{collection}' in {where} (collections there: {listed}); "
-                "fix ?collection= in the spec"
-            )
-        store = MilvusStore(
-            client,
-            spec=safe_spec,
-            where=where,
-            lite=lite,
-            collection=collection,
-            vector=vector,
-            id_field=id_field,
-            text_field=text_field,
-        )
-    except Exception:
-        client.close()
-        if release is not None:
-            release()
-        raise
-    store._release_lite = release
-    return store
-
-
-def _lite_path(path: Path) -> Path:
-    """Check a Milvus Lite data path before pymilvus would create one there."""
-    path = path.absolute()
-    if path.suffix != ".db":
-        raise SpecError(
-            f"'{path}' is neither an http(s):// URI nor a Milvus Lite path ending in .db"
-        )
-    if not path.exists():
-        raise DataFileError(
-            f"no Milvus Lite data at '{path}'; pass the path given to MilvusClient('....db')"
-        )
-    if not path.is_dir() or not (path / "collections").is_dir():
-        raise DataFileError(
-            f"'{path}' is not a milvus-lite 3 data folder (no collections/ inside); files "
-            "written by milvus-lite 2.x need that version to read them"
-        )
-    return path
-
-
-def _open_lite(
-    path: Path, db_name: str, where: str, client_cls: Any
-) -> tuple[Any, Callable[[], None] | None]:
-    """Connect to Lite data through pymilvus's in-process server; returns (client, release)."""
-    try:
-        from milvus_lite.server_manager import server_manager_instance as manager
-    except ImportError:
-        raise MissingDependencyError("Milvus Lite", "milvus", "milvus-lite") from None
-    from pymilvus.exceptions import ConnectionConfigException
-
-    key = str(path)
-    running = getattr(manager, "_servers", {})
-    started_here = key in _LITE_USERS or key not in running
-    try:
-        client = client_cls(uri=key, db_name=db_name, timeout=TIMEOUT_S)
-    except ConnectionConfigException:
-        raise BackendUnavailableError(
-            f"cannot open {where}; milvus-lite lets one process hold a .db at a time, so "
-            "stop the process using it or point at a copy"
-        ) from None
-    if not started_here:
-        return client, None  # someone else in this process runs that server: leave it be
-    _LITE_USERS[key] = _LITE_USERS.get(key, 0) + 1
-
-    def release() -> None:
-        _LITE_USERS[key] -= 1
-        if _LITE_USERS[key] <= 0:
-            del _LITE_USERS[key]
-            manager.release_server(key)  # flushes nothing new; frees the folder lock
-
-    return client, release
+    return MilvusStore.open(spec, options)

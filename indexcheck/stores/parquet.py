@@ -1,4 +1,7 @@
-"""Vectors in a file: ``parquet:PATH`` (or ``jsonl:PATH``, or any .jsonl PATH).
+"""Vectors in a file: ``parquet:PATH`` or ``jsonl:PATH``.
+
+The scheme picks the reader, not the file name: ``jsonl:x.json`` is read as JSON Lines.
+(``parquet:`` still reads a ``.jsonl``/``.ndjson`` name as JSON Lines, as it always has.)
 
 Columns: ``id``, ``vector`` (a list of floats), optional ``text`` and ``metadata``
 (a struct/dict); ``?id=``, ``?vector=``, ``?text=`` rename them. The file is read
@@ -19,20 +22,29 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ..errors import DataFileError, SpecError
+from ..errors import DataFileError
 from ._local import LOCAL_METRICS, exact_knn, ids_of
-from .base import Fetched, StoreInfo, StoreSpec, VectorBatch, as_float32_matrix, pack_rows
+from .base import (
+    BaseStore,
+    Fetched,
+    StoreInfo,
+    StoreSpec,
+    VectorBatch,
+    as_float32_matrix,
+    pack_rows,
+)
+from .params import Choice, Str
 
 
 def _read_columns(
-    path: Path, id_col: str, vec_col: str, text_col: str
+    path: Path, id_col: str, vec_col: str, text_col: str, jsonl: bool
 ) -> tuple[list[str], list[Any] | np.ndarray, list[Any] | None, list[Any] | None]:
-    """(ids, vectors, texts, metadata) from JSONL or Parquet.
+    """(ids, vectors, texts, metadata) from JSONL (``jsonl``) or Parquet.
 
     Parquet vectors of one length come back as a float32 (n, d) matrix without a trip
     through Python lists; JSONL and ragged columns come back as a list of rows.
     """
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
+    if jsonl:
         rows = []
         with path.open(encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
@@ -91,21 +103,39 @@ def _require(path: Path, names: Sequence[str], id_col: str, vec_col: str) -> Non
             )
 
 
-class FileStore:
+class ParquetStore(BaseStore):
     """An in-memory copy of a vectors file; read-only by construction."""
 
+    scheme = "parquet"
+    params = {
+        "metric": Choice(*LOCAL_METRICS),
+        "id": Str(),
+        "vector": Str(),
+        "text": Str(),
+    }
     has_exact = True
     approximate = False
+    #: in memory: one call for any number of ids or queries
+    fetch_batch = query_batch = 1 << 30
+    #: the reader, from the scheme; None: Parquet, or JSON Lines for a .jsonl/.ndjson name
+    jsonl: bool | None = None
 
-    def __init__(self, path: Path, params: dict[str, str]) -> None:
+    def __init__(self, spec: StoreSpec, options: Any = None) -> None:
+        super().__init__(spec, options)
+        path = Path(spec.location).expanduser()
+        if not path.is_file():
+            raise DataFileError(f"vectors file {path} does not exist; check --store")
         self.path = path
-        self.spec = f"parquet:{path}"
-        self.metric = params.get("metric", "cosine")
-        if self.metric not in LOCAL_METRICS:
-            raise SpecError(f"parquet: ?metric= must be one of {', '.join(LOCAL_METRICS)}")
-        id_col, vec_col = params.get("id", "id"), params.get("vector", "vector")
-        text_col = params.get("text", "text")
-        self.ids, raw, self.texts, self.metadata = _read_columns(path, id_col, vec_col, text_col)
+        self.spec = f"{self.scheme}:{path}"
+        self.metric = str(self.values.get("metric", "cosine"))
+        id_col, vec_col = self.values.get("id", "id"), self.values.get("vector", "vector")
+        text_col = self.values.get("text", "text")
+        jsonl = self.jsonl
+        if jsonl is None:
+            jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+        self.ids, raw, self.texts, self.metadata = _read_columns(
+            path, id_col, vec_col, text_col, jsonl
+        )
         if not self.ids:
             raise DataFileError(f"{path} holds no vectors")
         if isinstance(raw, np.ndarray):
@@ -141,7 +171,7 @@ class FileStore:
                 h.update(block)
         return h.hexdigest()
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
         pos = [self._pos.get(i, -1) for i in ids]
         p = np.asarray(pos, dtype=np.int64)
         ok = p >= 0
@@ -154,7 +184,7 @@ class FileStore:
             texts = [self.texts[j] if j >= 0 else None for j in pos]
         return Fetched(list(ids), vectors, ok, dims, texts)
 
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
         for start in range(0, len(self.ids), batch):
             stop = min(start + batch, len(self.ids))
             yield VectorBatch(
@@ -165,7 +195,7 @@ class FileStore:
                 self.metadata[start:stop] if self.metadata is not None else None,
             )
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.exact_query(vectors, k)
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -173,15 +203,21 @@ class FileStore:
         D, P = exact_knn(self.vectors, xq, k, self.metric)
         return D, ids_of(P, self.ids)
 
-    def close(self) -> None:
-        return None
+
+class JsonlStore(ParquetStore):
+    """``jsonl:PATH``: the same store, always read as JSON Lines whatever the file name."""
+
+    scheme = "jsonl"
+    jsonl = True
 
 
-def open_store(spec: StoreSpec, options: Any) -> FileStore:
-    path = Path(spec.location).expanduser()
-    if not path.is_file():
-        raise DataFileError(f"vectors file {path} does not exist; check --store")
-    return FileStore(path, spec.params)
+#: the name this class had before the base class existed
+FileStore = ParquetStore
+
+
+def open_store(spec: StoreSpec, options: Any = None) -> ParquetStore:
+    cls = JsonlStore if spec.scheme == "jsonl" else ParquetStore
+    return cls.open(spec, options)
 
 
 def write_vectors_file(

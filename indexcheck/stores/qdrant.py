@@ -24,29 +24,21 @@ folder written by qdrant-client does); it takes an exclusive lock on ``.lock`` w
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import xxhash
 
 from ..errors import (
-    AuthError,
-    BackendUnavailableError,
-    DataFileError,
     DimensionMismatchError,
-    IndexcheckError,
     InputError,
-    MissingDependencyError,
-    RateLimitError,
-    SpecError,
 )
 from .base import (
+    BaseStore,
     Fetched,
     StoreInfo,
     StoreSpec,
@@ -55,6 +47,7 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .params import Str
 
 T = TypeVar("T")
 
@@ -73,15 +66,6 @@ MAX_UINT64 = 2**64 - 1
 TIMEOUT_S = 30
 
 
-def _redact_url(url: str) -> str:
-    """The URL without user:password@ (secrets never reach spec strings or messages)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 def _point_id(text: str) -> int | str | None:
     """The Qdrant point id an indexcheck id names, or None when it names none."""
     if text.isdigit() and str(int(text)) == text and int(text) <= MAX_UINT64:
@@ -93,56 +77,13 @@ def _point_id(text: str) -> int | str | None:
     return text if canonical == text else None
 
 
-def _call(location: str, collection: str, fn: Callable[[], T], doing: str) -> T:
-    """Run one client call and turn its failures into indexcheck errors."""
-    from qdrant_client.common.client_exceptions import ResourceExhaustedResponse
-    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
-
-    try:
-        return fn()
-    except IndexcheckError:
-        raise
-    except UnexpectedResponse as err:
-        status = err.status_code or 0
-        if status in (401, 403):
-            raise AuthError(
-                f"Qdrant at {location} refused the credentials (HTTP {status}) "
-                f"while trying to {doing}; set QDRANT_API_KEY to a key that can read "
-                f"'{collection}'"
-            ) from None
-        if status == 429:
-            raise RateLimitError(
-                f"Qdrant at {location} kept answering 429 while trying to {doing}; "
-                "wait and retry, or raise the rate limit"
-            ) from None
-        if status >= 500 or status == 0:
-            raise BackendUnavailableError(
-                f"Qdrant at {location} failed (HTTP {status}) while trying to "
-                f"{doing}; check the server's health and retry"
-            ) from None
-        raise InputError(
-            f"Qdrant at {location} rejected the request to {doing} (HTTP {status}: "
-            f"{err.content[:160].decode('utf-8', 'replace')}); check the spec"
-        ) from None
-    except ResourceExhaustedResponse:
-        raise RateLimitError(
-            f"Qdrant at {location} kept answering 429 while trying to {doing}; "
-            "wait and retry, or raise the rate limit"
-        ) from None
-    except ResponseHandlingException as err:
-        raise BackendUnavailableError(
-            f"cannot reach Qdrant at {location} to {doing} "
-            f"({type(err.source).__name__}); check the URL and that the server is up"
-        ) from None
-    except (OSError, TimeoutError) as err:
-        raise BackendUnavailableError(
-            f"cannot reach Qdrant at {location} to {doing} ({type(err).__name__}); "
-            "check the URL and that the server is up"
-        ) from None
-
-
-class QdrantStore:
+class QdrantStore(BaseStore):
     """Read-only view of one Qdrant collection (server or local mode)."""
+
+    scheme = "qdrant"
+    params = {"collection": Str(), "vector": Str(), "id_field": Str(), "text_field": Str()}
+    fetch_batch = FETCH_BATCH
+    query_batch = QUERY_BATCH
 
     def __init__(
         self,
@@ -169,7 +110,7 @@ class QdrantStore:
         self._text_field = text_field
         self._closed = False
         self._where = f"Qdrant collection '{collection}' at {location}"
-        info = self._call(lambda: client.get_collection(collection), "read the collection")
+        info = self._qcall(lambda: client.get_collection(collection), "read the collection")
         self._collection_info = info
         params = self._vector_params(info)
         if getattr(params, "multivector_config", None) is not None:
@@ -189,8 +130,13 @@ class QdrantStore:
 
     # -- helpers ---------------------------------------------------------------
 
-    def _call(self, fn: Callable[[], T], doing: str) -> T:
-        return _call(self._location, self._collection, fn, doing)
+    def _qcall(self, fn: Callable[[], T], doing: str) -> T:
+        return self._call(doing, fn)
+
+    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
+        from .qdrant_open import translate_error
+
+        return translate_error(exc, self._location, self._collection, doing)
 
     def _vector_params(self, info: Any) -> Any:
         vectors = info.config.params.vectors
@@ -271,7 +217,7 @@ class QdrantStore:
     def info(self) -> StoreInfo:
         """Count, dimension, distance and Qdrant's score formula for it."""
         client, name = self._client, self._collection
-        count = self._call(lambda: client.count(name, exact=True).count, "count points")
+        count = self._qcall(lambda: client.count(name, exact=True).count, "count points")
         score, higher = DISTANCES[self._distance]
         info = self._collection_info
         details: dict[str, Any] = {
@@ -325,7 +271,7 @@ class QdrantStore:
         """
         client, name = self._client, self._collection
         h = xxhash.xxh3_128()
-        count = self._call(lambda: client.count(name, exact=True).count, "count points")
+        count = self._qcall(lambda: client.count(name, exact=True).count, "count points")
         config = self._collection_info.config.params.model_dump(mode="json")
         h.update(json.dumps([count, config], sort_keys=True, default=str).encode())
         sqlite = Path(self._location) / "collection" / name / "storage.sqlite"
@@ -336,7 +282,7 @@ class QdrantStore:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
         else:
-            records, _ = self._call(
+            records, _ = self._qcall(
                 lambda: client.scroll(
                     name,
                     limit=SAMPLE_POINTS,
@@ -352,18 +298,15 @@ class QdrantStore:
                     h.update(self._pack([vec])[0].tobytes())
         return f"qdrant:{count}:{self._dimension}:{h.hexdigest()}"
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
-        ids = [str(i) for i in ids]
         by_id: dict[str, Any] = {}
-        for start in range(0, len(ids), FETCH_BATCH):
-            batch = ids[start : start + FETCH_BATCH]
-            if self._id_field is None:
-                records = self._retrieve(batch)
-            else:
-                records = self._scroll_by_payload(batch)
-            for record in records:
-                by_id.setdefault(self._id_of(record), record)
+        if self._id_field is None:
+            records = self._retrieve(ids)
+        else:
+            records = self._scroll_by_payload(ids)
+        for record in records:
+            by_id.setdefault(self._id_of(record), record)
         rows: list[Any | None] = []
         texts: list[str | None] = []
         found = np.zeros(len(ids), dtype=bool)
@@ -385,7 +328,7 @@ class QdrantStore:
         if not point_ids:
             return []
         client, name = self._client, self._collection
-        result: list[Any] = self._call(
+        result: list[Any] = self._qcall(
             lambda: client.retrieve(
                 name,
                 ids=point_ids,
@@ -409,7 +352,7 @@ class QdrantStore:
             mapping: dict[str, Any] = {}
             offset: Any = None
             while True:
-                records, offset = self._call(
+                records, offset = self._qcall(
                     partial(
                         client.scroll,
                         name,
@@ -429,7 +372,7 @@ class QdrantStore:
         if not point_ids:
             return []
         client, name = self._client, self._collection
-        result: list[Any] = self._call(
+        result: list[Any] = self._qcall(
             lambda: client.retrieve(
                 name,
                 ids=point_ids,
@@ -440,12 +383,12 @@ class QdrantStore:
         )
         return result
 
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
         """Every point once, in id order: ids, float32 (n, d) vectors, texts, payloads."""
         client, name = self._client, self._collection
         offset: Any = None
         while True:
-            records, offset = self._call(
+            records, offset = self._qcall(
                 partial(
                     client.scroll,
                     name,
@@ -473,7 +416,7 @@ class QdrantStore:
             if offset is None:
                 return
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Normal search: float32 (q, d) -> (D (q, k) Qdrant score, I (q, k) ids)."""
         return self._search(vectors, k, exact=False)
 
@@ -508,7 +451,7 @@ class QdrantStore:
                 )
                 for row in block
             ]
-            responses = self._call(
+            responses = self._qcall(
                 partial(client.query_batch_points, name, requests=requests),
                 "search",
             )
@@ -517,6 +460,12 @@ class QdrantStore:
                     D[start + qi, j] = point.score
                     I[start + qi, j] = self._id_of(point)
         return D, I
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> QdrantStore:
+        from .qdrant_open import open_qdrant
+
+        return open_qdrant(spec, options)
 
     def close(self) -> None:
         """Release the client (and, in local mode, the folder lock)."""
@@ -527,115 +476,4 @@ class QdrantStore:
 
 def open_store(spec: StoreSpec, options: Any) -> QdrantStore:
     """Open ``qdrant:URL_OR_PATH?collection=...`` read-only."""
-    try:
-        from qdrant_client import QdrantClient, models
-    except ImportError:
-        raise MissingDependencyError("the qdrant store", "qdrant", "qdrant-client") from None
-
-    collection = spec.require("collection", "name the Qdrant collection, e.g. ?collection=docs")
-    vector = spec.params.get("vector") or None
-    id_field = spec.params.get("id_field") or None
-    text_field = spec.params.get("text_field") or "text"
-    location = spec.location.strip()
-    if not location:
-        raise SpecError("qdrant spec needs a server URL or a local folder before '?'")
-    local = not location.lower().startswith(("http://", "https://"))
-    extras = "".join(
-        f"&{k}={v}"
-        for k, v in (("vector", vector), ("id_field", id_field), ("text_field", text_field))
-        if v and not (k == "text_field" and v == "text")
-    )
-    shown = location if local else _redact_url(location)
-    safe_spec = f"qdrant:{shown}?collection={collection}{extras}"
-
-    if local:
-        client = _open_local(Path(location).expanduser(), options, QdrantClient)
-        names = [c.name for c in client.get_collections().collections]
-        aliases = [a.alias_name for a in client.get_aliases().aliases]
-        try:
-            if collection not in names and collection not in aliases:
-                raise InputError(_missing(collection, shown, names))
-            return QdrantStore(
-                client,
-                models,
-                spec=safe_spec,
-                collection=collection,
-                location=str(Path(location).expanduser()),
-                local=True,
-                vector=vector,
-                id_field=id_field,
-                text_field=text_field,
-            )
-        except IndexcheckError:
-            client.close()
-            raise
-
-    api_key = os.environ.get("QDRANT_API_KEY") or None
-    parts = urlsplit(location)
-    if parts.username or parts.password:
-        raise SpecError(
-            "put no credentials in the qdrant URL; set QDRANT_API_KEY in the environment instead"
-        )
-    client = QdrantClient(
-        url=location, api_key=api_key, timeout=TIMEOUT_S, check_compatibility=False
-    )
-    try:
-        exists = _call(
-            shown, collection, lambda: client.collection_exists(collection), "find the collection"
-        )
-        if not exists:
-            aliases = _call(shown, collection, client.get_aliases, "list aliases").aliases
-            if collection not in {a.alias_name for a in aliases}:
-                listing = _call(shown, collection, client.get_collections, "list collections")
-                names = [c.name for c in listing.collections]
-                raise InputError(_missing(collection, shown, names))
-        return QdrantStore(
-            client,
-            models,
-            spec=safe_spec,
-            collection=collection,
-            location=shown,
-            local=False,
-            vector=vector,
-            id_field=id_field,
-            text_field=text_field,
-        )
-    except IndexcheckError:
-        client.close()
-        raise
-
-
-def _missing(collection: str, where: str, names: list[str]) -> str:
-    listed = ", ".join(sorted(names)) if names else "none"
-    return (
-        f"no Qdrant collection '{collection}' at {where} (collections there: {listed}); "
-        "fix ?collection= in the spec"
-    )
-
-
-def _open_local(path: Path, options: Any, client_cls: Any) -> Any:
-    """Open a qdrant-client local folder without letting it create or change anything."""
-    # QdrantClient(path=...) creates meta.json (and the folder) when absent: refuse first.
-    if not (path / "meta.json").is_file():
-        raise DataFileError(
-            f"no Qdrant local storage at '{path}' (no meta.json); pass the folder that was "
-            "given to QdrantClient(path=...), or an http(s):// URL for a server"
-        )
-    if not getattr(options, "trust_pickle", False):
-        raise InputError(
-            f"Qdrant local storage at '{path}' keeps each point as a Python pickle, which can "
-            "run code when loaded; pass --trust-pickle if you trust who wrote the folder"
-        )
-    try:
-        return client_cls(path=str(path))
-    except RuntimeError as err:
-        if "already accessed" in str(err):
-            raise BackendUnavailableError(
-                f"Qdrant local storage at '{path}' is locked by another process; stop that "
-                "process (local mode allows one at a time) or point at a copy of the folder"
-            ) from None
-        raise
-    except (ValueError, OSError) as err:
-        raise DataFileError(
-            f"cannot read Qdrant local storage at '{path}' ({err}); check the folder"
-        ) from None
+    return QdrantStore.open(spec, options)

@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 
-from ..embedders.base import RetryPolicy
 from ..errors import (
     AuthError,
     BackendUnavailableError,
@@ -44,8 +42,12 @@ from ..errors import (
     MissingDependencyError,
     RateLimitError,
     SpecError,
+    TransientError,
 )
+from ..redact import redactor
+from ..retry import RetryPolicy
 from .base import (
+    BaseStore,
     Fetched,
     StoreInfo,
     StoreSpec,
@@ -54,6 +56,7 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .params import Float, Int, Str
 
 if TYPE_CHECKING:
     from . import StoreOptions
@@ -66,35 +69,22 @@ FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprin
 SCORES = {"COSINE": "(1+cos)/2", "EUCLIDEAN": "1/(1+l2^2)", "DOT_PRODUCT": "(1+dot)/2"}
 PARAMS = ("namespace", "text_field", "retries", "retry_interval", "timeout", "batch")
 
-T = TypeVar("T")
 
-
-def _number(params: dict[str, str], key: str, default: float, lo: float, hi: float) -> float:
-    raw = params.get(key, "")
-    if raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not lo <= value <= hi:
-        raise SpecError(f"upstash spec: {key} must be a number in [{lo:g}, {hi:g}], got '{raw}'")
-    return value
-
-
-def _redactor(secret: str) -> Callable[[str], str]:
-    """A function that blanks ``secret`` out of a text (its repr shows nothing secret)."""
-
-    def redact(text: str) -> str:
-        return text.replace(secret, "***") if secret else text
-
-    return redact
-
-
-class UpstashStore:
+class UpstashStore(BaseStore):
     """Read-only view of one namespace of an Upstash Vector index."""
 
-    has_exact = False
+    scheme = "upstash"
+    params = {
+        "namespace": Str(),
+        "text_field": Str(),
+        "retries": Int(min=0, max=100),
+        "retry_interval": Float(min=0, max=60),
+        "timeout": Float(min=0.001, max=3600),
+        "batch": Int(min=1, max=MAX_READS),
+    }
+    param_hints = {"token": "tokens go in UPSTASH_VECTOR_REST_TOKEN only"}
+    fetch_batch = MAX_READS
+    query_batch = QUERY_BATCH
 
     def __init__(
         self,
@@ -121,12 +111,12 @@ class UpstashStore:
         self.retry = retry or RetryPolicy(max_retries=5, base_delay=0.5, max_delay=20.0)
         self.timeout = timeout
         self.batch = max(1, min(int(batch), MAX_READS))
+        self.fetch_batch = self.batch  # type: ignore[misc]
         self.spec = spec or f"upstash:{self.url}"
         self.requests = 0
         self.retries = 0
-        self._sleep = sleep
-        self._rng = random.Random(0)
-        self._redact = _redactor(token)
+        self._sleep_fn = sleep
+        self._redact = redactor(token)
         self._dim: int | None = None
         self._status: int | None = None
         self._retry_after: float | None = None
@@ -144,16 +134,10 @@ class UpstashStore:
 
     @classmethod
     def from_spec(
-        cls, spec: StoreSpec, sleep: Callable[[float], None] = time.sleep
+        cls, spec: StoreSpec, options: Any = None, sleep: Callable[[float], None] = time.sleep
     ) -> UpstashStore:
         """Open from a parsed ``upstash:`` spec and the environment."""
-        unknown = sorted(set(spec.params) - set(PARAMS))
-        if unknown:
-            hint = " (tokens go in UPSTASH_VECTOR_REST_TOKEN only)" if "token" in unknown else ""
-            raise SpecError(
-                f"upstash spec: unknown option(s) {', '.join(unknown)}{hint}; "
-                f"known: {', '.join(PARAMS)}"
-            )
+        values = cls.check_params(spec.params)
         url = spec.location.strip() or os.environ.get(URL_ENV, "").strip()
         if not url:
             raise InputError(
@@ -176,10 +160,10 @@ class UpstashStore:
                 f"{TOKEN_ENV} is not set; export the index's REST token (read-only is enough)"
             )
         p = spec.params
-        retries = int(_number(p, "retries", 5, 0, 100))
-        interval = _number(p, "retry_interval", 0.5, 0, 60)
-        timeout = _number(p, "timeout", 60.0, 0.001, 3600)
-        batch = int(_number(p, "batch", MAX_READS, 1, MAX_READS))
+        retries = int(values.get("retries", 5))
+        interval = float(values.get("retry_interval", 0.5))
+        timeout = float(values.get("timeout", 60.0))
+        batch = int(values.get("batch", MAX_READS))
         shown = {k: p[k] for k in PARAMS if k in p}
         clean = f"upstash:{url.rstrip('/')}" + (f"?{urlencode(shown)}" if shown else "")
         return cls(
@@ -196,9 +180,6 @@ class UpstashStore:
             sleep=sleep,
         )
 
-    def __repr__(self) -> str:
-        return f"UpstashStore(spec={self.spec!r})"
-
     # -- requests, retries and error mapping ------------------------------------------------
     def _on_response(self, response: Any) -> None:
         self._status = int(response.status_code)
@@ -208,57 +189,55 @@ class UpstashStore:
         except ValueError:
             self._retry_after = None
 
-    def _call(self, what: str, fn: Callable[[], T]) -> T:
-        """Run one SDK call with retries; map every failure to an IndexcheckError."""
-        attempt = 0
-        while True:
-            self._status, self._retry_after = None, None
-            self.requests += 1
-            try:
-                return fn()
-            except Exception as exc:  # the SDK raises httpx, json and its own errors
-                reason, rate_limited = self._transient(what, exc)
-                if attempt >= self.retry.max_retries:
-                    raise self._gave_up(what, reason, rate_limited, attempt) from exc
-                self._sleep(self.retry.delay(attempt, self._retry_after, self._rng))
-                attempt += 1
-                self.retries += 1
+    def _sleep(self, seconds: float) -> None:
+        self._sleep_fn(seconds)
 
-    def _transient(self, what: str, exc: Exception) -> tuple[str, bool]:
-        """(reason, rate_limited) for a failure worth retrying; raises for the others."""
+    def _before_call(self) -> None:
+        self._status, self._retry_after = None, None
+        self.requests += 1
+
+    def _on_retry(self) -> None:
+        self.retries += 1
+
+    def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
+        """A TransientError for 429, 5xx and transport failures; the final error else."""
         status, httpx = self._status, self._httpx
         message = self._redact(str(exc))[:200]
+        retry_after = self._retry_after
         if status in (401, 403) or (status is None and message.startswith("Unauthorized")):
-            raise AuthError(
+            return AuthError(
                 f"Upstash refused the token for {self.host} (HTTP {status or 401}); set "
                 f"{TOKEN_ENV} to this index's REST token from the Upstash console"
-            ) from exc
+            )
         if status == 429:
-            return "HTTP 429 rate limited", True
+            return TransientError(
+                "HTTP 429 rate limited", rate_limited=True, retry_after=retry_after
+            )
         if status is not None and status >= 500:
-            return f"HTTP {status}", False
+            return TransientError(f"HTTP {status}", retry_after=retry_after)
         if isinstance(exc, httpx.TimeoutException):
-            return f"no reply within {self.timeout:g} s", False
+            return TransientError(f"no reply within {self.timeout:g} s")
         if isinstance(exc, httpx.ConnectError):
-            return "could not connect", False
+            return TransientError("could not connect")
         if isinstance(exc, httpx.TransportError):
-            return f"connection failed ({type(exc).__name__})", False
+            return TransientError(f"connection failed ({type(exc).__name__})")
         if isinstance(exc, ValueError) and status is not None and status < 300:
-            return "the reply was not valid JSON (truncated?)", False
+            return TransientError("the reply was not valid JSON (truncated?)")
         if status is not None and status >= 300:
-            raise BackendUnavailableError(
-                f"Upstash rejected the {what} request to {self.host} (HTTP {status}: {message}); "
-                f"check that {URL_ENV} is a dense vector index's REST URL"
-            ) from exc
-        raise BackendUnavailableError(
-            f"Upstash sent an unexpected reply to {what} from {self.host} "
+            return BackendUnavailableError(
+                f"Upstash rejected the {doing} request to {self.host} (HTTP {status}: "
+                f"{message}); check that {URL_ENV} is a dense vector index's REST URL"
+            )
+        return BackendUnavailableError(
+            f"Upstash sent an unexpected reply to {doing} from {self.host} "
             f"({type(exc).__name__}: {message}); check the URL and upstash-vector version"
-        ) from exc
+        )
 
     def _gave_up(
-        self, what: str, reason: str, rate_limited: bool, attempts: int
+        self, what: str, err: TransientError, attempts: int
     ) -> RateLimitError | BackendUnavailableError:
-        if rate_limited:
+        reason = str(err)
+        if err.rate_limited:
             return RateLimitError(
                 f"Upstash still rate-limited {what} on {self.host} after {attempts} retries; "
                 "wait and rerun, raise ?retries=, or raise the plan's request limit"
@@ -356,36 +335,33 @@ class UpstashStore:
         value = (item.metadata or {}).get(self.text_field)
         return value if isinstance(value, str) else None
 
-    def fetch(self, ids: Sequence[str]) -> Fetched:
-        """Stored vectors for ``ids`` (float32 (n, d)), in that order, ``batch`` per request;
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
+        """Stored vectors for ``ids`` (float32 (n, d)), in that order, in one request;
         texts from ``data``, else from ``metadata[text_field]``."""
-        ids = [str(i) for i in ids]
         dim = self._dimension()
         rows: list[Any] = []
         texts: list[str | None] = []
-        for start in range(0, len(ids), self.batch):
-            chunk = ids[start : start + self.batch]
-            got = self._call("fetch", partial(self._fetch, chunk))
-            if not isinstance(got, list) or len(got) != len(chunk):
-                n = len(got) if isinstance(got, list) else 0
+        got = self._call("fetch", partial(self._fetch, ids))
+        if not isinstance(got, list) or len(got) != len(ids):
+            n = len(got) if isinstance(got, list) else 0
+            raise IncompleteResultError(
+                f"Upstash fetch from {self.host} answered {n} entries for {len(ids)} ids; "
+                "rerun, and report it if it persists"
+            )
+        for want, item in zip(ids, got, strict=True):
+            if item is not None and (str(item.id) != want or item.vector is None):
                 raise IncompleteResultError(
-                    f"Upstash fetch from {self.host} answered {n} entries for {len(chunk)} ids; "
-                    "rerun, and report it if it persists"
+                    f"Upstash fetch from {self.host} returned '{item.id}' without the "
+                    f"vector asked for '{want}'; rerun, and report it if it persists"
                 )
-            for want, item in zip(chunk, got, strict=True):
-                if item is not None and (str(item.id) != want or item.vector is None):
-                    raise IncompleteResultError(
-                        f"Upstash fetch from {self.host} returned '{item.id}' without the "
-                        f"vector asked for '{want}'; rerun, and report it if it persists"
-                    )
-                rows.append(None if item is None else item.vector)
-                texts.append(None if item is None else self._text(item))
+            rows.append(None if item is None else item.vector)
+            texts.append(None if item is None else self._text(item))
         vectors, dims = pack_rows(rows, dim)
         found = np.array([r is not None for r in rows], dtype=bool)
         has_text = any(t is not None for t in texts)
         return Fetched(ids, vectors, found, dims, texts if has_text else None)
 
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]:
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
         """Every vector of the namespace via ``range``, in pages of ``min(batch, 1000)``."""
         dim = self._dimension()
         limit = max(1, min(int(batch), self.batch))
@@ -431,19 +407,20 @@ class UpstashStore:
                 f"query vectors have dimension {q.shape[1]} but the Upstash index at "
                 f"{self.host} holds {dim}; embed with the index's model"
             )
-        D, I = empty_result(q.shape[0], k)
-        for start in range(0, q.shape[0], QUERY_BATCH):
-            block = q[start : start + QUERY_BATCH]
-            results = self._call("query", partial(self._query_block, block, k))
-            if len(results) != len(block):
-                raise IncompleteResultError(
-                    f"Upstash answered {len(results)} result lists for {len(block)} queries "
-                    f"on {self.host}; rerun, and report it if it persists"
-                )
-            for r, hits in enumerate(results):
-                for j, hit in enumerate(hits[:k]):
-                    D[start + r, j] = float(hit.score)
-                    I[start + r, j] = str(hit.id)
+        return super().query(q, k)
+
+    def _query_batch(self, block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        D, I = empty_result(block.shape[0], k)
+        results = self._call("query", partial(self._query_block, block, k))
+        if len(results) != len(block):
+            raise IncompleteResultError(
+                f"Upstash answered {len(results)} result lists for {len(block)} queries "
+                f"on {self.host}; rerun, and report it if it persists"
+            )
+        for r, hits in enumerate(results):
+            for j, hit in enumerate(hits[:k]):
+                D[r, j] = float(hit.score)
+                I[r, j] = str(hit.id)
         return D, I
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -461,4 +438,4 @@ class UpstashStore:
 
 def open_store(spec: StoreSpec, options: StoreOptions) -> UpstashStore:
     """Open ``upstash:[URL][?namespace=...]``; the token comes from UPSTASH_VECTOR_REST_TOKEN."""
-    return UpstashStore.from_spec(spec)
+    return UpstashStore.open(spec, options)

@@ -1,4 +1,6 @@
-"""Loopback emulator of Mistral's ``POST /v1/embeddings``, for tests through the real SDK.
+"""Loopback emulator of Mistral's ``POST /v1/embeddings`` and ``POST /v1/chat/completions``
+(scripted, see :mod:`tests.emulators.chat`; OpenAI's SDK reads the same path with base URL
+``{url}/v1``), for tests through the real SDKs.
 
 Request ``{"model", "input": str | [str], "output_dimension"?}`` with ``Authorization: Bearer
 KEY``. Reply, as the SDK's ``EmbeddingResponse`` model and the API docs describe it::
@@ -30,6 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+
+from .chat import CHAT_PATH, ChatScript, CutBody
 
 MODELS = {"mistral-embed": 1024, "codestral-embed": 1536}
 _REASONS = {
@@ -72,6 +76,7 @@ class MistralEmulator:
         self.delay_s = 0.0
         self.shuffle = False
         self.requests: list[dict[str, Any]] = []
+        self.chat = ChatScript()  # scripted replies of POST /v1/chat/completions
         self._failures: list[tuple[int, float | None, dict[str, Any] | None]] = []
         self._fail_forever: tuple[int, float | None, dict[str, Any] | None] | None = None
         self._lock = threading.Lock()
@@ -136,7 +141,7 @@ class MistralEmulator:
             self.requests.append({"path": path, "headers": headers, "body": body})
         if self.delay_s:
             time.sleep(self.delay_s)
-        if path != "/v1/embeddings":
+        if path not in ("/v1/embeddings", CHAT_PATH):
             return 404, {}, {"detail": "Not Found"}
         if headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, {}, {"message": "Unauthorized", "request_id": uuid.uuid4().hex}
@@ -146,6 +151,8 @@ class MistralEmulator:
             status, retry_after, custom = failure
             extra = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
             return status, extra, custom or _error(status, f"emulated HTTP {status}")
+        if path == CHAT_PATH:
+            return self.chat.respond(body, _error)
         if not isinstance(body, dict):
             return 400, {}, _error(400, "Invalid JSON body")
         missing = [k for k in ("model", "input") if k not in body]
@@ -210,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         emulator: MistralEmulator = self.server.emulator  # type: ignore[attr-defined]
         status, extra, payload = emulator.handle(self.path, headers, raw)
-        data = json.dumps(payload).encode()
+        data = payload if isinstance(payload, CutBody) else json.dumps(payload).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -218,6 +225,11 @@ class _Handler(BaseHTTPRequestHandler):
             for key, value in extra.items():
                 self.send_header(key, value)
             self.end_headers()
+            if isinstance(data, CutBody):  # announce it all, send half, hang up
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
             pass

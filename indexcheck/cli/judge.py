@@ -1,0 +1,326 @@
+"""``indexcheck judge`` (grade answers' claims against their context) and ``indexcheck sheet``
+(revise, diff and export the evidence sheet)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..core.answers import (
+    DEFAULT_ANSWER_REFUSAL_PATTERN,
+    DEFAULT_CITATION_PATTERN,
+    compile_pattern,
+    load_answers,
+)
+from ..core.claim_checks import Verdict
+from ..core.judge import AnswerStatus, JudgeResult, judge_answers, load_prompt
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..textsafe import escape_rich as escape
+from .command import Command
+from .finish import finish
+from .options import F, human_console, output_options, progress, seed_option, write_json
+from .session import session
+
+VERDICT_STYLE = {
+    "SUPPORTED": "green",
+    "PARTIALLY_SUPPORTED": "yellow",
+    "UNSUPPORTED": "red",
+    "CONTRADICTED": "bold red",
+    "NOT_EVALUABLE": "magenta",
+}
+
+
+@click.command("judge", cls=Command)
+@click.option(
+    "--answers",
+    "answers_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}].",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    envvar="INDEXCHECK_JUDGE",
+    required=True,
+    metavar="SPEC",
+    help="mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function "
+    "[env INDEXCHECK_JUDGE]. Pick a model other than the one that answered.",
+)
+@click.option(
+    "--prompt",
+    "prompt_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Judge prompt file (default: the shipped judge_v1.md).",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=2,
+    show_default=True,
+    help="Repair requests for a reply that does not parse.",
+)
+@click.option(
+    "--allow-unjudged",
+    is_flag=True,
+    help="Do not fail the run for answers whose reply never parsed.",
+)
+@click.option(
+    "--refusal-pattern",
+    default=DEFAULT_ANSWER_REFUSAL_PATTERN,
+    show_default=True,
+    help="Regex on the answer text marking a refusal (a 'refused' column wins).",
+)
+@click.option(
+    "--citation-pattern",
+    default=DEFAULT_CITATION_PATTERN,
+    show_default=True,
+    help="Regex of citation markers in the answer; group 1 holds the ids.",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    envvar="INDEXCHECK_CACHE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="SQLite file caching judgements (and embeddings) [env INDEXCHECK_CACHE].",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Human verdicts (JSONL) to measure the judge's agreement with.",
+)
+@click.option(
+    "--sheet",
+    "sheet_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Evidence sheet folder: append this run's claim rows.",
+)
+@click.option(
+    "--sheet-hashes-only",
+    is_flag=True,
+    help="Store question and answer hashes in the sheet instead of their texts.",
+)
+@click.option(
+    "--sheet-format", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True
+)
+@click.option(
+    "--store",
+    "store_spec",
+    default=None,
+    metavar="SPEC",
+    help="The store the contexts came from: its fingerprint goes into the sheet.",
+)
+@click.option("--reviewer", default=None, help="Who ran this judgement (goes into the sheet).")
+@click.option("--note", default=None, help="A note for the sheet rows.")
+@seed_option
+@output_options
+@click.pass_context
+def judge_cmd(
+    ctx: click.Context,
+    answers_path: Path,
+    judge_spec: str,
+    prompt_path: Path | None,
+    retries: int,
+    allow_unjudged: bool,
+    refusal_pattern: str,
+    citation_pattern: str,
+    cache_path: Path | None,
+    labels_path: Path | None,
+    sheet_dir: Path | None,
+    sheet_hashes_only: bool,
+    sheet_format: str,
+    store_spec: str | None,
+    reviewer: str | None,
+    note: str | None,
+    seed: int,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Grade each answer's claims against the context it was given, and check the evidence."""
+    from ..core import sheet
+    from ..judges import JudgementCache, open_judge
+
+    # every input is read and checked before the first request that costs money
+    rows = load_answers(answers_path, citation_pattern)
+    compile_pattern(refusal_pattern, "--refusal-pattern")
+    prompt = load_prompt(prompt_path)
+    labels = None
+    if labels_path is not None:
+        from ..core.calibration import load_labels
+
+        labels = load_labels(labels_path)
+    if sheet_dir is not None:
+        sheet.check_sheet_dir(sheet_dir)
+    fingerprint = None
+    if store_spec:
+        fingerprint = session(ctx, "judge").open_store(store_spec).fingerprint()
+    judge = open_judge(judge_spec)
+    cache = JudgementCache(cache_path) if cache_path is not None else None
+    try:
+        with progress() as say:
+            result = judge_answers(
+                rows,
+                judge,
+                prompt,
+                retries=retries,
+                refusal_pattern=refusal_pattern,
+                cache=cache,
+                allow_unjudged=allow_unjudged,
+                progress=say,
+            )
+    finally:
+        if cache is not None:
+            cache.close()
+        getattr(judge, "close", lambda: None)()
+    if labels is not None:
+        from ..core.calibration import calibrate
+
+        result.calibration = calibrate(result.answers, *labels, seed=seed)
+    if sheet_dir is not None:
+        meta = sheet.RunMeta(judge.model_id, prompt.version, fingerprint, reviewer, note)
+        run_id, files = sheet.write_run(
+            sheet_dir, result, rows, meta, hashes_only=sheet_hashes_only, fmt=sheet_format
+        )
+        result.sheet = {"run_id": run_id, "files": [str(p) for p in files]}
+
+    def report(r: JudgeResult, folder: Path) -> list[Path]:
+        from ..report.judge import write_report
+
+        return write_report(r.to_dict(), rows, folder)
+
+    session(ctx, "judge")
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        render=render,
+        report=report,
+        manifest={
+            "seed": seed,
+            "judge": {"model_id": judge.model_id, "spec_scheme": judge_spec.partition(":")[0]},
+            "judging": judge.stats.as_dict(),
+            "prompt": {"version": prompt.version, "source": prompt.source},
+            "answers": str(answers_path),
+            "store_fingerprint": fingerprint,
+        },
+    )
+    ctx.exit(code)
+
+
+def render(result: JudgeResult, console: Console) -> None:
+    """Claims per answer coloured by final verdict, then the counts and the supported rate."""
+    table = Table(title=f"claims judged by {escape(result.judge)} (prompt {result.prompt_version})")
+    for col in ("answer", "claim", "judge", "final", "span", "citation"):
+        table.add_column(col)
+    for a in result.answers:
+        if a.status is not AnswerStatus.JUDGED:
+            table.add_row(escape(a.id), f"[dim]{a.status.value}[/dim]", "", "", "", "")
+            continue
+        for c in a.claims:
+            style = VERDICT_STYLE[c.verdict.value]
+            span = {True: "found", False: "NOT FOUND", None: "-"}[c.span_found]
+            table.add_row(
+                escape(a.id), escape(c.claim), c.judge_verdict.value,
+                f"[{style}]{c.verdict.value}[/{style}]", span, c.citation_status.value,
+            )  # fmt: skip
+    console.print(table)
+    counts = ", ".join(f"{v.value} {result.counts[v.value]}" for v in Verdict)
+    console.print(f"claims: {counts}")
+    console.print(", ".join(f"{k} {n}" for k, n in result.statuses.items()) + " answers")
+    r = result.supported_rate
+    if r["value"] is None:
+        console.print("supported rate: no claims judged")
+    else:
+        console.print(
+            f"supported rate {r['k']}/{r['n']} = {r['value']:.3f} "
+            f"[95% Wilson {r['low']:.3f}, {r['high']:.3f}] over the answers given"
+        )
+    if result.unjudged:
+        ids = ", ".join(escape(i) for i in result.unjudged[:10])
+        console.print(f"[red]UNJUDGED[/red] (reply never parsed): {ids}")
+    if result.sheet:
+        console.print(f"evidence sheet: run {escape(str(result.sheet['run_id']))}")
+    tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
+    console.print(f"{tag} every judged claim supported and nothing unjudged: {result.ok}")
+
+
+# -- the evidence sheet ---------------------------------------------------------------------
+
+
+def _sheet_option(f: F) -> F:
+    return click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", required=True,
+                        type=click.Path(file_okay=False, exists=True, path_type=Path),
+                        help="Evidence sheet folder [env INDEXCHECK_SHEET].")(f)  # fmt: skip
+
+
+@click.group("sheet")
+def sheet_group() -> None:
+    """Revise, compare and export the evidence sheet written by `judge --sheet`."""
+
+
+@sheet_group.command("revise", cls=Command)
+@_sheet_option
+@click.argument("row_id")
+@click.option(
+    "--verdict", required=True, type=click.Choice([v.value for v in Verdict], case_sensitive=False)
+)
+@click.option("--reviewer", required=True, help="Who revises the verdict.")
+@click.option("--note", default=None, help="Why.")
+def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: str | None) -> None:
+    """Record a human revision of ROW_ID's verdict as a new row (the old row stays)."""
+    from ..core.sheet import revise
+
+    row = revise(sheet_dir, row_id, verdict, reviewer, note)
+    click.echo(
+        f"{row['row_id']} revises {row['revises']}: {row['previous_verdict']} -> {row['verdict']}"
+    )
+
+
+@sheet_group.command("diff", cls=Command)
+@_sheet_option
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--json", "json_path", default=None, metavar="PATH", help="Write the diff as JSON.")
+def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
+    """Compare two runs claim by claim where their cases are compatible."""
+    from ..core.sheet import diff_runs
+
+    d = diff_runs(sheet_dir, run_a, run_b)
+    write_json(json_path, d)
+    console = human_console(json_path)
+    changed = 0
+    for a in d["answers"]:
+        if not a["compatible"]:
+            console.print(
+                f"{escape(a['answer_id'])}: not comparable, changed {', '.join(a['changed'])}"
+            )
+            continue
+        for c in a["claims"]:
+            changed += 1
+            console.print(f"{escape(a['answer_id'])}: {escape(c['claim'])}: {c['a']} -> {c['b']}")
+    console.print(f"{changed} claim verdicts differ")
+    raise SystemExit(EXIT_OK if changed == 0 else EXIT_CHECK_FAILED)
+
+
+@sheet_group.command("export", cls=Command)
+@_sheet_option
+@click.argument("run_id")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
+    """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest."""
+    from ..core.sheet import export_run
+
+    files = export_run(sheet_dir, run_id, out_dir)
+    manifest = json.loads(files[-1].read_text(encoding="utf-8"))
+    for name, digest in manifest["files"].items():
+        click.echo(f"{digest}  {name}")

@@ -1,0 +1,130 @@
+"""The Judge seam: one base class that does retries, accounting and the judgement cache.
+
+A judge grades one answer against the context it was given. Providers subclass
+:class:`BaseJudge` and implement ``_complete(request)`` for one request; they raise
+:class:`~indexcheck.errors.TransientError` for a 429, a transient 5xx or a dropped
+connection, and the base retries with exponential backoff. Auth failures and other
+refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
+retried. Replies that do not parse are not this module's business: the caller sends a
+repair request (:meth:`JudgeRequest.repaired`) and asks again.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..embedders.base import RetryPolicy
+from ..errors import BackendUnavailableError, RateLimitError, TransientError
+
+#: what a judge hands back: the reply text to parse, or a dict it already parsed
+RawReply = str | dict[str, Any]
+
+
+@dataclass
+class JudgeStats:
+    """Cost accounting: requests sent (retries and repairs included), tokens billed,
+    answers judged, judgements served from the cache, seconds inside calls, retries."""
+
+    requests: int = 0
+    tokens: int = 0
+    judged: int = 0
+    cache_hits: int = 0
+    seconds: float = 0.0
+    retries: int = 0
+    repairs: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 4)
+        return d
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judgement to ask for: the case, and the chat messages built from the prompt.
+
+    ``messages`` grows by one assistant/user pair per repair request.
+    """
+
+    question: str
+    context: str
+    answer: str
+    messages: tuple[Mapping[str, str], ...] = field(default_factory=tuple)
+
+    def repaired(self, previous: str, problem: str) -> JudgeRequest:
+        """The same request plus the unusable reply and a request to send valid JSON."""
+        fix = (
+            f"Your previous reply could not be used: {problem}. Reply again with only the "
+            'JSON object {"claims": [{"claim", "verdict", "evidence_span", "rationale"}]}, '
+            "complete, with no text before or after it."
+        )
+        more = ({"role": "assistant", "content": previous}, {"role": "user", "content": fix})
+        return JudgeRequest(self.question, self.context, self.answer, self.messages + more)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Grades an answer's claims against its context; replies as JSON (text or dict)."""
+
+    model_id: str
+    """Identity of the judge model, part of every cache key (e.g. ``mistral:mistral-small``)."""
+
+    @property
+    def stats(self) -> JudgeStats: ...
+
+    def ask(self, request: JudgeRequest) -> RawReply: ...
+
+
+class BaseJudge:
+    """Retries with backoff and request/token accounting, written once.
+
+    Subclasses set ``model_id`` and implement ``_complete(request) -> (reply, tokens)``.
+    """
+
+    model_id: str = ""
+
+    def __init__(
+        self, retry: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.stats = JudgeStats()
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._rng = random.Random(0)
+
+    def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
+        """One request -> (raw reply, tokens billed)."""
+        raise TypeError(f"{type(self).__name__} must implement _complete")
+
+    def close(self) -> None:
+        """Release connections (nothing to release by default)."""
+
+    def ask(self, request: JudgeRequest) -> RawReply:
+        """The judge's raw reply to ``request``, retrying transient failures."""
+        attempt = 0
+        while True:
+            self.stats.requests += 1
+            t0 = time.perf_counter()
+            try:
+                reply, tokens = self._complete(request)
+            except TransientError as exc:
+                self.stats.seconds += time.perf_counter() - t0
+                if attempt >= self.retry.max_retries:
+                    if exc.rate_limited:
+                        raise RateLimitError(
+                            f"judge {self.model_id}: still rate limited (429) after "
+                            f"{attempt} retries; try again later or use another judge"
+                        ) from exc
+                    raise BackendUnavailableError(
+                        f"judge {self.model_id}: request failed after {attempt} retries: {exc}"
+                    ) from exc
+                self._sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                attempt += 1
+                self.stats.retries += 1
+                continue
+            self.stats.seconds += time.perf_counter() - t0
+            self.stats.tokens += int(tokens)
+            return reply

@@ -1,0 +1,87 @@
+"""``mistral:MODEL``: Mistral's chat completions through the official ``mistralai`` SDK.
+
+One request is ``POST /v1/chat/completions`` with ``{"model", "messages", "temperature": 0,
+"response_format": {"type": "json_object"}}``; the reply's ``choices[0].message.content`` is the
+judgement (a string, or a list of text chunks) and ``usage.total_tokens`` the tokens billed.
+The SDK is built with retry strategy ``"none"``: retries happen once, in
+:class:`~indexcheck.judges.base.BaseJudge`. The key comes from ``MISTRAL_API_KEY`` and
+``MISTRAL_SERVER_URL`` overrides the server (a proxy or an emulator).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..embedders.base import RetryPolicy
+from ..embedders.mistral import API_KEY_ENV, SERVER_URL_ENV, _load_sdk
+from ..errors import AuthError, InputError, SpecError
+from ._http import map_error, message_text, where
+from .base import BaseJudge, JudgeRequest, RawReply
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+class MistralJudge(BaseJudge):
+    """A Mistral chat model as judge, at temperature 0 in JSON mode."""
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str | None = None,
+        server_url: str | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        super().__init__(retry=retry, sleep=sleep)
+        self.model = model.strip()
+        if not self.model:
+            raise SpecError(
+                "mistral: needs a chat model, e.g. --judge mistral:mistral-small-latest"
+            )
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+        if not key.strip():
+            raise InputError(f"the mistral judge needs an API key; set {API_KEY_ENV}")
+        self.model_id = f"mistral:{self.model}"
+        self.server_url = server_url or os.environ.get(SERVER_URL_ENV) or None
+        mistral_cls, retry_config, backoff = _load_sdk()
+        self._client: Any = mistral_cls(
+            api_key=key,
+            server_url=self.server_url,
+            retry_config=retry_config("none", backoff(500, 500, 1.0, 500), False),
+            timeout_ms=max(1, int(timeout_s * 1000)),
+        )
+
+    def __repr__(self) -> str:
+        return f"MistralJudge(model_id={self.model_id!r}, server={self._where()!r})"
+
+    def _where(self) -> str:
+        return where(self.server_url, "the Mistral API")
+
+    def close(self) -> None:
+        exit_ = getattr(self._client, "__exit__", None)
+        if exit_ is not None:
+            exit_(None, None, None)
+
+    def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
+        try:
+            response = self._client.chat.complete(
+                model=self.model,
+                messages=[dict(m) for m in request.messages],
+                temperature=0,
+                response_format={"type": "json_object"},
+            )
+        except Exception as exc:
+            mapped = map_error(exc, self.model_id, self._where(), API_KEY_ENV)
+            if mapped is None:
+                raise
+            if isinstance(mapped, AuthError):
+                raise mapped from None  # the chained request carries the key in its headers
+            raise mapped from exc
+        choices = list(response.choices or [])
+        text = message_text(choices[0].message.content) if choices and choices[0].message else ""
+        usage = response.usage
+        return text, int(getattr(usage, "total_tokens", 0) or 0)

@@ -1,0 +1,147 @@
+"""Option schemas for store specs: each store declares its ``?key=value`` options.
+
+``params = {"metric": Choice("cosine", "ip", "l2"), "efSearch": Int(min=1)}`` on a store
+class makes the base refuse unknown keys (exit 2, the known keys and the closest match)
+and values of the wrong type or range, before any file is read or request sent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from ..errors import SpecError
+
+
+class Param:
+    """One option; ``parse`` turns the raw text into a value or raises SpecError."""
+
+    def parse(self, where: str, key: str, raw: str) -> Any:
+        return raw
+
+
+@dataclass(frozen=True)
+class Str(Param):
+    """Any text (names of columns, tables, namespaces...)."""
+
+
+@dataclass(frozen=True, init=False)
+class Choice(Param):
+    """One of a fixed set of words; ``case`` False accepts any letter case."""
+
+    values: tuple[str, ...]
+    case: bool
+
+    def __init__(self, *values: str, case: bool = False) -> None:
+        object.__setattr__(self, "values", tuple(values))
+        object.__setattr__(self, "case", case)
+
+    def parse(self, where: str, key: str, raw: str) -> Any:
+        for value in self.values:
+            if raw == value or (not self.case and raw.strip().lower() == value.lower()):
+                return value
+        raise SpecError(f"{where}: ?{key}= must be one of {', '.join(self.values)}, got '{raw}'")
+
+
+@dataclass(frozen=True)
+class Int(Param):
+    """A whole number in ``[min, max]``."""
+
+    min: int | None = None
+    max: int | None = None
+
+    def parse(self, where: str, key: str, raw: str) -> Any:
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            value = None
+        if value is None or not _in_range(value, self.min, self.max):
+            raise SpecError(f"{where}: ?{key}= must be {_range('an integer', self)}, got '{raw}'")
+        return value
+
+
+@dataclass(frozen=True)
+class Float(Param):
+    """A finite number in ``[min, max]``."""
+
+    min: float | None = None
+    max: float | None = None
+
+    def parse(self, where: str, key: str, raw: str) -> Any:
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not _in_range(value, self.min, self.max):
+            raise SpecError(f"{where}: ?{key}= must be {_range('a number', self)}, got '{raw}'")
+        return value
+
+
+def _in_range(value: float, lo: float | None, hi: float | None) -> bool:
+    return (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+def _range(kind: str, p: Int | Float) -> str:
+    if p.min is not None and p.max is not None:
+        return f"{kind} in [{p.min:g}, {p.max:g}]"
+    if p.min is not None:
+        return f"{kind} >= {p.min:g}"
+    if p.max is not None:
+        return f"{kind} <= {p.max:g}"
+    return kind
+
+
+def check_params(
+    scheme: str,
+    given: Mapping[str, str],
+    schema: Mapping[str, Param],
+    hints: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Typed values of ``given`` under ``schema``; SpecError for an unknown key or bad value.
+
+    An unknown key's message names the closest known key (any letter case) and lists all.
+    """
+    out: dict[str, Any] = {}
+    for key, raw in given.items():
+        param = schema.get(key)
+        if param is None:
+            raise SpecError(unknown_message(scheme, key, list(schema), hints))
+        out[key] = param.parse(scheme, key, raw)
+    return out
+
+
+def unknown_message(
+    scheme: str, key: str, known: list[str], hints: Mapping[str, str] | None = None
+) -> str:
+    """``unknown option 'efsearch' for faiss; did you mean efSearch? known: ...``."""
+    lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(key.lower(), list(lower), n=1, cutoff=0.6)
+    if not close:  # a shortened name: 'text' for text_field
+        close = [k for k in lower if key and (k.startswith(key.lower()) or key.lower() in k)][:1]
+    hint = f" ({hints[key]})" if hints and key in hints else ""
+    listed = ", ".join(known) if known else "none"
+    guess = f"; did you mean {lower[close[0]]}?" if close else ";"
+    return f"unknown option '{key}' for {scheme}{hint}{guess} known: {listed}"
+
+
+def with_params(spec: str, **params: Any) -> str:
+    """``spec`` with ``params`` set (added, or replacing the same keys); None removes a key.
+
+    ``with_params("faiss:DIR?nprobe=4", efSearch=64)`` -> ``faiss:DIR?nprobe=4&efSearch=64``.
+    The location is kept as written, so secrets in it are the caller's to redact.
+    """
+    from .base import StoreSpec
+
+    parsed = StoreSpec.parse(spec)
+    merged = dict(parsed.params)
+    for key, value in params.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = str(value)
+    head = f"{parsed.scheme}:{parsed.location}"
+    return f"{head}?{urlencode(merged)}" if merged else head
