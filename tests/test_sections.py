@@ -306,7 +306,14 @@ def test_plot_blocks_are_drawn_only_in_the_report_layer(tmp_path: Path) -> None:
     sec = Section(
         "s",
         None,
-        [Plot("diagnose-labels", {"counts": {"OK": 3}, "good": ["OK"], "k": 4}, "d", "alt")],
+        [
+            Plot(
+                "diagnose-labels",
+                {"counts": {"OK": 3, "ANN_MISS": 1, "RANKED_OUT": 2}, "good": ["OK"], "k": 4},
+                "d",
+                "alt",
+            )
+        ],
     )
     (drawn,) = Figures(tmp_path, numbered=False).draw([sec])
     assert [type(b).__name__ for b in drawn.blocks] == ["Image"]
