@@ -7,6 +7,15 @@ Prints, for N chunks (default 10,000) in a local FAISS index:
   as a ratio check-index / embedding-only.
 
     .venv/bin/python scripts/bench_check_index.py [--n 10000]
+
+With ``--all`` it benchmarks the streamed ``check-index --all`` instead, at 200k and 1M
+chunks (``--sizes``) with the fast deterministic ``py:`` embedder of
+``bench_stream_parts.py`` and a Parquet store read in batches, each size in its own
+process: wall time, time outside embedding, peak RSS and the ratio RSS(1M)/RSS(200k)
+(target <= 1.5); then Ray (a local 2-CPU cluster) against local on the smallest size, with
+the rows of both compared (same statuses, cosines within 1e-6).
+
+    .venv/bin/python scripts/bench_check_index.py --all [--sizes 200000,1000000]
 """
 
 from __future__ import annotations
@@ -61,11 +70,67 @@ def texts_for(n: int, seed: int = 0) -> list[str]:
     ]
 
 
+def _child(*args: str) -> dict:  # type: ignore[type-arg]
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}", "INDEXCHECK_QUIET": "1"}
+    out = subprocess.run(
+        [sys.executable, str(here / "bench_stream_parts.py"), *args],
+        env=env, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
+
+
+def bench_all(sizes: list[int], workdir: Path) -> None:
+    import pyarrow.parquet as pq
+
+    rss = {}
+    for n in sizes:
+        folder = workdir / f"n{n}"
+        if not (folder / "vectors.parquet").exists():
+            _child("build", str(folder), str(n))
+        r = _child("run", str(folder), "local")
+        rss[n] = r["peak_rss_mb"]
+        outside = 100 * (r["wall"] - r["embed_seconds"]) / r["wall"]
+        print(
+            f"--all n={n}: ok={r['ok']} wall {r['wall']:.1f}s, embedding {r['embed_seconds']:.1f}s"
+            f", outside embedding {outside:.0f}% ({1e6 * (r['wall'] - r['embed_seconds']) / n:.0f}"
+            f" us/chunk), peak RSS {r['peak_rss_mb']:.0f} MB"
+        )
+    if len(sizes) > 1:
+        lo, hi = min(sizes), max(sizes)
+        print(f"RSS({hi}) / RSS({lo}) = {rss[hi] / rss[lo]:.2f} (target <= 1.5)")
+    n = min(sizes)
+    folder = workdir / f"n{n}"
+    local = _child("run", str(folder), "local")
+    ray = _child("run", str(folder), "ray")
+    a = pq.read_table(folder / "rows-local.parquet")
+    b = pq.read_table(folder / "rows-ray.parquet")
+    same = a.column("status").equals(b.column("status"))
+    dcos = np.nanmax(np.abs(a.column("cosine").to_numpy() - b.column("cosine").to_numpy()))
+    print(
+        f"ray vs local, n={n}: wall {ray['wall']:.1f}s vs {local['wall']:.1f}s "
+        f"(ratio {ray['wall'] / local['wall']:.2f}, 2-CPU local cluster); identical statuses "
+        f"{same}, max cosine difference {dcos:.1e}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--sample", type=int, default=100)
+    ap.add_argument("--all", dest="stream", action="store_true", help="streamed --all bench")
+    ap.add_argument("--sizes", default="200000,1000000")
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ic-bench")
     args = ap.parse_args()
+    if args.stream:
+        bench_all([int(x) for x in args.sizes.split(",")], args.workdir)
+        return
     ids = [f"c{i:06d}" for i in range(args.n)]
     texts = texts_for(args.n)
 

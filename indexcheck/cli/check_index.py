@@ -9,10 +9,16 @@ from pathlib import Path
 
 import click
 
+from ..chunk_stream import FileChunks
 from ..core.check_index import check_index
+from ..core.check_stream import check_all as check_all_streamed
+from ..engine import open_engine
+from ..errors import InputError
 from .command import Command
+from .engine_options import engine_options
 from .finish import finish
 from .options import (
+    check_file_output,
     chunks_option,
     embedder_option,
     output_options,
@@ -20,6 +26,7 @@ from .options import (
     seed_option,
     store_option,
 )
+from .progress import progress_bars
 from .session import open_corpus, session
 
 
@@ -44,6 +51,36 @@ from .session import open_corpus, session
     show_default=True,
     help="Neighbours searched first when diagnosing a shifted chunk.",
 )
+@click.option(
+    "--max-fault-rate",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=None,
+    help="Size the random sample to prove the fault rate is under this (about 3/P chunks).",
+)
+@click.option(
+    "--rows",
+    "rows_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    callback=check_file_output("--rows"),
+    help="With --all: write every checked row to this Parquet file, block by block.",
+)
+@click.option(
+    "--block-size",
+    type=click.IntRange(1),
+    default=4096,
+    show_default=True,
+    help="With --all: chunks embedded, compared and cached per block (a killed run loses at "
+    "most one).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Hosted embedders: requests in flight at once (429 and Retry-After still honoured).",
+)
+@engine_options
 @output_options
 @click.pass_context
 def check_index_cmd(
@@ -60,25 +97,51 @@ def check_index_cmd(
     seed: int,
     min_cosine: float,
     window: int,
+    max_fault_rate: float | None,
+    rows_path: Path | None,
+    block_size: int,
+    concurrency: int,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
     """Re-embed chunks and compare them with their stored vectors; diagnose what differs."""
-    corpus = open_corpus(chunks_path, id_column, text_column)
+    if rows_path is not None and not check_all:
+        raise InputError("--rows needs --all; add --all or drop --rows")
+    if check_all and max_fault_rate is not None:
+        raise InputError("--max-fault-rate sizes a sample; drop it or drop --all")
     opened = session(ctx, "check-index")
+    if check_all:
+        source = None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
+        runner = open_engine(engine, ray_address)
+        ctx.call_on_close(runner.close)
+    else:
+        corpus = open_corpus(chunks_path, id_column, text_column)
     store = opened.open_store(store_spec, trust_pickle)
     embedder = opened.open_embedder(embedder_spec, cache_path)
-    with progress() as say:
-        result = check_index(
-            store,
-            embedder,
-            corpus,
-            sample=None if check_all else sample,
-            seed=seed,
-            min_cosine=min_cosine,
-            window=window,
-            progress=say,
-        )
+    if concurrency > 1:
+        inner = getattr(embedder, "inner", embedder)
+        inner.concurrency = concurrency  # BaseEmbedder sends up to N batches at once
+    if check_all:
+        with progress_bars() as (say, tick):
+            result = check_all_streamed(
+                store, embedder, source, min_cosine=min_cosine, window=window,
+                rows_path=rows_path, engine=runner, say=say, tick=tick, block=block_size,
+            )  # fmt: skip
+    else:
+        with progress() as say:
+            result = check_index(
+                store,
+                embedder,
+                corpus,
+                sample=sample,
+                seed=seed,
+                min_cosine=min_cosine,
+                window=window,
+                progress=say,
+                max_fault_rate=max_fault_rate,
+            )
     code = finish(
         ctx,
         result,

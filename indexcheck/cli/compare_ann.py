@@ -22,9 +22,12 @@ from ..core.compare_ann import (
     sample_queries,
     sweep_ann,
 )
+from ..core.exact import engine_scope
+from ..engine import open_engine
 from ..errors import InputError
 from ..stores import StoreOptions, open_store
 from .command import Command
+from .engine_options import engine_options
 from .finish import finish
 from .options import (
     embedder_option,
@@ -129,6 +132,7 @@ def _depths(text: str | None) -> list[int] | None:
 )
 @click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
 @seed_option
+@engine_options
 @output_options
 @click.pass_context
 def compare_ann_cmd(
@@ -148,6 +152,8 @@ def compare_ann_cmd(
     vector_cache: Path | None,
     no_vector_cache: bool,
     seed: int,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -170,9 +176,11 @@ def compare_ann_cmd(
         with_param(store_spec, sweep[0], sweep[1][0])  # refuse a parameter early
     cache_dir = None if no_vector_cache else (vector_cache or default_vector_cache())
 
+    runner = open_engine(engine, ray_address)
+    ctx.call_on_close(runner.close)
     opened = session(ctx, "compare-ann")
     store = opened.open_store(store_spec, trust_pickle)
-    with progress() as say:
+    with progress() as say, engine_scope(runner):
         if questions_path is not None:
             embedder = opened.open_embedder(embedder_spec, cache_path)
             queries: QuerySet = embed_questions(questions_path, embedder)

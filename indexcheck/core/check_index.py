@@ -29,10 +29,13 @@ import numpy as np
 
 from ..corpus import Corpus, corpus_from_pairs
 from ..embedders.base import Embedder
-from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError, InputError
+from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError
 from ..sections import Section
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
+from .check_findings import ChunkCheck, Finding, other_findings, run_finding
+from .sampling import choose_sample
+from .stats import fault_rate_upper
 from .verdicts import Status
 
 FETCH_BATCH = 256
@@ -51,30 +54,6 @@ ERROR_KINDS = (
 
 
 @dataclass
-class ChunkCheck:
-    """One checked chunk: its cosine (None when there is no comparable vector) and status."""
-
-    id: str
-    position: int
-    cosine: float | None
-    status: Status
-    holds_vector_of: str | None = None
-    offset: int | None = None
-    stored_dimension: int | None = None
-
-
-@dataclass
-class Finding:
-    """A fault (severity ``error``) or a warning, with the chunks it concerns."""
-
-    kind: str
-    severity: str
-    message: str
-    chunk_ids: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class CheckIndexResult:
     """What check-index found; ``ok`` is True only when no error finding exists."""
 
@@ -90,6 +69,10 @@ class CheckIndexResult:
     counts: dict[str, int]
     diagnosis_embeddings: int
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: --all above 100,000 chunks: ``chunks`` holds only the rows that are not ok
+    chunks_truncated: bool = False
+    #: a passing sample: one-sided 95% upper bound on the fault rate (random rows only)
+    fault_rate_upper_95: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,11 +91,6 @@ class CheckIndexResult:
 
 
 IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
-
-
-def _excerpt(text: str, n: int = 60) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= n else one[: n - 1] + "…"
 
 
 class _FreshVectors:
@@ -183,6 +161,7 @@ def check_index(
     diagnose_budget: int = 2000,
     only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    max_fault_rate: float | None = None,
 ) -> CheckIndexResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
@@ -201,6 +180,10 @@ def check_index(
             f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the index was built with"
         )
+    if sample is None and only is None and max_fault_rate is None:  # core/check_stream.py
+        from .check_stream import check_all
+
+        return check_all(store, embedder, corpus, min_cosine=min_cosine, window=window, say=say)
     d = embedder.dimension
     stored: dict[str, np.ndarray] = {}
     stored_dims: dict[str, int] = {}
@@ -211,22 +194,16 @@ def check_index(
         corpus, stored, stored_dims = _load_corpus_from_store(store)
         store_ids = set(corpus.ids)
     n = len(corpus)
-    all_mode = sample is None and only is None
+    all_mode = sample is None and only is None and max_fault_rate is None
+    targeted: set[int] | None = None
     if only is not None:
         checked_pos = sorted({corpus.position[i] for i in only if i in corpus.position})
     elif all_mode:
         checked_pos = list(range(n))
     else:
-        assert sample is not None
-        if sample < 1:
-            raise InputError("--sample must be at least 1")
-        if sample > n:
-            raise InputError(
-                f"--sample {sample} is larger than the corpus ({n} chunks); "
-                f"use --sample {n} or --all"
-            )
-        rng = np.random.default_rng(seed)
-        checked_pos = sorted(int(p) for p in rng.choice(n, size=sample, replace=False))
+        checked_pos, targeted = choose_sample(
+            n, sample, seed, corpus.duplicate_of(), max_fault_rate
+        )
 
     # Stored vectors: --all streams the whole store (and so finds orphans); a sample
     # fetches by id in batches.
@@ -278,6 +255,9 @@ def check_index(
         return ChunkCheck(cid, p, cos, STATUS_OK if cos >= min_cosine else Status.LOW)
 
     checks = [compare(p) for p in checked_pos]
+    if targeted is not None:
+        for c in checks:
+            c.targeted = c.position in targeted
     low = [c for c in checks if c.status == "low"]
 
     def explain(cands: list[ChunkCheck]) -> list[ChunkCheck]:
@@ -317,7 +297,7 @@ def check_index(
             c.status = Status.MODEL_MISMATCH if mismatch else Status.STALE_VECTOR
 
     findings = _shift_findings(checks, corpus, stored, stored_dims, fresh, fetch, min_cosine)
-    findings += _other_findings(
+    findings += other_findings(
         checks, corpus, store_ids, info.count, all_mode or only is not None, from_store
     )
     cos = np.asarray([c.cosine for c in checks if c.cosine is not None], dtype=np.float64)
@@ -325,6 +305,10 @@ def check_index(
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
     ok = not any(f.severity == "error" for f in findings)
+    bound = None
+    if targeted is not None:
+        rand = [c for c in checks if not c.targeted]
+        bound = fault_rate_upper(sum(c.status != STATUS_OK for c in rand), len(rand))
     return CheckIndexResult(
         ok=ok,
         checked=len(checks),
@@ -337,6 +321,7 @@ def check_index(
         findings=findings,
         counts=counts,
         diagnosis_embeddings=fresh.extra,
+        fault_rate_upper_95=bound,
     )
 
 
@@ -387,103 +372,5 @@ def _shift_findings(
                 hi = mid
             else:
                 lo = mid
-        start = hi
-        dups = [q for q in sorted(dup_of) if q < start]
-        trigger = dups[-1] if dups else None
-        details: dict[str, Any] = {
-            "offset": offset,
-            "start_id": corpus.ids[start],
-            "start_position": start,
-            "checked_in_run": len(run),
-        }
-        where = "before" if offset < 0 else "after"
-        msg = (
-            f"offset {offset:+d}: from '{corpus.ids[start]}' (position {start}) on, chunks "
-            f"hold the vector of the chunk {abs(offset)} position(s) {where} them "
-            f"({len(run)} checked chunk(s) in this run)"
-        )
-        if trigger is not None:
-            details["preceding_duplicate"] = {
-                "id": corpus.ids[trigger],
-                "position": trigger,
-                "duplicate_of": corpus.ids[dup_of[trigger]],
-                "text": _excerpt(corpus.texts[trigger]),
-            }
-            msg += (
-                f"; it starts after '{corpus.ids[trigger]}', whose text repeats "
-                f"'{corpus.ids[dup_of[trigger]]}': a cache filled by position skips a repeat "
-                "without advancing"
-            )
-        findings.append(Finding("shift", "error", msg, [c.id for c in run], details))
-    return findings
-
-
-def _other_findings(
-    checks: list[ChunkCheck],
-    corpus: Corpus,
-    store_ids: set[str] | None,
-    store_count: int,
-    all_mode: bool,
-    from_store: bool,
-) -> list[Finding]:
-    findings: list[Finding] = []
-    messages = {
-        "model_mismatch": "stored vectors match no chunk's fresh embedding: the index was "
-        "built with another model than the embedder; re-embed or pass the right --embedder",
-        "stale_vector": "stored vector differs from its text's embedding and matches no "
-        "other chunk: the text changed after it was embedded; re-embed these chunks",
-        "missing_vector": "no stored vector for these chunk ids; index them",
-        "dimension_mismatch": "stored vectors of the wrong length; re-embed these chunks",
-        "non_finite": "stored vectors contain NaN or infinity; re-embed these chunks",
-        "zero_vector": "stored vectors are all zeros; re-embed these chunks",
-    }
-    for kind, msg in messages.items():
-        ids = [c.id for c in checks if c.status == kind]
-        if ids:
-            findings.append(Finding(kind, "error", f"{len(ids)} chunk(s): {msg}", ids))
-    if store_ids is not None and not from_store:
-        orphans = sorted(store_ids - set(corpus.ids))
-        if orphans:
-            findings.append(
-                Finding(
-                    "orphan_vector",
-                    "error",
-                    f"{len(orphans)} vector(s) in the index have no chunk: delete them or "
-                    "add their chunks",
-                    orphans,
-                )
-            )
-    elif not all_mode and not from_store and store_count != len(corpus):
-        diff = store_count - len(corpus)
-        kind = "orphan_vector" if diff > 0 else "missing_vector"
-        findings.append(
-            Finding(
-                kind,
-                "error",
-                f"the index holds {store_count} vectors for {len(corpus)} chunks "
-                f"({abs(diff)} {'more' if diff > 0 else 'fewer'}); run with --all to list them",
-                [],
-                {"store_count": store_count, "chunks": len(corpus)},
-            )
-        )
-    dup_of = corpus.duplicate_of()
-    if dup_of:
-        groups: dict[int, list[str]] = {}
-        for p, first in dup_of.items():
-            groups.setdefault(first, [corpus.ids[first]]).append(corpus.ids[p])
-        findings.append(
-            Finding(
-                "duplicate_text",
-                "warning",
-                f"{len(dup_of)} chunk(s) repeat an earlier chunk's text; a cache keyed by "
-                "position misaligns every vector after the first repeat",
-                [i for g in groups.values() for i in g[1:]],
-                {
-                    "groups": [
-                        {"ids": g, "text": _excerpt(corpus.texts[corpus.position[g[0]]])}
-                        for g in groups.values()
-                    ]
-                },
-            )
-        )
+        findings.append(run_finding(run, hi, corpus, dup_of))
     return findings

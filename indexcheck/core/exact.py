@@ -18,7 +18,11 @@ scale (``-l2^2`` for the l2 family) for comparisons.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +36,19 @@ FAMILIES: dict[str, str] = {t.formula: t.variable for t in CATALOGUE.values()}
 BLOCK_BYTES = 64 << 20
 
 Block = tuple[Sequence[str], np.ndarray]
+
+#: The engine that searches blocks (indexcheck.engine); None: this process, block by block.
+ENGINE: ContextVar[Any] = ContextVar("indexcheck_exact_engine", default=None)
+
+
+@contextmanager
+def engine_scope(engine: Any) -> Iterator[None]:
+    """Run exact searches inside the block through ``engine.map`` (e.g. as Ray tasks)."""
+    token = ENGINE.set(None if getattr(engine, "name", "local") == "local" else engine)
+    try:
+        yield
+    finally:
+        ENGINE.reset(token)
 
 
 def family_of(score: str) -> str:
@@ -112,8 +129,6 @@ def exact_topk(
     were seen. Among equal scores the vector seen first wins. Only one block and the
     running top-k are held at a time.
     """
-    import faiss
-
     if family not in ("cos", "dot", "l2"):
         raise InputError(f"unknown score family '{family}'; use cos, dot or l2")
     if k < 1:
@@ -123,16 +138,31 @@ def exact_topk(
         raise InputError("queries must be a float32 (q, d) matrix")
     q, d = xq.shape
     higher = family != "l2"
-    metric = faiss.METRIC_L2 if family == "l2" else faiss.METRIC_INNER_PRODUCT
     sentinel = np.float32(-np.inf if higher else np.inf)
     best_d = np.full((q, k), sentinel, dtype=np.float32)
     best_i = np.full((q, k), None, dtype=object)
     if q == 0:
         return np.full((0, k), np.nan, dtype=np.float32), best_i
+    engine = ENGINE.get()
+    if engine is not None:  # blocks searched as tasks, merged here in the same order
+        task = functools.partial(_block_topk, xq, k, family)
+        for bd, bi in engine.map(task, _checked(blocks, d)):
+            best_d, best_i = _merge(best_d, best_i, bd, bi, higher, k)
+        best_d[np.isinf(best_d)] = np.nan
+        return best_d, best_i
+    for item in _checked(blocks, d):
+        bd, bi = _block_topk(xq, k, family, item)
+        del item  # hold one block only: references are dropped before the next is read
+        best_d, best_i = _merge(best_d, best_i, bd, bi, higher, k)
+    best_d[np.isinf(best_d)] = np.nan  # the sentinel: fewer than k vectors seen
+    return best_d, best_i
+
+
+def _checked(blocks: Iterable[Block], d: int) -> Iterator[Block]:
     source = iter(blocks)
     while (item := next(source, None)) is not None:
         ids, vecs = item
-        del item  # hold one block only: references are dropped before the next is read
+        del item
         nb = vecs.shape[0]
         if nb == 0:
             continue
@@ -141,19 +171,34 @@ def exact_topk(
                 f"a block of {nb} stored vectors of shape {vecs.shape} with {len(ids)} ids "
                 f"does not match {d}-d queries"
             )
-        xb = prepare(vecs, family)
-        kb = min(k, nb)
-        bd, bp = faiss.knn(xq, xb, kb, metric=metric)
-        lookup = np.empty(nb + 1, dtype=object)
-        lookup[:nb] = list(ids)
-        lookup[nb] = None
-        bi = lookup[np.where(bp >= 0, bp, nb)]
-        bd = np.where(bp >= 0, bd, sentinel).astype(np.float32)
-        cat_d = np.concatenate([best_d, bd], axis=1)
-        cat_i = np.concatenate([best_i, bi], axis=1)
-        order = np.argsort(-cat_d if higher else cat_d, axis=1, kind="stable")[:, :k]
-        best_d = np.take_along_axis(cat_d, order, axis=1)
-        best_i = np.take_along_axis(cat_i, order, axis=1)
-        del ids, vecs, xb, lookup
-    best_d[np.isinf(best_d)] = np.nan  # the sentinel: fewer than k vectors seen
-    return best_d, best_i
+        yield ids, vecs
+        del ids, vecs
+
+
+def _block_topk(xq: np.ndarray, k: int, family: str, block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """Top-min(k, n) of prepared queries in one block: (D float32, ids object), sentinel
+    scores (-inf or inf) where faiss found fewer."""
+    import faiss
+
+    ids, vecs = block
+    higher = family != "l2"
+    metric = faiss.METRIC_L2 if family == "l2" else faiss.METRIC_INNER_PRODUCT
+    sentinel = np.float32(-np.inf if higher else np.inf)
+    nb = vecs.shape[0]
+    xb = prepare(vecs, family)
+    bd, bp = faiss.knn(xq, xb, min(k, nb), metric=metric)
+    lookup = np.empty(nb + 1, dtype=object)
+    lookup[:nb] = list(ids)
+    lookup[nb] = None
+    bi = lookup[np.where(bp >= 0, bp, nb)]
+    return np.where(bp >= 0, bd, sentinel).astype(np.float32), bi
+
+
+def _merge(
+    best_d: np.ndarray, best_i: np.ndarray, bd: np.ndarray, bi: np.ndarray, higher: bool, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Running top-k merged with one block's; earlier entries win ties (stable sort)."""
+    cat_d = np.concatenate([best_d, bd], axis=1)
+    cat_i = np.concatenate([best_i, bi], axis=1)
+    order = np.argsort(-cat_d if higher else cat_d, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(cat_d, order, axis=1), np.take_along_axis(cat_i, order, axis=1)

@@ -47,3 +47,41 @@ def bootstrap_mean(
     means = x[idx].mean(axis=1)
     a = (1 - level) / 2
     return float(x.mean()), float(np.quantile(means, a)), float(np.quantile(means, 1 - a))
+
+
+def fault_rate_upper(k: int, n: int, level: float = 0.95) -> float | None:
+    """Exact one-sided (Clopper-Pearson) upper bound on a rate after k faults in n draws.
+
+    0 of 100 gives 0.0295 (< 3.0%): the largest rate p with P(X <= k | n, p) >= 1 - level.
+    None when n == 0. Found by bisection on the binomial CDF (no scipy needed).
+    """
+    if n == 0:
+        return None
+    if k >= n:
+        return 1.0
+    alpha = 1 - level
+    if k == 0:
+        return float(1 - alpha ** (1 / n))
+
+    def cdf(p: float) -> float:
+        term = (1 - p) ** n
+        total = term
+        for i in range(1, k + 1):
+            term *= (n - i + 1) / i * p / (1 - p)
+            total += term
+        return total
+
+    lo, hi = k / n, 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if cdf(mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def sample_size_for(max_rate: float, level: float = 0.95) -> int:
+    """Random draws that, with no fault found, bound the fault rate under ``max_rate``
+    (about 3 / max_rate at 95%)."""
+    return int(math.ceil(math.log(1 - level) / math.log(1 - max_rate)))

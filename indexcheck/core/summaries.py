@@ -61,12 +61,22 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
     for f in result.findings:
         sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
     m: dict[str, Any] = result.manifest.get("embedding", {})
+    if result.chunks_truncated:
+        sec.blocks.append(
+            Text(
+                f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
+                "(over 100,000 checked); every row is in --rows"
+            )
+        )
+    bound = ""
+    if result.fault_rate_upper_95 is not None and result.ok:
+        bound = f"; fault rate < {100 * result.fault_rate_upper_95:.1f}% (95%, random rows)"
     sec.blocks.append(
         Text(
             f"{result.counts.get('ok', 0)}/{result.checked} chunks ({result.mode}) at cosine >= "
             f"{result.threshold:g}; min {_f4(result.min_cosine)}, median "
             f"{_f4(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
-            f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s",
+            f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s{bound}",
             badge=ok_verdict(result.ok),
         )
     )

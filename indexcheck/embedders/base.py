@@ -89,25 +89,55 @@ class BaseEmbedder:
         """Embed ``texts`` in batches; returns float32 ``(len(texts), dimension)``."""
         return self._batched(list(texts))
 
+    #: requests in flight at once (hosted APIs; ``--concurrency``); 1 sends them in turn
+    concurrency: int = 1
+
     def _batched(self, items: list[Any]) -> np.ndarray:
-        """Run ``_embed_batch`` over ``items`` in batches of ``batch_size``, with retries."""
+        """Run ``_embed_batch`` over ``items`` in batches of ``batch_size``, with retries;
+        up to ``concurrency`` batches in flight, rows always in input order."""
         out = np.empty((len(items), self.dimension), dtype=np.float32)
-        for start in range(0, len(items), self.batch_size):
+        starts = range(0, len(items), self.batch_size)
+        if self.concurrency > 1 and len(starts) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                jobs = [
+                    pool.submit(self._with_retries, items[s : s + self.batch_size]) for s in starts
+                ]
+                for s, job in zip(starts, jobs, strict=True):
+                    rows = job.result()
+                    out[s : s + rows.shape[0]] = rows
+                    if self.progress is not None:
+                        self.progress(rows.shape[0])
+            return out
+        for start in starts:
             chunk = items[start : start + self.batch_size]
             out[start : start + len(chunk)] = self._with_retries(chunk)
             if self.progress is not None:
                 self.progress(len(chunk))
         return out
 
+    def _wait_for_gate(self) -> None:
+        """Hold a request while a 429's Retry-After, seen by any worker, still runs."""
+        gate = getattr(self, "_gate", 0.0)
+        wait = gate - time.monotonic()
+        if wait > 0:
+            self._sleep(wait)
+
     def _with_retries(self, texts: list[Any]) -> np.ndarray:
         attempt = 0
         while True:
+            if self.concurrency > 1:
+                self._wait_for_gate()
             self.stats.requests += 1
             t0 = time.perf_counter()
             try:
                 vectors, tokens = self._embed_batch(texts)
             except TransientError as exc:
                 self.stats.seconds += time.perf_counter() - t0
+                if exc.rate_limited and exc.retry_after is not None:
+                    until = time.monotonic() + min(self.retry.max_delay, exc.retry_after)
+                    self._gate = max(getattr(self, "_gate", 0.0), until)
                 if attempt >= self.retry.max_retries:
                     if exc.rate_limited:
                         raise RateLimitError(

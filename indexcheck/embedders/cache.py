@@ -80,19 +80,37 @@ class CachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` -> float32 (n, d); row i is always the vector of texts[i]."""
-        hashes = [text_hash(t) for t in texts]
-        known = self.cache.get_many(self.model_id, hashes) if self.cache else {}
+        known, todo = self.split(texts)
+        fresh = self.inner.embed(todo) if todo else None
+        return self.merge(texts, known, todo, fresh)
+
+    def split(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str]]:
+        """(cached vectors by hash, the distinct texts still to embed, in first-seen order)."""
+        known = (
+            self.cache.get_many(self.model_id, [text_hash(t) for t in texts]) if self.cache else {}
+        )
         first_of: dict[str, str] = {}
-        for h, t in zip(hashes, texts, strict=True):
+        for t in texts:
+            h = text_hash(t)
             if h not in known and h not in first_of:
                 first_of[h] = t
-        if first_of:
-            fresh = self.inner.embed(list(first_of.values()))
-            new = dict(zip(first_of.keys(), fresh, strict=True))
+        return known, list(first_of.values())
+
+    def merge(
+        self,
+        texts: Sequence[str],
+        known: dict[str, np.ndarray],
+        todo: list[str],
+        fresh: np.ndarray | None,
+    ) -> np.ndarray:
+        """Cache ``fresh`` (the vectors of ``todo``, committed at once) and assemble rows."""
+        if todo and fresh is not None:
+            new = dict(zip((text_hash(t) for t in todo), fresh, strict=True))
             if self.cache is not None:
                 self.cache.put_many(self.model_id, new)
             known.update(new)
-        self.hits += sum(1 for h in hashes if h not in first_of)
+        hashes = [text_hash(t) for t in texts]
+        self.hits += len(hashes) - len(todo)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for i, h in enumerate(hashes):
             out[i] = known[h]

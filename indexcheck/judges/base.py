@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..embedders.base import RetryPolicy
 from ..errors import BackendUnavailableError, RateLimitError, TransientError
+from ..retry import RetryPolicy
 
 #: what a judge hands back: the reply text to parse, or a dict it already parsed
 RawReply = str | dict[str, Any]

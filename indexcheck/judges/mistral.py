@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..embedders.base import RetryPolicy
 from ..embedders.mistral import API_KEY_ENV, SERVER_URL_ENV, _load_sdk
 from ..errors import AuthError, InputError, SpecError
+from ..retry import RetryPolicy
 from ._http import map_error, message_text, where
 from .base import BaseJudge, JudgeRequest, RawReply
 

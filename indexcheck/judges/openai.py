@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..embedders.base import RetryPolicy
 from ..errors import AuthError, InputError, MissingDependencyError, SpecError
+from ..retry import RetryPolicy
 from ._http import map_error, message_text, where
 from .base import BaseJudge, JudgeRequest, RawReply
 

@@ -139,6 +139,17 @@ class MistralEmulator:
             body = None
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body})
+            self.in_flight = getattr(self, "in_flight", 0) + 1
+            self.max_in_flight = max(getattr(self, "max_in_flight", 0), self.in_flight)
+        try:
+            return self._handle(path, headers, body)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _handle(
+        self, path: str, headers: dict[str, str], body: Any
+    ) -> tuple[int, dict[str, str], Any]:
         if self.delay_s:
             time.sleep(self.delay_s)
         if path not in ("/v1/embeddings", CHAT_PATH):

@@ -1,0 +1,27 @@
+"""``--engine local|ray`` and ``--ray-address``, shared by check-index and compare-ann."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def engine_options(f: F) -> F:
+    f = click.option(
+        "--ray-address",
+        envvar="RAY_ADDRESS",
+        default=None,
+        help="Ray cluster to join with --engine ray [env RAY_ADDRESS]; default: a new local one.",
+    )(f)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where the long blocks run (check-index --all embedding, compare-ann exact "
+        "search): this process, or Ray tasks (pip install 'indexcheck[ray]').",
+    )(f)

@@ -1,0 +1,75 @@
+"""A real progress bar for long loops: done/total, rate and ETA on stderr (rich.progress).
+
+The core reports through ``tick(task, done, total)`` and ``say(message)`` callbacks; this
+module turns them into bars. Quiet (both callbacks do nothing) when stderr is not a
+terminal or ``INDEXCHECK_QUIET`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from .options import err_console
+
+Say = Callable[[str], None]
+Tick = Callable[[str, int, "int | None"], None]
+
+
+def quiet() -> bool:
+    return not err_console.is_terminal or bool(os.environ.get("INDEXCHECK_QUIET"))
+
+
+class _Rate(ProgressColumn):
+    """Items per second."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f}/s")
+
+
+@contextmanager
+def progress_bars() -> Iterator[tuple[Say, Tick]]:
+    """Yields ``(say, tick)``; one bar per task name, created on its first tick."""
+    if quiet():
+        yield (lambda _m: None), (lambda _t, _d, _n: None)
+        return
+    bars = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        _Rate(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def tick(task: str, done: int, total: int | None) -> None:
+        if task not in tasks:
+            tasks[task] = bars.add_task(task, total=total)
+        bars.update(tasks[task], completed=done, total=total)
+
+    def say(message: str) -> None:
+        bars.console.log(message)
+
+    with bars:
+        yield say, tick

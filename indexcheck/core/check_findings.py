@@ -1,0 +1,148 @@
+"""check-index's per-chunk rows and findings: what a shift run, a model mismatch, a stale
+or missing vector, an orphan and a repeated text are reported as (shared by the sampled and
+the streamed check)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..corpus import Corpus
+from .verdicts import Status
+
+
+@dataclass
+class ChunkCheck:
+    """One checked chunk: its cosine (None when there is no comparable vector) and status."""
+
+    id: str
+    position: int
+    cosine: float | None
+    status: Status
+    holds_vector_of: str | None = None
+    offset: int | None = None
+    stored_dimension: int | None = None
+    #: sampled rows: True when chosen as the chunk after a repeated text, False when random
+    targeted: bool | None = None
+
+
+@dataclass
+class Finding:
+    """A fault (severity ``error``) or a warning, with the chunks it concerns."""
+
+    kind: str
+    severity: str
+    message: str
+    chunk_ids: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def excerpt(text: str, n: int = 60) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= n else one[: n - 1] + "…"
+
+
+def run_finding(
+    run: list[ChunkCheck], start: int, corpus: Corpus, dup_of: dict[int, int]
+) -> Finding:
+    """The shift finding of one run whose first shifted position is ``start``."""
+    offset = run[0].offset
+    assert offset is not None
+    dups = [q for q in sorted(dup_of) if q < start]
+    trigger = dups[-1] if dups else None
+    details: dict[str, Any] = {
+        "offset": offset,
+        "start_id": corpus.ids[start],
+        "start_position": start,
+        "checked_in_run": len(run),
+    }
+    where = "before" if offset < 0 else "after"
+    msg = (
+        f"offset {offset:+d}: from '{corpus.ids[start]}' (position {start}) on, chunks "
+        f"hold the vector of the chunk {abs(offset)} position(s) {where} them "
+        f"({len(run)} checked chunk(s) in this run)"
+    )
+    if trigger is not None:
+        details["preceding_duplicate"] = {
+            "id": corpus.ids[trigger],
+            "position": trigger,
+            "duplicate_of": corpus.ids[dup_of[trigger]],
+            "text": excerpt(corpus.texts[trigger]),
+        }
+        msg += (
+            f"; it starts after '{corpus.ids[trigger]}', whose text repeats "
+            f"'{corpus.ids[dup_of[trigger]]}': a cache filled by position skips a repeat "
+            "without advancing"
+        )
+    return Finding("shift", "error", msg, [c.id for c in run], details)
+
+
+def other_findings(
+    checks: list[ChunkCheck],
+    corpus: Corpus,
+    store_ids: set[str] | None,
+    store_count: int,
+    all_mode: bool,
+    from_store: bool,
+) -> list[Finding]:
+    findings: list[Finding] = []
+    messages = {
+        "model_mismatch": "stored vectors match no chunk's fresh embedding: the index was "
+        "built with another model than the embedder; re-embed or pass the right --embedder",
+        "stale_vector": "stored vector differs from its text's embedding and matches no "
+        "other chunk: the text changed after it was embedded; re-embed these chunks",
+        "missing_vector": "no stored vector for these chunk ids; index them",
+        "dimension_mismatch": "stored vectors of the wrong length; re-embed these chunks",
+        "non_finite": "stored vectors contain NaN or infinity; re-embed these chunks",
+        "zero_vector": "stored vectors are all zeros; re-embed these chunks",
+    }
+    for kind, msg in messages.items():
+        ids = [c.id for c in checks if c.status == kind]
+        if ids:
+            findings.append(Finding(kind, "error", f"{len(ids)} chunk(s): {msg}", ids))
+    if store_ids is not None and not from_store:
+        orphans = sorted(store_ids - set(corpus.ids))
+        if orphans:
+            findings.append(
+                Finding(
+                    "orphan_vector",
+                    "error",
+                    f"{len(orphans)} vector(s) in the index have no chunk: delete them or "
+                    "add their chunks",
+                    orphans,
+                )
+            )
+    elif not all_mode and not from_store and store_count != len(corpus):
+        diff = store_count - len(corpus)
+        kind = "orphan_vector" if diff > 0 else "missing_vector"
+        findings.append(
+            Finding(
+                kind,
+                "error",
+                f"the index holds {store_count} vectors for {len(corpus)} chunks "
+                f"({abs(diff)} {'more' if diff > 0 else 'fewer'}); run with --all to list them",
+                [],
+                {"store_count": store_count, "chunks": len(corpus)},
+            )
+        )
+    dup_of = corpus.duplicate_of()
+    if dup_of:
+        groups: dict[int, list[str]] = {}
+        for p, first in dup_of.items():
+            groups.setdefault(first, [corpus.ids[first]]).append(corpus.ids[p])
+        findings.append(
+            Finding(
+                "duplicate_text",
+                "warning",
+                f"{len(dup_of)} chunk(s) repeat an earlier chunk's text; a cache keyed by "
+                "position misaligns every vector after the first repeat",
+                [i for g in groups.values() for i in g[1:]],
+                {
+                    "groups": [
+                        {"ids": g, "text": excerpt(corpus.texts[corpus.position[g[0]]])}
+                        for g in groups.values()
+                    ]
+                },
+            )
+        )
+    return findings
