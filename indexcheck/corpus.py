@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import xxhash
 
 from .errors import DataFileError
@@ -62,25 +64,58 @@ class Corpus:
         return h.hexdigest()
 
 
-def _read_table(path: Path) -> list[dict[str, Any]]:
+def decode_error_line(path: Path) -> str:
+    """``FILE line N`` of the first line of ``path`` that is not valid UTF-8 (or the file)."""
+    try:
+        with path.open("rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return f"{path} line {lineno}"
+    except OSError:
+        pass
+    return str(path)
+
+
+def utf8_error(path: Path, where: str | None = None) -> DataFileError:
+    """The one-line error for text that is not valid UTF-8 (bad bytes or lone surrogates)."""
+    place = where or decode_error_line(path)
+    return DataFileError(
+        f"{place} is not valid UTF-8 text (invalid bytes or a lone surrogate); "
+        "re-save the file as UTF-8"
+    )
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; bad UTF-8 and bad JSON name the line."""
+    rows: list[tuple[int, dict[str, Any]]] = []
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise utf8_error(path, f"{path} line {lineno}") from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataFileError(
+                    f"{path}:{lineno} is not valid JSON ({exc.msg}); "
+                    "each line must be one JSON object"
+                ) from None
+            if not isinstance(row, dict):
+                raise DataFileError(f"{path}:{lineno} is not a JSON object")
+            rows.append((lineno, row))
+    return rows
+
+
+def _read_table(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(where, row) pairs; ``where`` names the line (JSONL) or row (CSV, Parquet)."""
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        rows = []
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFileError(
-                        f"{path}:{lineno} is not valid JSON ({exc.msg}); "
-                        "each line must be one JSON object"
-                    ) from None
-                if not isinstance(row, dict):
-                    raise DataFileError(f"{path}:{lineno} is not a JSON object")
-                rows.append(row)
-        return rows
+        return [(f"{path.name} line {n}", row) for n, row in _read_jsonl(path)]
     if suffix in (".csv", ".tsv", ".parquet", ".pq"):
         import pandas as pd
 
@@ -91,17 +126,82 @@ def _read_table(path: Path) -> list[dict[str, Any]]:
                 df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
             else:
                 df = pd.read_parquet(path)
+        except UnicodeDecodeError:
+            raise utf8_error(path) from None
         except Exception as exc:  # pandas raises many types for unreadable files
             raise DataFileError(f"cannot read {path}: {exc}") from None
         records: list[dict[str, Any]] = df.to_dict(orient="records")
-        return records
+        # CSV has no null: an empty cell is a missing value, as a Parquet null is
+        blank = "" if suffix in (".csv", ".tsv") else None
+        return [
+            (f"{path.name} row {n}", {k: (None if v == blank else v) for k, v in r.items()})
+            for n, r in enumerate(records, 1)
+        ]
     raise DataFileError(
         f"{path} has an unknown extension '{suffix}'; use .jsonl, .csv, .tsv or .parquet"
     )
 
 
+def _is_null(value: Any) -> bool:
+    """None, NaN (pandas' null in object columns) or pandas.NA."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _kind(value: Any) -> str:
+    name = type(value).__name__
+    return {"dict": "an object", "list": "a list", "ndarray": "a list", "bool": "a boolean"}.get(
+        name, f"a {name}"
+    )
+
+
+def _check_utf8(value: str, where: str, column: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataFileError(
+            f"{where}: column '{column}' holds a lone surrogate, which is not valid UTF-8 "
+            "text; fix the escape sequence in the file"
+        ) from None
+
+
+def chunk_id(value: Any, where: str, column: str) -> str:
+    """A chunk id as text: a string or an integer; anything else is refused (exit 2)."""
+    if isinstance(value, str) and value != "":
+        _check_utf8(value, where, column)
+        return value
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        return str(int(value))
+    if _is_null(value) or value == "":
+        raise DataFileError(f"{where} has no {column}; every chunk needs a non-empty id")
+    raise DataFileError(
+        f"{where}: column '{column}' holds {_kind(value)}, not a string or integer id; "
+        "fix the row or pass --id-column"
+    )
+
+
+def chunk_text(value: Any, where: str, column: str) -> str:
+    """A chunk text, which must be a string; a null is a missing text (exit 2)."""
+    if isinstance(value, str):
+        _check_utf8(value, where, column)
+        return value
+    raise DataFileError(
+        f"{where}: column '{column}' holds {_kind(value)}, not a string; indexcheck embeds "
+        "text only: fix the row or pass --text-column"
+    )
+
+
 def load_chunks(path: str | Path, id_column: str = "id", text_column: str = "text") -> Corpus:
-    """Load chunks with an id and a text column; other columns become metadata."""
+    """Load chunks with an id and a text column; other columns become metadata.
+
+    Input is checked before any work: a text must be a string (a number, list, object or
+    bytes is refused, naming the row and column), and a null or, in CSV, an empty text cell
+    is a missing chunk text, refused with the rows it was found in. Both exit 2: a chunk
+    whose text is unknown cannot be checked, and embedding "nan" would blame the index.
+    """
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"chunks file {p} does not exist; check the --chunks path")
@@ -109,19 +209,31 @@ def load_chunks(path: str | Path, id_column: str = "id", text_column: str = "tex
     if not rows:
         raise DataFileError(f"{p} holds no chunks; an empty corpus cannot be checked")
     for col, opt in ((id_column, "--id-column"), (text_column, "--text-column")):
-        if col not in rows[0]:
-            cols = ", ".join(map(str, rows[0].keys()))
+        if col not in rows[0][1]:
+            cols = ", ".join(map(str, rows[0][1].keys()))
             raise DataFileError(
                 f"no column '{col}' in {p.name} (columns: {cols}); pass {opt} or rename the column"
             )
     ids, texts, meta = [], [], []
-    for n, row in enumerate(rows, 1):
-        cid, text = row.get(id_column), row.get(text_column)
-        if cid is None or str(cid) == "" or text is None:
-            raise DataFileError(f"{p.name} row {n} has no {id_column} or no {text_column}")
-        ids.append(str(cid))
-        texts.append(str(text))
+    missing: list[str] = []
+    for where, row in rows:
+        ids.append(chunk_id(row.get(id_column), where, id_column))
+        raw = row.get(text_column)
+        if _is_null(raw):
+            missing.append(where.rpartition(" ")[2])
+            texts.append("")
+        else:
+            texts.append(chunk_text(raw, where, text_column))
         meta.append({k: v for k, v in row.items() if k not in (id_column, text_column)})
+    if missing:
+        unit = rows[0][0].split(" ")[-2]
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        raise DataFileError(
+            f"{p.name}: {len(missing)} chunk(s) have no {text_column} (null or empty) at "
+            f"{unit} {shown}; fill in their text or drop those rows"
+        )
     return Corpus(ids=ids, texts=texts, metadata=meta, source=str(p))
 
 

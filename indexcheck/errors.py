@@ -16,7 +16,8 @@ The core never imports click; the CLI maps each class to an exit code and prints
         ├── BackendUnavailableError     host unreachable, timeout, 5xx after retries
         ├── AuthError                   wrong or missing credentials
         ├── RateLimitError              429 after every retry
-        └── IncompleteResultError       the backend returned less than was asked
+        ├── IncompleteResultError       the backend returned less than was asked
+        └── EmbedderOutputError         the embedder returned NaN, infinite or zero vectors
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ class RateLimitError(BackendError):
 
 class IncompleteResultError(BackendError):
     """The backend returned fewer items than were asked for."""
+
+
+class EmbedderOutputError(BackendError):
+    """The embedder returned vectors that cannot be compared (NaN, infinite, all zero):
+    no verdict on the index can rest on them."""
 
 
 class TransientError(Exception):

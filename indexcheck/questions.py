@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .corpus import chunk_id, chunk_text, utf8_error
 from .errors import DataFileError
 
 _TRUE = {"1", "true", "yes", "y", "t"}
@@ -48,11 +49,13 @@ def _row_to_question(row: dict[str, Any], where: str, require_labels: bool = Tru
     qid, text = row.get("id"), row.get("question")
     if qid in (None, "") or not isinstance(text, str) or not text.strip():
         raise DataFileError(f"{where}: each question needs a non-empty 'id' and 'question'")
+    qid = chunk_id(qid, where, "id")
+    text = chunk_text(text, where, "question")
     raw_expected = row.get("expected")
     if isinstance(raw_expected, str):
         expected = [e.strip() for e in raw_expected.split("|") if e.strip()]
     elif isinstance(raw_expected, list):
-        expected = [str(e) for e in raw_expected]
+        expected = [chunk_id(e, where, "expected") for e in raw_expected]
     elif raw_expected is None:
         expected = []
     else:
@@ -101,7 +104,11 @@ def load_questions(path: str | Path, require_labels: bool = True) -> list[Questi
         raise DataFileError(f"questions file {p} does not exist; check --questions")
     rows: list[tuple[str, dict[str, Any]]] = []
     if p.suffix.lower() in (".jsonl", ".ndjson"):
-        for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        for lineno, raw in enumerate(p.read_bytes().splitlines(), 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise utf8_error(p, f"{p} line {lineno}") from None
             if not line.strip():
                 continue
             try:
@@ -114,9 +121,12 @@ def load_questions(path: str | Path, require_labels: bool = True) -> list[Questi
                 raise DataFileError(f"{p.name} line {lineno} is not a JSON object")
             rows.append((f"{p.name} line {lineno}", obj))
     elif p.suffix.lower() == ".csv":
-        with p.open(encoding="utf-8", newline="") as f:
-            for lineno, row in enumerate(csv.DictReader(f), 2):
-                rows.append((f"{p.name} line {lineno}", dict(row)))
+        try:
+            with p.open(encoding="utf-8", newline="") as f:
+                for lineno, row in enumerate(csv.DictReader(f), 2):
+                    rows.append((f"{p.name} line {lineno}", dict(row)))
+        except UnicodeDecodeError:
+            raise utf8_error(p) from None
     else:
         raise DataFileError(f"{p} must be .jsonl or .csv")
     if not rows:

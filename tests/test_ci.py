@@ -455,3 +455,26 @@ def test_the_example_config_is_valid() -> None:
     assert cfg.probe_scale.expect == "dot" and cfg.compare_ann.at_fetch == 20
     assert [lim.text for lim in cfg.diagnose.limits][0] == "hit_at_4 >= 0.8"
     assert cfg.margins == {"hit_at_k": 0.05, "mrr": 0.05}
+
+
+def test_baseline_from_another_embedder_is_refused_unless_allowed(kb: dict[str, Path]) -> None:
+    """Two different systems are never compared by accident: a baseline measured with
+    another embedding model is exit 2 before any check runs; --baseline-any-store compares
+    anyway and says so."""
+    cfg = write_config(kb, check_index="", compare_ann="")
+    base = kb["root"] / "baseline.json"
+    assert run("ci", "--config", str(cfg), "--json", str(base))[0] == 0
+    foreign = json.loads(base.read_text())
+    foreign["manifest"]["embedder"]["model_id"] = "mistral:mistral-embed"
+    other = kb["root"] / "foreign.json"
+    other.write_text(json.dumps(foreign))
+    code, out, err = run("ci", "--config", str(cfg), "--baseline", str(other))
+    assert code == 2 and "another system" in err and "--baseline-any-store" in err
+    assert len(err.strip().splitlines()) == 1
+    now = kb["root"] / "now.json"
+    args = ("--baseline", str(other), "--baseline-any-store", "--json", str(now))
+    code, out, err = run("ci", "--config", str(cfg), *args)
+    assert code == 0, out + err
+    assert "baseline from another system" in out
+    (note,) = json.loads(now.read_text())["baseline_differences"]
+    assert note.startswith("embedder 'mistral:mistral-embed' in the baseline, ")

@@ -212,7 +212,7 @@ def test_400_carries_the_server_message(emu: MistralEmulator) -> None:
     embedder, sleeps = make(emu)
     with pytest.raises(InputError, match="Too many tokens in batch. Max is 5 got 9") as info:
         embedder.embed(["one two three", "four five six", "seven eight nine"])
-    assert "--batch-size" in str(info.value) and sleeps == []
+    assert "--batch-size" not in str(info.value) and sleeps == []  # issue 12: no such option
 
 
 def test_unknown_model_is_input_error(emu: MistralEmulator) -> None:

@@ -6,6 +6,7 @@ Errors are one line on stderr; ``INDEXCHECK_DEBUG=1`` re-raises for a traceback.
 
 from __future__ import annotations
 
+import difflib
 import sys
 import tomllib
 from pathlib import Path
@@ -14,16 +15,65 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..errors import EXIT_INPUT
-from .command import one_line_errors
+from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, InputError
+from ..waiting import set_override as set_waiting_override
+from .command import one_line, one_line_errors
+from .options import add_wait_options, finite_floats
 
 CONFIG_FILE = "indexcheck.toml"
+
+
+def _did_you_mean(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(known))}"
+
+
+def _option_keys(cmd: click.Command) -> dict[str, click.Parameter]:
+    """Config key (option name with underscores, or parameter name) -> its parameter."""
+    keys: dict[str, click.Parameter] = {}
+    for p in cmd.params:
+        if not isinstance(p, click.Option) or p.name is None:
+            continue
+        keys[p.name] = p
+        for opt in p.opts:
+            if opt.startswith("--"):
+                keys[opt[2:].replace("-", "_")] = p
+    return keys
+
+
+def _check_value(value: Any, param: click.Parameter, where: str) -> None:
+    """Refuse a config value of the wrong type for its option, naming the key (exit 2)."""
+    values = value if (param.multiple or param.nargs != 1) else [value]
+    if (param.multiple or param.nargs != 1) and not isinstance(value, list):
+        raise InputError(f"{where} must be a list")
+    for v in values:
+        kind = param.type
+        if isinstance(param, click.Option) and param.is_flag:
+            ok = isinstance(v, bool)
+            wanted = "true or false"
+        elif isinstance(kind, click.types._NumberParamTypeBase) and kind.name.startswith("int"):
+            ok = isinstance(v, int) and not isinstance(v, bool)
+            wanted = "an integer"
+        elif kind.name == "float":
+            ok = isinstance(v, int | float) and not isinstance(v, bool)
+            wanted = "a number"
+        else:
+            ok = isinstance(v, str)
+            wanted = "a string"
+        if not ok:
+            raise InputError(f"{where} must be {wanted}, got {v!r}")
+        try:
+            kind.convert(v, None, None)
+        except click.BadParameter as exc:
+            raise InputError(f"{where}: {exc.format_message()}") from None
 
 
 def _load_config(path: Path | None) -> dict[str, Any]:
     """``indexcheck.toml``: a [defaults] table for every command, [check-index] etc. per command.
 
-    Keys are option names with dashes or underscores (``min-cosine = 0.999``).
+    Keys are option names with dashes or underscores (``min-cosine = 0.999``). Every table is
+    read strictly: an unknown key (with a did-you-mean), a wrong type or a value out of range
+    is bad input (exit 2) naming the key. ``[ci]`` is validated by :mod:`..core.ci_config`.
     """
     if path is None:
         candidate = Path(CONFIG_FILE)
@@ -32,11 +82,36 @@ def _load_config(path: Path | None) -> dict[str, Any]:
         path = candidate
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise click.BadParameter(f"cannot read {path}: {exc}", param_hint="--config") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}; fix the TOML syntax") from None
 
     def norm(table: dict[str, Any]) -> dict[str, Any]:
         return {k.replace("-", "_"): v for k, v in table.items()}
+
+    commands = {n: c for n, c in cli.commands.items() if not isinstance(c, click.Group)}
+    by_command = {n: _option_keys(c) for n, c in commands.items()}
+    everywhere: dict[str, click.Parameter] = {}
+    for keys in by_command.values():
+        everywhere = {**keys, **everywhere}
+    tables = ["defaults", "ci", *commands]
+    for name, table in data.items():
+        if name not in tables:
+            raise InputError(f"unknown table [{name}] in {path}" + _did_you_mean(name, tables))
+        if not isinstance(table, dict):
+            raise InputError(
+                f"'{name}' in {path} must be a table ([{name}] with keys), not a value"
+            )
+        if name == "ci":
+            continue
+        known = everywhere if name == "defaults" else by_command[name]
+        for key, value in table.items():
+            k = key.replace("-", "_")
+            if k not in known:
+                names = sorted({o[2:] for p in known.values() for o in p.opts if o[:2] == "--"})
+                raise InputError(
+                    f"unknown key '{key}' in [{name}] of {path}" + _did_you_mean(key, names)
+                )
+            _check_value(value, known[k], f"'{key}' in [{name}] of {path}")
 
     defaults = norm(data.get("defaults", {}))
     default_map: dict[str, Any] = {}
@@ -54,11 +129,48 @@ def _load_config(path: Path | None) -> dict[str, Any]:
 
 
 class Group(click.Group):
-    """Maps IndexcheckError to its exit code and a one-line message; never a traceback."""
+    """Maps every error to its exit code and one line on stderr; never a traceback, unless
+    ``INDEXCHECK_DEBUG=1`` asks for one (the exit code stays the error's own)."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        finite_floats(cmd)
+        add_wait_options(cmd)
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         with one_line_errors(ctx):
+            return self._invoke_once(ctx)
+
+    def _invoke_once(self, ctx: click.Context) -> Any:
+        try:
             return super().invoke(ctx)
+        finally:
+            set_waiting_override()  # --timeout/--max-wait hold for this run only
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
+        """click's main, but usage errors are one line: ``error: ...; see CMD --help``."""
+        code = EXIT_OK
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            path = exc.ctx.command_path.split() if exc.ctx is not None else []
+            where = " ".join(["indexcheck", *path[1:]])  # the same under CliRunner
+            message = exc.format_message()
+            message = one_line(message[:1].lower() + message[1:]).rstrip(".")
+            click.echo(f"error: {message}; see {where} --help", err=True)
+            code, rv = EXIT_INPUT, None
+        except click.ClickException as exc:
+            click.echo(f"error: {one_line(exc.format_message())}", err=True)
+            code, rv = (exc.exit_code if exc.exit_code != 1 else EXIT_INPUT), None
+        except click.Abort:
+            click.echo("interrupted", err=True)
+            code, rv = EXIT_COULD_NOT_FINISH, None
+        else:
+            if isinstance(rv, int) and not isinstance(rv, bool):
+                code = rv
+        if standalone_mode:
+            sys.exit(code)
+        return rv
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,7 +185,7 @@ class Group(click.Group):
 def cli(ctx: click.Context, config: Path | None) -> None:
     """Prove a RAG vector index is right before users pay for it being wrong."""
     if config is not None and not config.is_file():
-        raise click.BadParameter(f"{config} does not exist", param_hint="--config")
+        raise InputError(f"config file {config} does not exist; check --config")
     ctx.default_map = _load_config(config)
 
 

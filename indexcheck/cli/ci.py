@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ..core.baseline_guard import check_baseline
 from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..errors import DataFileError
 from .command import Command
@@ -46,6 +47,11 @@ from .session import session
     callback=check_file_output("--junit"),
     help="Write a JUnit XML file: one testcase per gate.",
 )
+@click.option(
+    "--baseline-any-store",
+    is_flag=True,
+    help="Compare with a baseline measured on another store or embedder (reported).",
+)
 @output_options
 @click.pass_context
 def ci_cmd(
@@ -53,6 +59,7 @@ def ci_cmd(
     ci_config: Path | None,
     baseline_path: Path | None,
     junit_path: Path | None,
+    baseline_any_store: bool,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -74,8 +81,16 @@ def ci_cmd(
     embedder = None
     if config.check_index or config.diagnose:
         embedder = opened.open_embedder(config.embedder, config.cache)
+    differences: list[str] = []
+    if baseline is not None:  # two different systems are not compared by accident
+        model_id = embedder.model_id if embedder is not None else None
+        info = store.info()
+        differences = check_baseline(
+            baseline, info.backend, info.metric, model_id, allow_any=baseline_any_store
+        )
     with progress() as say:
         result = run_ci(config, baseline, say, store=store, embedder=embedder)
+    result.baseline_differences = differences
     stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:
         junit_path.parent.mkdir(parents=True, exist_ok=True)

@@ -62,6 +62,11 @@ def embed_cmd(
     """Embed every chunk by content hash (each distinct text once) into a NEW index file."""
     if out_path is None and faiss_dir is None:
         raise InputError("embed needs somewhere to write: pass --out FILE and/or --faiss DIR")
+    # a new index is never written over an old one: refuse before the first (paid) request
+    if out_path is not None and out_path.exists():
+        raise InputError(f"{out_path} already exists; choose another --out or remove it")
+    if faiss_dir is not None and (faiss_dir / "index.faiss").exists():
+        raise InputError(f"{faiss_dir}/index.faiss already exists; choose another --faiss")
     corpus = load_chunks(chunks_path, id_column, text_column)
     embedder = session(ctx, "embed").open_embedder(embedder_spec, cache_path)
     with progress() as say:

@@ -16,6 +16,7 @@ from ..embedders import open_embedder
 from ..embedders.base import Embedder
 from ..embedders.cache import CachedEmbedder, EmbeddingCache
 from ..manifest import Run
+from ..secrets import spec_password_warning
 from ..stores import StoreOptions, VectorStore, open_store
 
 _KEY = "indexcheck.session"
@@ -30,6 +31,9 @@ class Session:
         self.embedders: list[Embedder] = []
 
     def open_store(self, spec: str, trust_pickle: bool = False) -> VectorStore:
+        warning = spec_password_warning(spec)
+        if warning:
+            click.echo(f"warning: {warning}", err=True)
         store = open_store(spec, StoreOptions(trust_pickle=trust_pickle))
         self.stores.append(store)
         return store

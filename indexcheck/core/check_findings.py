@@ -146,3 +146,17 @@ def other_findings(
             )
         )
     return findings
+
+
+def truncated_finding(ids: list[str], embedder_id: str) -> Finding | None:
+    """A warning naming the chunks longer than the embedder reads: their vectors stand for a
+    prefix of the text only, whatever the index holds."""
+    if not ids:
+        return None
+    return Finding(
+        "truncated_text",
+        "warning",
+        f"{len(ids)} chunk(s) are longer than {embedder_id} reads; only their beginning was "
+        "embedded and compared (split them into smaller chunks to cover the rest)",
+        ids,
+    )

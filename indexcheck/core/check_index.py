@@ -33,7 +33,7 @@ from ..errors import DataFileError, DimensionMismatchError, IncompleteResultErro
 from ..sections import Section
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
-from .check_findings import ChunkCheck, Finding, other_findings, run_finding
+from .check_findings import ChunkCheck, Finding, other_findings, run_finding, truncated_finding
 from .sampling import choose_sample
 from .stats import fault_rate_upper
 from .verdicts import Status
@@ -300,6 +300,10 @@ def check_index(
     findings += other_findings(
         checks, corpus, store_ids, info.count, all_mode or only is not None, from_store
     )
+    cut = getattr(embedder, "truncated", None) or set()
+    long_ids = [c.id for c in checks if corpus.hashes[c.position] in cut]
+    if (warn := truncated_finding(long_ids, embedder.model_id)) is not None:
+        findings.append(warn)
     cos = np.asarray([c.cosine for c in checks if c.cosine is not None], dtype=np.float64)
     counts: dict[str, int] = {}
     for c in checks:

@@ -37,7 +37,7 @@ from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
-from .check_findings import ChunkCheck, other_findings, run_finding
+from .check_findings import ChunkCheck, other_findings, run_finding, truncated_finding
 from .check_index import CheckIndexResult
 from .stream_store import (
     OK_CODE,
@@ -271,6 +271,8 @@ def _run(
     view: Any = SparseCorpus(ids, dup_of, _texts_at(source, triggers | set(dup_of.values()), block))
     findings = [run_finding(r, r[0].position, view, dup_of) for r in runs]
     findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    if (warn := _truncated(embedder, th, ids)) is not None:
+        findings.append(warn)
     counts: dict[str, int] = {}
     n_ok = int(np.count_nonzero(status == _OK))
     if n_ok:
@@ -393,3 +395,14 @@ def _texts_at(source: ChunkSource, need: Iterable[int], block: int) -> dict[int,
         if len(out) == len(want):
             break
     return out
+
+
+def _truncated(embedder: Embedder, th: np.ndarray, ids: IdIndex) -> Any:
+    """The truncated-text warning: chunks whose text hash the embedder recorded as cut."""
+    cut = getattr(embedder, "truncated", None) or set()
+    if not cut:
+        return None
+    row = np.dtype((np.void, 16))
+    wanted = np.frombuffer(b"".join(bytes.fromhex(h) for h in cut), dtype=row)
+    hits = np.nonzero(np.isin(np.ascontiguousarray(th).view(row).ravel(), wanted))[0]
+    return truncated_finding([ids.id_at(int(q)) for q in hits], embedder.model_id)

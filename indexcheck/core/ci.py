@@ -108,6 +108,8 @@ class CiResult:
     # What the manifest needs (seed, fingerprint, config, each check's timing and
     # embedding cost); stamped by indexcheck.manifest.stamp, never in the JSON itself.
     manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: how the baseline's store or embedder differs from this run's (``--baseline-any-store``)
+    baseline_differences: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -305,7 +305,10 @@ def ci_summary(result: CiResult) -> list[Section]:
         ],
         "gates",
     )
-    sec = summary(str(result.verdict), gates)
+    sec = summary(str(result.verdict))
+    for note in result.baseline_differences:
+        sec.blocks.append(Text(f"baseline from another system: {note}", style="note"))
+    sec.blocks.append(gates)
     base = result.baseline
     if base is not None:
         sec.blocks.append(

@@ -16,7 +16,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, RateLimitError, TransientError
+from ..errors import (
+    BackendUnavailableError,
+    EmbedderOutputError,
+    RateLimitError,
+    TransientError,
+)
 from ..retry import RetryPolicy
 from ..vectors import normalize_rows
 
@@ -126,6 +131,7 @@ class BaseEmbedder:
 
     def _with_retries(self, texts: list[Any]) -> np.ndarray:
         attempt = 0
+        waited = 0.0
         while True:
             if self.concurrency > 1:
                 self._wait_for_gate()
@@ -134,20 +140,31 @@ class BaseEmbedder:
             try:
                 vectors, tokens = self._embed_batch(texts)
             except TransientError as exc:
-                self.stats.seconds += time.perf_counter() - t0
+                spent = time.perf_counter() - t0
+                self.stats.seconds += spent
+                waited += spent
                 if exc.rate_limited and exc.retry_after is not None:
                     until = time.monotonic() + min(self.retry.max_delay, exc.retry_after)
                     self._gate = max(getattr(self, "_gate", 0.0), until)
-                if attempt >= self.retry.max_retries:
+                delay = self.retry.delay(attempt, exc.retry_after, self._rng)
+                if self.retry.gives_up(attempt, waited, delay):
+                    budget = (
+                        f" and {waited:.0f} s (--max-wait {self.retry.max_wait:g} s)"
+                        if self.retry.max_wait is not None
+                        else ""
+                    )
                     if exc.rate_limited:
                         raise RateLimitError(
-                            f"{self.model_id}: still rate limited (429) after "
-                            f"{attempt} retries; lower --batch-size or try again later"
+                            f"{self.model_id}: still rate limited (429) after {attempt} "
+                            f"retries{budget}; try again later (embeddings already cached "
+                            "with --cache are not requested again)"
                         ) from exc
                     raise BackendUnavailableError(
-                        f"{self.model_id}: request failed after {attempt} retries: {exc}"
+                        f"{self.model_id}: request failed after {attempt} retries{budget}: "
+                        f"{exc}; raise --timeout or --max-wait, or try again later"
                     ) from exc
-                self._sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                self._sleep(delay)
+                waited += delay
                 attempt += 1
                 self.stats.retries += 1
                 continue
@@ -157,6 +174,14 @@ class BaseEmbedder:
                 raise BackendUnavailableError(
                     f"{self.model_id}: returned vectors of shape {vectors.shape} for "
                     f"{len(texts)} texts of dimension {self.dimension}"
+                )
+            bad = ~np.isfinite(vectors).all(axis=1) | ~vectors.any(axis=1)
+            if bad.any():
+                first = int(np.argmax(bad))
+                raise EmbedderOutputError(
+                    f"{self.model_id} returned NaN, infinite or all-zero vectors for "
+                    f"{int(bad.sum())} of {len(texts)} texts (first: text {first} of its "
+                    "batch); no verdict on the index can rest on them: fix the embedder"
                 )
             self.stats.tokens += int(tokens)
             self.stats.texts += len(texts)

@@ -36,20 +36,19 @@ from ..errors import (
     AuthError,
     BackendUnavailableError,
     DimensionMismatchError,
-    IncompleteResultError,
     InputError,
     MissingDependencyError,
     SpecError,
     TransientError,
 )
 from ..retry import RetryPolicy
+from ..waiting import current as current_waiting
 from .base import BaseEmbedder
 
 DEFAULT_MODEL = "mistral-embed"
 #: default output dimension of models whose size is documented
 DIMENSIONS: dict[str, int] = {"mistral-embed": 1024}
 DEFAULT_BATCH_SIZE = 32
-DEFAULT_TIMEOUT_S = 60.0
 API_KEY_ENV = "MISTRAL_API_KEY"
 SERVER_URL_ENV = "MISTRAL_SERVER_URL"
 
@@ -58,6 +57,8 @@ _TRANSIENT_STATUS = frozenset({408, 500, 502, 503, 504})
 _TRANSIENT_TRANSPORT = frozenset(
     {"TimeoutException", "NetworkError", "RemoteProtocolError", "NoResponseError"}
 )
+# A 200 whose body does not parse (truncated JSON, wrong shape), by class name across SDKs.
+_MALFORMED_REPLY = frozenset({"ResponseValidationError", "ValidationError", "JSONDecodeError"})
 
 
 def _load_sdk() -> tuple[Any, Any, Any]:
@@ -89,10 +90,14 @@ class MistralEmbedder(BaseEmbedder):
         sleep: Callable[[float], None] = time.sleep,
         *,
         dimension: int | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> None:
+        waiting = current_waiting()
+        if retry is None:
+            retry = RetryPolicy(max_wait=waiting.max_wait)
         super().__init__(retry=retry, sleep=sleep, progress=progress)
+        self.timeout_s = waiting.timeout if timeout_s is None else timeout_s
         self.model = model.strip() or DEFAULT_MODEL
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
         if not key.strip():
@@ -124,7 +129,7 @@ class MistralEmbedder(BaseEmbedder):
             server_url=self.server_url,
             # strategy "none": the SDK sends once; backoff values are unused but required
             retry_config=retry_config("none", backoff(500, 500, 1.0, 500), False),
-            timeout_ms=max(1, int(timeout_s * 1000)),
+            timeout_ms=max(1, int(self.timeout_s * 1000)),
         )
 
     def __repr__(self) -> str:
@@ -155,19 +160,16 @@ class MistralEmbedder(BaseEmbedder):
         """Rows of the reply placed by their ``index``; tokens from ``usage``."""
         data = list(response.data or [])
         if len(data) != n or any(item.embedding is None for item in data):
-            raise IncompleteResultError(
-                f"{self.model_id} returned {len(data)} embeddings for {n} texts; "
-                "retry, or lower --batch-size"
-            )
+            # a short reply is a malformed 200: retried like a 5xx
+            raise TransientError(f"{self._where()} returned {len(data)} embeddings for {n} texts")
         indices = [item.index for item in data]
         if all(i is None for i in indices):
             order = list(range(n))
         elif sorted(i for i in indices if i is not None) == list(range(n)):
             order = [int(i) for i in indices]
         else:
-            raise IncompleteResultError(
-                f"{self.model_id} returned embeddings with indices {indices[:8]} for {n} "
-                "texts; retry, or lower --batch-size"
+            raise TransientError(
+                f"{self._where()} returned embeddings with indices {indices[:8]} for {n} texts"
             )
         widths = {len(item.embedding) for item in data}
         if widths != {self.dimension}:
@@ -186,8 +188,14 @@ class MistralEmbedder(BaseEmbedder):
         """The indexcheck exception for an SDK or transport failure, or None to re-raise."""
         names = {cls.__name__ for cls in type(exc).__mro__}
         if names & _TRANSIENT_TRANSPORT:
-            return TransientError(f"{type(exc).__name__} talking to {self._where()}")
+            return TransientError(
+                f"{type(exc).__name__} talking to {self._where()} "
+                f"(--timeout {self.timeout_s:g} s per request)"
+            )
         status = getattr(exc, "status_code", None)
+        if names & _MALFORMED_REPLY or (isinstance(status, int) and 200 <= status < 300):
+            # a 200 whose body was cut or is not the documented shape: retried like a 5xx
+            return TransientError(f"a malformed reply from {self._where()} ({type(exc).__name__})")
         if not isinstance(status, int):
             return None
         headers = getattr(exc, "headers", None) or {}
@@ -206,7 +214,7 @@ class MistralEmbedder(BaseEmbedder):
         if 400 <= status < 500:
             return InputError(
                 f"{self.model_id} rejected the request (HTTP {status}): {message}; check "
-                "the model name, or lower --batch-size if the batch is too large"
+                "the model name and the texts sent"
             )
         return BackendUnavailableError(
             f"{self.model_id}: HTTP {status} from {self._where()}: {message}"

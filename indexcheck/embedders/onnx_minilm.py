@@ -25,12 +25,19 @@ from typing import Any
 
 import numpy as np
 
+from ..corpus import text_hash
 from ..errors import MissingDependencyError, ModelNotInstalledError, SpecError
 from .base import BaseEmbedder, l2_normalize
 
 MODEL_ID = "minilm:all-MiniLM-L6-v2-int8"
 DIMENSION = 384
 MAX_TOKENS = 256
+#: characters handed to the tokenizer at first: 64 per token the model reads. A text is cut
+#: there (at a space) before tokenizing, so one 50 MB chunk costs what 16 kB cost; the cut
+#: is widened until the tokens past the window outnumber one word's worst case.
+CLIP_CHARS = 64 * MAX_TOKENS
+#: a WordPiece word gives at most this many tokens (longer words become one [UNK])
+_WORD_TOKENS = 100
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,8 @@ class MiniLMEmbedder(BaseEmbedder):
     model_id = MODEL_ID
     dimension = DIMENSION
     batch_size = 64
+    #: texts per cache commit: local and free, so larger than one batch
+    cache_commit_every = 1024
 
     def __init__(
         self, threads: int | None = None, runtime: str | None = None, **kwargs: Any
@@ -214,6 +223,9 @@ class MiniLMEmbedder(BaseEmbedder):
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()
         self._tokenizer = tokenizer
+        #: xxh3-128 hashes of texts longer than the model reads (only their start is
+        #: embedded); the CLI reports their chunk ids as a warning
+        self.truncated: set[str] = set()
         choice = (runtime or os.environ.get("INDEXCHECK_MINILM_RUNTIME") or "auto").lower()
         if choice not in RUNTIMES:
             raise SpecError(
@@ -234,11 +246,28 @@ class MiniLMEmbedder(BaseEmbedder):
         Texts are tokenised once and sorted by length before batching, so each batch
         pads only to its own longest member; rows come back in the input order.
         """
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = [self._encode(t) for t in texts]
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         out = np.empty((len(encodings), self.dimension), dtype=np.float32)
         out[order] = self._batched([encodings[int(i)] for i in order])
         return out
+
+    def _encode(self, text: str) -> Any:
+        """The tokenizer's Encoding of ``text``'s first MAX_TOKENS tokens, tokenizing only a
+        bounded prefix; records the text in ``truncated`` when the model cannot read it all."""
+        limit = CLIP_CHARS
+        while len(text) > limit:
+            cut = text[:limit]
+            space = max(cut.rfind(c) for c in " \n\t\r")
+            enc = self._tokenizer.encode(cut[:space] if space > 0 else cut)
+            if sum(len(o.ids) for o in enc.overflowing) > _WORD_TOKENS:
+                self.truncated.add(text_hash(text))
+                return enc
+            limit *= 4
+        enc = self._tokenizer.encode(text)
+        if enc.overflowing:
+            self.truncated.add(text_hash(text))
+        return enc
 
     def _embed_batch(self, texts: list[Any]) -> tuple[np.ndarray, int]:
         # items are tokenizers.Encoding objects prepared by embed()

@@ -12,8 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SpecError
+from ..errors import BackendError, SpecError
 from .base import BaseEmbedder
+
+
+class HookExitError(BackendError):
+    """A ``py:`` hook called ``sys.exit()``: the run could not finish (exit 3), whatever
+    code it asked for; an exit 0 must never pass a check that did not run."""
 
 
 class PythonHookEmbedder(BaseEmbedder):
@@ -30,18 +35,33 @@ class PythonHookEmbedder(BaseEmbedder):
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise SpecError(f"py: cannot import module '{module_name}': {exc}") from None
+        except SystemExit as exc:
+            raise HookExitError(
+                f"importing '{module_name}' for the py:{target} embedder called "
+                f"sys.exit({exc.code!r}); the run could not finish"
+            ) from None
         obj = getattr(module, attr, None)
         if obj is None:
             raise SpecError(f"py: module '{module_name}' has no attribute '{attr}'")
+        self.target = target
         self._fn = obj.embed if hasattr(obj, "embed") else obj
         if not callable(self._fn):
             raise SpecError(f"py:{target} is not callable")
         self.model_id = str(getattr(obj, "model_id", f"py:{target}"))
         dim = getattr(obj, "dimension", None)
         if dim is None:
-            dim = np.asarray(self._fn(["dimension probe"])).shape[-1]
+            dim = np.asarray(self._call(["dimension probe"])).shape[-1]
         self.dimension = int(dim)
 
+    def _call(self, texts: list[str]) -> Any:
+        try:
+            return self._fn(texts)
+        except SystemExit as exc:
+            raise HookExitError(
+                f"the py:{self.target} embedder called sys.exit({exc.code!r}); the run could "
+                "not finish. A hook must return vectors or raise an exception"
+            ) from None
+
     def _embed_batch(self, texts: list[Any]) -> tuple[np.ndarray, int]:
-        vecs = np.asarray(self._fn(list(texts)), dtype=np.float32)
+        vecs = np.asarray(self._call(list(texts)), dtype=np.float32)
         return vecs, sum(len(t.split()) for t in texts)

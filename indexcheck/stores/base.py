@@ -340,11 +340,13 @@ class BaseStore:
 
     def _call(self, doing: str, fn: Callable[[], T]) -> T:
         """Run one SDK call; turn what it raises into an IndexcheckError via ``_translate``,
-        retrying a :class:`TransientError` per ``retry`` (remote engines only)."""
-        attempt = 0
+        retrying a :class:`TransientError` per ``retry`` (remote engines only) within its
+        ``max_wait`` budget (time in requests plus backoff)."""
+        attempt, waited = 0, 0.0
         rng = random.Random(0)
         while True:
             self._before_call()
+            t0 = time.monotonic()
             try:
                 return fn()
             except IndexcheckError:
@@ -356,9 +358,12 @@ class BaseStore:
                 if not isinstance(err, TransientError):
                     raise err from None
                 policy = self.retry
-                if policy is None or attempt >= policy.max_retries:
+                waited += time.monotonic() - t0
+                delay = 0.0 if policy is None else policy.delay(attempt, err.retry_after, rng)
+                if policy is None or policy.gives_up(attempt, waited, delay):
                     raise self._gave_up(doing, err, attempt) from None
-                self._sleep(policy.delay(attempt, err.retry_after, rng))
+                self._sleep(delay)
+                waited += delay
                 attempt += 1
                 self._on_retry()
 

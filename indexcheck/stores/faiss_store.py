@@ -35,6 +35,7 @@ import numpy as np
 import xxhash
 
 from ..errors import DataFileError, InputError, SpecError
+from ..store_files import langchain_rows, parse_ids_json
 from ._local import exact_knn, ids_of
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .base import as_float32_matrix as _as_f32
@@ -92,15 +93,7 @@ def read_langchain_pickle(path: Path) -> tuple[list[str], list[str | None]]:
             payload = _DocstoreUnpickler(f).load()
         except Exception as exc:
             raise DataFileError(f"cannot read LangChain pickle {path}: {exc}") from None
-    docstore, index_to_id = payload[0], payload[1]
-    docs = _state_dict(docstore).get("_dict", {})
-    rows = sorted(index_to_id.items())
-    ids = [str(v) for _, v in rows]
-    texts: list[str | None] = []
-    for doc_id in ids:
-        doc = docs.get(doc_id)
-        texts.append(_state_dict(doc).get("page_content") if doc is not None else None)
-    return ids, texts
+    return langchain_rows(payload, path, _state_dict)
 
 
 class FaissStore(BaseStore):
@@ -174,11 +167,7 @@ class FaissStore(BaseStore):
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise DataFileError(f"cannot read {path}: {exc}") from None
-        if not isinstance(raw, list):
-            raise DataFileError(f"{path} must hold a JSON list of ids")
-        if raw and isinstance(raw[0], dict):
-            return [str(r["id"]) for r in raw], [r.get("text") for r in raw]
-        return [str(r) for r in raw], None
+        return parse_ids_json(raw, path)
 
     def _apply_search_params(self, values: dict[str, Any]) -> None:
         import faiss

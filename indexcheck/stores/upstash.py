@@ -46,6 +46,7 @@ from ..errors import (
 )
 from ..redact import redactor
 from ..retry import RetryPolicy
+from ..waiting import current as current_waiting
 from .base import (
     BaseStore,
     Fetched,
@@ -160,9 +161,10 @@ class UpstashStore(BaseStore):
                 f"{TOKEN_ENV} is not set; export the index's REST token (read-only is enough)"
             )
         p = spec.params
+        waiting = current_waiting()  # --timeout / --max-wait; the spec's own keys win
         retries = int(values.get("retries", 5))
         interval = float(values.get("retry_interval", 0.5))
-        timeout = float(values.get("timeout", 60.0))
+        timeout = float(values.get("timeout", waiting.timeout))
         batch = int(values.get("batch", MAX_READS))
         shown = {k: p[k] for k in PARAMS if k in p}
         clean = f"upstash:{url.rstrip('/')}" + (f"?{urlencode(shown)}" if shown else "")
@@ -172,7 +174,10 @@ class UpstashStore(BaseStore):
             namespace=p.get("namespace", ""),
             text_field=p.get("text_field") or "text",
             retry=RetryPolicy(
-                max_retries=retries, base_delay=interval, max_delay=max(20.0, interval)
+                max_retries=retries,
+                base_delay=interval,
+                max_delay=max(20.0, interval),
+                max_wait=waiting.max_wait,
             ),
             timeout=timeout,
             batch=batch,

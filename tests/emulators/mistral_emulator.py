@@ -18,7 +18,9 @@ issue threads): 401 ``{"message": "Unauthorized", "request_id"}``; 400/429/5xx
 reports them: more than ``max_inputs`` inputs or ``max_batch_tokens`` tokens -> 400.
 
 Knobs: :meth:`fail` (next N requests, or all, answer a status, optionally with Retry-After),
-``delay_s`` (slow replies), ``shuffle`` (reply rows in reverse order), ``requests`` (recorded).
+``delay_s`` (slow replies), ``shuffle`` (reply rows in reverse order), ``requests`` (recorded),
+``fail_after(n, status)`` (every request after the first ``n`` answers ``status``), and
+``truncate(times)`` (the next ``times`` 200 replies are cut in half, JSON left open).
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ class MistralEmulator:
         self.chat = ChatScript()  # scripted replies of POST /v1/chat/completions
         self._failures: list[tuple[int, float | None, dict[str, Any] | None]] = []
         self._fail_forever: tuple[int, float | None, dict[str, Any] | None] | None = None
+        self._fail_after: tuple[int, int] | None = None
+        self._truncate = 0
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -103,11 +107,23 @@ class MistralEmulator:
             else:
                 self._failures.extend([(status, retry_after, body)] * times)
 
+    def fail_after(self, n: int, status: int = 429) -> None:
+        """Serve the first ``n`` embedding requests from now, then answer ``status`` forever."""
+        with self._lock:
+            self._fail_after = (len(self.requests) + n, status)
+
+    def truncate(self, times: int = 1) -> None:
+        """Cut the next ``times`` 200 replies in half (a dropped connection mid-body)."""
+        with self._lock:
+            self._truncate += times
+
     def reset(self) -> None:
         """Drop pending failures and recorded requests."""
         with self._lock:
             self._failures.clear()
             self._fail_forever = None
+            self._fail_after = None
+            self._truncate = 0
             self.requests.clear()
 
     def __enter__(self) -> MistralEmulator:
@@ -158,6 +174,8 @@ class MistralEmulator:
             return 401, {}, {"message": "Unauthorized", "request_id": uuid.uuid4().hex}
         with self._lock:
             failure = self._failures.pop(0) if self._failures else self._fail_forever
+            if failure is None and self._fail_after and len(self.requests) > self._fail_after[0]:
+                failure = (self._fail_after[1], None, None)
         if failure is not None:
             status, retry_after, custom = failure
             extra = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
@@ -204,7 +222,16 @@ class MistralEmulator:
             rows.reverse()
         usage = {"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0}
         reply = {"id": uuid.uuid4().hex, "object": "list", "model": model, "data": rows}
+        with self._lock:
+            cut, self._truncate = self._truncate > 0, max(0, self._truncate - 1)
+        if cut:
+            whole = json.dumps(reply | {"usage": usage}).encode()
+            return 200, {}, Raw(whole[: len(whole) // 2])
         return 200, {}, reply | {"usage": usage}
+
+
+class Raw(bytes):
+    """A reply body sent as these bytes, not as JSON."""
 
 
 def _error(
@@ -228,7 +255,12 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         emulator: MistralEmulator = self.server.emulator  # type: ignore[attr-defined]
         status, extra, payload = emulator.handle(self.path, headers, raw)
-        data = payload if isinstance(payload, CutBody) else json.dumps(payload).encode()
+        if isinstance(payload, CutBody):
+            data: bytes = payload
+        elif isinstance(payload, Raw):
+            data = bytes(payload)
+        else:
+            data = json.dumps(payload).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

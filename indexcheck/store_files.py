@@ -1,0 +1,82 @@
+"""Validation of the id lists that sit beside a FAISS index: ``ids.json`` and LangChain's
+``index.pkl`` payload. Both come from user files, so a wrong shape is bad input (exit 2)
+naming the file and entry, never a KeyError deep inside a check.
+
+Hooks in ``stores/faiss_store.py``: ``_read_ids_json`` returns ``parse_ids_json(raw, path)``
+after ``json.loads``; ``read_langchain_pickle`` returns
+``langchain_rows(payload, path, _state_dict)`` after unpickling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .corpus import chunk_id
+from .errors import DataFileError
+
+
+def parse_ids_json(raw: Any, path: Path) -> tuple[list[str], list[str | None] | None]:
+    """(ids, texts or None) from a parsed ``ids.json``: a list of ids (strings or integers),
+    or a list of objects with ``id`` and optional ``text``; one kind throughout."""
+    if not isinstance(raw, list):
+        raise DataFileError(f"{path} must hold a JSON list of ids, got {type(raw).__name__}")
+    if not raw:
+        return [], None
+    as_objects = isinstance(raw[0], dict)
+    ids: list[str] = []
+    texts: list[str | None] = []
+    for n, entry in enumerate(raw):
+        where = f"{path} entry {n}"
+        if isinstance(entry, dict) != as_objects:
+            first = "objects" if as_objects else "plain ids"
+            raise DataFileError(
+                f"{where} mixes kinds: the list starts with {first}; use one kind throughout"
+            )
+        if not as_objects:
+            ids.append(chunk_id(entry, where, "id"))
+            continue
+        if "id" not in entry:
+            raise DataFileError(
+                f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}'
+            )
+        ids.append(chunk_id(entry["id"], where, "id"))
+        text = entry.get("text")
+        if text is not None and not isinstance(text, str):
+            raise DataFileError(f'{where}: "text" must be a string or null')
+        texts.append(text)
+    return ids, (texts if as_objects else None)
+
+
+def langchain_rows(
+    payload: Any, path: Path, state_dict: Callable[[Any], dict[str, Any]]
+) -> tuple[list[str], list[str | None]]:
+    """(ids in faiss row order, texts) from LangChain's ``(docstore, index_to_docstore_id)``;
+    any other shape is refused (exit 2). ``state_dict`` reads a stand-in object's state."""
+    if not isinstance(payload, tuple | list) or len(payload) < 2:
+        raise DataFileError(
+            f"{path} is not a LangChain FAISS pickle: expected (docstore, "
+            f"index_to_docstore_id), got {type(payload).__name__}"
+        )
+    docstore, index_to_id = payload[0], payload[1]
+    if not isinstance(index_to_id, dict) or not all(
+        isinstance(k, int) and not isinstance(k, bool) for k in index_to_id
+    ):
+        raise DataFileError(
+            f"{path} is not a LangChain FAISS pickle: index_to_docstore_id must map row "
+            "numbers to document ids"
+        )
+    rows = sorted(index_to_id.items())
+    if [k for k, _ in rows] != list(range(len(rows))):
+        raise DataFileError(f"{path}: index_to_docstore_id must number rows 0..n-1")
+    docs = state_dict(docstore).get("_dict", {})
+    if not isinstance(docs, dict):
+        raise DataFileError(f"{path}: the docstore holds no document dictionary")
+    ids = [chunk_id(v, f"{path} row {k}", "docstore id") for k, v in rows]
+    texts: list[str | None] = []
+    for doc_id in ids:
+        doc = docs.get(doc_id)
+        text = state_dict(doc).get("page_content") if doc is not None else None
+        texts.append(text if isinstance(text, str) else None)
+    return ids, texts

@@ -1,0 +1,77 @@
+"""Session fixtures: indexes built by LangChain and LlamaIndex themselves, built once.
+
+``framework_index(framework, layout, mode)`` builds on first use and caches for the
+session (each build embeds the same 50-chunk corpus, memoised per text). ``layout`` is
+``faiss``/``chroma``/``pgvector``/``pgvector-uuid`` (ids picked by LangChain: uuid4)/
+``pgvectorstore`` for LangChain and
+``simple``/``faiss``/``chroma``/``pgvector`` for LlamaIndex; ``mode`` is correct/shifted/foreign.
+The PostgreSQL layouts use the session's test server (tests/pg_support.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests import pg_support
+from tests.builders import langchain_indexes as lc
+from tests.builders import llamaindex_indexes as li
+from tests.builders.llamaindex_indexes import Built
+
+pg_server = pg_support.pg_server
+
+LAYOUTS = {
+    "langchain": ("faiss", "chroma", "pgvector", "pgvectorstore"),
+    "llamaindex": ("simple", "faiss", "chroma", "pgvector"),
+}
+PG_LAYOUTS = ("pgvector", "pgvector-uuid", "pgvectorstore")
+
+
+def database(server: pg_support.PgServer, name: str) -> str:
+    """A DSN for database ``name`` on the test server, created with pgvector on first use.
+
+    One database per mode: ``langchain_pg_embedding.id`` is unique across collections, so
+    the same chunk ids cannot live in two builds of one database."""
+    import psycopg
+
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = server.dsn.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return dsn
+
+
+@pytest.fixture(scope="session")
+def framework_index(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Callable[[str, str, str], Built]:
+    pytest.importorskip("langchain_community")
+    pytest.importorskip("llama_index.core")
+    root: Path = tmp_path_factory.mktemp("frameworks")
+    cache: dict[tuple[str, str, str], Built] = {}
+
+    def get(framework: str, layout: str, mode: str) -> Built:
+        key = (framework, layout, mode)
+        if key not in cache:
+            if framework == "llamaindex" and layout == "pgvector":
+                server = request.getfixturevalue("pg_server")
+                cache[key] = li.build_pgvector(database(server, f"li_{mode}"), mode)
+            elif layout in PG_LAYOUTS:
+                server = request.getfixturevalue("pg_server")
+                dsn = database(server, f"lc_{mode}")
+                if layout == "pgvectorstore":
+                    cache[key] = lc.build_pgvectorstore(dsn, mode)
+                else:
+                    cache[key] = lc.build_pgvector(dsn, mode, uuid_ids=layout == "pgvector-uuid")
+            else:
+                module = lc if framework == "langchain" else li
+                builder = getattr(module, f"build_{layout}")
+                cache[key] = builder(root, mode)
+        return cache[key]
+
+    return get

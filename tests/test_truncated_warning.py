@@ -1,0 +1,66 @@
+"""A chunk longer than the model reads is named in a ``truncated_text`` warning, in the
+sampled and the streamed check; a corpus of short chunks gets no such warning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexcheck.core.check_index import check_index
+from indexcheck.corpus import corpus_from_pairs
+from indexcheck.embedders.cache import CachedEmbedder
+from indexcheck.testing import HashEmbedder, MemoryStore
+
+
+class CuttingEmbedder(HashEmbedder):
+    """HashEmbedder that, like MiniLM, records texts longer than it reads (here 50 chars)."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=16)
+        self.truncated: set[str] = set()
+
+    def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        from indexcheck.corpus import text_hash
+
+        for t in texts:
+            if len(t) > 50:
+                self.truncated.add(text_hash(t))
+        return super()._embed_batch([t[:50] for t in texts])
+
+
+def _case(long: bool) -> tuple[object, object, object]:
+    texts = [f"chunk {i} about topic {i}" for i in range(30)]
+    if long:
+        texts[7] = "a very long chunk " * 20
+    ids = [f"c{i}" for i in range(30)]
+    embedder = CachedEmbedder(CuttingEmbedder(), None)
+    store = MemoryStore(ids, HashEmbedder(dimension=16).embed([t[:50] for t in texts]))
+    return corpus_from_pairs(ids, texts), store, embedder
+
+
+@pytest.mark.parametrize("sample", [None, 30])
+def test_long_chunk_is_named_in_a_warning(sample: int | None) -> None:
+    corpus, store, embedder = _case(long=True)
+    result = check_index(store, embedder, corpus, sample=sample, seed=1)
+    warns = [f for f in result.findings if f.kind == "truncated_text"]
+    assert result.ok  # a warning, not a fault: the stored vector is right for what was read
+    assert len(warns) == 1 and warns[0].chunk_ids == ["c7"]
+    assert warns[0].severity == "warning"
+
+
+def test_short_chunks_get_no_truncation_warning() -> None:
+    corpus, store, embedder = _case(long=False)
+    result = check_index(store, embedder, corpus, sample=None, seed=1)
+    assert not [f for f in result.findings if f.kind == "truncated_text"]
+
+
+def test_password_in_a_store_spec_warns_on_the_cli_without_showing_it() -> None:
+    from click.testing import CliRunner
+
+    from indexcheck.cli.app import cli
+
+    spec = "pgvector:postgresql://me:canary-pw-123@127.0.0.1:1/rag?table=chunks"
+    res = CliRunner().invoke(cli, ["probe-scale", "--store", spec])
+    assert res.exit_code == 3  # nothing listens on port 1: could not finish
+    assert "PGPASSWORD" in res.stderr and "warning:" in res.stderr
+    assert "canary-pw-123" not in res.stderr + res.stdout
