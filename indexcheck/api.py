@@ -4,7 +4,8 @@
 string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
 a path or what :func:`load_chunks`/:func:`load_questions` return. What a function opens
 from a spec it also closes; what it is given it leaves open. The core below never sees a
-spec string.
+spec string. Each result is stamped with its manifest here, through the same
+:func:`indexcheck.manifest.stamp` the CLI's ``finish`` uses.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ import numpy as np
 from .corpus import Corpus, load_chunks
 from .embedders import open_embedder
 from .embedders.base import Embedder
+from .manifest import Run, stamp
 from .questions import Question, load_questions
 from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
-    from .core.check_index import IntegrityResult
+    from .core.check_index import CheckIndexResult
     from .core.ci import CiResult
     from .core.ci_config import CiConfig
     from .core.compare_ann import AnnResult, QuerySet
@@ -70,7 +72,7 @@ def check_index(
     chunks: str | Path | Corpus | None,
     embedder: EmbedderLike = None,
     **options: Any,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     """Re-embed chunks and compare each with its stored vector (cosine, float32).
 
     ``options`` as :func:`indexcheck.core.check_index.check_index` (sample, seed,
@@ -78,17 +80,23 @@ def check_index(
     """
     from .core.check_index import check_index as run
 
+    started = Run("check-index")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
-        return run(s, e, _corpus(chunks), **options)
+        result = run(s, e, _corpus(chunks), **options)
+        stamp(result, started, s, e, seed=options.get("seed"))
+        return result
 
 
 def probe_scale(store: StoreLike, **options: Any) -> ScaleResult:
     """Which formula the store's scores follow (probes, k, seed as the CLI)."""
     from .core.probe_scale import probe_scale as run
 
+    started = Run("probe-scale")
     with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
-        return run(s, **options)
+        result = run(s, **options)
+        stamp(result, started, s)
+        return result
 
 
 def sweep_threshold(
@@ -102,12 +110,15 @@ def sweep_threshold(
     from .core.retrieval import scale_converters
     from .core.sweep_threshold import sweep_threshold as run
 
+    started = Run("sweep-threshold")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
         if "higher_is_better" not in options:
             hib, to_cos, scale = scale_converters(s)
             options.update(higher_is_better=hib, to_cosine=to_cos, scale=scale)
-        return run(s, e, _questions(questions), **options)
+        result = run(s, e, _questions(questions), **options)
+        stamp(result, started, s, e)
+        return result
 
 
 def compare_ann(
@@ -121,10 +132,13 @@ def compare_ann(
     from .core.compare_ann import compare_ann as run
 
     noise = options.pop("noise", DEFAULT_NOISE)
+    started = Run("compare-ann")
     with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
         if isinstance(queries, int):
             queries = sample_queries(s, queries, options.get("seed", 0), noise)
-        return run(s, queries, **options)
+        result = run(s, queries, **options)
+        stamp(result, started, s, seed=options.get("seed"))
+        return result
 
 
 def diagnose(
@@ -139,13 +153,16 @@ def diagnose(
     from .core.retrieval import marked_refusals, scale_converters
 
     corpus = _corpus(chunks)
+    started = Run("diagnose")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
         if "higher_is_better" not in options:
             hib, to_cos, _ = scale_converters(s)
             options.update(higher_is_better=hib, to_cosine=to_cos)
         options.setdefault("refusal_marked", marked_refusals(corpus))
-        return run(s, e, _questions(questions), corpus, **options)
+        result = run(s, e, _questions(questions), corpus, **options)
+        stamp(result, started, s, e, seed=options.get("seed"))
+        return result
 
 
 def run_ci(
@@ -161,6 +178,7 @@ def run_ci(
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
     needs_embedder = bool(config.check_index or config.diagnose)
+    started = Run("ci")
     with ExitStack() as stack:
         store = open_store(config.store, StoreOptions(trust_pickle=config.trust_pickle))
         stack.callback(store.close)
@@ -170,7 +188,9 @@ def run_ci(
             cache = getattr(embedder, "cache", None)
             if cache is not None:
                 stack.callback(cache.close)
-        return run(config, baseline, progress, store=store, embedder=embedder)
+        result = run(config, baseline, progress, store=store, embedder=embedder)
+        stamp(result, started, store, embedder)
+        return result
 
 
 def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:

@@ -38,7 +38,7 @@ from ..errors import DataFileError, DimensionMismatchError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .check_findings import ChunkCheck, other_findings, run_finding, truncated_finding
-from .check_index import IntegrityResult
+from .check_index import CheckIndexResult
 from .stream_store import (
     OK_CODE,
     IdIndex,
@@ -91,7 +91,7 @@ def check_all(
     say: Callable[[str], None] | None = None,
     tick: Tick | None = None,
     scratch_dir: str | None = None,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     """Check every chunk against its stored vector in blocks; the result of ``check_index
     (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
     :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given."""
@@ -175,7 +175,7 @@ def _run(
     say: Callable[[str], None],
     tick: Tick,
     store_count: int,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     d = embedder.dimension
     say(f"embedding every chunk with {embedder.model_id}")
     ids, th = _embed_pass(source, embedder, fresh, block, engine, tick)
@@ -292,7 +292,7 @@ def _run(
             bad[q] if q in bad else ChunkCheck(ids.id_at(q), q, float(cosine[q]), Status.OK)
             for q in range(n)
         ]
-    result = IntegrityResult(
+    result = CheckIndexResult(
         ok=not any(f.severity == "error" for f in findings),
         checked=n,
         mode="all",

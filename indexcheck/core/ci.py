@@ -35,8 +35,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -44,8 +46,8 @@ import numpy as np
 from ..corpus import Corpus, load_chunks
 from ..embedders.base import Embedder
 from ..errors import InputError
-from ..manifest import Run
 from ..questions import Question, load_questions
+from ..sections import Section
 from ..stores.base import VectorStore
 from .ci_config import (
     ANN_RATES,
@@ -103,6 +105,9 @@ class CiResult:
     config: dict[str, Any]
     summary: str = ""
     manifest: dict[str, Any] = field(default_factory=dict)
+    # What the manifest needs (seed, fingerprint, config, each check's timing and
+    # embedding cost); stamped by indexcheck.manifest.stamp, never in the JSON itself.
+    manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)
     #: how the baseline's store or embedder differs from this run's (``--baseline-any-store``)
     baseline_differences: list[str] = field(default_factory=list)
 
@@ -112,8 +117,17 @@ class CiResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("manifest_facts")
         d["ok"] = self.ok
         return d
+
+    def sections(self) -> list[Section]:
+        """The report's sections (gates, baseline, each check, manifests), then the
+        terminal summary."""
+        from .sections import sections_of
+        from .summaries import ci_summary
+
+        return [*sections_of(self.to_dict()), *ci_summary(self)]
 
 
 # -- running -----------------------------------------------------------------------------
@@ -176,7 +190,6 @@ def run_ci(
     never returns a PASS for what it did not measure. Closes nothing: the caller opened
     the store and embedder and closes them."""
     say = progress or _quiet
-    run = Run("ci")
     base_outcomes = None
     if baseline is not None:
         if config.diagnose is None:
@@ -203,18 +216,26 @@ def run_ci(
     gates: list[GateRow] = []
     results: dict[str, dict[str, Any]] = {}
     scale = None
+    checks_run: dict[str, dict[str, Any]] = {}
 
     def timed(name: str, fn: Callable[[], Any]) -> Any:
-        sub = Run(name)
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        started = time.perf_counter()
         before = _embed_snapshot(embedder)
         say(f"{name}: running")
         res = fn()
-        manifest = getattr(res, "manifest", None) or sub.manifest(
-            store, embedder, seed=config.seed, fingerprint=fingerprint
-        )
+        facts: dict[str, Any] = {
+            "seed": config.seed,
+            "fingerprint": fingerprint,
+            **getattr(res, "manifest_facts", {}),
+            "started_at": started_at,
+            "wall_seconds": round(time.perf_counter() - started, 3),
+            # a check that embeds nothing (probe-scale) names no embedder, as before
+            "with_embedder": not hasattr(res, "manifest_facts"),
+        }
         if embedder is not None:
-            manifest["embedding"] = _delta(before, _embed_snapshot(embedder))
-        res.manifest = manifest
+            facts["embedding"] = _delta(before, _embed_snapshot(embedder))
+        checks_run[name] = facts
         results[name] = res.to_dict()
         return res
 
@@ -261,15 +282,13 @@ def run_ci(
         config=config.to_dict(),
     )
     result.summary = _summary(result)
-    result.manifest = run.manifest(
-        store,
-        embedder,
-        seed=config.seed,
-        fingerprint=fingerprint,
-        config=config.source,
-        baseline=base_section["path"] if base_section else None,
-        seconds_by_check={n: r.get("manifest", {}).get("wall_seconds") for n, r in results.items()},
-    )
+    result.manifest_facts = {
+        "seed": config.seed,
+        "fingerprint": fingerprint,
+        "config": config.source,
+        "baseline": base_section["path"] if base_section else None,
+        "checks": checks_run,
+    }
     return result
 
 
