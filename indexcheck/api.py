@@ -26,13 +26,16 @@ from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
+    from .core.answers import AnswerRow
     from .core.check_index import CheckIndexResult
     from .core.ci import CiResult
     from .core.ci_config import CiConfig
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
+    from .core.judge import JudgeResult
     from .core.probe_scale import ScaleResult
     from .core.sweep_threshold import SweepResult
+    from .judges.base import Judge
 
 StoreLike = str | VectorStore
 EmbedderLike = str | Embedder | None
@@ -193,6 +196,46 @@ def run_ci(
         return result
 
 
+def judge(
+    answers: str | Path | Sequence[AnswerRow],
+    judge: str | Judge,
+    *,
+    prompt: str | Path | None = None,
+    cache: str | Path | None = None,
+    **options: Any,
+) -> JudgeResult:
+    """Grade each answer's claims against the context it was given (``indexcheck judge``).
+
+    ``answers`` a JSONL/CSV/Parquet path or loaded rows; ``judge`` a spec
+    (``mistral:MODEL``, ``openai:URL?model=M``, ``py:module:function``) or an opened judge;
+    ``prompt`` a prompt file (default: the shipped one); ``cache`` a SQLite file for
+    judgements. ``options`` as :func:`indexcheck.core.judge.judge_answers` (retries,
+    refusal_pattern, allow_unjudged). ``result.ok`` is the verdict; groundedness is never NaN.
+    """
+    from .core.answers import load_answers
+    from .core.judge import judge_answers, load_prompt
+    from .judges import JudgementCache, open_judge
+
+    rows = load_answers(Path(answers)) if isinstance(answers, str | Path) else answers
+    loaded = load_prompt(prompt)
+    opened = open_judge(judge) if isinstance(judge, str) else judge
+    store = JudgementCache(Path(cache)) if cache is not None else None
+    started = Run("judge")
+    try:
+        result = judge_answers(rows, opened, loaded, cache=store, **options)
+    finally:
+        if store is not None:
+            store.close()
+    stamp(
+        result,
+        started,
+        judge={"model_id": opened.model_id},
+        judging=opened.stats.as_dict(),
+        prompt={"version": loaded.version, "source": loaded.source},
+    )
+    return result
+
+
 def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
     """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
     from .embedders.cache import CachedEmbedder, EmbeddingCache
@@ -207,6 +250,7 @@ __all__ = [
     "check_index",
     "compare_ann",
     "diagnose",
+    "judge",
     "load_chunks",
     "load_questions",
     "open_embedder",

@@ -87,3 +87,15 @@ def test_sweep_threshold_and_diagnose(small_kb: dict[str, Path], questions: Path
 def test_open_embedder_gives_float32_rows() -> None:
     x = indexcheck.open_embedder(SPEC).embed(["a", "b"])
     assert x.dtype == np.float32 and x.shape == (2, 32)
+
+
+def test_judge_from_a_spec_with_the_fixture_case() -> None:
+    """``indexcheck.judge`` grades the fixture answers through a ``py:`` judge: counts per
+    verdict, a never-NaN supported rate, the prompt version and the judge in the manifest."""
+    result = indexcheck.judge("fixtures/judge/answers.jsonl", "py:tests.judge_hook:fixture_judge")
+    assert result.manifest["command"] == "judge"
+    assert result.manifest["prompt"]["version"] == result.prompt_version
+    rate = result.supported_rate
+    assert rate["value"] is not None and 0.0 <= rate["value"] <= 1.0
+    assert sum(result.counts.values()) == rate["n"]
+    assert result.sections()  # the report sections come from the result itself
