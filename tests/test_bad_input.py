@@ -195,6 +195,7 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     ("langchain_pickle_wrong_shape", lambda w: ["check-index", "--store", _langchain_wrong_shape(w), "--trust-pickle", *EMB], 2, 'is not a LangChain FAISS pickle', None),
     # -- option values -----------------------------------------------------------------------
     ("seed_negative", lambda w: _check(w, "--seed", "-1"), 2, "invalid value for '--seed': -1 is not in the range", None),
+    ("sample_zero", lambda w: [*_check(w), "--sample", "0"], 2, "invalid value for '--sample': 0 is not in the range", None),
     ("min_cosine_nan", lambda w: _check(w, "--min-cosine", "nan"), 2, "'nan' is not a finite number", None),
     ("min_cosine_inf", lambda w: _check(w, "--min-cosine", "inf"), 2, "'inf' is not a finite number", None),
     ("threshold_nan", lambda w: ["diagnose", "--store", w.good, *EMB, "--questions", w.raw("q.jsonl", b'{"id":"q","question":"x","in_scope":false}\n'), "--threshold", "nan"], 2, "'nan' is not a finite number", None),

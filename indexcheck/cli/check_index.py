@@ -34,7 +34,9 @@ from .session import open_corpus, session
 @store_option
 @embedder_option
 @chunks_option
-@click.option("--sample", type=int, default=100, show_default=True, help="Chunks to check.")
+@click.option(
+    "--sample", type=click.IntRange(1), default=100, show_default=True, help="Chunks to check."
+)
 @click.option("--all", "check_all", is_flag=True, help="Check every chunk (and list orphans).")
 @seed_option
 @click.option(
