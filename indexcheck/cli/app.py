@@ -101,6 +101,7 @@ def _register() -> None:
     from .check_index import check_index_cmd
     from .ci import ci_cmd
     from .diagnose import diagnose_cmd
+    from .diff_index import diff_index_cmd
     from .embed import embed_cmd
     from .model import model_group
     from .scale import convert_threshold_cmd, probe_scale_cmd
@@ -110,6 +111,7 @@ def _register() -> None:
     cli.add_command(compare_ann_cmd)
     cli.add_command(ci_cmd)
     cli.add_command(diagnose_cmd)
+    cli.add_command(diff_index_cmd)
     cli.add_command(embed_cmd)
     cli.add_command(model_group)
     cli.add_command(probe_scale_cmd)
