@@ -294,6 +294,7 @@ def _join(
     finally:
         vo.close()
         vn.close()
+    say("listing added, changed and removed texts")
     rows.extend(_unpaired(con, sn.keys))
     dups = [str(r[0]) for r in con.execute("SELECT id FROM n WHERE r > 1 ORDER BY seq").fetchall()]
     result = DiffResult(
@@ -326,36 +327,44 @@ def _find_holders(
     """New seq -> new id (old id if removed) of the text whose old vector it holds."""
     import pyarrow as pa
 
-    moved_tbl = pa.table({"seq": pa.array(moved)})
-    con.register("moved", moved_tbl)
-    union = " UNION ".join(
-        f"SELECT m.seq AS nseq, o.seq AS oseq FROM moved m JOIN n ON n.seq = m.seq "
-        f"JOIN o ON o.k{t} = n.k{t} AND (o.h1 <> n.h1 OR o.h2 <> n.h2) "
-        f"WHERE o.flag = {int(Flag.OK)}"
-        for t in range(4)
+    # Small tables of known size first, so that every join builds its hash table on them
+    # and streams the 2 x n key rows past it (never the other way round).
+    con.register("moved", pa.table({"seq": pa.array(moved)}))
+    con.execute("CREATE TEMP TABLE mv AS SELECT seq FROM moved")
+    con.unregister("moved")
+    con.execute(
+        "CREATE TEMP TABLE mk AS SELECT seq, h1, h2, k0, k1, k2, k3 FROM n "
+        "WHERE seq IN (SELECT seq FROM mv)"
     )
     best: dict[int, tuple[float, int]] = {}
-    for b in batches(con, f"SELECT * FROM ({union}) ORDER BY nseq", BLOCK):
-        cos = (vn.gather(b["nseq"]) * vo.gather(b["oseq"])).sum(axis=1)
-        for i in np.flatnonzero(cos >= min_cosine):
-            ns, c = int(b["nseq"][i]), float(cos[i])
-            if ns not in best or c > best[ns][0]:
-                best[ns] = (c, int(b["oseq"][i]))
-    con.unregister("moved")
+    for t in range(4):
+        sql = (
+            f"SELECT mk.seq AS nseq, o.seq AS oseq FROM mk JOIN "
+            f"(SELECT seq, h1, h2, k{t} FROM o WHERE flag = {int(Flag.OK)}) o "
+            f"ON o.k{t} = mk.k{t} WHERE o.h1 <> mk.h1 OR o.h2 <> mk.h2"
+        )
+        for b in batches(con, sql, BLOCK):
+            order = np.argsort(b["nseq"], kind="stable")
+            nseq, oseq = b["nseq"][order], b["oseq"][order]
+            cos = (vn.gather(nseq) * vo.gather(oseq)).sum(axis=1)
+            for i in np.flatnonzero(cos >= min_cosine):
+                ns, c = int(nseq[i]), float(cos[i])
+                if ns not in best or c > best[ns][0]:
+                    best[ns] = (c, int(oseq[i]))
+    con.execute("DROP TABLE mk")
+    con.execute("DROP TABLE mv")
     if not best:
         return {}
-    found = pa.table(
-        {
-            "nseq": pa.array(list(best), pa.int64()),
-            "oseq": pa.array([v[1] for v in best.values()], pa.int64()),
-        }
-    )
-    con.register("found", found)
-    named = con.execute(
-        "SELECT f.nseq, coalesce(p.nid, p.oid) FROM found f JOIN pairs p ON p.oseq = f.oseq"
-    ).fetchall()
+    oseqs = sorted({v[1] for v in best.values()})
+    con.register("found", pa.table({"oseq": pa.array(oseqs, pa.int64())}))
+    con.execute("CREATE TEMP TABLE fo AS SELECT oseq FROM found")
     con.unregister("found")
-    return {int(a): str(b) for a, b in named}
+    named = con.execute(
+        "SELECT oseq, coalesce(nid, oid) FROM pairs WHERE oseq IN (SELECT oseq FROM fo)"
+    ).fetchall()
+    con.execute("DROP TABLE fo")
+    name_of = {int(a): str(b) for a, b in named}
+    return {ns: name_of[os_] for ns, (_, os_) in best.items() if os_ in name_of}
 
 
 def _unpaired(con: Any, new_keys: Path) -> list[DiffRow]:
