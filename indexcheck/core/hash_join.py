@@ -4,8 +4,8 @@ Each store is streamed once into a spill folder: a Parquet file of keys per row 
 = position in the store's iteration order, ``id``, the text's xxh3-128 as ``h1``/``h2``,
 the stored length ``dim``, a :class:`Flag`, four 24-bit LSH keys) and a raw float32 file of
 unit vectors in ``seq`` order. DuckDB joins the keys (it spills to disk past its memory
-limit); vectors are gathered block by block from the raw files through a memory map whose
-pages are released after each block, so peak memory does not grow with the vectors.
+limit); vectors are read back block by block from the raw files with explicit reads, so
+peak memory does not grow with the vectors.
 
 Texts are normalised before hashing (NFC, ``\\r\\n`` -> ``\\n``, outer whitespace stripped):
 a reindex that only re-encodes line endings still pairs.
@@ -13,7 +13,6 @@ a reindex that only re-encodes line endings still pairs.
 
 from __future__ import annotations
 
-import mmap
 import os
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -227,32 +226,37 @@ def _block_vectors(
 
 
 class VectorFile:
-    """Random access to a spilled float32 (rows, d) file; pages are dropped after each
-    :meth:`gather`, so the resident set stays at one block."""
+    """Random access to a spilled float32 (rows, d) file by explicit reads (``preadv`` of
+    each run of consecutive rows), so that nothing but the block asked for is resident: a
+    memory map would count the kernel's read-around of every random row as ours."""
 
     def __init__(self, path: Path, dimension: int) -> None:
         self.dimension = dimension
-        self._f = path.open("rb")
-        size = os.fstat(self._f.fileno()).st_size
-        self._mm = mmap.mmap(self._f.fileno(), size, access=mmap.ACCESS_READ) if size else None
-        self._arr = (
-            np.frombuffer(self._mm, dtype=np.float32).reshape(-1, dimension)
-            if self._mm is not None
-            else np.zeros((0, dimension), dtype=np.float32)
-        )
+        self._fd = os.open(path, os.O_RDONLY)
 
     def gather(self, seqs: np.ndarray) -> np.ndarray:
-        """float32 (len(seqs), d) copy of the rows at ``seqs``."""
-        out: np.ndarray = self._arr[np.asarray(seqs, dtype=np.int64)]
-        if self._mm is not None and hasattr(mmap, "MADV_DONTNEED"):
-            self._mm.madvise(mmap.MADV_DONTNEED)
+        """float32 (len(seqs), d) copy of the rows at ``seqs`` (any order, repeats allowed)."""
+        seqs = np.asarray(seqs, dtype=np.int64)
+        d = self.dimension
+        if seqs.size == 0 or d == 0:
+            return np.zeros((seqs.size, d), dtype=np.float32)
+        uniq, inverse = np.unique(seqs, return_inverse=True)
+        buf = np.empty((uniq.size, d), dtype=np.float32)
+        raw = buf.data.cast("B")
+        row = 4 * d
+        breaks = np.flatnonzero(np.diff(uniq) != 1) + 1
+        starts = np.concatenate([[0], breaks])
+        ends = np.concatenate([breaks, [uniq.size]])
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            want, offset = (b - a) * row, int(uniq[a]) * row
+            got = os.preadv(self._fd, [raw[a * row : b * row]], offset)
+            if got != want:
+                raise OSError(f"short read in the spill file at row {uniq[a]}")
+        out: np.ndarray = buf[inverse.reshape(-1)]
         return out
 
     def close(self) -> None:
-        del self._arr
-        if self._mm is not None:
-            self._mm.close()
-        self._f.close()
+        os.close(self._fd)
 
 
 def connect(folder: Path, memory_limit: str = "256MB", threads: int | None = None) -> Any:
