@@ -52,6 +52,7 @@ def test_the_faster_runtime_is_chosen_once_then_read_from_the_cache(
     calls.clear()
     _, label, info = runtime_choice.choose(builders, _Tok(), 2)
     assert label == "ort" and info["source"] == "cache" and calls == ["ort"]
+    assert info["short"] == info["long"] == "onnxruntime"
     # another thread count (or CPU, or library version) is another key: measured again
     calls.clear()
     runtime_choice.choose(builders, _Tok(), 1)
@@ -61,6 +62,39 @@ def test_the_faster_runtime_is_chosen_once_then_read_from_the_cache(
     calls.clear()
     runtime_choice.choose(builders, _Tok(), 2)
     assert calls == ["ort", "ov"]
+
+
+def test_a_runtime_faster_on_short_texts_only_gets_the_short_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 2-core AVX-512 case: onnxruntime wins short sentences, OpenVINO paragraphs."""
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path))
+
+    def slow_short(label: str, fixed: float, per_token: float):
+        def build():
+            def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
+                time.sleep(fixed + per_token * feeds["input_ids"].size)
+                used.append(label)
+                return np.zeros((*feeds["input_ids"].shape, 384), dtype=np.float32)
+
+            return run, label
+
+        return build
+
+    used: list[str] = []
+    builders = {
+        "onnxruntime": slow_short("ort", 0.0, 5e-5),  # cheap to start, slow per token
+        "openvino": slow_short("ov", 0.03, 1e-7),  # a fixed cost per call, fast per token
+    }
+    run, label, info = runtime_choice.choose(builders, _Tok(), 2)
+    assert (info["short"], info["long"]) == ("onnxruntime", "openvino")
+    assert label == "ort (<= 64 tokens) + ov"
+    used.clear()
+    run({"input_ids": np.zeros((4, 20), dtype=np.int64)})
+    run({"input_ids": np.zeros((4, 200), dtype=np.int64)})
+    assert used == ["ort", "ov"]
+    _, label2, info = runtime_choice.choose(builders, _Tok(), 2)
+    assert label2 == label and info["source"] == "cache"
 
 
 def test_cgroup_quota_caps_the_threads(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def _why(choice: dict[str, object]) -> str:
         return "OpenVINO is not installed"
     when = choice.get("measured_at")
     src = "measured now" if choice.get("source") == "measured" else f"measured {when}, cached"
-    return f"faster on paragraphs here; {src}"
+    return f"the faster for each text length here; {src}"
 
 
 @model_group.command("install")

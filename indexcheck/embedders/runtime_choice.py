@@ -3,8 +3,9 @@
 OpenVINO is not faster everywhere: 2-3x onnxruntime on a CPU with AMX, 0.76x on a 2-core
 AVX-512 machine without it. So ``auto`` times both runtimes on a fixed workload (short
 sentences and 256-token paragraphs, best of two, about 1 s in all on 2 cores) the first time the
-model is opened, keeps the faster on paragraphs (check-index embeds chunks), and caches the
-choice and the rates in ``$INDEXCHECK_CACHE_DIR/minilm-runtime.json`` under a key made of
+model is opened and keeps the faster for each: one runtime when it wins both, else short
+batches (<= 64 tokens wide) on one and longer ones on the other. It caches the choice and
+the rates in ``$INDEXCHECK_CACHE_DIR/minilm-runtime.json`` under a key made of
 the CPU model, its flags, the two libraries' versions and the thread count. A changed
 library or CPU measures again. ``INDEXCHECK_MINILM_RUNTIME`` skips all of this.
 """
@@ -30,6 +31,7 @@ from ..cachedir import cache_root
 
 Runner = Callable[[dict[str, np.ndarray]], np.ndarray]
 CACHE_FILE = "minilm-runtime.json"
+SPLIT_WIDTH = 64  # batches up to this many tokens wide count as short texts
 _WORDS = (
     "the library renews loans online and holds printed books for members who ask at the "
     "desk during opening hours while children study quietly in the reading room upstairs"
@@ -154,33 +156,48 @@ def measure(run: Runner, work: dict[str, tuple[int, dict[str, np.ndarray]]]) -> 
     return rates
 
 
+def _split(short: tuple[Runner, str], long: tuple[Runner, str]) -> tuple[Runner, str]:
+    """One runner that sends batches up to SPLIT_WIDTH tokens wide to ``short``'s runtime
+    and wider ones to ``long``'s (the embedder batches texts sorted by length)."""
+    run_short, run_long = short[0], long[0]
+
+    def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
+        wide = feeds["input_ids"].shape[1] > SPLIT_WIDTH
+        return run_long(feeds) if wide else run_short(feeds)
+
+    return run, f"{short[1]} (<= {SPLIT_WIDTH} tokens) + {long[1]}"
+
+
 def choose(
     builders: dict[str, Callable[[], tuple[Runner, str]]], tokenizer: Any, threads: int
 ) -> tuple[Runner, str, dict[str, Any]]:
-    """Build the cached choice, or time every runtime and keep the fastest on paragraphs.
+    """Build the cached choice, or time every runtime on short and on paragraph-length
+    batches and keep the faster for each (one runtime when it wins both, else a split by
+    batch width).
 
-    Returns (runner, runtime label, the calibration entry with ``runtime``, ``rates`` by
-    runtime label, ``measured_at`` and ``source`` ``cache`` or ``measured``).
+    Returns (runner, runtime label, the calibration entry with ``runtime``, ``short`` and
+    ``long`` (builder names), ``rates`` by runtime label, ``measured_at`` and ``source``
+    ``cache`` or ``measured``).
     """
     entry = cached(threads)
-    if entry is not None and entry.get("builder") in builders:
-        run, label = builders[entry["builder"]]()
+    if entry is not None and {entry.get("short"), entry.get("long")} <= set(builders):
+        run, label = _assemble(builders, entry["short"], entry["long"])
         return run, label, {**entry, "source": "cache"}
     work = _workload(tokenizer)
     t0 = time.perf_counter()
-    results: list[tuple[float, str, str, Runner]] = []
+    built: dict[str, tuple[Runner, str]] = {}
     rates: dict[str, dict[str, float]] = {}
     for name, build in builders.items():
-        run, label = build()
-        r = measure(run, work)
-        rates[label] = r
-        results.append((r["paragraph"], name, label, run))
-    results.sort(key=lambda x: -x[0])
-    _, name, label, run = results[0]
+        built[name] = build()
+        rates[name] = measure(built[name][0], work)
+    short = max(rates, key=lambda k: rates[k]["short"])
+    long = max(rates, key=lambda k: rates[k]["paragraph"])
+    run, label = _assemble(builders, short, long, built)
     entry = {
         "runtime": label,
-        "builder": name,
-        "rates": rates,
+        "short": short,
+        "long": long,
+        "rates": {built[k][1]: v for k, v in rates.items()},
         "threads": threads,
         "key": cache_key(threads),
         "calibration_seconds": round(time.perf_counter() - t0, 2),
@@ -188,3 +205,17 @@ def choose(
     }
     _store(threads, entry)
     return run, label, {**entry, "source": "measured"}
+
+
+def _assemble(
+    builders: dict[str, Callable[[], tuple[Runner, str]]],
+    short: str,
+    long: str,
+    built: dict[str, tuple[Runner, str]] | None = None,
+) -> tuple[Runner, str]:
+    have = dict(built or {})
+    for name in {short, long} - set(have):
+        have[name] = builders[name]()
+    if short == long:
+        return have[short]
+    return _split(have[short], have[long])
