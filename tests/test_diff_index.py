@@ -220,6 +220,18 @@ def test_cli_bad_input_is_exit_2(kb_folders: dict[str, Path]) -> None:
     assert res.exit_code == 2 and "--embedder" in res.output
 
 
+def test_bad_numbers_are_refused_before_any_work() -> None:
+    from indexcheck.errors import InputError
+
+    ids, texts, vecs = kb(10)
+    store = MemoryStore(ids, vecs, texts)
+    with pytest.raises(InputError, match="min-cosine"):
+        diff_index(store, store, min_cosine=float("nan"))
+    with pytest.raises(InputError, match="memory-limit"):
+        diff_index(store, store, memory_limit="1GB'; DROP TABLE x; --")
+    assert store.requests["iter"] == 0
+
+
 def test_cli_prints_ids_as_data_not_markup(tmp_path: Path) -> None:
     ids, texts, vecs = kb(20)
     write_faiss_folder(tmp_path / "old", ids, vecs, texts)

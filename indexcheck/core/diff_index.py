@@ -37,7 +37,7 @@ from ..corpus import Corpus, corpus_from_pairs
 from ..embedders.base import Embedder
 from ..errors import DimensionMismatchError, InputError
 from ..stores.base import VectorStore
-from .hash_join import Flag, VectorFile, batches, connect, spill_store
+from .hash_join import Flag, VectorFile, batches, check_memory_limit, connect, spill_store, sql_str
 from .integrity import check_index
 
 BLOCK = 16384
@@ -178,14 +178,17 @@ def diff_index(
     any work.
     """
     say = progress or (lambda _msg: None)
+    if sample_new is not None and sample_new < 0:
+        raise InputError("--sample-new must be 0 or more")
+    if not -1.0 <= min_cosine <= 1.0:  # also refuses NaN
+        raise InputError(f"--min-cosine {min_cosine} is not a cosine; use a number in [-1, 1]")
+    check_memory_limit(memory_limit)
     d_old, d_new = _dimension(old), _dimension(new)
     if embedder is not None and d_new and embedder.dimension != d_new:
         raise DimensionMismatchError(
             f"the new index holds {d_new}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the new index was built with"
         )
-    if sample_new is not None and sample_new < 0:
-        raise InputError("--sample-new must be 0 or more")
     own = workdir is None
     folder = Path(tempfile.mkdtemp(prefix="indexcheck-diff-")) if own else Path(workdir or ".")
     folder.mkdir(parents=True, exist_ok=True)
@@ -233,7 +236,7 @@ def _join(
     for name, side in (("o", so), ("n", sn)):
         con.execute(
             f"CREATE TABLE {name} AS SELECT {keys}, row_number() OVER "
-            f"(PARTITION BY h1, h2 ORDER BY seq) AS r FROM read_parquet('{side.keys}') "
+            f"(PARTITION BY h1, h2 ORDER BY seq) AS r FROM read_parquet({sql_str(side.keys)}) "
             f"WHERE flag <> {int(Flag.ORPHAN)}"
         )
     con.execute(
@@ -389,7 +392,10 @@ def _unpaired(con: Any, new_keys: Path) -> list[DiffRow]:
         if str(oid) not in changed:
             rows.append(DiffRow(None, str(oid), DiffStatus.REMOVED))
     # orphans were kept out of the join; list them from the spilled keys of the new side
-    q = f"SELECT id FROM read_parquet('{new_keys}') WHERE flag = {int(Flag.ORPHAN)} ORDER BY seq"
+    q = (
+        f"SELECT id FROM read_parquet({sql_str(new_keys)}) "
+        f"WHERE flag = {int(Flag.ORPHAN)} ORDER BY seq"
+    )
     rows.extend(
         DiffRow(str(i), None, DiffStatus.ORPHAN_VECTOR) for (i,) in con.execute(q).fetchall()
     )

@@ -14,6 +14,7 @@ a reindex that only re-encodes line endings still pairs.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import numpy as np
 import xxhash
 
 from ..corpus import Corpus
-from ..errors import DataFileError
+from ..errors import DataFileError, InputError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows
 
@@ -259,13 +260,25 @@ class VectorFile:
         os.close(self._fd)
 
 
+def sql_str(value: object) -> str:
+    """A SQL string literal (paths may hold quotes)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def check_memory_limit(value: str) -> None:
+    """Refuse a DuckDB memory limit that is not a size such as ``256MB`` or ``2GiB``."""
+    if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)", value.strip(), re.IGNORECASE):
+        raise InputError(f"--memory-limit {value!r} is not a size; write it like 256MB or 2GB")
+
+
 def connect(folder: Path, memory_limit: str = "256MB", threads: int | None = None) -> Any:
     """A DuckDB connection that spills to ``folder`` past ``memory_limit``."""
     import duckdb
 
+    check_memory_limit(memory_limit)
     con = duckdb.connect()
-    con.execute(f"SET memory_limit='{memory_limit}'")
-    con.execute(f"SET temp_directory='{folder / 'duckdb.tmp'}'")
+    con.execute(f"SET memory_limit={sql_str(memory_limit.strip())}")
+    con.execute(f"SET temp_directory={sql_str(folder / 'duckdb.tmp')}")
     con.execute(f"SET threads={int(threads or min(4, os.cpu_count() or 1))}")
     con.execute("SET preserve_insertion_order=false")
     return con
