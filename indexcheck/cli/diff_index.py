@@ -6,20 +6,21 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ..core.diff_index import DiffResult, diff_index
 from ..corpus import load_chunks
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
-from ..report.manifest import Run
-from .options import human_console, output_options, progress, seed_option, write_json
-from .session import open_embedder_cached, open_store_from_cli
+from ..errors import InputError
+from ..textsafe import escape_rich as escape
+from .command import Command
+from .finish import finish
+from .options import output_options, progress, seed_option
+from .session import session
 
 SHOWN_ROWS = 20
 
 
-@click.command("diff-index")
+@click.command("diff-index", cls=Command)
 @click.option("--old", "old_spec", required=True, metavar="SPEC", help="The index in production.")
 @click.option("--new", "new_spec", required=True, metavar="SPEC", help="The rebuilt index.")
 @click.option("--trust-pickle", is_flag=True, help="Allow reading LangChain's index.pkl.")
@@ -66,7 +67,9 @@ SHOWN_ROWS = 20
     help="DuckDB's memory limit for the join; it spills to disk past it.",
 )
 @output_options
+@click.pass_context
 def diff_index_cmd(
+    ctx: click.Context,
     old_spec: str,
     new_spec: str,
     trust_pickle: bool,
@@ -86,16 +89,16 @@ def diff_index_cmd(
     report_dir: Path | None,
 ) -> None:
     """Pair old and new by text hash, compare every unchanged text's vectors, list the rest."""
-    run = Run("diff-index")
     if embedder_spec is None and (sample_new is not None or all_new):
         raise InputError("--sample-new and --all-new re-embed new texts; add --embedder SPEC")
     if sample_new is not None and all_new:
         raise InputError("pass --sample-new N or --all-new, not both")
     c_old = load_chunks(chunks_old, id_column, text_column) if chunks_old else None
     c_new = load_chunks(chunks_new, id_column, text_column) if chunks_new else None
-    old = open_store_from_cli(old_spec, trust_pickle)
-    new = open_store_from_cli(new_spec, trust_pickle)
-    embedder = open_embedder_cached(embedder_spec, cache_path) if embedder_spec else None
+    opened = session(ctx, "diff-index")
+    new = opened.open_store(new_spec, trust_pickle)  # the first opened heads the manifest
+    old = opened.open_store(old_spec, trust_pickle)
+    embedder = opened.open_embedder(embedder_spec, cache_path) if embedder_spec else None
     with progress() as say:
         result = diff_index(
             old,
@@ -110,24 +113,24 @@ def diff_index_cmd(
             memory_limit=memory_limit,
             progress=say,
         )
-    result.manifest = run.manifest(
-        new,
-        embedder,
-        seed=seed,
-        old_store={"spec": old.spec, "count": old.info().count, "fingerprint": old.fingerprint()},
-        chunks_old=str(chunks_old) if chunks_old else None,
-        chunks_new=str(chunks_new) if chunks_new else None,
-    )
-    old.close()
-    new.close()
-    payload = result.to_dict()
-    if report_dir is not None:
-        from ..report.diff_index import write_report
+    from ..report.diff_index import write_report
 
-        payload["report"] = [str(p) for p in write_report(result, report_dir)]
-    write_json(json_path, payload)
-    render(result, human_console(json_path))
-    raise SystemExit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)
+    old_store = {"spec": old.spec, "count": old.info().count, "fingerprint": old.fingerprint()}
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        render=render,
+        report=write_report,
+        manifest={
+            "seed": seed,
+            "old_store": old_store,
+            "chunks_old": str(chunks_old) if chunks_old else None,
+            "chunks_new": str(chunks_new) if chunks_new else None,
+        },
+    )
+    ctx.exit(code)
 
 
 def _fmt(x: float | None) -> str:

@@ -18,7 +18,7 @@ new vectors whose id is not in ``--chunks-new`` are ``orphan_vector``. Texts onl
 new index are ``added`` (``changed`` when their id held another text before), texts only
 in the old one ``removed``; these are listed, not errors. With an embedder, a seeded
 sample of added and changed texts is re-embedded and checked by
-:func:`indexcheck.core.integrity.check_index`.
+:func:`indexcheck.core.check_index.check_index`.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from ..corpus import Corpus, corpus_from_pairs
 from ..embedders.base import Embedder
 from ..errors import DimensionMismatchError, InputError
 from ..stores.base import VectorStore
+from .check_index import check_index
 from .hash_join import Flag, VectorFile, batches, check_memory_limit, connect, spill_store, sql_str
-from .integrity import check_index
 
 BLOCK = 16384
 
