@@ -295,3 +295,85 @@ def test_peak_memory_does_not_grow_with_the_vectors(tmp_path: Path) -> None:
     # 200k x 128 float32 is 100 MB per side; the spill keeps the resident set near flat
     assert large < small * 1.5, (small, large)
     assert large - small < 60_000, (small, large)
+
+
+# --- sections: one render path for the terminal, Markdown and HTML ---------------------------
+
+
+def _faulty_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """A positional shift after a repeated text, plus an added chunk whose id and text are
+    markup."""
+    ids = [f"c{i}" for i in range(30)]
+    texts = [f"Fact number {i} about [b]things[/b]." for i in range(30)]
+    texts[10] = texts[3]
+    vecs = HashEmbedder(32).embed(texts)
+    write_faiss_folder(tmp_path / "old", ids, vecs, texts)
+    added = ["<script>x</script> | `a`"]
+    new_vecs = np.vstack([positional_cache_bug(texts, vecs), HashEmbedder(32).embed(added)])
+    write_faiss_folder(tmp_path / "new", [*ids, "[red]n1[/red]<b>"], new_vecs, [*texts, *added])
+    return tmp_path / "old", tmp_path / "new"
+
+
+def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> None:
+    from indexcheck.core.sections import kind_of, sections_of
+
+    old, new = _faulty_pair(tmp_path)
+    r = diff_index(_open(old), _open(new))
+    secs = r.sections()
+    report = [s for s in secs if s.report]
+    terminal = [s for s in secs if s.terminal]
+    assert report[0].title.startswith("diff-index") and report[0].verdict == "FAIL"
+    assert report[-1].title == "diff-index: manifest"
+    assert len(terminal) == 1 and terminal[0].verdict == "FAIL"
+    last = terminal[0].blocks[-1]
+    assert last.badge == "FAIL" and "11/30 unchanged texts" in last.text
+    # a --json file (no manifest command) is still recognised as diff-index
+    payload = r.to_dict()
+    payload.pop("manifest")
+    assert kind_of(payload) == "diff-index"
+    assert sections_of(payload)[0].title == report[0].title
+
+
+def test_cli_report_is_written_through_the_shared_path_with_data_escaped(
+    tmp_path: Path,
+) -> None:
+    old, new = _faulty_pair(tmp_path)
+    out = tmp_path / "diff.json"
+    res = CliRunner().invoke(
+        cli,
+        ["diff-index", "--old", f"faiss:{old}", "--new", f"faiss:{new}"]
+        + ["--report", str(tmp_path / "rep"), "--json", str(out)],
+    )
+    assert res.exit_code == 1, res.output
+    md = (tmp_path / "rep" / "diff-index.md").read_text()
+    assert json.loads(out.read_text())["report"] == [str(tmp_path / "rep" / "diff-index.md")]
+    assert "## diff-index: the new index against the old one — FAIL" in md
+    assert "| c11 | c11 | shift |" in md and "diff-index: manifest" in md
+    # ids are data, never markup
+    assert "n1[/red]<b>" not in md and "| \\[red\\]n1\\[/red\\]\\<b\\> |" in md
+    # the terminal keeps its content: faults table, findings, one verdict line
+    assert "chunks that are not unchanged" in res.output
+    assert "[red]n1[/red]<b>" in res.output
+    assert "error shift: 19 chunk(s)" in res.output
+    assert "warning duplicate_text" in res.output
+    verdicts = [line for line in res.output.splitlines() if line.startswith("FAIL ")]
+    assert len(verdicts) == 1 and "11/30 unchanged texts at cosine >= 0.999" in verdicts[0]
+    assert "1 new texts not re-embedded (add --embedder)" in res.output.replace("\n", " ")
+
+
+def test_cli_engine_ray_needs_an_embedder_and_the_ray_extra(
+    kb_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["diff-index", "--old", f"faiss:{kb_folders['old']}", "--new"]
+    args += [f"faiss:{kb_folders['same']}", "--engine", "ray"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and "add --embedder" in res.output
+    monkeypatch.setitem(sys.modules, "ray", None)
+    res = CliRunner().invoke(cli, [*args, "--embedder", "py:indexcheck.testing:HASH32"])
+    assert res.exit_code == 2 and "pip install 'indexcheck[ray]'" in res.output
+
+
+def _open(path: Path):  # type: ignore[no-untyped-def]
+    from indexcheck.stores import open_store
+
+    return open_store(f"faiss:{path}")
