@@ -377,3 +377,64 @@ def _open(path: Path):  # type: ignore[no-untyped-def]
     from indexcheck.stores import open_store
 
     return open_store(f"faiss:{path}")
+
+
+# --- the new-text checks on Ray -----------------------------------------------------------------
+
+
+def _with_new_texts(n_new: int = 600) -> tuple[MemoryStore, MemoryStore]:
+    """An old index and a new one with ``n_new`` added texts: one holds another's vector,
+    three are stale, the rest are right."""
+    ids, texts, vecs = kb()
+    added = [f"Added fact {k} about topic {k % 7}." for k in range(n_new)]
+    good = HashEmbedder(32).embed(added)
+    good[3] = good[4]
+    for k in (10, 250, 599):
+        good[k] = HashEmbedder(32).embed([added[k] + " (edited)"])[0]
+    new = MemoryStore(
+        ids + [f"new{k}" for k in range(n_new)], np.vstack([vecs, good]), texts + added
+    )
+    return MemoryStore(ids, vecs, texts), new
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield ray
+    ray.shutdown()
+
+
+def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Path) -> None:
+    from indexcheck.core import diff_new_texts
+    from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
+    from indexcheck.engine import LocalEngine, RayEngine
+
+    old, new = _with_new_texts()
+    local = diff_index(old, new, embedder=HashEmbedder(32), sample_new=None, engine=LocalEngine())
+    engine = RayEngine()
+    cached = CachedEmbedder(HashEmbedder(32), EmbeddingCache(tmp_path / "c.sqlite"))
+    sent: list[int] = []
+    real = engine.embed_blocks
+
+    def counting(embedder, blocks):  # type: ignore[no-untyped-def]
+        for vecs in real(embedder, blocks):
+            sent.append(len(vecs))
+            yield vecs
+
+    engine.embed_blocks = counting  # type: ignore[method-assign]
+    remote = diff_index(old, new, embedder=cached, sample_new=None, engine=engine)
+    assert len(sent) == -(-600 // diff_new_texts.BLOCK) and sum(sent) == 600  # blocks on Ray
+    key = [(c.id, c.old_id, c.status, c.checked, c.holds_vector_of) for c in local.chunks]
+    assert [(c.id, c.old_id, c.status, c.checked, c.holds_vector_of) for c in remote.chunks] == key
+    a = np.asarray([np.nan if c.cosine is None else c.cosine for c in remote.chunks])
+    b = np.asarray([np.nan if c.cosine is None else c.cosine for c in local.chunks])
+    assert np.allclose(a, b, atol=1e-6, equal_nan=True)
+    assert remote.counts == local.counts and remote.new_texts == local.new_texts
+    assert [f.kind for f in remote.findings] == [f.kind for f in local.findings]
+    assert not remote.ok and {"shift", "stale_vector"} <= {f.kind for f in remote.findings}
+    by = rows_by_id(remote)
+    assert by["new3"].checked == "shift" and by["new3"].holds_vector_of == "new4"
+    assert by["new10"].checked == "stale_vector" and by["new5"].checked == "ok"
+    # the driver kept the cache: nothing is left to send to the cluster
+    assert cached.split([f"Added fact {k} about topic {k % 7}." for k in range(600)])[1] == []
