@@ -173,25 +173,31 @@ def run_ci(
     baseline: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> CiResult:
-    """``indexcheck ci`` from Python: opens the configured store and embedder, runs the
-    checks, closes them."""
+    """``indexcheck ci`` from Python: opens the configured store (and the old index of
+    ``[ci.diff-index]``) and embedder, runs the checks, closes them."""
     from .core.ci import run_ci as run
-    from .core.ci_config import CiConfig
+    from .core.ci_config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
-    needs_embedder = bool(config.check_index or config.diagnose)
     started = Run("ci")
+    options = StoreOptions(trust_pickle=config.trust_pickle)
     with ExitStack() as stack:
-        store = open_store(config.store, StoreOptions(trust_pickle=config.trust_pickle))
+        store = open_store(config.store, options)
         stack.callback(store.close)
+        old_store = None
+        if config.diff_index is not None:
+            old_store = open_store(config.diff_index.old, options)
+            stack.callback(old_store.close)
         embedder = None
-        if needs_embedder:
+        if needs_embedder(config):
             embedder = cached_embedder(config.embedder, config.cache)
             cache = getattr(embedder, "cache", None)
             if cache is not None:
                 stack.callback(cache.close)
-        result = run(config, baseline, progress, store=store, embedder=embedder)
+        result = run(
+            config, baseline, progress, store=store, embedder=embedder, old_store=old_store
+        )
         stamp(result, started, store, embedder)
         return result
 
