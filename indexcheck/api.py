@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .core.ci_config import CiConfig
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
+    from .core.diff_index import DiffResult
     from .core.judge import JudgeResult
     from .core.probe_scale import ScaleResult
     from .core.sweep_threshold import SweepResult
@@ -168,6 +169,55 @@ def diagnose(
         return result
 
 
+def diff_index(
+    old: StoreLike,
+    new: StoreLike,
+    chunks_old: str | Path | Corpus | None = None,
+    chunks_new: str | Path | Corpus | None = None,
+    embedder: EmbedderLike = None,
+    **options: Any,
+) -> DiffResult:
+    """Is ``new`` the ``old`` index plus the changes? (``indexcheck diff-index``)
+
+    Old and new are paired by text hash (ids may differ); every text in both must keep its
+    vector (cosine of unit vectors >= ``min_cosine``). ``chunks_old``/``chunks_new`` give
+    the texts of an index that stores none. ``embedder`` None re-embeds nothing (unlike the
+    other functions, there is no default model here): a spec or an opened embedder
+    re-embeds ``sample_new`` added/changed texts (None: all). ``engine`` is "local",
+    "ray" (with ``ray_address``) or an engine object. Other ``options`` as
+    :func:`indexcheck.core.diff_index.diff_index` (seed, min_cosine, workdir,
+    memory_limit). ``result.ok`` is the verdict.
+    """
+    from .core.diff_index import diff_index as run
+    from .engine import open_engine
+
+    trust = options.pop("trust_pickle", False)
+    engine = options.pop("engine", None)
+    address = options.pop("ray_address", None)
+    started = Run("diff-index")
+    with ExitStack() as stack:
+        if isinstance(engine, str):
+            engine = open_engine(engine, address)
+            stack.callback(engine.close)
+        n, _ = stack.enter_context(_opened(new, trust_pickle=trust))
+        o, _ = stack.enter_context(_opened(old, trust_pickle=trust))
+        emb = None
+        if embedder is not None:
+            emb = embedder if isinstance(embedder, Embedder) else _embedder(embedder)
+        result = run(
+            o,
+            n,
+            chunks_old=_corpus(chunks_old),
+            chunks_new=_corpus(chunks_new),
+            embedder=emb,
+            engine=engine,
+            **options,
+        )
+        old_store = {"spec": o.spec, "count": o.info().count, "fingerprint": o.fingerprint()}
+        stamp(result, started, n, emb, seed=options.get("seed", 0), old_store=old_store)
+        return result
+
+
 def run_ci(
     config: CiConfig | str | Path,
     baseline: dict[str, Any] | None = None,
@@ -256,6 +306,7 @@ __all__ = [
     "check_index",
     "compare_ann",
     "diagnose",
+    "diff_index",
     "judge",
     "load_chunks",
     "load_questions",
