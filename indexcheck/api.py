@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .core.ci_config import CiConfig
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
+    from .core.diff_index import DiffResult
     from .core.judge import JudgeResult
     from .core.probe_scale import ScaleResult
     from .core.sweep_threshold import SweepResult
@@ -168,30 +169,85 @@ def diagnose(
         return result
 
 
+def diff_index(
+    old: StoreLike,
+    new: StoreLike,
+    chunks_old: str | Path | Corpus | None = None,
+    chunks_new: str | Path | Corpus | None = None,
+    embedder: EmbedderLike = None,
+    **options: Any,
+) -> DiffResult:
+    """Is ``new`` the ``old`` index plus the changes? (``indexcheck diff-index``)
+
+    Old and new are paired by text hash (ids may differ); every text in both must keep its
+    vector (cosine of unit vectors >= ``min_cosine``). ``chunks_old``/``chunks_new`` give
+    the texts of an index that stores none. ``embedder`` None re-embeds nothing (unlike the
+    other functions, there is no default model here): a spec or an opened embedder
+    re-embeds ``sample_new`` added/changed texts (None: all). ``engine`` is "local",
+    "ray" (with ``ray_address``) or an engine object. Other ``options`` as
+    :func:`indexcheck.core.diff_index.diff_index` (seed, min_cosine, workdir,
+    memory_limit). ``result.ok`` is the verdict.
+    """
+    from .core.diff_index import diff_index as run
+    from .engine import open_engine
+
+    trust = options.pop("trust_pickle", False)
+    engine = options.pop("engine", None)
+    address = options.pop("ray_address", None)
+    started = Run("diff-index")
+    with ExitStack() as stack:
+        if isinstance(engine, str):
+            engine = open_engine(engine, address)
+            stack.callback(engine.close)
+        n, _ = stack.enter_context(_opened(new, trust_pickle=trust))
+        o, _ = stack.enter_context(_opened(old, trust_pickle=trust))
+        emb = None
+        if embedder is not None:
+            emb = embedder if isinstance(embedder, Embedder) else _embedder(embedder)
+        result = run(
+            o,
+            n,
+            chunks_old=_corpus(chunks_old),
+            chunks_new=_corpus(chunks_new),
+            embedder=emb,
+            engine=engine,
+            **options,
+        )
+        old_store = {"spec": o.spec, "count": o.info().count, "fingerprint": o.fingerprint()}
+        stamp(result, started, n, emb, seed=options.get("seed", 0), old_store=old_store)
+        return result
+
+
 def run_ci(
     config: CiConfig | str | Path,
     baseline: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> CiResult:
-    """``indexcheck ci`` from Python: opens the configured store and embedder, runs the
-    checks, closes them."""
+    """``indexcheck ci`` from Python: opens the configured store (and the old index of
+    ``[ci.diff-index]``) and embedder, runs the checks, closes them."""
     from .core.ci import run_ci as run
-    from .core.ci_config import CiConfig
+    from .core.ci_config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
-    needs_embedder = bool(config.check_index or config.diagnose)
     started = Run("ci")
+    options = StoreOptions(trust_pickle=config.trust_pickle)
     with ExitStack() as stack:
-        store = open_store(config.store, StoreOptions(trust_pickle=config.trust_pickle))
+        store = open_store(config.store, options)
         stack.callback(store.close)
+        old_store = None
+        if config.diff_index is not None:
+            old_store = open_store(config.diff_index.old, options)
+            stack.callback(old_store.close)
         embedder = None
-        if needs_embedder:
+        if needs_embedder(config):
             embedder = cached_embedder(config.embedder, config.cache)
             cache = getattr(embedder, "cache", None)
             if cache is not None:
                 stack.callback(cache.close)
-        result = run(config, baseline, progress, store=store, embedder=embedder)
+        result = run(
+            config, baseline, progress, store=store, embedder=embedder, old_store=old_store
+        )
         stamp(result, started, store, embedder)
         return result
 
@@ -250,6 +306,7 @@ __all__ = [
     "check_index",
     "compare_ann",
     "diagnose",
+    "diff_index",
     "judge",
     "load_chunks",
     "load_questions",

@@ -295,3 +295,146 @@ def test_peak_memory_does_not_grow_with_the_vectors(tmp_path: Path) -> None:
     # 200k x 128 float32 is 100 MB per side; the spill keeps the resident set near flat
     assert large < small * 1.5, (small, large)
     assert large - small < 60_000, (small, large)
+
+
+# --- sections: one render path for the terminal, Markdown and HTML ---------------------------
+
+
+def _faulty_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """A positional shift after a repeated text, plus an added chunk whose id and text are
+    markup."""
+    ids = [f"c{i}" for i in range(30)]
+    texts = [f"Fact number {i} about [b]things[/b]." for i in range(30)]
+    texts[10] = texts[3]
+    vecs = HashEmbedder(32).embed(texts)
+    write_faiss_folder(tmp_path / "old", ids, vecs, texts)
+    added = ["<script>x</script> | `a`"]
+    new_vecs = np.vstack([positional_cache_bug(texts, vecs), HashEmbedder(32).embed(added)])
+    write_faiss_folder(tmp_path / "new", [*ids, "[red]n1[/red]<b>"], new_vecs, [*texts, *added])
+    return tmp_path / "old", tmp_path / "new"
+
+
+def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> None:
+    from indexcheck.core.sections import kind_of, sections_of
+
+    old, new = _faulty_pair(tmp_path)
+    r = diff_index(_open(old), _open(new))
+    secs = r.sections()
+    report = [s for s in secs if s.report]
+    terminal = [s for s in secs if s.terminal]
+    assert report[0].title.startswith("diff-index") and report[0].verdict == "FAIL"
+    assert report[-1].title == "diff-index: manifest"
+    assert len(terminal) == 1 and terminal[0].verdict == "FAIL"
+    last = terminal[0].blocks[-1]
+    assert last.badge == "FAIL" and "11/30 unchanged texts" in last.text
+    # a --json file (no manifest command) is still recognised as diff-index
+    payload = r.to_dict()
+    payload.pop("manifest")
+    assert kind_of(payload) == "diff-index"
+    assert sections_of(payload)[0].title == report[0].title
+
+
+def test_cli_report_is_written_through_the_shared_path_with_data_escaped(
+    tmp_path: Path,
+) -> None:
+    old, new = _faulty_pair(tmp_path)
+    out = tmp_path / "diff.json"
+    res = CliRunner().invoke(
+        cli,
+        ["diff-index", "--old", f"faiss:{old}", "--new", f"faiss:{new}"]
+        + ["--report", str(tmp_path / "rep"), "--json", str(out)],
+    )
+    assert res.exit_code == 1, res.output
+    md = (tmp_path / "rep" / "diff-index.md").read_text()
+    assert json.loads(out.read_text())["report"] == [str(tmp_path / "rep" / "diff-index.md")]
+    assert "## diff-index: the new index against the old one — FAIL" in md
+    assert "| c11 | c11 | shift |" in md and "diff-index: manifest" in md
+    # ids are data, never markup
+    assert "n1[/red]<b>" not in md and "| \\[red\\]n1\\[/red\\]\\<b\\> |" in md
+    # the terminal keeps its content: faults table, findings, one verdict line
+    assert "chunks that are not unchanged" in res.output
+    assert "[red]n1[/red]<b>" in res.output
+    assert "error shift: 19 chunk(s)" in res.output
+    assert "warning duplicate_text" in res.output
+    verdicts = [line for line in res.output.splitlines() if line.startswith("FAIL ")]
+    assert len(verdicts) == 1 and "11/30 unchanged texts at cosine >= 0.999" in verdicts[0]
+    assert "1 new texts not re-embedded (add --embedder)" in res.output.replace("\n", " ")
+
+
+def test_cli_engine_ray_needs_an_embedder_and_the_ray_extra(
+    kb_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["diff-index", "--old", f"faiss:{kb_folders['old']}", "--new"]
+    args += [f"faiss:{kb_folders['same']}", "--engine", "ray"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and "add --embedder" in res.output
+    monkeypatch.setitem(sys.modules, "ray", None)
+    res = CliRunner().invoke(cli, [*args, "--embedder", "py:indexcheck.testing:HASH32"])
+    assert res.exit_code == 2 and "pip install 'indexcheck[ray]'" in res.output
+
+
+def _open(path: Path):  # type: ignore[no-untyped-def]
+    from indexcheck.stores import open_store
+
+    return open_store(f"faiss:{path}")
+
+
+# --- the new-text checks on Ray -----------------------------------------------------------------
+
+
+def _with_new_texts(n_new: int = 600) -> tuple[MemoryStore, MemoryStore]:
+    """An old index and a new one with ``n_new`` added texts: one holds another's vector,
+    three are stale, the rest are right."""
+    ids, texts, vecs = kb()
+    added = [f"Added fact {k} about topic {k % 7}." for k in range(n_new)]
+    good = HashEmbedder(32).embed(added)
+    good[3] = good[4]
+    for k in (10, 250, 599):
+        good[k] = HashEmbedder(32).embed([added[k] + " (edited)"])[0]
+    new = MemoryStore(
+        ids + [f"new{k}" for k in range(n_new)], np.vstack([vecs, good]), texts + added
+    )
+    return MemoryStore(ids, vecs, texts), new
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield ray
+    ray.shutdown()
+
+
+def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Path) -> None:
+    from indexcheck.core import diff_new_texts
+    from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
+    from indexcheck.engine import LocalEngine, RayEngine
+
+    old, new = _with_new_texts()
+    local = diff_index(old, new, embedder=HashEmbedder(32), sample_new=None, engine=LocalEngine())
+    engine = RayEngine()
+    cached = CachedEmbedder(HashEmbedder(32), EmbeddingCache(tmp_path / "c.sqlite"))
+    sent: list[int] = []
+    real = engine.embed_blocks
+
+    def counting(embedder, blocks):  # type: ignore[no-untyped-def]
+        for vecs in real(embedder, blocks):
+            sent.append(len(vecs))
+            yield vecs
+
+    engine.embed_blocks = counting  # type: ignore[method-assign]
+    remote = diff_index(old, new, embedder=cached, sample_new=None, engine=engine)
+    assert len(sent) == -(-600 // diff_new_texts.BLOCK) and sum(sent) == 600  # blocks on Ray
+    key = [(c.id, c.old_id, c.status, c.checked, c.holds_vector_of) for c in local.chunks]
+    assert [(c.id, c.old_id, c.status, c.checked, c.holds_vector_of) for c in remote.chunks] == key
+    a = np.asarray([np.nan if c.cosine is None else c.cosine for c in remote.chunks])
+    b = np.asarray([np.nan if c.cosine is None else c.cosine for c in local.chunks])
+    assert np.allclose(a, b, atol=1e-6, equal_nan=True)
+    assert remote.counts == local.counts and remote.new_texts == local.new_texts
+    assert [f.kind for f in remote.findings] == [f.kind for f in local.findings]
+    assert not remote.ok and {"shift", "stale_vector"} <= {f.kind for f in remote.findings}
+    by = rows_by_id(remote)
+    assert by["new3"].checked == "shift" and by["new3"].holds_vector_of == "new4"
+    assert by["new10"].checked == "stale_vector" and by["new5"].checked == "ok"
+    # the driver kept the cache: nothing is left to send to the cluster
+    assert cached.split([f"Added fact {k} about topic {k % 7}." for k in range(600)])[1] == []

@@ -16,6 +16,7 @@ import click
 
 from ..core.baseline_guard import check_baseline
 from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
+from ..core.ci_config import needs_embedder
 from ..errors import DataFileError
 from .command import Command
 from .finish import finish, stamp
@@ -77,9 +78,12 @@ def ci_cmd(
     baseline_path = baseline_path or config.baseline_path
     baseline = load_baseline(baseline_path) if baseline_path is not None else None
     opened = session(ctx, "ci")
-    store = opened.open_store(config.store, config.trust_pickle)
+    store = opened.open_store(config.store, config.trust_pickle)  # heads the manifest
+    old_store = None
+    if config.diff_index is not None:  # the core opens no store: the old index opens here
+        old_store = opened.open_store(config.diff_index.old, config.trust_pickle)
     embedder = None
-    if config.check_index or config.diagnose:
+    if needs_embedder(config):
         embedder = opened.open_embedder(config.embedder, config.cache)
     differences: list[str] = []
     if baseline is not None:  # two different systems are not compared by accident
@@ -89,7 +93,7 @@ def ci_cmd(
             baseline, info.backend, info.metric, model_id, allow_any=baseline_any_store
         )
     with progress() as say:
-        result = run_ci(config, baseline, say, store=store, embedder=embedder)
+        result = run_ci(config, baseline, say, store=store, embedder=embedder, old_store=old_store)
     result.baseline_differences = differences
     stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:

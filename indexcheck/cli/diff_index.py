@@ -5,19 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from ..core.diff_index import DiffResult, diff_index
+from ..core.diff_index import diff_index
 from ..corpus import load_chunks
+from ..engine import open_engine
 from ..errors import InputError
-from ..textsafe import escape_rich as escape
 from .command import Command
+from .engine_options import engine_options
 from .finish import finish
 from .options import output_options, progress, seed_option
 from .session import session
-
-SHOWN_ROWS = 20
 
 
 @click.command("diff-index", cls=Command)
@@ -66,6 +63,7 @@ SHOWN_ROWS = 20
     show_default=True,
     help="DuckDB's memory limit for the join; it spills to disk past it.",
 )
+@engine_options
 @output_options
 @click.pass_context
 def diff_index_cmd(
@@ -85,16 +83,28 @@ def diff_index_cmd(
     min_cosine: float,
     workdir: Path | None,
     memory_limit: str,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
-    """Pair old and new by text hash, compare every unchanged text's vectors, list the rest."""
+    """Pair old and new by text hash, compare every unchanged text's vectors, list the rest.
+
+    With --embedder, a sample of the added and changed texts is re-embedded (--engine ray:
+    as Ray tasks) and checked as check-index does.
+    """
     if embedder_spec is None and (sample_new is not None or all_new):
         raise InputError("--sample-new and --all-new re-embed new texts; add --embedder SPEC")
     if sample_new is not None and all_new:
         raise InputError("pass --sample-new N or --all-new, not both")
+    if embedder_spec is None and engine != "local":
+        raise InputError("--engine ray runs the re-embedding of new texts; add --embedder SPEC")
     c_old = load_chunks(chunks_old, id_column, text_column) if chunks_old else None
     c_new = load_chunks(chunks_new, id_column, text_column) if chunks_new else None
+    runner = None
+    if embedder_spec is not None:  # only the new-text checks run on the engine
+        runner = open_engine(engine, ray_address)
+        ctx.call_on_close(runner.close)
     opened = session(ctx, "diff-index")
     new = opened.open_store(new_spec, trust_pickle)  # the first opened heads the manifest
     old = opened.open_store(old_spec, trust_pickle)
@@ -112,63 +122,20 @@ def diff_index_cmd(
             workdir=workdir,
             memory_limit=memory_limit,
             progress=say,
+            engine=runner,
         )
-    from ..report.diff_index import write_report
-
     old_store = {"spec": old.spec, "count": old.info().count, "fingerprint": old.fingerprint()}
     code = finish(
         ctx,
         result,
         json_path=json_path,
         report_dir=report_dir,
-        render=render,
-        report=write_report,
         manifest={
             "seed": seed,
             "old_store": old_store,
             "chunks_old": str(chunks_old) if chunks_old else None,
             "chunks_new": str(chunks_new) if chunks_new else None,
+            "engine": engine if runner is not None else None,
         },
     )
     ctx.exit(code)
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4f}"
-
-
-def render(result: DiffResult, console: Console) -> None:
-    """Faults first (a table), then the findings, then a one-line verdict."""
-    bad = result.chunks
-    if bad:
-        table = Table(title="chunks that are not unchanged")
-        for col in ("id", "old id", "status", "cosine", "holds vector of"):
-            table.add_column(col, overflow="fold")
-        for c in bad[:SHOWN_ROWS]:
-            table.add_row(
-                escape(c.id or ""),
-                escape(c.old_id or ""),
-                c.status if c.checked is None else f"{c.status} ({c.checked})",
-                _fmt(c.cosine),
-                escape(c.holds_vector_of or ""),
-            )
-        console.print(table)
-        if len(bad) > SHOWN_ROWS:
-            console.print(f"... and {len(bad) - SHOWN_ROWS} more (see --json)")
-    tags = {"error": "[red]error[/red]", "warning": "[yellow]warning[/yellow]", "info": "info"}
-    for f in result.findings:
-        console.print(f"{tags.get(f.severity, f.severity)} {f.kind}: {escape(f.message)}")
-    verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    counts = ", ".join(f"{k} {v}" for k, v in result.counts.items())
-    new_line = ""
-    if result.new_texts is not None:
-        new_line = f"; {result.new_texts.get('checked', 0)} new texts re-embedded"
-    else:
-        n_new = result.counts.get("added", 0) + result.counts.get("changed", 0)
-        if n_new:
-            new_line = f"; {n_new} new texts not re-embedded (add --embedder)"
-    console.print(
-        f"{verdict} {result.counts.get('unchanged', 0)}/{result.compared} unchanged texts at "
-        f"cosine >= {result.threshold:g} (min {_fmt(result.min_cosine)}); {counts}{new_line}; "
-        f"{result.manifest.get('wall_seconds', 0):.1f}s"
-    )

@@ -17,15 +17,15 @@ Rows without a usable new vector get check-index's statuses (``missing_vector``,
 new vectors whose id is not in ``--chunks-new`` are ``orphan_vector``. Texts only in the
 new index are ``added`` (``changed`` when their id held another text before), texts only
 in the old one ``removed``; these are listed, not errors. With an embedder, a seeded
-sample of added and changed texts is re-embedded and checked by
-:func:`indexcheck.core.check_index.check_index`.
+sample of added and changed texts is re-embedded (through the engine: here or on Ray)
+and checked as check-index does (:mod:`indexcheck.core.diff_new_texts`).
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus import Corpus, corpus_from_pairs
+from ..corpus import Corpus
 from ..embedders.base import Embedder
 from ..errors import DimensionMismatchError, InputError
+from ..sections import Section
 from ..stores.base import VectorStore
-from .check_index import check_index
 from .hash_join import Flag, VectorFile, batches, check_memory_limit, connect, spill_store, sql_str
 
 BLOCK = 16384
@@ -145,6 +145,13 @@ class DiffResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def sections(self) -> list[Section]:
+        """The report's sections (from the JSON form), then the terminal summary."""
+        from .sections import sections_of
+        from .summaries import diff_index_summary
+
+        return [*sections_of(self.to_dict()), *diff_index_summary(self)]
+
 
 def _dimension(store: VectorStore) -> int:
     d = store.info().dimension
@@ -168,12 +175,14 @@ def diff_index(
     workdir: Path | None = None,
     memory_limit: str = "256MB",
     progress: Callable[[str], None] | None = None,
+    engine: Any = None,
 ) -> DiffResult:
     """Pair old and new by text hash and compare every unchanged text's vectors.
 
     Vectors are float32 (n, d) in any scale (compared as unit vectors, cosine).
     ``sample_new=None`` re-embeds every added or changed text (needs ``embedder``).
     ``workdir`` holds the spill files (a temporary folder, removed after, by default).
+    ``engine`` (:mod:`indexcheck.engine`, local by default) embeds the sampled new texts.
     Raises DimensionMismatchError when the embedder and the new index disagree, before
     any work.
     """
@@ -219,7 +228,11 @@ def diff_index(
             )
         )
     if embedder is not None:
-        _check_new_texts(result, new, chunks_new, embedder, sample_new, seed, min_cosine, say)
+        from .diff_new_texts import check_new_texts
+
+        check_new_texts(
+            result, new, chunks_new, embedder, sample_new, seed, min_cosine, say, engine
+        )
     _finish(result)
     return result
 
@@ -400,65 +413,6 @@ def _unpaired(con: Any, new_keys: Path) -> list[DiffRow]:
         DiffRow(str(i), None, DiffStatus.ORPHAN_VECTOR) for (i,) in con.execute(q).fetchall()
     )
     return rows
-
-
-def _check_new_texts(
-    result: DiffResult,
-    new: VectorStore,
-    chunks_new: Corpus | None,
-    embedder: Embedder,
-    sample_new: int | None,
-    seed: int,
-    min_cosine: float,
-    say: Callable[[str], None],
-) -> None:
-    """Re-embed a seeded sample of added/changed texts and check them as check-index does."""
-    cands = [r for r in result.chunks if r.status in (DiffStatus.ADDED, DiffStatus.CHANGED)]
-    if sample_new is not None and len(cands) > sample_new:
-        rng = np.random.default_rng(seed)
-        pick = sorted(int(i) for i in rng.choice(len(cands), size=sample_new, replace=False))
-        cands = [cands[i] for i in pick]
-    if not cands:
-        result.new_texts = {"candidates": 0, "checked": 0, "counts": {}}
-        return
-    ids = [str(r.id) for r in cands]
-    texts = _texts_of(new, chunks_new, ids)
-    say(f"re-embedding {len(ids)} new or changed texts with {embedder.model_id}")
-    sub = check_index(
-        new,
-        embedder,
-        corpus_from_pairs(ids, texts, source=new.spec),
-        only=ids,
-        min_cosine=min_cosine,
-    )
-    by_id = {c.id: c for c in sub.chunks}
-    for r in cands:
-        c = by_id.get(str(r.id))
-        if c is not None:
-            r.cosine, r.checked = c.cosine, c.status
-            if c.holds_vector_of is not None:
-                r.holds_vector_of = c.holds_vector_of
-    for f in sub.findings:
-        if f.kind == "duplicate_text":
-            continue
-        result.findings.append(
-            DiffFinding(f.kind, f.severity, f"new texts: {f.message}", f.chunk_ids, f.details)
-        )
-    result.new_texts = {
-        "checked": sub.checked,
-        "counts": sub.counts,
-        "min_cosine": sub.min_cosine,
-        "median_cosine": sub.median_cosine,
-        "sample": sample_new,
-    }
-
-
-def _texts_of(store: VectorStore, corpus: Corpus | None, ids: Sequence[str]) -> list[str]:
-    if corpus is not None:
-        return [corpus.texts[corpus.position[i]] for i in ids]
-    got = store.fetch(list(ids))
-    texts = got.texts or [None] * len(ids)
-    return [t if t is not None else "" for t in texts]
 
 
 def _finish(result: DiffResult) -> None:

@@ -27,8 +27,18 @@ from ..sections import (
     rank,
 )
 
-KINDS = ("ci", "check-index", "probe-scale", "sweep-threshold", "compare-ann", "diagnose", "judge")
+KINDS = (
+    "ci",
+    "check-index",
+    "probe-scale",
+    "sweep-threshold",
+    "compare-ann",
+    "diagnose",
+    "judge",
+    "diff-index",
+)
 _GOOD = ("OK", "REFUSED_OK", "REFUSED_BY_CONTENT")
+DIFF_ROWS = 500  # diff-index rows in a report file; the JSON holds every one
 
 Payload = Mapping[str, Any]
 
@@ -46,6 +56,7 @@ def kind_of(payload: Payload) -> str:
         ("probe-scale", {"transform", "candidates", "pairs"}),
         ("sweep-threshold", {"table", "recommended_threshold"}),
         ("diagnose", {"metrics", "counts", "questions"}),
+        ("diff-index", {"compared", "old_count", "new_count", "chunks"}),
         ("check-index", {"chunks", "findings", "threshold"}),
     ):
         if need <= keys:
@@ -247,6 +258,48 @@ def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
     return [sec]
 
 
+def _diff_index(r: Payload, verdict: str | None) -> list[Section]:
+    sec = Section("diff-index: the new index against the old one", verdict or ok_verdict(r["ok"]))
+    sec.blocks.append(
+        Text(
+            f"{r['compared']} texts in both indexes compared at cosine >= {r['threshold']:g} "
+            f"(minimum {fmt(r['min_cosine'])}); old {r['old_count']} vectors, new "
+            f"{r['new_count']}."
+        )
+    )
+    sec.blocks.append(Table(["status", "chunks"], [[k, v] for k, v in r["counts"].items()]))
+    new = r.get("new_texts")
+    if new:
+        sec.blocks.append(
+            Text(
+                f"New and changed texts re-embedded: {new.get('checked', 0)} (minimum cosine "
+                f"{fmt(new.get('min_cosine'))}, median {fmt(new.get('median_cosine'))})."
+            )
+        )
+    if r["findings"]:
+        sec.blocks.append(
+            Table(
+                ["finding", "severity", "message"],
+                [[f["kind"], f["severity"], f["message"]] for f in r["findings"]],
+            )
+        )
+    rows = r["chunks"]
+    cols = ("id", "old_id", "status", "checked", "cosine", "holds_vector_of")
+    sec.blocks.append(
+        Table(
+            ["id", "old id", "status", "re-embedded", "cosine", "holds vector of"],
+            [[c.get(k) for k in cols] for c in rows[:DIFF_ROWS]],
+            "chunks that are not unchanged"
+            + (
+                f" (first {DIFF_ROWS} of {len(rows)}; all in the JSON)"
+                if len(rows) > DIFF_ROWS
+                else ""
+            ),
+        )
+    )
+    return [sec]
+
+
 def _ci(r: Payload, verdict: str | None) -> list[Section]:
     top = Section("ci: gates", r["verdict"])
     top.blocks.append(Text(r.get("summary", "")))
@@ -402,6 +455,7 @@ _BUILDERS: dict[str, Callable[[Payload, str | None], list[Section]]] = {
     "diagnose": _diagnose,
     "ci": _ci,
     "judge": _judge,
+    "diff-index": _diff_index,
 }
 
 __all__ = ["KINDS", "judge_rows", "kind_of", "sections_of"]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .ci import CiResult
     from .compare_ann import AnnResult
     from .diagnose import DiagnoseResult
+    from .diff_index import DiffResult
     from .sweep_threshold import SweepResult
     from .transforms import ScaleResult
 
@@ -78,6 +79,50 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
             f"{_f4(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
             f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s{bound}",
             badge=ok_verdict(result.ok),
+        )
+    )
+    return [sec]
+
+
+def diff_index_summary(result: DiffResult) -> list[Section]:
+    """The chunks that are not unchanged (first 20), the findings, and a one-line verdict."""
+    sec = summary(ok_verdict(result.ok))
+    bad = result.chunks
+    if bad:
+        sec.blocks.append(
+            Table(
+                ["id", "old id", "status", "cosine", "holds vector of"],
+                [
+                    [
+                        c.id or "",
+                        c.old_id or "",
+                        c.status if c.checked is None else f"{c.status} ({c.checked})",
+                        _f4(c.cosine),
+                        c.holds_vector_of or "",
+                    ]
+                    for c in bad[:SHOWN_ROWS]
+                ],
+                "chunks that are not unchanged",
+                right=("cosine",),
+            )
+        )
+        if len(bad) > SHOWN_ROWS:
+            sec.blocks.append(Text(f"... and {len(bad) - SHOWN_ROWS} more (see --json)"))
+    for f in result.findings:
+        sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
+    counts = ", ".join(f"{k} {v}" for k, v in result.counts.items())
+    new_line = ""
+    if result.new_texts is not None:
+        new_line = f"; {result.new_texts.get('checked', 0)} new texts re-embedded"
+    elif n_new := result.counts.get("added", 0) + result.counts.get("changed", 0):
+        new_line = f"; {n_new} new texts not re-embedded (add --embedder)"
+    sec.blocks.append(
+        Text(
+            f"{result.counts.get('unchanged', 0)}/{result.compared} unchanged texts at "
+            f"cosine >= {result.threshold:g} (min {_f4(result.min_cosine)}); {counts}"
+            f"{new_line}; {result.manifest.get('wall_seconds', 0):.1f}s",
+            badge=ok_verdict(result.ok),
+            whole=True,
         )
     )
     return [sec]
@@ -352,6 +397,7 @@ __all__ = [
     "ci_summary",
     "compare_ann_summary",
     "diagnose_summary",
+    "diff_index_summary",
     "probe_scale_summary",
     "summary",
     "sweep_threshold_summary",
