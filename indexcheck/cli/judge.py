@@ -20,9 +20,18 @@ from ..core.claim_checks import Verdict
 from ..core.judge import AnswerStatus, JudgeResult, judge_answers, load_prompt
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..textsafe import escape_rich as escape
+from ..textsafe import visible
 from .command import Command
 from .finish import finish
-from .options import F, human_console, output_options, progress, seed_option, write_json
+from .options import (
+    F,
+    human_console,
+    json_option,
+    output_options,
+    progress,
+    seed_option,
+    write_json,
+)
 from .session import session
 
 VERDICT_STYLE = {
@@ -221,7 +230,7 @@ def render(result: JudgeResult, console: Console) -> None:
     """Claims per answer coloured by final verdict, then the counts and the supported rate."""
     table = Table(title=f"claims judged by {escape(result.judge)} (prompt {result.prompt_version})")
     for col in ("answer", "claim", "judge", "final", "span", "citation"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # an id is shown whole, never cut
     for a in result.answers:
         if a.status is not AnswerStatus.JUDGED:
             table.add_row(escape(a.id), f"[dim]{a.status.value}[/dim]", "", "", "", "")
@@ -282,7 +291,10 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 
     row = revise(sheet_dir, row_id, verdict, reviewer, note)
     click.echo(
-        f"{row['row_id']} revises {row['revises']}: {row['previous_verdict']} -> {row['verdict']}"
+        visible(
+            f"{row['row_id']} revises {row['revises']}: "
+            f"{row['previous_verdict']} -> {row['verdict']}"
+        )
     )
 
 
@@ -290,7 +302,7 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 @_sheet_option
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--json", "json_path", default=None, metavar="PATH", help="Write the diff as JSON.")
+@json_option
 def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
     """Compare two runs claim by claim where their cases are compatible."""
     from ..core.sheet import diff_runs
@@ -301,13 +313,15 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
     changed = 0
     for a in d["answers"]:
         if not a["compatible"]:
-            console.print(
-                f"{escape(a['answer_id'])}: not comparable, changed {', '.join(a['changed'])}"
-            )
+            changed_what = escape(", ".join(a["changed"]))
+            console.print(f"{escape(a['answer_id'])}: not comparable, changed {changed_what}")
             continue
         for c in a["claims"]:
             changed += 1
-            console.print(f"{escape(a['answer_id'])}: {escape(c['claim'])}: {c['a']} -> {c['b']}")
+            console.print(
+                f"{escape(a['answer_id'])}: {escape(c['claim'])}: "
+                f"{escape(c['a'])} -> {escape(c['b'])}"
+            )
     console.print(f"{changed} claim verdicts differ")
     raise SystemExit(EXIT_OK if changed == 0 else EXIT_CHECK_FAILED)
 
@@ -323,4 +337,4 @@ def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
     files = export_run(sheet_dir, run_id, out_dir)
     manifest = json.loads(files[-1].read_text(encoding="utf-8"))
     for name, digest in manifest["files"].items():
-        click.echo(f"{digest}  {name}")
+        click.echo(visible(f"{digest}  {name}"))

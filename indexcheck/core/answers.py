@@ -12,6 +12,7 @@ raises DataFileError with its line number.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from ..errors import DataFileError
 from ..rowfiles import iter_rows
+from ..textsafe import visible
 
 DEFAULT_CITATION_PATTERN = r"\[([^\]]+)\]"
 #: answers that decline to answer, in the words assistants use
@@ -74,6 +76,26 @@ class AnswerRow:
         return "\n\n".join(p.text for p in self.contexts)
 
 
+def _text(value: str, where: str, name: str) -> str:
+    """``value`` if it encodes as UTF-8; a lone surrogate (a bad ``\\ud800`` escape) is refused."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataFileError(
+            f"{where}: {name} holds a lone surrogate, which is not valid UTF-8 text; "
+            "fix the escape sequence in the file"
+        ) from None
+    return value
+
+
+def _id(value: Any, where: str, name: str) -> str:
+    """An id as text: a string or an integer (never a bool, float, object or list)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        kind = type(value).__name__
+        raise DataFileError(f"{where}: {name} must be a string, not a {kind}")
+    return _text(str(value), where, name)
+
+
 def _bool(value: Any, where: str, name: str) -> bool | None:
     if value is None:
         return None
@@ -84,7 +106,7 @@ def _bool(value: Any, where: str, name: str) -> bool | None:
         return True
     if text in _FALSE:
         return None if text == "" else False
-    raise DataFileError(f"{where}: '{name}' must be true or false, got {value!r}")
+    raise DataFileError(f"{where}: '{name}' must be true or false, got {visible(repr(value))}")
 
 
 def _list(value: Any, where: str, name: str) -> list[Any] | None:
@@ -114,12 +136,24 @@ def _passage(item: Any, where: str, i: int) -> Passage:
         raise DataFileError(f"{where}: contexts[{i}] has no 'id'")
     rank, score = item.get("rank"), item.get("score")
     try:
+        if isinstance(rank, bool) or isinstance(score, bool):
+            raise TypeError
         rank = int(rank) if rank is not None else i + 1
         score = float(score) if score is not None else None
-    except (TypeError, ValueError):
-        raise DataFileError(f"{where}: contexts[{i}] 'rank'/'score' must be numbers") from None
+        if rank < 1 or (score is not None and not math.isfinite(score)):
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise DataFileError(
+            f"{where}: contexts[{i}] 'rank'/'score' must be numbers (rank 1 or more, score finite)"
+        ) from None
     version = item.get("version")
-    return Passage(str(pid), item["text"], None if version is None else str(version), rank, score)
+    return Passage(
+        _id(pid, where, f"contexts[{i}] 'id'"),
+        _text(item["text"], where, f"contexts[{i}] 'text'"),
+        None if version is None else _text(str(version), where, f"contexts[{i}] 'version'"),
+        rank,
+        score,
+    )
 
 
 def split_sentences(
@@ -154,27 +188,32 @@ def row_to_answer(row: dict[str, Any], where: str, pattern: re.Pattern[str]) -> 
         raise DataFileError(f"{where}: each answer needs a non-empty 'id' and 'question'")
     if not isinstance(answer, str):
         raise DataFileError(f"{where}: 'answer' must be a string (use \"\" for no answer)")
+    aid = _id(aid, where, "'id'")
+    _text(question, where, "'question'")
+    _text(answer, where, "'answer'")
     raw_contexts = _list(row.get("contexts"), where, "contexts")
     if raw_contexts is None:
         raise DataFileError(
-            f"{where}: answer '{aid}' has no 'contexts'; give the passages the model "
+            f"{where}: answer '{visible(aid)}' has no 'contexts'; give the passages the model "
             "received as a list of {{id, text}} (an empty list when there were none)"
         )
     contexts = [_passage(item, where, i) for i, item in enumerate(raw_contexts)]
     context = row.get("context")
     if context is not None and not isinstance(context, str):
         raise DataFileError(f"{where}: 'context' must be a string")
+    if context is not None:
+        _text(context, where, "'context'")
     citations = _list(row.get("citations"), where, "citations")
     expected = _list(row.get("expected"), where, "expected") or []
     in_scope = _bool(row.get("in_scope"), where, "in_scope")
     out = AnswerRow(
-        id=str(aid),
+        id=aid,
         question=question,
         answer=answer,
         contexts=contexts,
         context=context or None,
-        citations=None if citations is None else [str(c) for c in citations],
-        expected=[str(e) for e in expected],
+        citations=None if citations is None else [_id(c, where, "'citations'") for c in citations],
+        expected=[_id(e, where, "'expected'") for e in expected],
         in_scope=True if in_scope is None else in_scope,
         refused=_bool(row.get("refused"), where, "refused"),
     )
@@ -190,7 +229,7 @@ def compile_pattern(pattern: str, option: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as exc:
-        raise DataFileError(f"{option} '{pattern}' is not a valid regex: {exc}") from None
+        raise DataFileError(f"{option} '{visible(pattern)}' is not a valid regex: {exc}") from None
 
 
 def load_answers(
@@ -208,7 +247,7 @@ def load_answers(
     seen: set[str] = set()
     for a in answers:
         if a.id in seen:
-            raise DataFileError(f"{p.name}: answer id '{a.id}' appears twice")
+            raise DataFileError(f"{p.name}: answer id '{visible(a.id)}' appears twice")
         seen.add(a.id)
     return answers
 

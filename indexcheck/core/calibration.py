@@ -9,13 +9,13 @@ judge, in :class:`Verdict` order), and the Pearson correlation of per-answer gro
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataFileError
+from ..rowfiles import utf8_error
 from .claim_checks import Verdict
 from .judge import AnswerResult, AnswerStatus
 
@@ -30,7 +30,11 @@ def load_labels(path: str | Path) -> tuple[dict[tuple[str, int], str], dict[str,
         raise DataFileError(f"labels file {p} does not exist; check --labels")
     claims: dict[tuple[str, int], str] = {}
     answers: dict[str, float] = {}
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise utf8_error(p) from None
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         where = f"{p.name} line {lineno}"
@@ -43,7 +47,13 @@ def load_labels(path: str | Path) -> tuple[dict[tuple[str, int], str], dict[str,
         aid = str(row["id"])
         if "claim" in row:
             verdict = str(row.get("verdict", "")).strip().upper()
-            if verdict not in ORDER or not isinstance(row["claim"], int):
+            index = row["claim"]
+            if (
+                verdict not in ORDER
+                or isinstance(index, bool)
+                or not isinstance(index, int)
+                or index < 0
+            ):
                 raise DataFileError(
                     f"{where}: a claim label needs 'claim' (0-based index) and 'verdict' "
                     f"(one of {', '.join(ORDER)})"
@@ -51,7 +61,7 @@ def load_labels(path: str | Path) -> tuple[dict[tuple[str, int], str], dict[str,
             claims[(aid, row["claim"])] = verdict
         else:
             g = row.get("groundedness")
-            if not isinstance(g, int | float) or not 0 <= g <= 1 or math.isnan(g):
+            if isinstance(g, bool) or not isinstance(g, int | float) or not 0 <= g <= 1:
                 raise DataFileError(f"{where}: an answer label needs 'groundedness' in [0, 1]")
             answers[aid] = float(g)
     if not claims and not answers:

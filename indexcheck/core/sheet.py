@@ -25,6 +25,7 @@ from typing import Any
 from .. import __version__
 from ..corpus import text_hash
 from ..errors import DataFileError, InputError
+from ..textsafe import visible
 from .answers import AnswerRow
 from .claim_checks import Verdict, normalize
 from .judge import JudgeResult
@@ -52,8 +53,47 @@ def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+_DAMAGED = "the sheet was edited by hand or is damaged; sheet files are written once, never edited"
+_CASE_KEYS = ("answer_id", "question_hash", "answer_hash", "passages")
+_PASSAGE_KEYS = ("id", "rank", "hash")
+_CLAIM_KEYS = ("row_id", "answer_id", "status")
+_REVISION_KEYS = ("row_id", "revises", "verdict")
+
+
+def _read_jsonl(path: Path, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The rows of one sheet file; a missing, non-UTF-8, non-JSON or incomplete line is a
+    DataFileError naming the file and line (exit 2), never a crash."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataFileError(f"cannot read sheet file {path}: {exc.strerror}; {_DAMAGED}") from None
+    rows = []
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        where = f"{path} line {lineno}"
+        try:
+            row = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise DataFileError(f"{where} is not valid UTF-8 text; {_DAMAGED}") from None
+        except json.JSONDecodeError as exc:
+            raise DataFileError(f"{where} is not valid JSON ({exc.msg}); {_DAMAGED}") from None
+        missing = [k for k in required if not isinstance(row, dict) or k not in row]
+        if missing:
+            raise DataFileError(f"{where} has no '{missing[0]}'; {_DAMAGED}")
+        rows.append(row)
+    return rows
+
+
+def _check_cases(path: Path, cases: list[dict[str, Any]]) -> None:
+    for n, case in enumerate(cases, 1):
+        passages = case["passages"]
+        if not isinstance(passages, list) or not all(
+            isinstance(p, dict) and all(k in p for k in _PASSAGE_KEYS) for p in passages
+        ):
+            raise DataFileError(
+                f"{path} case {n}: 'passages' must be a list of {{id, rank, hash}}; {_DAMAGED}"
+            )
 
 
 def check_sheet_dir(folder: Path) -> None:
@@ -211,15 +251,25 @@ def read_run(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """(run.json, cases, claim rows) of one run; DataFileError if the run is unknown."""
     run_dir = Path(folder) / "runs" / run_id
-    if not (run_dir / "run.json").is_file():
+    plain = run_id not in ("", ".", "..") and Path(run_id).name == run_id
+    if not plain or not (run_dir / "run.json").is_file():
         known = ", ".join(runs(folder)[-5:]) or "none"
-        raise DataFileError(f"no run '{run_id}' in sheet {folder}; runs: {known}")
-    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    cases = _read_jsonl(run_dir / "cases.jsonl")
+        raise DataFileError(f"no run '{visible(run_id)}' in sheet {folder}; runs: {known}")
+    try:
+        info = json.loads((run_dir / "run.json").read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        info = None
+    if not isinstance(info, dict):
+        raise DataFileError(f"{run_dir / 'run.json'} is not a JSON object; {_DAMAGED}")
+    cases = _read_jsonl(run_dir / "cases.jsonl", _CASE_KEYS)
+    _check_cases(run_dir / "cases.jsonl", cases)
     if (run_dir / "claims.parquet").is_file():
         import pyarrow.parquet as pq
 
-        raw = pq.read_table(run_dir / "claims.parquet").to_pylist()
+        try:
+            raw = pq.read_table(run_dir / "claims.parquet").to_pylist()
+        except Exception as exc:  # pyarrow raises several types for unreadable files
+            raise DataFileError(f"cannot read {run_dir / 'claims.parquet'}: {exc}") from None
         claims = [
             {k: json.loads(v) if k in _NESTED and v else v for k, v in r.items()} for r in raw
         ]
@@ -228,7 +278,9 @@ def read_run(
                 if r.get(k) is not None:
                     r[k] = int(r[k])
     else:
-        claims = _read_jsonl(run_dir / "claims.jsonl")
+        claims = _read_jsonl(run_dir / "claims.jsonl", _CLAIM_KEYS)
+    if any(k not in r for r in claims for k in _CLAIM_KEYS):
+        raise DataFileError(f"{run_dir / 'claims.parquet'} lacks {_CLAIM_KEYS}; {_DAMAGED}")
     return info, cases, claims
 
 
@@ -237,7 +289,7 @@ def revisions(folder: str | Path) -> list[dict[str, Any]]:
     base = Path(folder) / "revisions"
     if not base.is_dir():
         return []
-    return [r for p in sorted(base.glob("*.jsonl")) for r in _read_jsonl(p)]
+    return [r for p in sorted(base.glob("*.jsonl")) for r in _read_jsonl(p, _REVISION_KEYS)]
 
 
 def revise(
@@ -254,7 +306,8 @@ def revise(
     target = next((r for r in claims if r["row_id"] == row_id), None)
     if target is None or target.get("claim_id") is None:
         raise DataFileError(
-            f"no claim row '{row_id}' in run {run_id}; row ids look like RUN/ANSWER/N"
+            f"no claim row '{visible(row_id)}' in run {visible(run_id)}; row ids look like "
+            "RUN/ANSWER/N"
         )
     earlier = [r for r in revisions(folder) if r["revises"] == row_id]
     rev_id = new_id("rev-")

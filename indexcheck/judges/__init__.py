@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ..errors import SpecError
+from ..textsafe import visible
 from .base import BaseJudge, Judge, JudgeRequest, JudgeStats, RawReply
 from .cache import JudgementCache, judgement_key
 
@@ -40,6 +41,6 @@ def open_judge(spec: str) -> Judge:
 
         return PythonHookJudge(rest)
     raise SpecError(
-        f"unknown judge '{spec}'; use mistral:MODEL, openai:BASE_URL?model=NAME "
+        f"unknown judge '{visible(spec)}'; use mistral:MODEL, openai:BASE_URL?model=NAME "
         "or py:module:function"
     )

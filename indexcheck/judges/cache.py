@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataFileError
+
 
 def judgement_key(
     model_id: str, prompt_version: str, question: str, context: str, answer: str
@@ -33,13 +35,25 @@ class JudgementCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path))
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
-            "prompt_version TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL)"
-        )
-        self._db.commit()
+        if self.path.is_dir():
+            raise DataFileError(f"--cache {self.path} is a folder; pass a file path")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), timeout=30.0)
+        except (OSError, sqlite3.Error) as exc:
+            raise DataFileError(f"--cache {self.path} cannot be opened: {exc}") from None
+        try:
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, model TEXT NOT "
+                "NULL, prompt_version TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL)"
+            )
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise DataFileError(
+                f"--cache {self.path} is not an indexcheck cache ({exc}); pass a new file "
+                "path, or delete this file if it is a stale cache"
+            ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT reply FROM judgements WHERE key = ?", (key,)).fetchone()

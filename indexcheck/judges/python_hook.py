@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..errors import SpecError
+from ..embedders.python_hook import HookExitError
+from ..errors import BackendError, IndexcheckError, SpecError, TransientError
 from .base import BaseJudge, JudgeRequest, RawReply
 
 
@@ -26,6 +27,12 @@ class PythonHookJudge(BaseJudge):
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise SpecError(f"py: cannot import module '{module_name}': {exc}") from None
+        except SystemExit as exc:
+            raise HookExitError(
+                f"importing '{module_name}' for the py:{target} judge called "
+                f"sys.exit({exc.code!r}); the run could not finish"
+            ) from None
+        self.target = target
         obj = getattr(module, attr, None)
         if obj is None:
             raise SpecError(f"py: module '{module_name}' has no attribute '{attr}'")
@@ -35,7 +42,20 @@ class PythonHookJudge(BaseJudge):
         self.model_id = str(getattr(obj, "model_id", f"py:{target}"))
 
     def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
-        reply = self._fn(request.question, request.context, request.answer)
+        try:
+            reply = self._fn(request.question, request.context, request.answer)
+        except SystemExit as exc:
+            raise HookExitError(
+                f"the py:{self.target} judge called sys.exit({exc.code!r}); the run could not "
+                "finish. A judge hook must return its reply or raise an exception"
+            ) from None
+        except (IndexcheckError, TransientError):
+            raise
+        except Exception as exc:  # the user's code: named, never the catch-all
+            raise BackendError(
+                f"the py:{self.target} judge raised {type(exc).__name__}: {exc}; the run "
+                "could not finish (fix the hook; INDEXCHECK_DEBUG=1 shows its traceback)"
+            ) from exc
         if not isinstance(reply, str | dict):
             reply = repr(reply)  # kept as an unparseable reply, never silently dropped
         return reply, 0

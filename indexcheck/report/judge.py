@@ -7,12 +7,13 @@ Every id, claim, span and passage text is data, never markup: it goes through
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from ..textsafe import escape_html, escape_md
 
 #: background and text colour of a claim row, by final verdict
 COLOURS = {
@@ -27,21 +28,18 @@ CSS = (
     + "mark{background:#ffd33d;color:#1f2328;padding:0 1px}"
     + ".passage{font-size:12px;max-width:520px;white-space:pre-wrap}"
 )
-_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _safe(text: Any) -> str:
-    """Control characters shown, not sent."""
-    return _CTRL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 def _esc(text: Any) -> str:
-    return html.escape(_safe(text), quote=True)
+    """HTML text: escaped, control characters (C0, C1, DEL) shown as ``\\xNN``."""
+    return escape_html(text)
 
 
 def _md(text: Any) -> str:
-    out = _safe(text).replace("\n", " ")
-    return re.sub(r"([\\`*_{}\[\]()#+!|<>])", r"\\\1", out)
+    """Markdown cell text: no emphasis, links, images, HTML or cell and line breaks (CR
+    included: CommonMark ends a line there), control characters shown as ``\\xNN``."""
+    flat = str(text).replace("\r\n", " ").replace("\n", " ")
+    return re.sub(r"([{}()#+!])", r"\\\1", escape_md(flat))
 
 
 def _highlight(ev: Mapping[str, Any] | None) -> str:
