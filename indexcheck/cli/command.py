@@ -19,11 +19,13 @@ from typing import Any
 import click
 
 from ..errors import EXIT_COULD_NOT_FINISH, IndexcheckError
+from ..textsafe import visible
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: runs of whitespace, newlines included, become one space."""
-    return " ".join(text.split())
+    """``text`` on one line: runs of whitespace, newlines included, become one space, and
+    control characters a message quotes from user data are shown, never sent."""
+    return visible(" ".join(text.split()))
 
 
 def _debug_traceback() -> None:

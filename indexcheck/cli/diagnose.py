@@ -111,12 +111,12 @@ def diagnose_cmd(
 
         answers = load_answers(answers_path)
         compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
-    if judge_spec and answers is not None:
-        judged, judge_stats = _judge_answers(answers, judge_spec, cache_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
     opened = session(ctx, "diagnose")
     store = opened.open_store(store_spec, trust_pickle)
     embedder = opened.open_embedder(embedder_spec, cache_path)
+    if judge_spec and answers is not None:  # paid requests: only once every input is good
+        judged, judge_stats = _judge_answers(answers, judge_spec, cache_path)
     with progress() as say:
         say("resolving the store's score scale")
         hib, to_cos, scale = scale_converters(store)

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..corpus import Corpus
 from ..embedders.base import Embedder
-from ..errors import DimensionMismatchError, InputError
+from ..errors import DataFileError, DimensionMismatchError, InputError
 from ..sections import Section
 from ..stores.base import VectorStore
 from .hash_join import Flag, VectorFile, batches, check_memory_limit, connect, spill_store, sql_str
@@ -162,6 +162,13 @@ def _dimension(store: VectorStore) -> int:
     return 0
 
 
+def _empty(store: VectorStore) -> bool:
+    """True when the store holds no vector (its count says 0 and a scan finds none)."""
+    if store.info().count:
+        return False
+    return all(len(batch.ids) == 0 for batch in store.iter_vectors(16))
+
+
 def diff_index(
     old: VectorStore,
     new: VectorStore,
@@ -193,6 +200,13 @@ def diff_index(
         raise InputError(f"--min-cosine {min_cosine} is not a cosine; use a number in [-1, 1]")
     check_memory_limit(memory_limit)
     d_old, d_new = _dimension(old), _dimension(new)
+    # an empty new index is a wrong spec or a failed build, never a pass on nothing
+    # compared (an empty old one is a first build: every text is added)
+    if _empty(new):
+        raise DataFileError(
+            f"{new.spec} holds no chunks (no vectors); check the --new spec, or the build "
+            "that wrote it"
+        )
     if embedder is not None and d_new and embedder.dimension != d_new:
         raise DimensionMismatchError(
             f"the new index holds {d_new}-d vectors but {embedder.model_id} gives "

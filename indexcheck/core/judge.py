@@ -68,7 +68,12 @@ def load_prompt(path: str | Path | None = None) -> Prompt:
         p = Path(path)
         if not p.is_file():
             raise DataFileError(f"prompt file {p} does not exist; check --prompt")
-        text, source = p.read_text(encoding="utf-8"), str(p)
+        try:
+            text, source = p.read_text(encoding="utf-8"), str(p)
+        except UnicodeDecodeError:
+            from ..rowfiles import utf8_error
+
+            raise utf8_error(p) from None
     if not text.strip():
         raise DataFileError(f"prompt {source} is empty")
     return Prompt(text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], source)
