@@ -128,6 +128,9 @@ class ChromaStore(BaseStore):
     """
 
     scheme = "chroma"
+    #: Chroma returns rows in its own storage order, not insertion order: no build order
+    ordered = False
+    order_source = "chroma order (no build order)"
     params = {"collection": Str(), "tenant": Str(), "database": Str()}
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH

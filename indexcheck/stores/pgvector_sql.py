@@ -128,7 +128,7 @@ class PgCatalog(BaseStore):
             if row is None:
                 raise InputError(self._missing_table_message())
             self._oid, nsp, rel, self._relkind = int(row[0]), row[1], row[2], row[3]
-            self._qualified = f"{nsp}.{rel}"
+            self._qualified, self._nsp = f"{nsp}.{rel}", nsp
             self._table = sql.Identifier(nsp, rel)
             cols = self.conn.execute(
                 "SELECT a.attname, a.attnum, t.typname, a.atttypmod, "
@@ -139,6 +139,7 @@ class PgCatalog(BaseStore):
                 (self._oid,),
             ).fetchall()
         columns = {c[0]: (int(c[1]), str(c[2]), int(c[3]), str(c[4])) for c in cols}
+        self._columns = columns
         listing = ", ".join(f"{c[0]} {c[4]}" for c in cols)
         vector_cols = [c[0] for c in cols if c[2] in _VECTOR_TYPES]
 
@@ -251,6 +252,12 @@ class PgCatalog(BaseStore):
 
     # ---- SQL pieces ------------------------------------------------------------------
 
+    def _rows_filter(self) -> sql.Composable:
+        """The WHERE condition selecting the store's rows (``pgvector_rows`` narrows it)."""
+        from psycopg import sql
+
+        return sql.SQL("TRUE")
+
     def _cols(self) -> sql.Composable:
         from psycopg import sql
 
@@ -268,10 +275,12 @@ class PgCatalog(BaseStore):
         the distance operator fail) and so can never use the ANN index."""
         from psycopg import sql
 
-        where: sql.Composable = sql.SQL("")
+        where: sql.Composable = sql.SQL(" WHERE {f}").format(f=self._rows_filter())
         if exact:
-            where = sql.SQL(" WHERE vector_dims({v}) = {d}").format(
-                v=sql.Identifier(self._vec_col or ""), d=sql.Literal(self._dimension)
+            where = sql.SQL(" WHERE vector_dims({v}) = {d} AND {f}").format(
+                v=sql.Identifier(self._vec_col or ""),
+                d=sql.Literal(self._dimension),
+                f=self._rows_filter(),
             )
         return sql.SQL(
             "SELECT {id}::text AS ic_id, {v} {op} %s::{vt} AS ic_score FROM {t}{w} "
@@ -335,8 +344,10 @@ class PgCatalog(BaseStore):
         with self._translating("computing the fingerprint"):
             row = self.conn.execute(
                 sql.SQL(
-                    "SELECT count(*), count({v}), sum(hashtextextended({id}::text, 0)){x} FROM {t}"
+                    "SELECT count(*), count({v}), sum(hashtextextended({id}::text, 0)){x} "
+                    "FROM {t} WHERE {f}"
                 ).format(
+                    f=self._rows_filter(),
                     v=sql.Identifier(self._vec_col or ""),
                     id=sql.Identifier(self._id_col),
                     x=xmin,
