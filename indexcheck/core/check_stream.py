@@ -37,8 +37,21 @@ from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
-from .check_findings import ChunkCheck, other_findings, run_finding, truncated_finding
+from .check_findings import (
+    ChunkCheck,
+    chain_findings,
+    other_findings,
+    run_finding,
+    truncated_finding,
+)
 from .check_index import IntegrityResult
+from .check_order import (
+    MismatchWhy,
+    mismatch_verdict,
+    order_label,
+    ordered_rows,
+    own_nearest_blocks,
+)
 from .stream_store import (
     OK_CODE,
     IdIndex,
@@ -57,6 +70,8 @@ JSON_ROWS_LIMIT = 100_000
 #: rest are searched only if the sample finds a shifted vector (a model change leaves
 #: every chunk low and none matching, and searching all of them would cost n^2).
 GLOBAL_CAP = 20_000
+#: unexplained low chunks judged for "another model or another text" (seeded sample)
+WHY_SAMPLE = 2000
 
 Tick = Callable[[str, int, int | None], None]
 """Progress callback: (task, done, total or None)."""
@@ -237,6 +252,9 @@ def _run(
     unexplained = _global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
     comparable = int(np.count_nonzero((status == _OK) | (status == _LOW)))
     mismatch = len(unexplained) >= max(2, comparable / 2)
+    why = None
+    if mismatch:
+        why = _why_low(fresh, pending, waiting, shift, status, cosine, min_cosine, block)
     bad: dict[int, ChunkCheck] = {}
     for q in np.flatnonzero(status != _OK):
         q = int(q)
@@ -248,7 +266,7 @@ def _run(
                 bad[q] = ChunkCheck(ids.id_at(q), q, cv, Status.SHIFT, ids.id_at(t), t - q)
             else:
                 bad[q] = ChunkCheck(
-                    ids.id_at(q), q, cv, Status.MODEL_MISMATCH if mismatch else Status.STALE_VECTOR
+                    ids.id_at(q), q, cv, why.status if why is not None else Status.STALE_VECTOR
                 )
         else:
             bad[q] = ChunkCheck(ids.id_at(q), q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
@@ -269,8 +287,19 @@ def _run(
     triggers = {max((x for x in dup_pos if x < s), default=-1) for s in starts} - {-1}
     # the finding builders read a Corpus; this view answers for the positions they quote
     view: Any = SparseCorpus(ids, dup_of, _texts_at(source, triggers | set(dup_of.values()), block))
-    findings = [run_finding(r, r[0].position, view, dup_of) for r in runs]
+    if ordered_rows(store, from_store):
+        order = order_label(store, from_store)
+        findings = [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
+    else:
+        view = SparseCorpus(
+            ids, dup_of, _texts_at(source, set(dup_of) | set(dup_of.values()), block)
+        )
+        findings = chain_findings(checks, view)
     findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    if why is not None:
+        for found in findings:
+            if found.kind == why.status:
+                found.details.update(why.details)
     if (warn := _truncated(embedder, th, ids)) is not None:
         findings.append(warn)
     counts: dict[str, int] = {}
@@ -307,6 +336,43 @@ def _run(
     )
     result.chunks_truncated = truncated
     return result
+
+
+def _why_low(
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    waiting: list[int],
+    shift: dict[int, int],
+    status: np.ndarray,
+    cosine: np.ndarray,
+    min_cosine: float,
+    block: int,
+) -> MismatchWhy:
+    """Another model or another embedded text, judged on at most ``WHY_SAMPLE`` of the
+    unexplained chunks (seeded), each against every fresh vector read block by block."""
+    rows = [j for j, q in enumerate(waiting) if q not in shift]
+    if len(rows) > WHY_SAMPLE:
+        pick = np.random.default_rng(0).choice(len(rows), WHY_SAMPLE, replace=False)
+        rows = [rows[int(i)] for i in np.sort(pick)]
+    pos = np.asarray([waiting[j] for j in rows], dtype=np.int64)
+    stored = pending.take(np.asarray(rows, dtype=np.int64))
+    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
+    comparable = (status == _OK) | (status == _LOW)
+    comparable[list(shift)] = False
+    cand = np.flatnonzero(comparable)
+    near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
+    at = {int(q): i for i, q in enumerate(cand)}
+    for q, v in zip(pos, near_rows, strict=True):
+        near[at[int(q)]] = bool(v)
+    sampled = np.zeros(len(cand), dtype=bool)
+    sampled[[at[int(q)] for q in pos]] = True
+    low = cosine[cand] < min_cosine
+    keep = ~low | sampled  # the share is taken over the sampled low chunks only
+    empty = np.zeros((0, fresh.d), np.float32)
+    return mismatch_verdict(
+        cosine[cand][keep].astype(np.float64), empty, empty, np.zeros(0, np.int64),
+        min_cosine, near[keep],
+    )  # fmt: skip
 
 
 def _global_search(

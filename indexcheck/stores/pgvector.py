@@ -81,8 +81,11 @@ from .pgvector_sql import (
     BACKEND,
     FETCH_BATCH,
     METRICS,
+    decode_vectors,
     vector_literal,
 )
+
+__all__ = ["PgvectorStore", "decode_vectors", "open_store"]
 
 if TYPE_CHECKING:
     import psycopg
