@@ -52,6 +52,7 @@ from .check_order import (
     ordered_rows,
     own_nearest_blocks,
 )
+from .shift_chains import blame_stretches
 from .stream_store import (
     OK_CODE,
     IdIndex,
@@ -285,6 +286,10 @@ def _run(
     dup_pos = sorted(dup_of)
     starts = [r[0].position for r in runs]
     triggers = {max((x for x in dup_pos if x < s), default=-1) for s in starts} - {-1}
+    blamed = blame_stretches(
+        [(r[0].position, r[-1].position, r[0].offset or 0) for r in runs], dup_pos
+    )
+    triggers |= {b.repeat_position for b in blamed if b.repeat_position is not None}
     # the finding builders read a Corpus; this view answers for the positions they quote
     view: Any = SparseCorpus(ids, dup_of, _texts_at(source, triggers | set(dup_of.values()), block))
     if ordered_rows(store, from_store):
