@@ -171,3 +171,47 @@ def test_pgvector_uuid_ids_give_chains_not_scattered_offsets(framework_index) ->
     shifts = [f for f in result.findings if f.kind == "shift"]
     assert 1 <= len(shifts) <= 3
     assert all(f.details["order"] == "holds_vector_of chains" for f in shifts)
+
+
+def test_instruction_prefix_in_the_embedder_spec(tmp_path) -> None:
+    """An E5-style index (LangChain FAISS, every text sent as "passage: " + text): bare
+    texts give embedded_text_differs; the prefix in the embedder spec passes."""
+    pytest.importorskip("langchain_community")
+    import numpy as np
+    from langchain_community.vectorstores import FAISS
+    from langchain_core.embeddings import Embeddings
+
+    from indexcheck.cli.session import open_embedder_cached
+    from indexcheck.embedders import for_queries
+    from tests.builders.framework_corpus import embed_correct
+
+    class Passage(Embeddings):
+        def embed_documents(self, texts):
+            return embed_correct([f"passage: {t}" for t in texts]).tolist()
+
+        def embed_query(self, text):
+            return embed_correct([f"query: {text}"])[0].tolist()
+
+    c = framework_corpus()
+    FAISS.from_texts(c.texts, Passage(), ids=c.ids).save_local(str(tmp_path), index_name="e5")
+    spec = f"faiss:{tmp_path}?index_name=e5"
+    code, out = cli_check(spec, "--all")
+    assert code == 1
+    assert [f["kind"] for f in out["findings"] if f["severity"] == "error"] == [
+        "embedded_text_differs"
+    ]
+    r = CliRunner().invoke(
+        cli,
+        ["check-index", "--store", spec, "--trust-pickle", "--all", "--json", "-",
+         "--embedder", "minilm?prefix=passage:%20&query_prefix=query:%20"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    # questions go through the query prefix, behind the same cache
+    emb = open_embedder_cached("minilm?prefix=passage:%20&query_prefix=query:%20", None)
+    got = for_queries(emb).embed(["how do I close an account?"])
+    want = embed_correct(["query: how do I close an account?"])
+    assert float(np.dot(got[0], want[0])) > 0.9999
+    bad = CliRunner().invoke(
+        cli, ["check-index", "--store", spec, "--trust-pickle", "--embedder", "minilm?prefx=a"]
+    )
+    assert bad.exit_code == 2 and "did you mean prefix" in bad.stderr
