@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus import Corpus, corpus_from_pairs
+from ..embed_text import EmbedTemplate
 from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError
 from ..stores.base import VectorStore
@@ -48,7 +49,13 @@ from .check_findings import (
     run_finding,
     truncated_finding,
 )
-from .check_order import MismatchWhy, mismatch_verdict, order_label, ordered_rows
+from .check_order import (
+    MismatchWhy,
+    mismatch_verdict,
+    order_label,
+    ordered_rows,
+    render_corpus,
+)
 from .sampling import choose_sample
 from .stats import fault_rate_upper
 from .verdicts import Status
@@ -136,7 +143,9 @@ def _load_corpus_from_store(
     texts: list[str] = []
     vecs: dict[str, np.ndarray] = {}
     dims: dict[str, int] = {}
+    metas: list[dict[str, Any]] = []
     for batch in store.iter_vectors(ITER_BATCH):
+        metas.extend(batch.metadata or [{} for _ in batch.ids])
         if batch.texts is None:
             raise DataFileError(
                 f"{store.spec} holds no chunk texts; pass --chunks with the id and text "
@@ -152,7 +161,7 @@ def _load_corpus_from_store(
             texts.append(text)
             vecs[cid] = batch.vectors[i]
             dims[cid] = int(batch.dims[i])
-    return corpus_from_pairs(ids, texts, source=store.spec), vecs, dims
+    return corpus_from_pairs(ids, texts, store.spec, metas), vecs, dims
 
 
 def check_index(
@@ -168,6 +177,7 @@ def check_index(
     only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     max_fault_rate: float | None = None,
+    template: EmbedTemplate | None = None,
 ) -> IntegrityResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
@@ -175,7 +185,9 @@ def check_index(
     chunks are drawn with ``numpy.random.default_rng(seed)``. ``window`` bounds the
     neighbour search for a shifted chunk before falling back to embedding up to
     ``diagnose_budget`` more chunks. ``only`` checks just those chunk ids (ids not in the
-    corpus are ignored), as diagnose does for expected chunks. Raises DimensionMismatchError
+    corpus are ignored), as diagnose does for expected chunks. ``template`` (an
+    ``--embed-template``, parsed at the edge) rebuilds the text the indexer embedded from
+    each chunk's text and metadata. Raises DimensionMismatchError
     when the store and
     embedder dimensions differ, InputError for a sample larger than the corpus.
     """
@@ -189,7 +201,10 @@ def check_index(
     if sample is None and only is None and max_fault_rate is None:  # core/check_stream.py
         from .check_stream import check_all
 
-        return check_all(store, embedder, corpus, min_cosine=min_cosine, window=window, say=say)
+        return check_all(
+            store, embedder, corpus, min_cosine=min_cosine, window=window, say=say,
+            template=template,
+        )  # fmt: skip
     d = embedder.dimension
     stored: dict[str, np.ndarray] = {}
     stored_dims: dict[str, int] = {}
@@ -199,6 +214,8 @@ def check_index(
         say("reading chunk texts from the store")
         corpus, stored, stored_dims = _load_corpus_from_store(store)
         store_ids = set(corpus.ids)
+    if template is not None:
+        corpus = render_corpus(corpus, template)
     n = len(corpus)
     all_mode = sample is None and only is None and max_fault_rate is None
     targeted: set[int] | None = None

@@ -11,12 +11,16 @@ When at least half the comparable chunks are low and none holds another chunk's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..chunk_stream import StoreChunks
+from ..corpus import Corpus, chunk_metadata
+from ..embed_text import EmbedTemplate
+from ..errors import DataFileError
 from ..stores.base import VectorStore
 from .text_differs import TWIN_COSINE, LowCosineVerdict, explain_low_cosines, own_is_nearest
 from .verdicts import Status
@@ -87,3 +91,38 @@ def own_nearest_blocks(
         best = np.maximum(best, sims.max(axis=1))
     result: np.ndarray = own_sim > best
     return result
+
+
+# --- --embed-template: the text the indexer sent ----------------------------------------
+
+
+def render_corpus(corpus: Corpus, template: EmbedTemplate) -> Corpus:
+    """``corpus`` with each text replaced by what ``template`` builds from it and the
+    chunk's metadata (:func:`~indexcheck.corpus.chunk_metadata`)."""
+    metas = corpus.metadata or [{} for _ in corpus.ids]
+    texts = template.render_all(corpus.ids, corpus.texts, [chunk_metadata(m) for m in metas])
+    return Corpus(corpus.ids, texts, corpus.metadata, corpus.source)
+
+
+class TemplatedStoreChunks:
+    """The texts a store keeps, through ``template`` with each row's stored metadata."""
+
+    def __init__(self, store: VectorStore, template: EmbedTemplate) -> None:
+        self.inner = StoreChunks(store)
+        self.store, self.template = store, template
+        self.source = store.spec
+
+    def count(self) -> int | None:
+        return self.inner.count()
+
+    def blocks(self, size: int) -> Iterator[tuple[list[str], list[str]]]:
+        for batch in self.store.iter_vectors(size):
+            if batch.texts is None or any(t is None for t in batch.texts):
+                raise DataFileError(
+                    f"{self.store.spec} holds no text for some vectors; pass --chunks with "
+                    "the id, text and metadata of every chunk"
+                )
+            texts = [str(t) for t in batch.texts]
+            metas = batch.metadata or [{} for _ in batch.ids]
+            m = [chunk_metadata(x) for x in metas]
+            yield list(batch.ids), self.template.render_all(batch.ids, texts, m)

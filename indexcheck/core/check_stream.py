@@ -33,8 +33,9 @@ import xxhash
 
 from ..chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ..corpus import Corpus
+from ..embed_text import EmbedTemplate
 from ..embedders.base import Embedder
-from ..errors import DataFileError, DimensionMismatchError
+from ..errors import DataFileError, DimensionMismatchError, InputError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .check_findings import (
@@ -47,10 +48,12 @@ from .check_findings import (
 from .check_index import IntegrityResult
 from .check_order import (
     MismatchWhy,
+    TemplatedStoreChunks,
     mismatch_verdict,
     order_label,
     ordered_rows,
     own_nearest_blocks,
+    render_corpus,
 )
 from .shift_chains import blame_stretches
 from .stream_store import (
@@ -107,10 +110,12 @@ def check_all(
     say: Callable[[str], None] | None = None,
     tick: Tick | None = None,
     scratch_dir: str | None = None,
+    template: EmbedTemplate | None = None,
 ) -> IntegrityResult:
     """Check every chunk against its stored vector in blocks; the result of ``check_index
     (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
-    :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given."""
+    :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given.
+    ``template`` rebuilds the embedded text of a Corpus or of the store's own texts."""
     from ..engine import LocalEngine
 
     say = say or (lambda _m: None)
@@ -125,9 +130,14 @@ def check_all(
     from_store = chunks is None
     source: ChunkSource
     if chunks is None:
-        source = StoreChunks(store)
+        source = StoreChunks(store) if template is None else TemplatedStoreChunks(store, template)
     elif isinstance(chunks, Corpus):
-        source = CorpusChunks(chunks)
+        source = CorpusChunks(chunks if template is None else render_corpus(chunks, template))
+    elif template is not None:
+        raise InputError(
+            "--embed-template needs the chunks in memory (their metadata); load them with "
+            "load_chunks and pass the Corpus"
+        )
     else:
         source = chunks
     d = embedder.dimension

@@ -215,3 +215,47 @@ def test_instruction_prefix_in_the_embedder_spec(tmp_path) -> None:
         cli, ["check-index", "--store", spec, "--trust-pickle", "--embedder", "minilm?prefx=a"]
     )
     assert bad.exit_code == 2 and "did you mean prefix" in bad.stderr
+
+
+@pytest.mark.parametrize("layout", ["simple", "faiss"])
+def test_llamaindex_bare_texts_pass_with_embed_template(framework_index, layout: str) -> None:
+    """The nodes' bare texts with LlamaIndex's default template pass, sampled and --all,
+    from the store's own texts and metadata; a bad template is exit 2 before any work."""
+    built = framework_index("llamaindex", layout, "correct")
+    bare = built.spec + "?text=stored"
+    tmpl = ["--embed-template", "{metadata}\\n\\n{text}"]
+    for how in (["--all"], ["--sample", "20"]):
+        code, out = cli_check(bare, *how, *tmpl)
+        assert code == 0, out["findings"]
+    r = CliRunner().invoke(
+        cli, ["check-index", "--store", bare, *EMB, "--embed-template", "{metadata.__class__}"]
+    )
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+
+
+def test_embed_template_with_a_chunks_file_and_the_config_key(framework_index, tmp_path) -> None:
+    """--chunks with a ``metadata`` column: the template reads it; the same key works from
+    indexcheck.toml."""
+    built = framework_index("llamaindex", "simple", "correct")
+    c = framework_corpus()
+    chunks = tmp_path / "chunks.jsonl"
+    rows = [
+        {"id": i, "text": t, "metadata": m}
+        for i, t, m in zip(c.ids, c.texts, c.metadata, strict=True)
+    ]
+    chunks.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    code, out = cli_check(built.spec, "--chunks", str(chunks), "--all")
+    assert code == 1  # the file's texts are bare: what LlamaIndex embedded differs
+    assert "embedded_text_differs" in out["counts"]
+    code, out = cli_check(
+        built.spec, "--chunks", str(chunks), "--all", "--embed-template", "{metadata}\\n\\n{text}"
+    )
+    assert code == 0, out["findings"]
+    cfg = tmp_path / "indexcheck.toml"
+    cfg.write_text('[check-index]\nembed-template = "{metadata}\\n\\n{text}"\n')
+    r = CliRunner().invoke(
+        cli,
+        ["--config", str(cfg), "check-index", "--store", built.spec, "--chunks", str(chunks),
+         "--all", *EMB, "--json", "-"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
