@@ -13,8 +13,6 @@ from __future__ import annotations
 import difflib
 from importlib.metadata import EntryPoint, entry_points
 
-# after .base: embed_text imports EmbedStats from it
-from ..embed_text import EMBEDDER_SPEC_KEYS, parse_embedder_spec, with_prefixes  # noqa: E402
 from ..errors import SpecError
 from ..retry import RetryPolicy
 from .base import BaseEmbedder, Embedder, EmbedStats
@@ -32,6 +30,8 @@ __all__ = [
 ]
 
 DEFAULT_EMBEDDER = "minilm"
+#: the embedder spec keys that ``indexcheck.embed_text`` handles (kept in step there)
+PREFIX_KEYS = ("prefix", "query_prefix")
 ENTRY_POINT_GROUP = "indexcheck.embedders"
 
 #: scheme -> "module:function" of the built-in providers (the same as their entry points)
@@ -94,9 +94,9 @@ def _split_prefixes(spec: str) -> tuple[str, str]:
     theirs: list[str] = []
     for item in query.split("&"):
         key = item.partition("=")[0]
-        if key in EMBEDDER_SPEC_KEYS:
+        if key in PREFIX_KEYS:
             mine.append(item)
-        elif difflib.get_close_matches(key, EMBEDDER_SPEC_KEYS, n=1, cutoff=0.75):
+        elif difflib.get_close_matches(key, PREFIX_KEYS, n=1, cutoff=0.75):
             mine.append(item)  # parse_embedder_spec names the key it meant
         elif item:
             theirs.append(item)
@@ -124,6 +124,9 @@ def open_embedder(spec: str | None = None) -> Embedder:
     ``?prefix=TEXT`` puts an instruction prefix in front of every chunk text and
     ``&query_prefix=TEXT`` in front of every question (``indexcheck.embed_text``); the
     question embedder is :func:`for_queries` of the returned one."""
+    # imported here: embed_text imports .base, so a module-level import would be circular
+    from ..embed_text import parse_embedder_spec, with_prefixes
+
     spec = (spec or DEFAULT_EMBEDDER).strip()
     spec, prefixes = _split_prefixes(spec)
     parsed = parse_embedder_spec(spec.partition("?")[0] + "?" + prefixes) if prefixes else None
