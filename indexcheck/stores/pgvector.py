@@ -109,7 +109,7 @@ def _scrub(text: str, secret: str | None) -> str:
 
 _OWN_PARAMS = {
     "table", "schema", "id", "vector", "text", "metric", "ef_search", "probes",
-    "collection", "order", "metadata",
+    "collection", "order", "metadata", "operator",
 }  # fmt: skip
 
 #: libpq connection keywords a spec may pass through (postgresql.org/docs/current/libpq-connect)
@@ -135,6 +135,7 @@ class PgvectorStore(PgRows):
         "vector": Str(),
         "text": Str(),
         "metric": Choice(*METRICS),
+        "operator": Choice(*(op for op, _ in METRICS.values())),
         "ef_search": Int(min=1),
         "probes": Int(min=1),
         "collection": Str(),
@@ -195,6 +196,15 @@ class PgvectorStore(PgRows):
                 f"pgvector metric '{metric}' is unknown; use one of {', '.join(METRICS)}"
             )
         self._metric_param = metric.lower() if metric else None
+        if params.get("operator"):  # the operator the application's query uses
+            by_op = {op: m for m, (op, _) in METRICS.items()}
+            chosen = by_op[params["operator"].strip()]
+            if self._metric_param not in (None, chosen):
+                raise SpecError(
+                    f"pgvector &operator={params['operator']} is metric {chosen}, but "
+                    f"&metric={self._metric_param}; give one of them"
+                )
+            self._metric_param = chosen
         self._search: dict[str, int] = {}
         for key, guc in (("ef_search", "hnsw.ef_search"), ("probes", "ivfflat.probes")):
             if key in params:
@@ -337,6 +347,9 @@ class PgvectorStore(PgRows):
             "collection": self._collection,
             "order": self.order_source,
             "metadata_column": self._meta_col,
+            # no ANN index and no &metric=/&operator=: the score is the operator the
+            # application writes in its query, which indexcheck cannot see
+            "score_depends_on_query": self._metric_source.startswith("default"),
         }
         if gucs and self._index is not None:
             if self._index[1] == "hnsw":

@@ -210,7 +210,7 @@ class PgCatalog(BaseStore):
             self.metric = self._metric_param
             match = [ix for ix in usable if OPCLASSES[ix[2]] == self.metric]
             self._index = match[0] if match else None
-            self._metric_source = "spec (&metric=)"
+            self._metric_source = "spec (&metric= or &operator=)"
         elif usable:
             self._index = usable[0]
             self.metric = OPCLASSES[self._index[2]]
@@ -219,7 +219,8 @@ class PgCatalog(BaseStore):
             self._index = None
             self.metric = "cosine"
             self._metric_source = (
-                "default: no HNSW/IVFFlat index on the column; pass &metric= to choose"
+                "default: no HNSW/IVFFlat index on the column; pass &metric= or "
+                "&operator= (<=>, <->, <#>) to match the application's query"
             )
         self._op = METRICS[self.metric][0]
 
