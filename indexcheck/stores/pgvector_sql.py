@@ -298,13 +298,14 @@ class PgCatalog(BaseStore):
 
     # ---- Protocol --------------------------------------------------------------------
 
-    def _plan_node(self) -> str:
-        """How the server runs query() for k=10: 'Index Scan using X' or 'Seq Scan'."""
+    def _plan_node(self, k: int = 10) -> str:
+        """How the server runs query() for ``k`` results (EXPLAIN, never ANALYZE):
+        'Index Scan using X' or 'Seq Scan'."""
         probe = vector_literal(np.ones(self._dimension, dtype=np.float32))
         from psycopg import sql
 
         plan = self.conn.execute(
-            sql.SQL("EXPLAIN (FORMAT JSON) ") + self._knn_sql(10), (probe,)
+            sql.SQL("EXPLAIN (FORMAT JSON) ") + self._knn_sql(k), (probe,)
         ).fetchone()
         nodes: list[dict[str, Any]] = [plan[0][0]["Plan"]] if plan else []
         while nodes:
@@ -315,6 +316,15 @@ class PgCatalog(BaseStore):
                 return "Seq Scan"
             nodes.extend(node.get("Plans", []))
         return "unknown"
+
+    def plan_for(self, k: int) -> str:
+        """The plan PostgreSQL picks for a query of depth ``k`` (EXPLAIN without ANALYZE,
+        read-only): 'Index Scan using X' runs through the ANN index, anything else
+        ('Seq Scan', a sort) is exact."""
+        if not self._dimension:
+            return "empty"
+        with self._translating("explaining the query plan"):
+            return self._plan_node(int(k))
 
     def _id_filter(self, ids: Sequence[str]) -> tuple[sql.Composable, Any]:
         """A WHERE clause matching ``ids`` that keeps the id index usable, and its param."""

@@ -95,3 +95,44 @@ def test_convert_threshold_from_a_framework_score() -> None:
         ["convert-threshold", "0.5", "--from", "langchain-faiss-max-inner-product", "--to", "cos"],
     )
     assert bad.exit_code == 2 and "not a monotone" in bad.stderr
+
+
+def test_compare_ann_on_pgvector_reports_the_plan_per_depth(framework_index) -> None:
+    """LangChain's PGVector has no ANN index: every depth is an exact plan, and the result
+    warns; with an HNSW index (on a copy of the collection) and sequential scans priced
+    out, the same depths run through the index and nothing is warned."""
+    import psycopg
+
+    from indexcheck.core.compare_ann import compare_ann
+    from tests.builders.framework_corpus import embed_correct, framework_corpus
+
+    built = framework_index("langchain", "pgvector", "correct")
+    queries = embed_correct(framework_corpus().texts[:8])
+    store = open_store(built.spec)
+    try:
+        r = compare_ann(store, queries, k=4, fetch=[4, 10])
+    finally:
+        store.close()
+    assert [row.plan for row in r.by_fetch] == ["Seq Scan", "Seq Scan"]
+    assert r.warnings and "says nothing about the index" in r.warnings[0]
+    assert "says nothing about the index" in r.recommendation
+
+    table = "lc_hnsw_copy"
+    with psycopg.connect(built.details["dsn"], autocommit=True) as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute(
+            f"CREATE TABLE {table} AS SELECT e.id, e.document, e.embedding::vector(384) "
+            "AS embedding FROM langchain_pg_embedding e JOIN langchain_pg_collection c "
+            "ON c.uuid = e.collection_id WHERE c.name = %s",
+            (built.details["collection"],),
+        )
+        conn.execute(f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops)")
+    base = built.spec.split("?", 1)[0]
+    spec = f"{base}?table={table}&options=-c%20enable_seqscan%3Doff"
+    store = open_store(spec)
+    try:
+        r = compare_ann(store, queries, k=4, fetch=[4, 10])
+    finally:
+        store.close()
+    assert all(row.plan and row.plan.startswith("Index Scan") for row in r.by_fetch)
+    assert r.warnings == []
