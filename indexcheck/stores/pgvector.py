@@ -188,6 +188,7 @@ class PgvectorStore(PgRows):
         self.table_name = parsed.require("table", "name the table that holds the vectors")
         self._schema = params.get("schema")
         self._id_col = params.get("id", "id")
+        self._id_given = "id" in params
         self._vec_col = params.get("vector")
         self._text_col = params.get("text")
         metric = params.get("metric")

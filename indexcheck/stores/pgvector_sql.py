@@ -160,6 +160,13 @@ class PgCatalog(BaseStore):
                 "or halfvec; pass &vector=COLUMN naming a vector or halfvec column"
             )
         self._vec_attnum, self._vec_type = attnum, vtype
+        if not getattr(self, "_id_given", True):
+            # the frameworks' own layouts: LangChain PGVectorStore keys rows by
+            # langchain_id (its id column), LlamaIndex by node_id (id is a bigserial)
+            for col in ("langchain_id", "node_id"):
+                if col in columns:
+                    self._id_col = col
+                    break
         if self._id_col not in columns:
             raise InputError(
                 f"pgvector table {self._qualified} has no id column '{self._id_col}' (columns: "

@@ -259,3 +259,17 @@ def test_embed_template_with_a_chunks_file_and_the_config_key(framework_index, t
          "--all", *EMB, "--json", "-"],
     )  # fmt: skip
     assert r.exit_code == 0, r.stderr
+
+
+def test_framework_pg_tables_open_by_their_own_column_names(framework_index) -> None:
+    """PGVectorStore (langchain_id, content, langchain_metadata) and LlamaIndex's table
+    (node_id, text, metadata_ with _node_content) need only ?table=."""
+    for framework, layout, extra in (
+        ("langchain", "pgvectorstore", ""),
+        ("llamaindex", "pgvector", "&order=id"),
+    ):
+        built = framework_index(framework, layout, "correct")
+        base = built.spec.split("?", 1)[0]
+        code, out = cli_check(f"{base}?table={built.details['table']}{extra}", "--all")
+        assert code == 0, out["findings"]
+        assert out["checked"] == len(built.ids)
