@@ -97,8 +97,11 @@ CHAIN_ORDER = "holds_vector_of chains"
 
 def chain_findings(checks: list[ChunkCheck], corpus: Corpus) -> list[Finding]:
     """Shift findings where the rows have no build order: one per ``holds_vector_of``
-    chain (``shift_chains``), naming the repeated text at each break; positions and
-    offsets are not used."""
+    chain (``shift_chains``), naming the repeated text at each break. Positions are no
+    build order here, so each shifted chunk's ``offset`` is cleared (None)."""
+    for c in checks:
+        if c.status == "shift":
+            c.offset = None
     holds = {c.id: c.holds_vector_of for c in checks if c.status == "shift" and c.holds_vector_of}
     if not holds:
         return []

@@ -273,3 +273,24 @@ def test_framework_pg_tables_open_by_their_own_column_names(framework_index) -> 
         code, out = cli_check(f"{base}?table={built.details['table']}{extra}", "--all")
         assert code == 0, out["findings"]
         assert out["checked"] == len(built.ids)
+
+
+@pytest.mark.parametrize(("framework", "layout"), [("langchain", "faiss"), ("langchain", "chroma")])
+def test_sampled_check_reports_shifts_the_same_way(framework_index, framework, layout) -> None:
+    """The sampled path (every chunk drawn) gives the streamed path's shift findings."""
+    c = framework_corpus()
+    built = framework_index(framework, layout, "shifted")
+    code, out = cli_check(built.spec, "--sample", str(len(c.ids)))
+    assert code == 1
+    shifts = [f for f in out["findings"] if f["kind"] == "shift"]
+    if layout == "faiss":
+        assert [f["details"]["offset"] for f in shifts] == [1, 2]
+        assert [f["details"]["preceding_duplicate"]["id"] for f in shifts] == [
+            c.ids[r] for r in sorted(c.repeat_of)
+        ]
+        assert {f["details"]["order"] for f in shifts} == {"store order"}
+    else:
+        assert {f["details"]["order"] for f in shifts} == {"holds_vector_of chains"}
+        assert 1 <= len(shifts) <= 3
+        moved = [r for r in out["chunks"] if r["status"] == "shift"]
+        assert moved and all(r["offset"] is None and r["holds_vector_of"] for r in moved)
