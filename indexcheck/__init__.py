@@ -21,7 +21,9 @@ _PUBLIC = {
     "sweep_threshold": "indexcheck.api",
     "compare_ann": "indexcheck.api",
     "diagnose": "indexcheck.api",
+    "diff_index": "indexcheck.api",
     "run_ci": "indexcheck.api",
+    "judge": "indexcheck.api",
     "open_store": "indexcheck.stores",
     "open_embedder": "indexcheck.embedders",
     "load_chunks": "indexcheck.corpus",
@@ -29,7 +31,16 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:
-    from .api import check_index, compare_ann, diagnose, probe_scale, run_ci, sweep_threshold
+    from .api import (
+        check_index,
+        compare_ann,
+        diagnose,
+        diff_index,
+        judge,
+        probe_scale,
+        run_ci,
+        sweep_threshold,
+    )
     from .corpus import load_chunks
     from .embedders import open_embedder
     from .questions import load_questions
@@ -56,6 +67,8 @@ __all__ = [
     "check_index",
     "compare_ann",
     "diagnose",
+    "diff_index",
+    "judge",
     "load_chunks",
     "load_questions",
     "open_embedder",

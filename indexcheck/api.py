@@ -4,7 +4,8 @@
 string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
 a path or what :func:`load_chunks`/:func:`load_questions` return. What a function opens
 from a spec it also closes; what it is given it leaves open. The core below never sees a
-spec string.
+spec string. Each result is stamped with its manifest here, through the same
+:func:`indexcheck.manifest.stamp` the CLI's ``finish`` uses.
 """
 
 from __future__ import annotations
@@ -19,18 +20,23 @@ import numpy as np
 from .corpus import Corpus, load_chunks
 from .embedders import open_embedder
 from .embedders.base import Embedder
+from .manifest import Run, stamp
 from .questions import Question, load_questions
 from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
-    from .core.check_index import IntegrityResult
+    from .core.answers import AnswerRow
+    from .core.check_index import CheckIndexResult
     from .core.ci import CiResult
     from .core.ci_config import CiConfig
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
+    from .core.diff_index import DiffResult
+    from .core.judge import JudgeResult
     from .core.probe_scale import ScaleResult
     from .core.sweep_threshold import SweepResult
+    from .judges.base import Judge
 
 StoreLike = str | VectorStore
 EmbedderLike = str | Embedder | None
@@ -70,7 +76,7 @@ def check_index(
     chunks: str | Path | Corpus | None,
     embedder: EmbedderLike = None,
     **options: Any,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     """Re-embed chunks and compare each with its stored vector (cosine, float32).
 
     ``options`` as :func:`indexcheck.core.check_index.check_index` (sample, seed,
@@ -78,17 +84,23 @@ def check_index(
     """
     from .core.check_index import check_index as run
 
+    started = Run("check-index")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
-        return run(s, e, _corpus(chunks), **options)
+        result = run(s, e, _corpus(chunks), **options)
+        stamp(result, started, s, e, seed=options.get("seed"))
+        return result
 
 
 def probe_scale(store: StoreLike, **options: Any) -> ScaleResult:
     """Which formula the store's scores follow (probes, k, seed as the CLI)."""
     from .core.probe_scale import probe_scale as run
 
+    started = Run("probe-scale")
     with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
-        return run(s, **options)
+        result = run(s, **options)
+        stamp(result, started, s)
+        return result
 
 
 def sweep_threshold(
@@ -102,12 +114,15 @@ def sweep_threshold(
     from .core.retrieval import scale_converters
     from .core.sweep_threshold import sweep_threshold as run
 
+    started = Run("sweep-threshold")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
         if "higher_is_better" not in options:
             hib, to_cos, scale = scale_converters(s)
             options.update(higher_is_better=hib, to_cosine=to_cos, scale=scale)
-        return run(s, e, _questions(questions), **options)
+        result = run(s, e, _questions(questions), **options)
+        stamp(result, started, s, e)
+        return result
 
 
 def compare_ann(
@@ -121,10 +136,13 @@ def compare_ann(
     from .core.compare_ann import compare_ann as run
 
     noise = options.pop("noise", DEFAULT_NOISE)
+    started = Run("compare-ann")
     with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
         if isinstance(queries, int):
             queries = sample_queries(s, queries, options.get("seed", 0), noise)
-        return run(s, queries, **options)
+        result = run(s, queries, **options)
+        stamp(result, started, s, seed=options.get("seed"))
+        return result
 
 
 def diagnose(
@@ -139,13 +157,65 @@ def diagnose(
     from .core.retrieval import marked_refusals, scale_converters
 
     corpus = _corpus(chunks)
+    started = Run("diagnose")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
         if "higher_is_better" not in options:
             hib, to_cos, _ = scale_converters(s)
             options.update(higher_is_better=hib, to_cosine=to_cos)
         options.setdefault("refusal_marked", marked_refusals(corpus))
-        return run(s, e, _questions(questions), corpus, **options)
+        result = run(s, e, _questions(questions), corpus, **options)
+        stamp(result, started, s, e, seed=options.get("seed"))
+        return result
+
+
+def diff_index(
+    old: StoreLike,
+    new: StoreLike,
+    chunks_old: str | Path | Corpus | None = None,
+    chunks_new: str | Path | Corpus | None = None,
+    embedder: EmbedderLike = None,
+    **options: Any,
+) -> DiffResult:
+    """Is ``new`` the ``old`` index plus the changes? (``indexcheck diff-index``)
+
+    Old and new are paired by text hash (ids may differ); every text in both must keep its
+    vector (cosine of unit vectors >= ``min_cosine``). ``chunks_old``/``chunks_new`` give
+    the texts of an index that stores none. ``embedder`` None re-embeds nothing (unlike the
+    other functions, there is no default model here): a spec or an opened embedder
+    re-embeds ``sample_new`` added/changed texts (None: all). ``engine`` is "local",
+    "ray" (with ``ray_address``) or an engine object. Other ``options`` as
+    :func:`indexcheck.core.diff_index.diff_index` (seed, min_cosine, workdir,
+    memory_limit). ``result.ok`` is the verdict.
+    """
+    from .core.diff_index import diff_index as run
+    from .engine import open_engine
+
+    trust = options.pop("trust_pickle", False)
+    engine = options.pop("engine", None)
+    address = options.pop("ray_address", None)
+    started = Run("diff-index")
+    with ExitStack() as stack:
+        if isinstance(engine, str):
+            engine = open_engine(engine, address)
+            stack.callback(engine.close)
+        n, _ = stack.enter_context(_opened(new, trust_pickle=trust))
+        o, _ = stack.enter_context(_opened(old, trust_pickle=trust))
+        emb = None
+        if embedder is not None:
+            emb = embedder if isinstance(embedder, Embedder) else _embedder(embedder)
+        result = run(
+            o,
+            n,
+            chunks_old=_corpus(chunks_old),
+            chunks_new=_corpus(chunks_new),
+            embedder=emb,
+            engine=engine,
+            **options,
+        )
+        old_store = {"spec": o.spec, "count": o.info().count, "fingerprint": o.fingerprint()}
+        stamp(result, started, n, emb, seed=options.get("seed", 0), old_store=old_store)
+        return result
 
 
 def run_ci(
@@ -153,24 +223,73 @@ def run_ci(
     baseline: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> CiResult:
-    """``indexcheck ci`` from Python: opens the configured store and embedder, runs the
-    checks, closes them."""
+    """``indexcheck ci`` from Python: opens the configured store (and the old index of
+    ``[ci.diff-index]``) and embedder, runs the checks, closes them."""
     from .core.ci import run_ci as run
-    from .core.ci_config import CiConfig
+    from .core.ci_config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
-    needs_embedder = bool(config.check_index or config.diagnose)
+    started = Run("ci")
+    options = StoreOptions(trust_pickle=config.trust_pickle)
     with ExitStack() as stack:
-        store = open_store(config.store, StoreOptions(trust_pickle=config.trust_pickle))
+        store = open_store(config.store, options)
         stack.callback(store.close)
+        old_store = None
+        if config.diff_index is not None:
+            old_store = open_store(config.diff_index.old, options)
+            stack.callback(old_store.close)
         embedder = None
-        if needs_embedder:
+        if needs_embedder(config):
             embedder = cached_embedder(config.embedder, config.cache)
             cache = getattr(embedder, "cache", None)
             if cache is not None:
                 stack.callback(cache.close)
-        return run(config, baseline, progress, store=store, embedder=embedder)
+        result = run(
+            config, baseline, progress, store=store, embedder=embedder, old_store=old_store
+        )
+        stamp(result, started, store, embedder)
+        return result
+
+
+def judge(
+    answers: str | Path | Sequence[AnswerRow],
+    judge: str | Judge,
+    *,
+    prompt: str | Path | None = None,
+    cache: str | Path | None = None,
+    **options: Any,
+) -> JudgeResult:
+    """Grade each answer's claims against the context it was given (``indexcheck judge``).
+
+    ``answers`` a JSONL/CSV/Parquet path or loaded rows; ``judge`` a spec
+    (``mistral:MODEL``, ``openai:URL?model=M``, ``py:module:function``) or an opened judge;
+    ``prompt`` a prompt file (default: the shipped one); ``cache`` a SQLite file for
+    judgements. ``options`` as :func:`indexcheck.core.judge.judge_answers` (retries,
+    refusal_pattern, allow_unjudged). ``result.ok`` is the verdict; groundedness is never NaN.
+    """
+    from .core.answers import load_answers
+    from .core.judge import judge_answers, load_prompt
+    from .judges import JudgementCache, open_judge
+
+    rows = load_answers(Path(answers)) if isinstance(answers, str | Path) else answers
+    loaded = load_prompt(prompt)
+    opened = open_judge(judge) if isinstance(judge, str) else judge
+    store = JudgementCache(Path(cache)) if cache is not None else None
+    started = Run("judge")
+    try:
+        result = judge_answers(rows, opened, loaded, cache=store, **options)
+    finally:
+        if store is not None:
+            store.close()
+    stamp(
+        result,
+        started,
+        judge={"model_id": opened.model_id},
+        judging=opened.stats.as_dict(),
+        prompt={"version": loaded.version, "source": loaded.source},
+    )
+    return result
 
 
 def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
@@ -187,6 +306,8 @@ __all__ = [
     "check_index",
     "compare_ann",
     "diagnose",
+    "diff_index",
+    "judge",
     "load_chunks",
     "load_questions",
     "open_embedder",

@@ -9,14 +9,13 @@ already in memory; :class:`StoreChunks` reads the texts a store keeps with its v
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from .corpus import Corpus
+from .corpus import Corpus, chunk_id, chunk_text, is_null, missing_texts
 from .errors import DataFileError
+from .rowfiles import PARQUET, check_suffix, iter_rows, parquet_columns
 from .stores.base import VectorStore
 
 Block = tuple[list[str], list[str]]
@@ -78,7 +77,13 @@ class StoreChunks:
 
 
 class FileChunks:
-    """A chunks file (JSONL, CSV, TSV or Parquet) read block by block."""
+    """A chunks file (JSONL, CSV, TSV or Parquet) read block by block.
+
+    The whole file is checked once when it is opened, before any work or cost, with the
+    rules of :func:`indexcheck.corpus.load_chunks` (ids strings or integers, texts strings,
+    a null or empty CSV text a missing chunk text, UTF-8 only); only ids and texts of one
+    block are held at a time.
+    """
 
     def __init__(self, path: str | Path, id_column: str = "id", text_column: str = "text"):
         self.path = Path(path)
@@ -86,19 +91,17 @@ class FileChunks:
         self.id_column, self.text_column = id_column, text_column
         if not self.path.is_file():
             raise DataFileError(f"chunks file {self.path} does not exist; check the --chunks path")
-        self.suffix = self.path.suffix.lower()
-        if self.suffix not in (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".pq"):
-            raise DataFileError(
-                f"{self.path} has an unknown extension '{self.suffix}'; use .jsonl, .csv, "
-                ".tsv or .parquet"
-            )
+        self.suffix = check_suffix(self.path, "chunks file")
+        self._count = self._validate()
 
     def count(self) -> int | None:
-        if self.suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+        return self._count
 
-            return int(pq.ParquetFile(self.path).metadata.num_rows)
-        return None
+    def _rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        cols = [self.id_column, self.text_column]
+        if self.suffix in PARQUET:
+            self._columns(parquet_columns(self.path))
+        return iter_rows(self.path, columns=cols, empty_is_null=True)
 
     def _columns(self, cols: list[str]) -> None:
         for col, opt in ((self.id_column, "--id-column"), (self.text_column, "--text-column")):
@@ -108,56 +111,36 @@ class FileChunks:
                     f"pass {opt} or rename the column"
                 )
 
-    def _rows(self) -> Iterator[dict[str, Any]]:
-        if self.suffix in (".jsonl", ".ndjson"):
-            with self.path.open(encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DataFileError(
-                            f"{self.path}:{lineno} is not valid JSON ({exc.msg}); "
-                            "each line must be one JSON object"
-                        ) from None
-                    if not isinstance(row, dict):
-                        raise DataFileError(f"{self.path}:{lineno} is not a JSON object")
-                    yield row
-        elif self.suffix in (".csv", ".tsv"):
-            with self.path.open(encoding="utf-8", newline="") as f:
-                yield from csv.DictReader(f, delimiter="\t" if self.suffix == ".tsv" else ",")
-        else:
-            import pyarrow.parquet as pq
-
-            try:
-                # pre_buffer=False: otherwise pyarrow keeps every row group read so far
-                pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
-            except Exception as exc:  # pyarrow raises several types for unreadable files
-                raise DataFileError(f"cannot read {self.path}: {exc}") from None
-            self._columns(list(pf.schema_arrow.names))
-            for rb in pf.iter_batches(1024, columns=[self.id_column, self.text_column]):
-                yield from rb.to_pylist()
+    def _validate(self) -> int:
+        """Read the file once, checking every row; the number of chunks."""
+        n = 0
+        missing: list[str] = []
+        unit = "line"
+        for where, row in self._rows():
+            n += 1
+            if n == 1:
+                self._columns([str(k) for k in row])
+                unit = where.split(" ")[-2]
+            chunk_id(row.get(self.id_column), where, self.id_column)
+            raw = row.get(self.text_column)
+            if is_null(raw):
+                missing.append(where.rpartition(" ")[2])
+            else:
+                chunk_text(raw, where, self.text_column)
+        if n == 0:
+            raise DataFileError(f"{self.path} holds no chunks; an empty corpus cannot be checked")
+        if missing:
+            raise missing_texts(self.path, self.text_column, unit, missing)
+        return n
 
     def blocks(self, size: int) -> Iterator[Block]:
         ids: list[str] = []
         texts: list[str] = []
-        n = 0
-        for row in self._rows():
-            n += 1
-            if n == 1:
-                self._columns([str(k) for k in row])
-            cid, text = row.get(self.id_column), row.get(self.text_column)
-            if cid is None or str(cid) == "" or text is None:
-                raise DataFileError(
-                    f"{self.path.name} row {n} has no {self.id_column} or no {self.text_column}"
-                )
-            ids.append(str(cid))
-            texts.append(str(text))
+        for where, row in self._rows():
+            ids.append(chunk_id(row.get(self.id_column), where, self.id_column))
+            texts.append(chunk_text(row.get(self.text_column), where, self.text_column))
             if len(ids) == size:
                 yield ids, texts
                 ids, texts = [], []
         if ids:
             yield ids, texts
-        if n == 0:
-            raise DataFileError(f"{self.path} holds no chunks; an empty corpus cannot be checked")

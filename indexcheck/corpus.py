@@ -13,6 +13,7 @@ import numpy as np
 import xxhash
 
 from .errors import DataFileError
+from .rowfiles import iter_rows
 
 
 def text_hash(text: str) -> str:
@@ -64,85 +65,13 @@ class Corpus:
         return h.hexdigest()
 
 
-def decode_error_line(path: Path) -> str:
-    """``FILE line N`` of the first line of ``path`` that is not valid UTF-8 (or the file)."""
-    try:
-        with path.open("rb") as f:
-            for lineno, raw in enumerate(f, 1):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    return f"{path} line {lineno}"
-    except OSError:
-        pass
-    return str(path)
-
-
-def utf8_error(path: Path, where: str | None = None) -> DataFileError:
-    """The one-line error for text that is not valid UTF-8 (bad bytes or lone surrogates)."""
-    place = where or decode_error_line(path)
-    return DataFileError(
-        f"{place} is not valid UTF-8 text (invalid bytes or a lone surrogate); "
-        "re-save the file as UTF-8"
-    )
-
-
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; bad UTF-8 and bad JSON name the line."""
-    rows: list[tuple[int, dict[str, Any]]] = []
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise utf8_error(path, f"{path} line {lineno}") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFileError(
-                    f"{path}:{lineno} is not valid JSON ({exc.msg}); "
-                    "each line must be one JSON object"
-                ) from None
-            if not isinstance(row, dict):
-                raise DataFileError(f"{path}:{lineno} is not a JSON object")
-            rows.append((lineno, row))
-    return rows
-
-
 def _read_table(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(where, row) pairs; ``where`` names the line (JSONL) or row (CSV, Parquet)."""
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        return [(f"{path.name} line {n}", row) for n, row in _read_jsonl(path)]
-    if suffix in (".csv", ".tsv", ".parquet", ".pq"):
-        import pandas as pd
-
-        try:
-            if suffix == ".csv":
-                df = pd.read_csv(path, dtype=str, keep_default_na=False)
-            elif suffix == ".tsv":
-                df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-            else:
-                df = pd.read_parquet(path)
-        except UnicodeDecodeError:
-            raise utf8_error(path) from None
-        except Exception as exc:  # pandas raises many types for unreadable files
-            raise DataFileError(f"cannot read {path}: {exc}") from None
-        records: list[dict[str, Any]] = df.to_dict(orient="records")
-        # CSV has no null: an empty cell is a missing value, as a Parquet null is
-        blank = "" if suffix in (".csv", ".tsv") else None
-        return [
-            (f"{path.name} row {n}", {k: (None if v == blank else v) for k, v in r.items()})
-            for n, r in enumerate(records, 1)
-        ]
-    raise DataFileError(
-        f"{path} has an unknown extension '{suffix}'; use .jsonl, .csv, .tsv or .parquet"
-    )
+    """(where, row) pairs; ``where`` names the line (JSONL, CSV) or row (Parquet). CSV has no
+    null: an empty cell is a missing value, as a Parquet null is."""
+    return list(iter_rows(path, empty_is_null=True))
 
 
-def _is_null(value: Any) -> bool:
+def is_null(value: Any) -> bool:
     """None, NaN (pandas' null in object columns) or pandas.NA."""
     if value is None:
         return True
@@ -175,7 +104,7 @@ def chunk_id(value: Any, where: str, column: str) -> str:
         return value
     if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
         return str(int(value))
-    if _is_null(value) or value == "":
+    if is_null(value) or value == "":
         raise DataFileError(f"{where} has no {column}; every chunk needs a non-empty id")
     raise DataFileError(
         f"{where}: column '{column}' holds {_kind(value)}, not a string or integer id; "
@@ -191,6 +120,16 @@ def chunk_text(value: Any, where: str, column: str) -> str:
     raise DataFileError(
         f"{where}: column '{column}' holds {_kind(value)}, not a string; indexcheck embeds "
         "text only: fix the row or pass --text-column"
+    )
+
+
+def missing_texts(path: Path, column: str, unit: str, missing: Sequence[str]) -> DataFileError:
+    """The error for chunks whose text is null or empty: a text that is unknown cannot be
+    checked, and embedding "nan" would blame the index (exit 2, naming the rows)."""
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return DataFileError(
+        f"{path.name}: {len(missing)} chunk(s) have no {column} (null or empty) at {unit} "
+        f"{shown}; fill in their text or drop those rows"
     )
 
 
@@ -219,21 +158,14 @@ def load_chunks(path: str | Path, id_column: str = "id", text_column: str = "tex
     for where, row in rows:
         ids.append(chunk_id(row.get(id_column), where, id_column))
         raw = row.get(text_column)
-        if _is_null(raw):
+        if is_null(raw):
             missing.append(where.rpartition(" ")[2])
             texts.append("")
         else:
             texts.append(chunk_text(raw, where, text_column))
         meta.append({k: v for k, v in row.items() if k not in (id_column, text_column)})
     if missing:
-        unit = rows[0][0].split(" ")[-2]
-        shown = ", ".join(missing[:5]) + (
-            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        )
-        raise DataFileError(
-            f"{p.name}: {len(missing)} chunk(s) have no {text_column} (null or empty) at "
-            f"{unit} {shown}; fill in their text or drop those rows"
-        )
+        raise missing_texts(p, text_column, rows[0][0].split(" ")[-2], missing)
     return Corpus(ids=ids, texts=texts, metadata=meta, source=str(p))
 
 

@@ -43,8 +43,29 @@ class LocalEngine:
         return None
 
 
-def _embed_remote(embedder: Any, texts: list[str]) -> np.ndarray:
-    return np.asarray(embedder.embed(texts), np.float32)
+_COST = ("requests", "tokens", "texts", "seconds", "retries")
+
+
+def _embed_remote(embedder: Any, texts: list[str]) -> tuple[np.ndarray, dict[str, Any], set[str]]:
+    """On a worker: the vectors, what they cost (the worker's copy of the stats starts
+    where the driver's was), and the hashes of texts the model could not read whole."""
+    stats = getattr(embedder, "stats", None)
+    before = {k: getattr(stats, k, 0) for k in _COST}
+    vectors = np.asarray(embedder.embed(texts), np.float32)
+    cost = {k: getattr(stats, k, 0) - before[k] for k in _COST}
+    return vectors, cost, set(getattr(embedder, "truncated", None) or ())
+
+
+def _account(embedder: Any, cost: dict[str, Any], truncated: set[str]) -> None:
+    """Add a worker's cost and truncated texts to the driver's embedder, so the manifest
+    and the truncated-text warning are the same on Ray as locally."""
+    stats = getattr(embedder, "stats", None)
+    if stats is not None:
+        for key, value in cost.items():
+            setattr(stats, key, getattr(stats, key) + value)
+    cut = getattr(embedder, "truncated", None)
+    if truncated and isinstance(cut, set):
+        cut.update(truncated)
 
 
 def _call(fn: Callable[[Any], Any], item: Any) -> Any:
@@ -92,7 +113,8 @@ class RayEngine:
         from .embedders.cache import CachedEmbedder
 
         cached = isinstance(embedder, CachedEmbedder)
-        ref = self.ray.put(embedder.inner if cached else embedder)
+        inner = embedder.inner if cached else embedder
+        ref = self.ray.put(inner)
 
         def submit(texts: list[str]) -> Any:
             if not cached:
@@ -101,7 +123,10 @@ class RayEngine:
             return texts, known, todo, self._embed.remote(ref, todo) if todo else None
 
         for texts, known, todo, job in self._ordered(submit, blocks):
-            fresh = self.ray.get(job) if job is not None else None
+            fresh = None
+            if job is not None:
+                fresh, cost, truncated = self.ray.get(job)
+                _account(inner, cost, truncated)
             if not cached:
                 assert fresh is not None
                 yield fresh

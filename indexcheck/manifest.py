@@ -1,4 +1,9 @@
-"""The manifest every JSON result carries: what ran, on what, with which seed, at what cost."""
+"""The manifest every JSON result carries: what ran, on what, with which seed, at what cost.
+
+Stamped in one place, :func:`stamp`: by ``finish`` for the CLI and by :mod:`indexcheck.api`
+for library callers. The core never stamps; a result may carry ``manifest_facts`` (seed,
+fingerprint, parameters, and for ci each check's timing and embedding cost) as data.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from . import __version__
 from .embedders.base import Embedder
@@ -62,3 +67,38 @@ class Run:
             m["embedding"] = stats.as_dict()
         m.update(extra)
         return m
+
+
+class Stampable(Protocol):
+    manifest: dict[str, Any]
+
+
+def stamp(
+    result: Stampable,
+    run: Run,
+    store: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    **extra: Any,
+) -> None:
+    """Give ``result`` its manifest: ``run``'s (store, embedder, seed, cost, wall time)
+    with the result's ``manifest_facts`` when it has none yet; ``extra`` is added either
+    way. A ci result's checks get theirs from the timing and cost it recorded per check."""
+    facts = dict(getattr(result, "manifest_facts", None) or {})
+    checks: dict[str, dict[str, Any]] = facts.pop("checks", None) or {}
+    if checks:
+        facts["seconds_by_check"] = {n: c.get("wall_seconds") for n, c in checks.items()}
+    if not result.manifest:
+        result.manifest = run.manifest(store, embedder, **{**facts, **extra})
+    else:
+        result.manifest.update(extra)
+    subs: dict[str, dict[str, Any]] = getattr(result, "results", None) or {}
+    for name, fact in checks.items():
+        sub = subs.get(name)
+        if sub is None or sub.get("manifest"):
+            continue
+        fact = dict(fact)
+        uses = embedder if fact.pop("with_embedder", True) else None
+        sub["manifest"] = Run(name).manifest(store, uses, **fact)
+
+
+__all__ = ["Run", "stamp"]

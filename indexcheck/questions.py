@@ -8,14 +8,14 @@ line number.
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .corpus import chunk_id, chunk_text, utf8_error
+from .corpus import chunk_id, chunk_text
 from .errors import DataFileError
+from .rowfiles import iter_rows
 
 _TRUE = {"1", "true", "yes", "y", "t"}
 _FALSE = {"0", "false", "no", "n", "f"}
@@ -102,33 +102,7 @@ def load_questions(path: str | Path, require_labels: bool = True) -> list[Questi
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"questions file {p} does not exist; check --questions")
-    rows: list[tuple[str, dict[str, Any]]] = []
-    if p.suffix.lower() in (".jsonl", ".ndjson"):
-        for lineno, raw in enumerate(p.read_bytes().splitlines(), 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise utf8_error(p, f"{p} line {lineno}") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFileError(
-                    f"{p.name} line {lineno} is not valid JSON ({exc.msg})"
-                ) from None
-            if not isinstance(obj, dict):
-                raise DataFileError(f"{p.name} line {lineno} is not a JSON object")
-            rows.append((f"{p.name} line {lineno}", obj))
-    elif p.suffix.lower() == ".csv":
-        try:
-            with p.open(encoding="utf-8", newline="") as f:
-                for lineno, row in enumerate(csv.DictReader(f), 2):
-                    rows.append((f"{p.name} line {lineno}", dict(row)))
-        except UnicodeDecodeError:
-            raise utf8_error(p) from None
-    else:
-        raise DataFileError(f"{p} must be .jsonl or .csv")
+    rows = list(iter_rows(p))
     if not rows:
         raise DataFileError(f"{p} holds no questions")
     questions = [_row_to_question(row, where, require_labels) for where, row in rows]

@@ -87,3 +87,38 @@ def test_sweep_threshold_and_diagnose(small_kb: dict[str, Path], questions: Path
 def test_open_embedder_gives_float32_rows() -> None:
     x = indexcheck.open_embedder(SPEC).embed(["a", "b"])
     assert x.dtype == np.float32 and x.shape == (2, 32)
+
+
+def test_judge_from_a_spec_with_the_fixture_case() -> None:
+    """``indexcheck.judge`` grades the fixture answers through a ``py:`` judge: counts per
+    verdict, a never-NaN supported rate, the prompt version and the judge in the manifest."""
+    result = indexcheck.judge("fixtures/judge/answers.jsonl", "py:tests.judge_hook:fixture_judge")
+    assert result.manifest["command"] == "judge"
+    assert result.manifest["prompt"]["version"] == result.prompt_version
+    rate = result.supported_rate
+    assert rate["value"] is not None and 0.0 <= rate["value"] <= 1.0
+    assert sum(result.counts.values()) == rate["n"]
+    assert result.sections()  # the report sections come from the result itself
+
+
+def test_diff_index_from_specs_and_from_objects(small_kb: dict[str, Path]) -> None:
+    good, buggy = f"faiss:{small_kb['good']}", f"faiss:{small_kb['buggy']}"
+    path = small_kb["chunks"]  # the stores hold no texts: the chunks give them
+    same = indexcheck.diff_index(good, good, path, path)
+    assert same.ok and same.counts["unchanged"] == 120 and "shift" not in same.counts
+    assert same.manifest["command"] == "diff-index"
+    assert same.manifest["old_store"]["spec"] == good and same.manifest["store"]["spec"] == good
+    old = indexcheck.open_store(good)
+    try:
+        chunks = indexcheck.load_chunks(small_kb["chunks"])
+        bad = indexcheck.diff_index(
+            old, buggy, chunks_old=chunks, chunks_new=small_kb["chunks"], min_cosine=0.99
+        )
+        assert not bad.ok and bad.counts.get("shift", 0) > 0 and bad.threshold == 0.99
+        assert any(c.holds_vector_of for c in bad.chunks if c.status == "shift")
+        old.info()  # a store the caller opened stays open
+    finally:
+        old.close()
+    with_texts = indexcheck.diff_index(good, good, path, path, embedder=SPEC, engine="local")
+    assert with_texts.ok and with_texts.new_texts == {"candidates": 0, "checked": 0, "counts": {}}
+    assert with_texts.manifest["embedder"]["model_id"] == HashEmbedder(32).model_id

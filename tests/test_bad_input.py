@@ -77,6 +77,10 @@ def _check(w: World, *args: str) -> list[str]:
     return ["check-index", "--store", w.good, *EMB, "--sample", "10", *args]
 
 
+def _all(w: World) -> list[str]:
+    return ["check-index", "--store", w.good, *EMB, "--all"]
+
+
 def _parquet(w: World, name: str, text: list[object]) -> str:
     import pandas as pd
 
@@ -183,7 +187,12 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     ("parquet_null", lambda w: _check(w, "--chunks", _parquet(w, "c.parquet", ["a", None])), 2, 'have no text (null or empty) at row 2', None),
     ("parquet_struct", lambda w: _check(w, "--chunks", _parquet(w, "c.parquet", [{"k": 1}, {"k": 2}])), 2, "c.parquet row 1: column 'text' holds an object", None),
     ("parquet_bytes", lambda w: _check(w, "--chunks", _parquet(w, "c.parquet", [b"a", b"b"])), 2, "column 'text' holds a bytes", None),
-    ("csv_empty_cell", lambda w: _check(w, "--chunks", w.raw("c.csv", b"id,text\na,x\nb,\n")), 2, 'have no text (null or empty) at row 2', None),
+    ("csv_empty_cell", lambda w: _check(w, "--chunks", w.raw("c.csv", b"id,text\na,x\nb,\n")), 2, 'have no text (null or empty) at line 3', None),
+    # the streamed --all path reads the chunks file itself: the same rules, before any work
+    ("all_text_object", lambda w: [*_all(w), "--chunks", w.chunks("c.jsonl", [{"id": "a", "text": {"k": 1}}])], 2, "c.jsonl line 1: column 'text' holds an object, not a string", None),
+    ("all_text_null", lambda w: [*_all(w), "--chunks", w.chunks("c.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "text": None}])], 2, 'have no text (null or empty) at line 2', None),
+    ("all_invalid_utf8", lambda w: [*_all(w), "--chunks", w.raw("c.jsonl", b'{"id":"a","text":"\xff\xfe"}\n')], 2, 'c.jsonl line 1 is not valid UTF-8', None),
+    ("all_invalid_utf8_csv", lambda w: [*_all(w), "--chunks", w.raw("c.csv", b"id,text\na,caf\xe9\n")], 2, 'c.csv line 2 is not valid UTF-8', None),
     ("invalid_utf8_jsonl", lambda w: _check(w, "--chunks", w.raw("c.jsonl", b'{"id":"a","text":"\xff\xfe"}\n')), 2, 'c.jsonl line 1 is not valid UTF-8', None),
     ("lone_surrogate", lambda w: _check(w, "--chunks", w.raw("c.jsonl", b'{"id":"a","text":"\\ud800"}\n')), 2, "c.jsonl line 1: column 'text' holds a lone surrogate", None),
     ("invalid_utf8_csv", lambda w: _check(w, "--chunks", w.raw("c.csv", b"id,text\na,caf\xe9\n")), 2, 'c.csv line 2 is not valid UTF-8', None),
@@ -195,6 +204,7 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     ("langchain_pickle_wrong_shape", lambda w: ["check-index", "--store", _langchain_wrong_shape(w), "--trust-pickle", *EMB], 2, 'is not a LangChain FAISS pickle', None),
     # -- option values -----------------------------------------------------------------------
     ("seed_negative", lambda w: _check(w, "--seed", "-1"), 2, "invalid value for '--seed': -1 is not in the range", None),
+    ("sample_zero", lambda w: [*_check(w), "--sample", "0"], 2, "invalid value for '--sample': 0 is not in the range", None),
     ("min_cosine_nan", lambda w: _check(w, "--min-cosine", "nan"), 2, "'nan' is not a finite number", None),
     ("min_cosine_inf", lambda w: _check(w, "--min-cosine", "inf"), 2, "'inf' is not a finite number", None),
     ("threshold_nan", lambda w: ["diagnose", "--store", w.good, *EMB, "--questions", w.raw("q.jsonl", b'{"id":"q","question":"x","in_scope":false}\n'), "--threshold", "nan"], 2, "'nan' is not a finite number", None),

@@ -188,10 +188,15 @@ def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
     ids, texts, stored = planted()
     corpus = corpus_from_pairs(ids, texts)
     store = MemoryStore(ids, stored, texts)
-    local = check_all(store, HashEmbedder(32), corpus, block=64, engine=LocalEngine())
+    here = HashEmbedder(32)
+    local = check_all(store, here, corpus, block=64, engine=LocalEngine())
     engine = RayEngine()
     cached = CachedEmbedder(HashEmbedder(32), EmbeddingCache(tmp_path / "c.sqlite"))
     remote = check_all(store, cached, corpus, block=64, engine=engine)
+    # what the workers embedded is counted on the driver (it was 0 before): each distinct
+    # text at least once; a repeat whose first copy is still in flight may be sent again
+    assert len(set(texts)) <= cached.stats.texts <= here.stats.texts == len(texts)
+    assert cached.stats.requests > 0 and cached.stats.tokens > 0
     assert _rows(remote) == _rows(local) and remote.findings == local.findings
     a = np.asarray([c.cosine for c in remote.chunks], float)
     b = np.asarray([c.cosine for c in local.chunks], float)

@@ -194,6 +194,7 @@ def _register() -> None:
     from .ci import ci_cmd
     from .compare_ann import compare_ann_cmd
     from .diagnose import diagnose_cmd
+    from .diff_index import diff_index_cmd
     from .embed import embed_cmd
     from .judge import judge_cmd, sheet_group
     from .model import model_group
@@ -204,6 +205,7 @@ def _register() -> None:
     cli.add_command(compare_ann_cmd)
     cli.add_command(ci_cmd)
     cli.add_command(diagnose_cmd)
+    cli.add_command(diff_index_cmd)
     cli.add_command(embed_cmd)
     cli.add_command(judge_cmd)
     cli.add_command(sheet_group)

@@ -1,4 +1,7 @@
-"""``indexcheck check-index``: re-embed chunks and prove each stored vector is its own."""
+"""``indexcheck check-index``: re-embed chunks and prove each stored vector is its own.
+
+Its terminal summary and ``check-index.md`` are the result's own sections
+(``CheckIndexResult.sections()``), rendered by ``finish`` through :mod:`indexcheck.report`."""
 
 from __future__ import annotations
 
@@ -6,16 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ..chunk_stream import FileChunks
-from ..core.check_index import IntegrityResult, check_index
+from ..core.check_index import check_index
 from ..core.check_stream import check_all as check_all_streamed
 from ..embed_text import EmbedTemplate
 from ..engine import open_engine
 from ..errors import InputError
-from ..textsafe import escape_rich as esc
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -31,14 +31,14 @@ from .options import (
 from .progress import progress_bars
 from .session import open_corpus, session
 
-SHOWN_ROWS = 20
-
 
 @click.command("check-index", cls=Command)
 @store_option
 @embedder_option
 @chunks_option
-@click.option("--sample", type=int, default=100, show_default=True, help="Chunks to check.")
+@click.option(
+    "--sample", type=click.IntRange(1), default=100, show_default=True, help="Chunks to check."
+)
 @click.option("--all", "check_all", is_flag=True, help="Check every chunk (and list orphans).")
 @seed_option
 @click.option(
@@ -161,61 +161,11 @@ def check_index_cmd(
                 max_fault_rate=max_fault_rate,
                 template=embed_template,
             )
-    from ..report.check_index import write_report
-
     code = finish(
         ctx,
         result,
         json_path=json_path,
         report_dir=report_dir,
-        render=render,
-        report=write_report,
         manifest={"seed": seed, "chunks": str(chunks_path) if chunks_path else None},
     )
     ctx.exit(code)
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4f}"
-
-
-def render(result: IntegrityResult, console: Console) -> None:
-    """A compact table of what is wrong, the findings, and a one-line verdict."""
-    bad = [c for c in result.chunks if c.status != "ok"]
-    if bad:
-        table = Table(title=f"chunks under {result.threshold:g} or without a usable vector")
-        for col in ("position", "id", "cosine", "status", "holds vector of", "offset"):
-            right = col in ("position", "offset")
-            table.add_column(col, justify="right" if right else "left", overflow="fold")
-        for c in bad[:SHOWN_ROWS]:
-            table.add_row(
-                str(c.position),
-                esc(c.id),
-                _fmt(c.cosine),
-                c.status,
-                esc(c.holds_vector_of or ""),
-                "" if c.offset is None else f"{c.offset:+d}",
-            )
-        console.print(table)
-        if len(bad) > SHOWN_ROWS:
-            console.print(f"... and {len(bad) - SHOWN_ROWS} more (see --json)")
-    for f in result.findings:
-        tag = "[red]error[/red]" if f.severity == "error" else "[yellow]warning[/yellow]"
-        console.print(f"{tag} {f.kind}: {esc(f.message)}")
-    verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    ok_count = result.counts.get("ok", 0)
-    m: dict[str, Any] = result.manifest.get("embedding", {})
-    if result.chunks_truncated:
-        console.print(
-            f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
-            "(over 100,000 checked); every row is in --rows"
-        )
-    bound = ""
-    if result.fault_rate_upper_95 is not None and result.ok:
-        bound = f"; fault rate < {100 * result.fault_rate_upper_95:.1f}% (95%, random rows)"
-    console.print(
-        f"{verdict} {ok_count}/{result.checked} chunks ({result.mode}) at cosine >= "
-        f"{result.threshold:g}; min {_fmt(result.min_cosine)}, median "
-        f"{_fmt(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
-        f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s{bound}"
-    )

@@ -13,20 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ..core.baseline_guard import check_baseline
-from ..core.ci import BLOCK, INSUFFICIENT, PASS, CiConfig, CiResult, load_baseline, run_ci
+from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
+from ..core.ci_config import needs_embedder
 from ..errors import DataFileError
-from ..textsafe import escape_rich as esc
 from .command import Command
-from .finish import finish
+from .finish import finish, stamp
 from .options import check_file_output, output_options, progress
 from .session import session
-
-STYLE = {PASS: "bold green", BLOCK: "bold red", INSUFFICIENT: "bold yellow"}
-REGRESSIONS_SHOWN = 10
 
 
 @click.command("ci", cls=Command)
@@ -83,9 +78,12 @@ def ci_cmd(
     baseline_path = baseline_path or config.baseline_path
     baseline = load_baseline(baseline_path) if baseline_path is not None else None
     opened = session(ctx, "ci")
-    store = opened.open_store(config.store, config.trust_pickle)
+    store = opened.open_store(config.store, config.trust_pickle)  # heads the manifest
+    old_store = None
+    if config.diff_index is not None:  # the core opens no store: the old index opens here
+        old_store = opened.open_store(config.diff_index.old, config.trust_pickle)
     embedder = None
-    if config.check_index or config.diagnose:
+    if needs_embedder(config):
         embedder = opened.open_embedder(config.embedder, config.cache)
     differences: list[str] = []
     if baseline is not None:  # two different systems are not compared by accident
@@ -95,8 +93,9 @@ def ci_cmd(
             baseline, info.backend, info.metric, model_id, allow_any=baseline_any_store
         )
     with progress() as say:
-        result = run_ci(config, baseline, say, store=store, embedder=embedder)
+        result = run_ci(config, baseline, say, store=store, embedder=embedder, old_store=old_store)
     result.baseline_differences = differences
+    stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:
         junit_path.parent.mkdir(parents=True, exist_ok=True)
         junit_path.write_bytes(junit_xml(result))
@@ -106,7 +105,6 @@ def ci_cmd(
             result,
             json_path=json_path,
             report_dir=report_dir,
-            render=render,
             report=_report,
         )
     )
@@ -115,7 +113,7 @@ def ci_cmd(
 def _report(result: CiResult, folder: Path) -> list[Path]:
     from ..report.html import write_report
 
-    return write_report([result.to_dict()], folder, title="indexcheck ci")
+    return write_report([result], folder, title="indexcheck ci")
 
 
 def _value(x: Any) -> str:
@@ -195,57 +193,3 @@ def junit_xml(result: CiResult) -> bytes:
     ET.SubElement(suite, "system-out").text = result.summary
     ET.indent(root)
     return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True)) + b"\n"
-
-
-def render(result: CiResult, console: Console) -> None:
-    """The gates, the baseline comparison, the questions that lost ground, the verdict."""
-    for note in result.baseline_differences:
-        console.print(f"[yellow]baseline from another system:[/] {esc(note)}")
-    table = Table(title="gates")
-    for col in ("check", "metric", "measured", "limit", "verdict", "detail"):
-        table.add_column(col, overflow="fold")
-    for g in result.gates:
-        table.add_row(
-            g.check,
-            g.metric,
-            _value(g.value),
-            f"{g.op} {_value(g.limit)}",
-            f"[{STYLE[g.verdict]}]{g.verdict}[/]",
-            esc(g.detail),
-        )
-    console.print(table)
-    base = result.baseline
-    if base is not None:
-        bt = Table(title=f"against the baseline ({base['paired']} paired questions)")
-        for col in ("metric", "baseline", "current", "difference [95%]", "margin", "verdict"):
-            bt.add_column(col)
-        for r in base["rows"]:
-            diff = (
-                "-"
-                if r["difference"] is None
-                else f"{r['difference']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
-            )
-            bt.add_row(
-                r["label"],
-                _value(r["baseline"]),
-                _value(r["current"]),
-                diff,
-                f"{r['margin']:g}",
-                f"[{STYLE[r['verdict']]}]{r['verdict']}[/]",
-            )
-        console.print(bt)
-        for r in base["rows"]:
-            if r["verdict"] != PASS:
-                console.print(f"  {r['label']}: {esc(r['detail'])}")
-        if base["question_set_changed"]:
-            console.print("  [yellow]the question set differs from the baseline's[/]")
-        fetch = (result.per_question or {}).get("fetch", "fetch")
-        absent = f"absent from the top {fetch}"
-        for q in base["regressions"][:REGRESSIONS_SHOWN]:
-            before = absent if q["baseline_rank"] is None else q["baseline_rank"] + 1
-            after = absent if q["current_rank"] is None else q["current_rank"] + 1
-            console.print(f"  {esc(q['id'])}: rank {before} -> {after} ({q['label']})")
-        more = base["regression_count"] - REGRESSIONS_SHOWN
-        if more > 0:
-            console.print(f"  ... and {more} more questions ranked lower (see --json)")
-    console.print(f"[{STYLE[result.verdict]}]{result.summary}[/]")

@@ -10,13 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ..cachedir import cache_root
 from ..core.compare_ann import (
     DEFAULT_NOISE,
-    AnnResult,
     QuerySet,
     compare_ann,
     embed_questions,
@@ -29,7 +26,6 @@ from ..core.exact import engine_scope
 from ..engine import open_engine
 from ..errors import InputError
 from ..stores import StoreOptions, open_store
-from ..textsafe import escape_rich as esc
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -44,7 +40,6 @@ from .session import session
 from .sweep_spec import parse_sweep, with_param
 
 DEFAULT_QUERIES = 500
-WORST_SHOWN = 5
 
 
 def default_vector_cache() -> Path:
@@ -211,64 +206,12 @@ def compare_ann_cmd(
                 seed=seed,
                 progress=say,
             )
-    from ..report.compare_ann import write_report
-
     source = {"source": queries.source, "count": len(queries.labels), **queries.details}
     code = finish(
         ctx,
         result,
         json_path=json_path,
         report_dir=report_dir,
-        render=render,
-        report=write_report,
         manifest={"seed": seed, "queries": source},
     )
     ctx.exit(code)
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
-
-
-def _interval(iv: list[float | None]) -> str:
-    return f"[{_pct(iv[0])}, {_pct(iv[1])}]"
-
-
-def render(result: AnnResult, console: Console) -> None:
-    """One table row per fetch depth, the worst queries, and the recommendation."""
-    table = Table(
-        title=f"{result.store['backend']}: top-{result.k} vs exact ({result.ground_truth}), "
-        f"{result.queries} {result.query_source} queries"
-    )
-    for col in ("fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"):
-        table.add_column(col, justify="right")
-    for r in result.by_fetch:
-        table.add_row(
-            f"{r.fetch}" + (" (re-rank)" if r.reranked else ""),
-            _pct(r.recall_at_k),
-            _interval(r.recall_at_k_interval),
-            f"{_pct(r.best_miss_rate)} ({r.best_misses}/{r.queries})",
-            _interval(r.best_miss_rate_interval),
-            "-" if r.mean_rank_displacement is None else f"{r.mean_rank_displacement:.3f}",
-        )
-    console.print(table)
-    if result.sweep:
-        for run in result.sweep["runs"]:
-            rates = ", ".join(
-                f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}" for row in run["by_fetch"]
-            )
-            best = run["recommended_fetch"]
-            verdict = f"fetch {best} reaches the target" if best else "no depth reaches the target"
-            console.print(
-                f"{result.sweep['param']}={run['value']}: best-chunk miss {rates}; {verdict}"
-            )
-    for w in result.worst_queries[:WORST_SHOWN]:
-        missed = ", ".join(str(f) for f in w["missed_at_fetch"]) or "none"
-        pos = w["best_position_at_max_fetch"]
-        console.print(
-            f"  worst: {esc(w['query'])} best chunk {esc(w['exact_best_id'])} "
-            f"missed at fetch {missed}; "
-            f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
-        )
-    verdict = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    console.print(f"{verdict} {esc(result.recommendation)}")

@@ -7,16 +7,12 @@ from typing import Any
 
 import click
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
 from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
-from ..core.diagnose import DiagnoseResult, diagnose
+from ..core.diagnose import diagnose
 from ..core.retrieval import marked_refusals, scale_converters
-from ..core.verdicts import GOOD_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS
 from ..errors import InputError
 from ..questions import load_questions
-from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import (
@@ -148,15 +144,11 @@ def diagnose_cmd(
             judged=judged,
             answer_refusal_pattern=answer_refusal_pattern,
         )
-    from ..report.diagnose import write_report
-
     code = finish(
         ctx,
         result,
         json_path=json_path,
         report_dir=report_dir,
-        render=render,
-        report=write_report,
         manifest={
             "seed": seed,
             "scale": scale,
@@ -180,41 +172,3 @@ def _judge_answers(answers: list[Any], spec: str, cache_path: Path | None) -> tu
         if cache is not None:
             cache.close()
     return result.answers, judge.stats.as_dict()
-
-
-def _metric(m: object) -> str:
-    value, low, high = (getattr(m, a) for a in ("value", "low", "high"))
-    if value is None:
-        return "-"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def render(result: DiagnoseResult, console: Console) -> None:
-    """Counts per label with examples, then exact vs ANN metrics."""
-    table = Table(
-        title=f"first stage that lost the expected chunk (k={result.k}, fetch={result.fetch})"
-    )
-    table.add_column("label")
-    table.add_column("questions", justify="right")
-    table.add_column("examples")
-    for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS):
-        if result.counts.get(label):
-            table.add_row(label, str(result.counts[label]), esc(", ".join(result.examples[label])))
-    console.print(table)
-    mt = Table(title=f"retrieval metrics (ground truth: {result.ground_truth})")
-    mt.add_column("metric")
-    mt.add_column("exact", justify="right")
-    mt.add_column("approximate (backend)", justify="right")
-    for name in ("hit_at_k", "recall_at_k", "mrr", "ndcg_at_k"):
-        mt.add_row(
-            name.replace("_at_k", f"@{result.k}"),
-            _metric(getattr(result.metrics["exact"], name)),
-            _metric(getattr(result.metrics["ann"], name)),
-        )
-    console.print(mt)
-    failing = [d for d in result.questions if d.label not in GOOD_LABELS]
-    for d in failing[:10]:
-        console.print(f"  {esc(d.id)}: {d.label}  {esc(d.detail)}")
-    tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    ok = sum(result.counts[label] for label in GOOD_LABELS)
-    console.print(f"{tag} {ok}/{len(result.questions)} questions end where they should")

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
+from ..core.summaries import summary
 from ..corpus import load_chunks
 from ..errors import InputError
+from ..sections import Section, Text
 from ..stores.faiss_store import write_faiss_folder
 from ..stores.parquet import write_vectors_file
-from ..textsafe import escape_rich
 from .command import Command
 from .finish import finish
 from .options import check_file_output, embedder_option, json_option, progress
@@ -79,7 +79,7 @@ def embed_cmd(
     written = [p for p in (out_path, faiss_dir) if p is not None]
     result = Embedded(len(corpus), len(set(corpus.hashes)), written)
     manifest = {"chunks": result.chunks, "distinct_texts": result.distinct_texts}
-    ctx.exit(finish(ctx, result, json_path=json_path, render=_render, manifest=manifest))
+    ctx.exit(finish(ctx, result, json_path=json_path, manifest=manifest))
 
 
 @dataclass
@@ -95,13 +95,13 @@ class Embedded:
     def to_dict(self) -> dict[str, Any]:
         return {"manifest": self.manifest}
 
-
-def _render(result: Embedded, console: Console) -> None:
-    s = result.manifest.get("embedding", {})
-    embedder = result.manifest.get("embedder", {})
-    console.print(
-        f"embedded {result.chunks} chunks ({result.distinct_texts} distinct texts) with "
-        f"{escape_rich(embedder.get('model_id'))} in {s.get('requests', 0)} requests, "
-        f"{s.get('tokens', 0)} tokens -> " + ", ".join(escape_rich(p) for p in result.written),
-        soft_wrap=True,
-    )
+    def sections(self) -> list[Section]:
+        """One terminal line: what was embedded, at what cost, written where."""
+        s = self.manifest.get("embedding", {})
+        model = self.manifest.get("embedder", {}).get("model_id")
+        line = (
+            f"embedded {self.chunks} chunks ({self.distinct_texts} distinct texts) with "
+            f"{model} in {s.get('requests', 0)} requests, {s.get('tokens', 0)} tokens -> "
+            + ", ".join(str(p) for p in self.written)
+        )
+        return [summary(None, Text(line, whole=True))]

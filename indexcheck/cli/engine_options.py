@@ -1,4 +1,5 @@
-"""``--engine local|ray`` and ``--ray-address``, shared by check-index and compare-ann."""
+"""``--engine local|ray`` and ``--ray-address``, shared by check-index, compare-ann and
+diff-index."""
 
 from __future__ import annotations
 
@@ -23,5 +24,6 @@ def engine_options(f: F) -> F:
         default="local",
         show_default=True,
         help="Where the long blocks run (check-index --all embedding, compare-ann exact "
-        "search): this process, or Ray tasks (pip install 'indexcheck[ray]').",
+        "search, diff-index new texts): this process, or Ray tasks "
+        "(pip install 'indexcheck[ray]').",
     )(f)

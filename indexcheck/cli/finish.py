@@ -3,6 +3,11 @@
 A command parses its options, opens what it needs through :func:`.session.session`, calls one
 library function and ends with ``ctx.exit(finish(ctx, result, ...))``. ``--json`` and
 ``--report`` are checked before any work by the callbacks of :func:`.options.output_options`.
+
+A result that gives ``sections()`` is rendered from them: its report-file sections into
+``NAME.md`` (plus plots) and its ``terminal=True`` sections on stdout, both through the
+renderers in :mod:`indexcheck.report`. A result with only ``to_dict()`` still works with
+an explicit ``render`` and ``report``.
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ import click
 from rich.console import Console
 
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..manifest import stamp as stamp_result
 from .options import human_console, write_json
 from .session import current_session
 
 
 class Result(Protocol):
-    """What every command's result gives: a verdict, a manifest and its JSON form."""
+    """What every command's result gives: a verdict, a manifest and its JSON form (and,
+    optionally, ``sections()``)."""
 
     @property
     def ok(self) -> bool: ...
@@ -40,36 +47,53 @@ def finish(
     *,
     json_path: str | None,
     report_dir: Path | None = None,
-    render: Renderer,
+    render: Renderer | None = None,
     report: ReportWriter | None = None,
     report_key: str | None = "report",
     manifest: Mapping[str, Any] | None = None,
+    report_name: str | None = None,
 ) -> int:
     """Stamp the manifest, write the report folder and ``--json``, print the summary, and
     return the exit code (0 when ``result.ok``, else 1).
 
-    The manifest is stamped here for every command: from the session (store, embedder,
-    wall time) when the library left it empty, and ``manifest`` adds keys either way.
-    ``report(result, folder)`` returns the files written; they are listed under
-    ``report_key`` in the JSON (None when the writer records them on the result itself).
+    ``render``: defaults to the terminal renderer of the result's ``terminal=True``
+    sections. ``report(result, folder)`` returns the files written; by default a result
+    with ``sections()`` is written as ``REPORT_NAME.md`` (the command's name) and its
+    plots. The files are listed under ``report_key`` in the JSON (None when the writer
+    records them on the result itself).
     """
     stamp(ctx, result, **(manifest or {}))
-    files = report(result, report_dir) if report is not None and report_dir is not None else None
+    files = None
+    if report_dir is not None:
+        if report is not None:
+            files = report(result, report_dir)
+        elif callable(getattr(result, "sections", None)):
+            from ..report.markdown import write_markdown
+
+            name = report_name or str(result.manifest.get("command") or ctx.info_name)
+            files = write_markdown(result, report_dir, name)
     payload = result.to_dict()
     if files is not None and report_key is not None:
         payload[report_key] = [str(p) for p in files]
     write_json(json_path, payload)
-    render(result, human_console(json_path))
+    console = human_console(json_path)
+    if render is not None:
+        render(result, console)
+    elif callable(getattr(result, "sections", None)):
+        from ..report.terminal import render as render_sections
+        from ..sections import terminal
+
+        render_sections(terminal(result.sections()), console)  # type: ignore[attr-defined]
     return EXIT_OK if result.ok else EXIT_CHECK_FAILED
 
 
 def stamp(ctx: click.Context, result: Result, **extra: Any) -> None:
     """Give ``result`` the run's manifest (store, embedder, seed, cost, wall time)."""
     session = current_session(ctx)
-    if not result.manifest and session is not None:
-        result.manifest = session.manifest(**extra)
-    else:
+    if session is None:
         result.manifest.update(extra)
+        return
+    stamp_result(result, session.run, session.store, session.embedder, **extra)
 
 
 __all__ = ["Result", "finish", "stamp"]

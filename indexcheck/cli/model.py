@@ -19,8 +19,14 @@ def model_group() -> None:
 
 
 @model_group.command("status")
-def status_cmd() -> None:
-    """Say where each pinned model file is and whether its sha256 matches."""
+@click.option(
+    "--recalibrate",
+    is_flag=True,
+    help="Time both runtimes again (about 2 s) instead of showing the cached choice.",
+)
+def status_cmd(recalibrate: bool) -> None:
+    """Say where each pinned model file is, whether its sha256 matches, and which runtime
+    the model runs on here (with the rates measured to choose it)."""
     rows = onnx_minilm.status()
     for r in rows:
         mark = "ok" if r["ok"] else "MISSING"
@@ -28,6 +34,34 @@ def status_cmd() -> None:
     if not all(r["ok"] for r in rows):
         click.echo("run: indexcheck model install", err=True)
         raise SystemExit(EXIT_INPUT)
+    _runtime_status(recalibrate)
+
+
+def _runtime_status(recalibrate: bool) -> None:
+    from ..embedders import runtime_choice
+
+    threads = runtime_choice.available_cores()
+    if recalibrate:
+        runtime_choice.forget(threads)
+    e = onnx_minilm.MiniLMEmbedder()
+    choice = e.choice
+    click.echo(f"runtime  {e.runtime} with {e.threads} thread(s) ({_why(choice)})")
+    for label, rates in choice.get("rates", {}).items():
+        click.echo(
+            f"         {label:16} {rates['short']:8.0f} short sentences/s "
+            f"{rates['paragraph']:8.1f} paragraphs (256 tokens)/s"
+        )
+
+
+def _why(choice: dict[str, object]) -> str:
+    mode = choice.get("mode")
+    if mode != "auto":
+        return f"forced by INDEXCHECK_MINILM_RUNTIME={mode}"
+    if "rates" not in choice:
+        return "OpenVINO is not installed"
+    when = choice.get("measured_at")
+    src = "measured now" if choice.get("source") == "measured" else f"measured {when}, cached"
+    return f"the faster for each text length here; {src}"
 
 
 @model_group.command("install")

@@ -4,17 +4,12 @@ scores follow, and what a threshold means on another scale."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ..core.probe_scale import (
-    CATALOGUE,
     MAX_PROBES,
-    ScaleResult,
     cache_path,
     convert_threshold,
     probe_scale,
@@ -22,10 +17,11 @@ from ..core.probe_scale import (
     transform_of,
     write_cache,
 )
+from ..core.summaries import summary
 from ..errors import InputError
-from ..textsafe import escape_rich as esc
+from ..sections import Section, Text
 from .command import Command
-from .finish import finish
+from .finish import finish, stamp
 from .options import json_option, progress, seed_option, store_option
 from .session import session
 
@@ -67,66 +63,18 @@ def probe_scale_cmd(
     with progress() as say:
         say(f"probing {store.spec} with {probes} queries")
         result = probe_scale(store, probes=probes, k=k, seed=seed)
+        stamp(ctx, result)  # the cached copy carries the manifest too
         if not no_cache:
             path = cache_path(store)
             write_cache(result, path)
             extra["cache"] = str(path)
-    spec = store.spec
     code = finish(
         ctx,
         result,
         json_path=json_path,
-        render=lambda r, console: render(r, spec, console),
         manifest=extra,
     )
     ctx.exit(code)
-
-
-def _g(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3g}"
-
-
-def render(result: ScaleResult, spec: str, console: Console) -> None:
-    """The formulas tested (best first), then the verdict and the conversions."""
-    spec = esc(spec)
-    table = Table(title=f"score formulas tested on {len(result.pairs)} (query, id) pairs")
-    for col in ("formula", "fits", "max residual", "worst residual/tolerance", "reported by"):
-        table.add_column(col, justify="right" if "residual" in col else "left")
-    for c in result.candidates:
-        t = CATALOGUE.get(c["formula"])
-        table.add_row(
-            c["formula"],
-            "yes" if c["fits"] else "no",
-            _g(c["max_residual"]),
-            _g(c["worst_ratio"]),
-            t.reported_by if t else "",
-        )
-    console.print(table)
-    say = partial(console.print, soft_wrap=True)  # verdict lines stay whole in logs
-    cost = f"{result.queries_made} queries, {result.vectors_fetched} vectors fetched"
-    if not result.ok:
-        say(f"[bold red]FAIL[/bold red] {spec}: {result.message} ({cost})")
-        if result.observed_order:
-            say(f"  results come sorted {result.observed_order}")
-        return
-    better = "higher" if result.higher_is_better else "lower"
-    say(
-        f"[bold green]PASS[/bold green] {spec} reports [bold]{result.transform}[/bold] "
-        f"({better} is better): max residual {_g(result.max_residual)} over "
-        f"{len(result.pairs)} pairs ({cost})"
-    )
-    if result.documented != result.transform:
-        say(f"  [yellow]documented as {result.documented}[/yellow]")
-    say(f"  stored vectors: {'unit-norm' if result.normalized else 'not unit-norm'}")
-    if result.to_cosine_formula:
-        say(f"  to cosine:   {result.to_cosine_formula}   (s = the store's score)")
-        say(f"  from cosine: {result.from_cosine_formula}")
-    else:
-        say("  no conversion to cosine: it needs unit-norm vectors")
-    if result.equivalent:
-        say(f"  equally consistent here: {', '.join(result.equivalent)}")
-    if result.search != "query":
-        say(f"  measured through {result.search}: {result.message}")
 
 
 @click.command("convert-threshold", cls=Command, context_settings={"ignore_unknown_options": True})
@@ -195,7 +143,7 @@ def convert_threshold_cmd(
             "scale_source": source,
         }
     )
-    ctx.exit(finish(ctx, result, json_path=json_path, render=_render_converted))
+    ctx.exit(finish(ctx, result, json_path=json_path))
 
 
 @dataclass
@@ -209,15 +157,16 @@ class Converted:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.payload)
 
+    def sections(self) -> list[Section]:
+        """One terminal line: the value on both scales and which side each keeps."""
+        return [summary(None, Text(_converted_line(self.payload), whole=True))]
 
-def _render_converted(result: Converted, console: Console) -> None:
-    p = result.payload
 
+def _converted_line(p: dict[str, Any]) -> str:
     def keep(t_hib: bool, x: float) -> str:
         return f"keep scores {'>=' if t_hib else '<='} {x:.6g}"
 
-    console.print(
+    return (
         f"{p['value']:.6g} on {p['from']} ({keep(p['from_higher_is_better'], p['value'])}) = "
-        f"{p['result']:.6g} on {p['to']} ({keep(p['to_higher_is_better'], p['result'])})",
-        soft_wrap=True,
+        f"{p['result']:.6g} on {p['to']} ({keep(p['to_higher_is_better'], p['result'])})"
     )

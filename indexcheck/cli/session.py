@@ -44,11 +44,19 @@ class Session:
         self.embedders.append(embedder)
         return embedder
 
+    @property
+    def store(self) -> VectorStore | None:
+        """The first store opened (the one the manifest describes)."""
+        return self.stores[0] if self.stores else None
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The first embedder opened (the one the manifest describes)."""
+        return self.embedders[0] if self.embedders else None
+
     def manifest(self, **extra: Any) -> dict[str, Any]:
         """The run's manifest for the first store and embedder opened (see manifest.Run)."""
-        store = self.stores[0] if self.stores else None
-        embedder = self.embedders[0] if self.embedders else None
-        return self.run.manifest(store, embedder, **extra)
+        return self.run.manifest(self.store, self.embedder, **extra)
 
     def close(self) -> None:
         """Close everything opened, newest first; one failing close does not skip the rest."""

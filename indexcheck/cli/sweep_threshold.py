@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ..core.retrieval import marked_refusals, scale_converters
 from ..core.sweep_threshold import SweepResult, sweep_threshold
 from ..questions import load_questions
-from ..textsafe import escape_rich as esc
 from .command import Command
 from .finish import finish
 from .options import (
@@ -100,7 +97,6 @@ def sweep_threshold_cmd(
         result,
         json_path=json_path,
         report_dir=report_dir,
-        render=render,
         report=_plots,
         report_key=None,
         manifest={"questions": str(questions_path)},
@@ -115,53 +111,3 @@ def _plots(result: SweepResult, folder: Path) -> list[Path]:
     files = threshold_plots(result.to_dict(), folder)
     result.plots = [str(p) for p in files]
     return files
-
-
-def _s(score: dict[str, float | None] | None) -> str:
-    if score is None:
-        return "-"
-    cos = score.get("cosine")
-    backend = score.get("backend")
-    b = "-" if backend is None else f"{backend:.4f}"
-    return b if cos is None else f"{b} (cos {cos:.4f})"
-
-
-def render(result: SweepResult, console: Console) -> None:
-    """Key figures, the rows around the recommendation, and the verdict."""
-    transform = result.scale.get("transform") or "unknown"
-    console.print(
-        f"{result.in_scope} in-scope, {result.out_of_scope} out-of-scope questions; k={result.k}, "
-        f"fetch={result.fetch}; backend score {transform}"
-    )
-    console.print(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}")
-    console.print(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}")
-    if result.handled_by_content:
-        console.print(f"handled by refusal chunks: {esc(', '.join(result.handled_by_content))}")
-    if result.not_retrieved:
-        console.print(
-            f"expected chunk not in top {result.k}: {esc(', '.join(result.not_retrieved))}"
-        )
-    if result.overlap["in_scope"] or result.overlap["out_of_scope"]:
-        console.print(
-            f"overlap: in-scope {esc(', '.join(result.overlap['in_scope'])) or '-'}; "
-            f"out-of-scope {esc(', '.join(result.overlap['out_of_scope'])) or '-'}"
-        )
-    table = Table(title="thresholds around the recommendation (* ), loosest first")
-    for col in ("threshold", "recall", "oos handled", "false refusals", "false answers"):
-        table.add_column(col, justify="right")
-    rows = result.table
-    at = next((i for i, r in enumerate(rows) if r is result.recommended_row), len(rows) - 1)
-    shown = rows[max(0, at - 6) : at + 6]
-    for r in shown:
-        rec, rej = r["in_scope_recall"], r["out_of_scope_rejection"]
-        mark = " *" if r is result.recommended_row else ""
-        table.add_row(
-            _s(r["threshold"]) + mark,
-            f"{rec['k']}/{rec['n']}",
-            f"{rej['k']}/{rej['n']}",
-            str(r["false_refusals"]),
-            str(r["false_answers"]),
-        )
-    console.print(table)
-    tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"
-    console.print(f"{tag} {esc(result.verdict)}")

@@ -11,7 +11,6 @@ raises DataFileError with its line number.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFileError
+from ..rowfiles import iter_rows
 
 DEFAULT_CITATION_PATTERN = r"\[([^\]]+)\]"
 #: answers that decline to answer, in the words assistants use
@@ -193,36 +193,6 @@ def compile_pattern(pattern: str, option: str) -> re.Pattern[str]:
         raise DataFileError(f"{option} '{pattern}' is not a valid regex: {exc}") from None
 
 
-def _rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
-    suffix = p.suffix.lower()
-    rows: list[tuple[str, dict[str, Any]]] = []
-    if suffix in (".jsonl", ".ndjson"):
-        for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFileError(
-                    f"{p.name} line {lineno} is not valid JSON ({exc.msg})"
-                ) from None
-            if not isinstance(obj, dict):
-                raise DataFileError(f"{p.name} line {lineno} is not a JSON object")
-            rows.append((f"{p.name} line {lineno}", obj))
-    elif suffix == ".csv":
-        with p.open(encoding="utf-8", newline="") as f:
-            for lineno, row in enumerate(csv.DictReader(f), 2):
-                rows.append((f"{p.name} line {lineno}", dict(row)))
-    elif suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        for i, row in enumerate(pq.read_table(p).to_pylist(), 1):
-            rows.append((f"{p.name} row {i}", row))
-    else:
-        raise DataFileError(f"{p} must be .jsonl, .csv or .parquet")
-    return rows
-
-
 def load_answers(
     path: str | Path, citation_pattern: str = DEFAULT_CITATION_PATTERN
 ) -> list[AnswerRow]:
@@ -231,7 +201,7 @@ def load_answers(
     if not p.is_file():
         raise DataFileError(f"answers file {p} does not exist; check --answers")
     pattern = compile_pattern(citation_pattern, "--citation-pattern")
-    rows = _rows(p)
+    rows = list(iter_rows(p))
     if not rows:
         raise DataFileError(f"{p} holds no answers")
     answers = [row_to_answer(row, where, pattern) for where, row in rows]

@@ -39,6 +39,7 @@ from ..corpus import Corpus, corpus_from_pairs
 from ..embed_text import EmbedTemplate
 from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError
+from ..sections import Section
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .check_findings import (
@@ -77,7 +78,7 @@ ERROR_KINDS = (
 
 
 @dataclass
-class IntegrityResult:
+class CheckIndexResult:
     """What check-index found; ``ok`` is True only when no error finding exists."""
 
     ok: bool
@@ -104,6 +105,16 @@ class IntegrityResult:
         """float32 (m,) cosines of the chunks that had a comparable vector."""
         vals = [c.cosine for c in self.chunks if c.cosine is not None]
         return np.asarray(vals, dtype=np.float32)
+
+    def sections(self) -> list[Section]:
+        """The report's sections, then the terminal summary (``terminal=True``)."""
+        from .sections import sections_of
+        from .summaries import check_index_summary
+
+        return [*sections_of(self.to_dict()), *check_index_summary(self)]
+
+
+IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
 
 
 class _FreshVectors:
@@ -178,7 +189,7 @@ def check_index(
     progress: Callable[[str], None] | None = None,
     max_fault_rate: float | None = None,
     template: EmbedTemplate | None = None,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
     ``sample=None`` checks every chunk (and lists orphan vectors); otherwise ``sample``
@@ -348,7 +359,7 @@ def check_index(
     if targeted is not None:
         rand = [c for c in checks if not c.targeted]
         bound = fault_rate_upper(sum(c.status != STATUS_OK for c in rand), len(rand))
-    return IntegrityResult(
+    return CheckIndexResult(
         ok=ok,
         checked=len(checks),
         mode="all" if all_mode else ("ids" if only is not None else "sample"),

@@ -45,7 +45,7 @@ from .check_findings import (
     run_finding,
     truncated_finding,
 )
-from .check_index import IntegrityResult
+from .check_index import CheckIndexResult
 from .check_order import (
     MismatchWhy,
     TemplatedStoreChunks,
@@ -111,7 +111,7 @@ def check_all(
     tick: Tick | None = None,
     scratch_dir: str | None = None,
     template: EmbedTemplate | None = None,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     """Check every chunk against its stored vector in blocks; the result of ``check_index
     (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
     :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given.
@@ -201,7 +201,7 @@ def _run(
     say: Callable[[str], None],
     tick: Tick,
     store_count: int,
-) -> IntegrityResult:
+) -> CheckIndexResult:
     d = embedder.dimension
     say(f"embedding every chunk with {embedder.model_id}")
     ids, th = _embed_pass(source, embedder, fresh, block, engine, tick)
@@ -336,7 +336,7 @@ def _run(
             bad[q] if q in bad else ChunkCheck(ids.id_at(q), q, float(cosine[q]), Status.OK)
             for q in range(n)
         ]
-    result = IntegrityResult(
+    result = CheckIndexResult(
         ok=not any(f.severity == "error" for f in findings),
         checked=n,
         mode="all",

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -44,24 +45,24 @@ import numpy as np
 from ..corpus import Corpus, load_chunks
 from ..embedders.base import Embedder
 from ..errors import InputError
-from ..manifest import Run
 from ..questions import Question, load_questions
+from ..sections import Section
 from ..stores.base import VectorStore
 from .ci_config import (
     ANN_RATES,
     BLOCK,
     CHECKS,
     INSUFFICIENT,
-    OPS,
     PASS,
     RANK_METRICS,
     CheckIndexConfig,
     CiConfig,
     CompareAnnConfig,
     DiagnoseConfig,
-    Limit,
     ProbeScaleConfig,
+    needs_embedder,
 )
+from .ci_gates import GateRow, judge
 from .noninferiority import (
     BaselineRow,
     baseline_outcomes,
@@ -73,19 +74,6 @@ from .retrieval import marked_refusals, scale_converters
 from .verdicts import FAILING_LABELS, Verdict, worst
 
 # -- results -----------------------------------------------------------------------------
-
-
-@dataclass
-class GateRow:
-    """One declared limit and what was measured: ``value op limit`` decides PASS/BLOCK."""
-
-    check: str
-    metric: str
-    value: float | str | None
-    limit: float | str | None
-    op: str
-    verdict: Verdict
-    detail: str = ""
 
 
 @dataclass
@@ -103,6 +91,9 @@ class CiResult:
     config: dict[str, Any]
     summary: str = ""
     manifest: dict[str, Any] = field(default_factory=dict)
+    # What the manifest needs (seed, fingerprint, config, each check's timing and
+    # embedding cost); stamped by indexcheck.manifest.stamp, never in the JSON itself.
+    manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)
     #: how the baseline's store or embedder differs from this run's (``--baseline-any-store``)
     baseline_differences: list[str] = field(default_factory=list)
 
@@ -112,8 +103,17 @@ class CiResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("manifest_facts")
         d["ok"] = self.ok
         return d
+
+    def sections(self) -> list[Section]:
+        """The report's sections (gates, baseline, each check, manifests), then the
+        terminal summary."""
+        from .sections import sections_of
+        from .summaries import ci_summary
+
+        return [*sections_of(self.to_dict()), *ci_summary(self)]
 
 
 # -- running -----------------------------------------------------------------------------
@@ -121,29 +121,6 @@ class CiResult:
 
 def _quiet(_msg: str) -> None:
     return None
-
-
-def _judge(
-    check: str, lim: Limit, value: float | int | None, n: int | None = None, min_n: int = 0
-) -> GateRow:
-    """PASS when ``value op limit`` holds; BLOCK when it fails or nothing was measured;
-    INSUFFICIENT_EVIDENCE when the rate was measured on fewer than ``min_n`` (n given)."""
-    row = GateRow(check, lim.metric, value, lim.value, lim.op, PASS)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        row.verdict, row.detail = BLOCK, "nothing was measured"
-    elif n is not None and n < min_n:
-        row.verdict = INSUFFICIENT
-        row.detail = f"measured on {n}, fewer than min-questions {min_n}"
-    elif not OPS[lim.op](float(value), lim.value):
-        row.verdict = BLOCK
-        row.detail = f"{_fmt(value)} is not {lim.op} {lim.value:g}"
-    if n is not None and not row.detail:
-        row.detail = f"n={n}"
-    return row
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4g}"
 
 
 def _embed_snapshot(embedder: Embedder | None) -> dict[str, Any]:
@@ -168,15 +145,17 @@ def run_ci(
     *,
     store: VectorStore,
     embedder: Embedder | None = None,
+    old_store: VectorStore | None = None,
 ) -> CiResult:
     """Run every configured check on ``store`` (opened by the caller from ``config.store``),
     gate it, and compare with ``baseline`` (a parsed ci or diagnose JSON result).
-    ``embedder`` is needed when ``[ci.check-index]`` or ``[ci.diagnose]`` is configured.
+    ``embedder`` is needed when ``[ci.check-index]`` or ``[ci.diagnose]`` is configured
+    (and by ``[ci.diff-index]`` with ``sample-new``); ``old_store`` by ``[ci.diff-index]``
+    (opened by the caller from ``ci.diff-index.old``; ``store`` is the new index).
     Raises InputError/DataFileError for bad input, BackendError when a backend fails;
     never returns a PASS for what it did not measure. Closes nothing: the caller opened
     the store and embedder and closes them."""
     say = progress or _quiet
-    run = Run("ci")
     base_outcomes = None
     if baseline is not None:
         if config.diagnose is None:
@@ -190,31 +169,50 @@ def run_ci(
                 f"the baseline was measured at k={base_outcomes['k']} but ci.diagnose.k is "
                 f"{config.diagnose.k}; use the same k or write a new baseline"
             )
-    corpus = None
-    if config.chunks is not None and (config.check_index or config.diagnose):
-        corpus = load_chunks(config.chunks, config.id_column, config.text_column)
-    questions = load_questions(config.diagnose.questions) if config.diagnose else None
-    if embedder is None and (config.check_index or config.diagnose):
+    diff = config.diff_index
+    if diff is not None and old_store is None:
         raise InputError(
-            "[ci.check-index] and [ci.diagnose] re-embed text: pass an embedder "
-            "(open it from ci.embedder)"
+            "[ci.diff-index] compares with the old index: pass old_store "
+            "(open it from ci.diff-index.old)"
+        )
+    corpus = None
+    if config.chunks is not None and (config.check_index or config.diagnose or diff):
+        corpus = load_chunks(config.chunks, config.id_column, config.text_column)
+    chunks_old = chunks_new = None
+    if diff is not None:
+        chunks_new = corpus if diff.chunks_new is None else _load(config, diff.chunks_new)
+        chunks_old = None if diff.chunks_old is None else _load(config, diff.chunks_old)
+    questions = load_questions(config.diagnose.questions) if config.diagnose else None
+    if embedder is None and needs_embedder(config):
+        raise InputError(
+            "[ci.check-index], [ci.diagnose] and [ci.diff-index] with sample-new re-embed "
+            "text: pass an embedder (open it from ci.embedder)"
         )
     fingerprint = store.fingerprint()
     gates: list[GateRow] = []
     results: dict[str, dict[str, Any]] = {}
     scale = None
+    checks_run: dict[str, dict[str, Any]] = {}
 
-    def timed(name: str, fn: Callable[[], Any]) -> Any:
-        sub = Run(name)
+    def timed(name: str, fn: Callable[[], Any], **extra: Any) -> Any:
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        started = time.perf_counter()
         before = _embed_snapshot(embedder)
         say(f"{name}: running")
         res = fn()
-        manifest = getattr(res, "manifest", None) or sub.manifest(
-            store, embedder, seed=config.seed, fingerprint=fingerprint
-        )
+        facts: dict[str, Any] = {
+            "seed": config.seed,
+            "fingerprint": fingerprint,
+            **getattr(res, "manifest_facts", {}),
+            "started_at": started_at,
+            "wall_seconds": round(time.perf_counter() - started, 3),
+            # a check that embeds nothing (probe-scale) names no embedder, as before
+            "with_embedder": not hasattr(res, "manifest_facts"),
+            **extra,
+        }
         if embedder is not None:
-            manifest["embedding"] = _delta(before, _embed_snapshot(embedder))
-        res.manifest = manifest
+            facts["embedding"] = _delta(before, _embed_snapshot(embedder))
+        checks_run[name] = facts
         results[name] = res.to_dict()
         return res
 
@@ -243,6 +241,13 @@ def run_ci(
                 config.seed,
             )
             base_section["path"] = str(baseline.get("_path", "")) if baseline else ""
+    if diff is not None:
+        from .ci_diff_index import run_diff_index_job
+
+        assert old_store is not None
+        gates += run_diff_index_job(
+            config, diff, store, old_store, embedder, chunks_old, chunks_new, timed, say
+        )
     checks = {
         name: worst([g.verdict for g in gates if g.check == name])
         for name in CHECKS
@@ -261,19 +266,21 @@ def run_ci(
         config=config.to_dict(),
     )
     result.summary = _summary(result)
-    result.manifest = run.manifest(
-        store,
-        embedder,
-        seed=config.seed,
-        fingerprint=fingerprint,
-        config=config.source,
-        baseline=base_section["path"] if base_section else None,
-        seconds_by_check={n: r.get("manifest", {}).get("wall_seconds") for n, r in results.items()},
-    )
+    result.manifest_facts = {
+        "seed": config.seed,
+        "fingerprint": fingerprint,
+        "config": config.source,
+        "baseline": base_section["path"] if base_section else None,
+        "checks": checks_run,
+    }
     return result
 
 
-_Timed = Callable[[str, Callable[[], Any]], Any]
+_Timed = Callable[..., Any]
+
+
+def _load(config: CiConfig, path: Any) -> Corpus:
+    return load_chunks(path, config.id_column, config.text_column)
 
 
 def _run_check_index(
@@ -303,7 +310,7 @@ def _run_check_index(
         "error_findings": sum(1 for f in res.findings if f.severity == "error"),
         "checked": res.checked,
     }
-    rows = [_judge("check-index", lim, values[lim.name]) for lim in c.limits]
+    rows = [judge("check-index", lim, values[lim.name]) for lim in c.limits]
     kinds = sorted({f.kind for f in res.findings if f.severity == "error"})
     for row in rows:
         if row.verdict == BLOCK and kinds:
@@ -347,11 +354,11 @@ def _run_compare_ann(
     rows = []
     for lim in c.limits:
         if lim.name == "recommended_fetch":
-            rows.append(_judge("compare-ann", lim, res.recommended_fetch))
+            rows.append(judge("compare-ann", lim, res.recommended_fetch))
             continue
         fr = res.row(lim.at)
         n = fr.queries if lim.name in ANN_RATES else None
-        rows.append(_judge("compare-ann", lim, getattr(fr, lim.name), n, config.min_questions))
+        rows.append(judge("compare-ann", lim, getattr(fr, lim.name), n, config.min_questions))
     return rows
 
 
@@ -399,11 +406,11 @@ def _run_diagnose(
     for lim in c.limits:
         if lim.name in RANK_METRICS:
             m = getattr(res.metrics["exact" if lim.exact else "ann"], lim.name)
-            rows.append(_judge("diagnose", lim, m.value, m.observed, config.min_questions))
+            rows.append(judge("diagnose", lim, m.value, m.observed, config.min_questions))
         elif lim.name == "failing":
-            rows.append(_judge("diagnose", lim, sum(res.counts[x] for x in FAILING_LABELS)))
+            rows.append(judge("diagnose", lim, sum(res.counts[x] for x in FAILING_LABELS)))
         else:
-            rows.append(_judge("diagnose", lim, res.counts[lim.name.upper()]))
+            rows.append(judge("diagnose", lim, res.counts[lim.name.upper()]))
     expected = {q.id: q.expected for q in questions}
     outcomes = []
     for d in res.questions:

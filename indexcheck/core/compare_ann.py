@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DimensionMismatchError, InputError
+from ..sections import Section
 from ..stores.base import VectorStore, as_float32_matrix
 from .ann_metrics import PerQuery, final_lists, interval, score, worst
 from .ann_text import recommendation
@@ -115,6 +116,13 @@ class AnnResult:
             value = getattr(self, f.name)
             out[f.name] = [asdict(r) for r in value] if f.name == "by_fetch" else value
         return out
+
+    def sections(self) -> list[Section]:
+        """The report's sections (from the JSON form), then the terminal summary."""
+        from .sections import sections_of
+        from .summaries import compare_ann_summary
+
+        return [*sections_of(self.to_dict()), *compare_ann_summary(self)]
 
     def row(self, fetch: int) -> FetchRow:
         return next(r for r in self.by_fetch if r.fetch == fetch)

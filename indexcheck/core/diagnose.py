@@ -30,6 +30,7 @@ from ..corpus import Corpus
 from ..embedders.base import Embedder
 from ..errors import InputError
 from ..questions import Question
+from ..sections import Section
 from ..stores.base import VectorStore
 from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from .check_index import check_index
@@ -78,6 +79,13 @@ class DiagnoseResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def sections(self) -> list[Section]:
+        """The report's sections (from the JSON form), then the terminal summary."""
+        from .sections import sections_of
+        from .summaries import diagnose_summary
+
+        return [*sections_of(self.to_dict()), *diagnose_summary(self)]
 
 
 def exact_ranking(

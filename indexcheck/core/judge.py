@@ -136,6 +136,12 @@ class JudgeResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def sections(self) -> list[Any]:
+        """The report's sections (from the JSON form): counts and the claims per answer."""
+        from .sections import sections_of
+
+        return list(sections_of(self.to_dict()))
+
 
 class ReplyError(ValueError):
     """A judge reply that cannot be used; the message says why (sent in the repair request)."""

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import IncompleteResultError, InputError
-from ..manifest import Run
 from ..stores.base import StoreInfo, VectorStore
 from .caches import default_scale_dir, read_json, scale_cache_path, write_json_atomic
 from .probe_provenance import provenance
@@ -216,7 +215,6 @@ def probe_scale(
     spread). Raises InputError when the store holds no usable vector or the arguments
     are out of range.
     """
-    run = Run("probe-scale")
     if not 1 <= probes <= MAX_PROBES:
         raise InputError(f"--probes must be between 1 and {MAX_PROBES}, not {probes}")
     if k < 1:
@@ -258,9 +256,13 @@ def probe_scale(
     if not result.ok and obs.order in ("descending", "ascending"):
         result.higher_is_better = obs.order == "descending"
     provenance(info, result)
-    result.manifest = run.manifest(
-        store, seed=seed, fingerprint=fingerprint, probes=probes, k=k, rtol=rtol
-    )
+    result.manifest_facts = {
+        "seed": seed,
+        "fingerprint": fingerprint,
+        "probes": probes,
+        "k": k,
+        "rtol": rtol,
+    }
     return result
 
 

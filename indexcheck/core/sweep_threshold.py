@@ -25,6 +25,7 @@ import numpy as np
 from ..embedders.base import Embedder
 from ..errors import InputError
 from ..questions import Question
+from ..sections import Section
 from ..stores.base import VectorStore
 from .retrieval import refusal_ids, retrieve
 from .stats import wilson
@@ -75,6 +76,13 @@ class SweepResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def sections(self) -> list[Section]:
+        """The report's sections (from the JSON form), then the terminal summary."""
+        from .sections import sections_of
+        from .summaries import sweep_threshold_summary
+
+        return [*sections_of(self.to_dict()), *sweep_threshold_summary(self)]
 
 
 def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:

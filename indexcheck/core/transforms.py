@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..sections import Section
 
 RTOL = 1e-3
 """Relative tolerance of a residual: float32 sums over long vectors, float16 storage."""
@@ -275,19 +276,30 @@ class ScaleResult:
     manifest: dict[str, Any] = field(default_factory=dict)
     operators: list[dict[str, str]] = field(default_factory=list)
     framework_scores: list[dict[str, Any]] = field(default_factory=list)
+    # What the manifest needs (seed, fingerprint, probes, k, rtol); stamped by
+    # indexcheck.manifest.stamp, never in the JSON itself.
+    manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("manifest_facts")
         d["to_cosine"] = d.pop("to_cosine_formula")
         d["from_cosine"] = d.pop("from_cosine_formula")
         return d
+
+    def sections(self) -> list[Section]:
+        """The report's sections (from the JSON form), then the terminal summary."""
+        from .sections import sections_of
+        from .summaries import probe_scale_summary
+
+        return [*sections_of(self.to_dict()), *probe_scale_summary(self)]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ScaleResult:
         d = dict(d)
         d["to_cosine_formula"] = d.pop("to_cosine", None)
         d["from_cosine_formula"] = d.pop("from_cosine", None)
-        names = set(cls.__dataclass_fields__)
+        names = set(cls.__dataclass_fields__) - {"manifest_facts"}
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def _convertible(self) -> Transform:

@@ -173,7 +173,8 @@ def _openvino_runner(
     model: str, threads: int | None
 ) -> tuple[Callable[[dict[str, np.ndarray]], np.ndarray], str]:
     """Run the same ONNX file with OpenVINO: bf16 compute where the CPU has it (AMX or
-    AVX512-BF16; about 2x onnxruntime here, cosine >= 0.9999 against fp32), else f32.
+    AVX512-BF16; cosine >= 0.9999 against fp32), else f32. Whether it beats onnxruntime
+    depends on the CPU, so ``auto`` measures both.
 
     ``DYNAMIC_QUANTIZATION_GROUP_SIZE=0`` keeps OpenVINO from quantizing activations on its
     own, which moves vectors by up to 5e-4 in cosine.
@@ -201,7 +202,13 @@ def _openvino_runner(
 
 
 class MiniLMEmbedder(BaseEmbedder):
-    """all-MiniLM-L6-v2 int8 on onnxruntime: 384-d unit vectors, cosine-ready."""
+    """all-MiniLM-L6-v2 int8 on the faster runtime of this machine: 384-d unit vectors.
+
+    ``runtime`` (or ``INDEXCHECK_MINILM_RUNTIME``) forces ``openvino`` or ``onnxruntime``;
+    ``auto`` (the default) takes the runtime a short calibration measured faster here
+    (see :mod:`indexcheck.embedders.runtime_choice`). ``threads`` defaults to the cores
+    this process may use (CPU affinity and cgroup quota).
+    """
 
     model_id = MODEL_ID
     dimension = DIMENSION
@@ -231,14 +238,29 @@ class MiniLMEmbedder(BaseEmbedder):
             raise SpecError(
                 f"INDEXCHECK_MINILM_RUNTIME={choice!r}; use one of {', '.join(RUNTIMES)}"
             )
+        from .runtime_choice import available_cores, choose
+
+        self.threads = threads or available_cores()
         model = str(verified_path(MODEL_ONNX))
+        has_openvino = importlib.util.find_spec("openvino") is not None
         self._run: Callable[[dict[str, np.ndarray]], np.ndarray]
-        if choice in ("auto", "openvino") and importlib.util.find_spec("openvino") is not None:
-            self._run, self.runtime = _openvino_runner(model, threads)
-        elif choice == "openvino":
+        self.choice: dict[str, Any] = {"mode": choice}
+        if choice == "openvino" and not has_openvino:
             raise MissingDependencyError("INDEXCHECK_MINILM_RUNTIME=openvino", "fast", "openvino")
+        if choice == "openvino":
+            self._run, self.runtime = _openvino_runner(model, self.threads)
+        elif choice == "onnxruntime" or not has_openvino:
+            self._run, self.runtime = _onnxruntime_runner(model, self.threads)
         else:
-            self._run, self.runtime = _onnxruntime_runner(model, threads)
+            self._run, self.runtime, measured = choose(
+                {
+                    "onnxruntime": lambda: _onnxruntime_runner(model, self.threads),
+                    "openvino": lambda: _openvino_runner(model, self.threads),
+                },
+                self._tokenizer,
+                self.threads,
+            )
+            self.choice.update(measured)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts -> float32 (n, 384), unit norm.
@@ -271,15 +293,21 @@ class MiniLMEmbedder(BaseEmbedder):
 
     def _embed_batch(self, texts: list[Any]) -> tuple[np.ndarray, int]:
         # items are tokenizers.Encoding objects prepared by embed()
-        width = max(len(e.ids) for e in texts)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
-        for row, e in enumerate(texts):
-            n = len(e.ids)
-            ids[row, :n] = e.ids
-            mask[row, :n] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feeds = encoding_feeds(texts)
+        mask = feeds["attention_mask"]
         hidden = self._run(feeds)
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         return l2_normalize(pooled.astype(np.float32)), int(mask.sum())
+
+
+def encoding_feeds(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+    """Model inputs (int64 (n, width), padded to the longest) for tokenizers Encodings."""
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        ids[row, :n] = e.ids
+        mask[row, :n] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

@@ -18,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.sections import kind_of
+from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html
 from .builders import Builder
 from .judge import CSS as JUDGE_CSS
 from .markdown import markdown
-from .sections import Code, Html, Image, Section, Table, Text, V, fmt, kind_of
+from .sections import Html
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 CSS = """
@@ -80,7 +82,8 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
             if isinstance(b, Html):
                 out.append(b.html)
             elif isinstance(b, Text):
-                out.append(f"<p>{escape_html(b.text)}</p>")
+                lead = f'<span class="v v-{escape_html(b.badge)}">{escape_html(b.badge)}</span> '
+                out.append(f"<p>{lead if b.badge else ''}{escape_html(b.text)}</p>")
             elif isinstance(b, Image):
                 data = base64.b64encode(b.path.read_bytes()).decode("ascii")
                 out.append(f'<img alt="{escape_html(b.alt)}" src="data:image/png;base64,{data}">')
@@ -105,11 +108,12 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
 
 
 def write_report(
-    payloads: Sequence[Mapping[str, Any]], folder: Path, title: str = "indexcheck report"
+    payloads: Sequence[Mapping[str, Any] | Any], folder: Path, title: str = "indexcheck report"
 ) -> list[Path]:
     """Write ``report.html`` (self-contained), ``report.md`` and PNG plots into ``folder``.
 
-    ``payloads``: result dicts (``to_dict()`` or the ``--json`` file of any command).
+    ``payloads``: result dicts (``to_dict()`` or the ``--json`` file of any command) or
+    result objects (their ``sections()``).
     Returns [report.html, report.md, *plots]. Raises InputError for a dict that is not
     an indexcheck result.
     """
@@ -118,13 +122,15 @@ def write_report(
     builder = Builder(folder)
     sections: list[Section] = []
     for p in payloads:
-        sections += builder.sections(p)
+        sections += builder.sections(p) if isinstance(p, Mapping) else builder.of(p)
     for i, s in enumerate(sections):
         s.anchor = f"s{i + 1}"
     order = {"PASS": 0, "INSUFFICIENT_EVIDENCE": 1, "FAIL": 2, "BLOCK": 2}
     verdicts = [s.verdict for s in sections if s.verdict]
     overall = max(verdicts, key=order.__getitem__, default="PASS")
-    if overall == "FAIL" and any(kind_of(p) == "ci" for p in payloads):
+    if overall == "FAIL" and any(
+        kind_of(p if isinstance(p, Mapping) else p.to_dict()) == "ci" for p in payloads
+    ):
         overall = "BLOCK"
     page = folder / "report.html"
     page.write_text(_html(title, overall, sections), encoding="utf-8")

@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.claim_checks import Verdict
-
 #: background and text colour of a claim row, by final verdict
 COLOURS = {
     "SUPPORTED": ("#dafbe1", "#116329"),
@@ -136,18 +134,10 @@ def claims_markdown(payload: Mapping[str, Any]) -> str:
 
 
 def summary_rows(payload: Mapping[str, Any]) -> list[list[Any]]:
-    """Counts per verdict and the supported rate, as table rows."""
-    r = payload["supported_rate"]
-    rows: list[list[Any]] = [[v.value, payload["counts"][v.value]] for v in Verdict]
-    rows += [[s, n] for s, n in payload["statuses"].items()]
-    if r["value"] is not None:
-        rows.append(
-            [
-                "supported rate [95% Wilson]",
-                f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] ({r['k']}/{r['n']})",
-            ]
-        )
-    return rows
+    """Counts per verdict and the supported rate, as table rows (the judge section's)."""
+    from ..core.sections import judge_rows
+
+    return judge_rows(payload)
 
 
 def write_report(

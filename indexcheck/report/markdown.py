@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html, escape_md
-from .sections import Code, Html, Image, Section, Table, Text, V, fmt
+from .sections import Html
 
 
 def md_cell(v: Any) -> str:
@@ -23,7 +24,8 @@ def markdown(title: str, verdict: str, sections: list[Section], folder: Path) ->
             if isinstance(b, Html):
                 out += [b.markdown, ""]
             elif isinstance(b, Text):
-                out += [escape_md(b.text), ""]
+                lead = f"**{escape_md(b.badge)}** " if b.badge else ""
+                out += [lead + escape_md(b.text), ""]
             elif isinstance(b, Image):
                 out += [f"![{b.alt}]({b.path.relative_to(folder).as_posix()})", ""]
             elif isinstance(b, Code):
@@ -48,3 +50,20 @@ def markdown(title: str, verdict: str, sections: list[Section], folder: Path) ->
                 out += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in b.rows]
                 out.append("")
     return "\n".join(out) + "\n"
+
+
+def write_markdown(result: Any, folder: Path, name: str, title: str | None = None) -> list[Path]:
+    """Write ``NAME.md`` and its plots (``STEM.png``) into ``folder`` from the result's
+    report sections; returns [md, *plots]. ``result``: a result object or its dict."""
+    from ..sections import ok_verdict
+    from .builders import Builder
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    sections = Builder(folder, numbered=False).of(result)
+    plots = [b.path for s in sections for b in s.blocks if isinstance(b, Image)]
+    ok = result.get("ok") if isinstance(result, dict) else result.ok
+    md = folder / f"{name}.md"
+    page = markdown(title or f"indexcheck {name}", ok_verdict(ok), sections, folder)
+    md.write_text(page, encoding="utf-8")
+    return [md, *plots]

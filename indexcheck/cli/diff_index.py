@@ -1,0 +1,141 @@
+"""``indexcheck diff-index``: is the new index the old one plus the changes?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..core.diff_index import diff_index
+from ..corpus import load_chunks
+from ..engine import open_engine
+from ..errors import InputError
+from .command import Command
+from .engine_options import engine_options
+from .finish import finish
+from .options import output_options, progress, seed_option
+from .session import session
+
+
+@click.command("diff-index", cls=Command)
+@click.option("--old", "old_spec", required=True, metavar="SPEC", help="The index in production.")
+@click.option("--new", "new_spec", required=True, metavar="SPEC", help="The rebuilt index.")
+@click.option("--trust-pickle", is_flag=True, help="Allow reading LangChain's index.pkl.")
+@click.option("--chunks-old", type=click.Path(path_type=Path), help="Chunks of the old index.")
+@click.option("--chunks-new", type=click.Path(path_type=Path), help="Chunks of the new index.")
+@click.option("--id-column", default="id", show_default=True)
+@click.option("--text-column", default="text", show_default=True)
+@click.option(
+    "--embedder",
+    "embedder_spec",
+    default=None,
+    metavar="SPEC",
+    help="Re-embed a sample of added and changed texts with it (as check-index does).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="SQLite file caching embeddings by (model, text hash).",
+)
+@click.option(
+    "--sample-new", type=click.IntRange(0), default=None, help="New texts to check [100]."
+)
+@click.option("--all-new", is_flag=True, help="Check every added and changed text.")
+@seed_option
+@click.option(
+    "--min-cosine",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.999,
+    show_default=True,
+    help="An unchanged text whose vector moved under this cosine is an error.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for the spill files (default: a temporary folder, removed after).",
+)
+@click.option(
+    "--memory-limit",
+    default="256MB",
+    show_default=True,
+    help="DuckDB's memory limit for the join; it spills to disk past it.",
+)
+@engine_options
+@output_options
+@click.pass_context
+def diff_index_cmd(
+    ctx: click.Context,
+    old_spec: str,
+    new_spec: str,
+    trust_pickle: bool,
+    chunks_old: Path | None,
+    chunks_new: Path | None,
+    id_column: str,
+    text_column: str,
+    embedder_spec: str | None,
+    cache_path: Path | None,
+    sample_new: int | None,
+    all_new: bool,
+    seed: int,
+    min_cosine: float,
+    workdir: Path | None,
+    memory_limit: str,
+    engine: str,
+    ray_address: str | None,
+    json_path: str | None,
+    report_dir: Path | None,
+) -> None:
+    """Pair old and new by text hash, compare every unchanged text's vectors, list the rest.
+
+    With --embedder, a sample of the added and changed texts is re-embedded (--engine ray:
+    as Ray tasks) and checked as check-index does.
+    """
+    if embedder_spec is None and (sample_new is not None or all_new):
+        raise InputError("--sample-new and --all-new re-embed new texts; add --embedder SPEC")
+    if sample_new is not None and all_new:
+        raise InputError("pass --sample-new N or --all-new, not both")
+    if embedder_spec is None and engine != "local":
+        raise InputError("--engine ray runs the re-embedding of new texts; add --embedder SPEC")
+    c_old = load_chunks(chunks_old, id_column, text_column) if chunks_old else None
+    c_new = load_chunks(chunks_new, id_column, text_column) if chunks_new else None
+    runner = None
+    if embedder_spec is not None:  # only the new-text checks run on the engine
+        runner = open_engine(engine, ray_address)
+        ctx.call_on_close(runner.close)
+    opened = session(ctx, "diff-index")
+    new = opened.open_store(new_spec, trust_pickle)  # the first opened heads the manifest
+    old = opened.open_store(old_spec, trust_pickle)
+    embedder = opened.open_embedder(embedder_spec, cache_path) if embedder_spec else None
+    with progress() as say:
+        result = diff_index(
+            old,
+            new,
+            chunks_old=c_old,
+            chunks_new=c_new,
+            embedder=embedder,
+            sample_new=None if all_new else (100 if sample_new is None else sample_new),
+            seed=seed,
+            min_cosine=min_cosine,
+            workdir=workdir,
+            memory_limit=memory_limit,
+            progress=say,
+            engine=runner,
+        )
+    old_store = {"spec": old.spec, "count": old.info().count, "fingerprint": old.fingerprint()}
+    code = finish(
+        ctx,
+        result,
+        json_path=json_path,
+        report_dir=report_dir,
+        manifest={
+            "seed": seed,
+            "old_store": old_store,
+            "chunks_old": str(chunks_old) if chunks_old else None,
+            "chunks_new": str(chunks_new) if chunks_new else None,
+            "engine": engine if runner is not None else None,
+        },
+    )
+    ctx.exit(code)

@@ -1,0 +1,53 @@
+"""A ci gate row: one declared limit against what a check measured.
+
+``judge`` decides it: PASS when ``value op limit`` holds; BLOCK when it fails or nothing
+was measured; INSUFFICIENT_EVIDENCE when a rate was measured on too few questions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .ci_config import BLOCK, INSUFFICIENT, OPS, PASS
+from .ci_toml import Limit
+from .verdicts import Verdict
+
+
+@dataclass
+class GateRow:
+    """One declared limit and what was measured: ``value op limit`` decides PASS/BLOCK."""
+
+    check: str
+    metric: str
+    value: float | str | None
+    limit: float | str | None
+    op: str
+    verdict: Verdict
+    detail: str = ""
+
+
+def judge(
+    check: str, lim: Limit, value: float | int | None, n: int | None = None, min_n: int = 0
+) -> GateRow:
+    """PASS when ``value op limit`` holds; BLOCK when it fails or nothing was measured;
+    INSUFFICIENT_EVIDENCE when the rate was measured on fewer than ``min_n`` (n given)."""
+    row = GateRow(check, lim.metric, value, lim.value, lim.op, PASS)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        row.verdict, row.detail = BLOCK, "nothing was measured"
+    elif n is not None and n < min_n:
+        row.verdict = INSUFFICIENT
+        row.detail = f"measured on {n}, fewer than min-questions {min_n}"
+    elif not OPS[lim.op](float(value), lim.value):
+        row.verdict = BLOCK
+        row.detail = f"{fmt(value)} is not {lim.op} {lim.value:g}"
+    if n is not None and not row.detail:
+        row.detail = f"n={n}"
+    return row
+
+
+def fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+__all__ = ["GateRow", "fmt", "judge"]

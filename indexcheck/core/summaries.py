@@ -1,0 +1,404 @@
+"""Terminal summaries: the short sections (``terminal=True``) each result shows on stdout.
+
+They use the same neutral structure as the report (:mod:`indexcheck.sections`) and go
+through the same rich renderer (:mod:`indexcheck.report.terminal`), which escapes data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..sections import Section, Table, Text, V, interval, ok_verdict
+
+if TYPE_CHECKING:
+    from .check_index import CheckIndexResult
+    from .ci import CiResult
+    from .compare_ann import AnnResult
+    from .diagnose import DiagnoseResult
+    from .diff_index import DiffResult
+    from .sweep_threshold import SweepResult
+    from .transforms import ScaleResult
+
+SHOWN_ROWS = 20
+WORST_SHOWN = 5  # compare-ann's worst queries
+FAILING_SHOWN = 10  # diagnose's questions that did not end where they should
+REGRESSIONS_SHOWN = 10  # ci's questions ranked lower than in the baseline
+
+
+def _f4(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def summary(verdict: str | None = None, *blocks: Any) -> Section:
+    """A terminal-only section of ``blocks``."""
+    return Section("", verdict, list(blocks), report=False, terminal=True)
+
+
+def check_index_summary(result: CheckIndexResult) -> list[Section]:
+    """What is wrong (first 20 chunks), the findings, and a one-line verdict with its cost."""
+    sec = summary(ok_verdict(result.ok))
+    bad = [c for c in result.chunks if c.status != "ok"]
+    if bad:
+        sec.blocks.append(
+            Table(
+                ["position", "id", "cosine", "status", "holds vector of", "offset"],
+                [
+                    [
+                        str(c.position),
+                        c.id,
+                        _f4(c.cosine),
+                        str(c.status),
+                        c.holds_vector_of or "",
+                        "" if c.offset is None else f"{c.offset:+d}",
+                    ]
+                    for c in bad[:SHOWN_ROWS]
+                ],
+                f"chunks under {result.threshold:g} or without a usable vector",
+                right=("position", "offset"),
+            )
+        )
+        if len(bad) > SHOWN_ROWS:
+            sec.blocks.append(Text(f"... and {len(bad) - SHOWN_ROWS} more (see --json)"))
+    for f in result.findings:
+        sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
+    m: dict[str, Any] = result.manifest.get("embedding", {})
+    if result.chunks_truncated:
+        sec.blocks.append(
+            Text(
+                f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
+                "(over 100,000 checked); every row is in --rows"
+            )
+        )
+    bound = ""
+    if result.fault_rate_upper_95 is not None and result.ok:
+        bound = f"; fault rate < {100 * result.fault_rate_upper_95:.1f}% (95%, random rows)"
+    sec.blocks.append(
+        Text(
+            f"{result.counts.get('ok', 0)}/{result.checked} chunks ({result.mode}) at cosine >= "
+            f"{result.threshold:g}; min {_f4(result.min_cosine)}, median "
+            f"{_f4(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
+            f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s{bound}",
+            badge=ok_verdict(result.ok),
+        )
+    )
+    return [sec]
+
+
+def diff_index_summary(result: DiffResult) -> list[Section]:
+    """The chunks that are not unchanged (first 20), the findings, and a one-line verdict."""
+    sec = summary(ok_verdict(result.ok))
+    bad = result.chunks
+    if bad:
+        sec.blocks.append(
+            Table(
+                ["id", "old id", "status", "cosine", "holds vector of"],
+                [
+                    [
+                        c.id or "",
+                        c.old_id or "",
+                        c.status if c.checked is None else f"{c.status} ({c.checked})",
+                        _f4(c.cosine),
+                        c.holds_vector_of or "",
+                    ]
+                    for c in bad[:SHOWN_ROWS]
+                ],
+                "chunks that are not unchanged",
+                right=("cosine",),
+            )
+        )
+        if len(bad) > SHOWN_ROWS:
+            sec.blocks.append(Text(f"... and {len(bad) - SHOWN_ROWS} more (see --json)"))
+    for f in result.findings:
+        sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
+    counts = ", ".join(f"{k} {v}" for k, v in result.counts.items())
+    new_line = ""
+    if result.new_texts is not None:
+        new_line = f"; {result.new_texts.get('checked', 0)} new texts re-embedded"
+    elif n_new := result.counts.get("added", 0) + result.counts.get("changed", 0):
+        new_line = f"; {n_new} new texts not re-embedded (add --embedder)"
+    sec.blocks.append(
+        Text(
+            f"{result.counts.get('unchanged', 0)}/{result.compared} unchanged texts at "
+            f"cosine >= {result.threshold:g} (min {_f4(result.min_cosine)}); {counts}"
+            f"{new_line}; {result.manifest.get('wall_seconds', 0):.1f}s",
+            badge=ok_verdict(result.ok),
+            whole=True,
+        )
+    )
+    return [sec]
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _interval(iv: list[float | None]) -> str:
+    return f"[{_pct(iv[0])}, {_pct(iv[1])}]"
+
+
+def compare_ann_summary(result: AnnResult) -> list[Section]:
+    """One row per fetch depth, each swept setting, the worst queries, the recommendation."""
+    headers = ["fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"]
+    rows = [
+        [
+            f"{r.fetch}" + (" (re-rank)" if r.reranked else ""),
+            _pct(r.recall_at_k),
+            _interval(r.recall_at_k_interval),
+            f"{_pct(r.best_miss_rate)} ({r.best_misses}/{r.queries})",
+            _interval(r.best_miss_rate_interval),
+            "-" if r.mean_rank_displacement is None else f"{r.mean_rank_displacement:.3f}",
+        ]
+        for r in result.by_fetch
+    ]
+    title = (
+        f"{result.store['backend']}: top-{result.k} vs exact ({result.ground_truth}), "
+        f"{result.queries} {result.query_source} queries"
+    )
+    sec = summary(ok_verdict(result.ok), Table(headers, rows, title, right=tuple(headers)))
+    for run in (result.sweep or {}).get("runs", []):
+        rates = ", ".join(
+            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}" for row in run["by_fetch"]
+        )
+        best = run["recommended_fetch"]
+        reach = f"fetch {best} reaches the target" if best else "no depth reaches the target"
+        param = (result.sweep or {})["param"]
+        sec.blocks.append(Text(f"{param}={run['value']}: best-chunk miss {rates}; {reach}"))
+    for w in result.worst_queries[:WORST_SHOWN]:
+        missed = ", ".join(str(f) for f in w["missed_at_fetch"]) or "none"
+        pos = w["best_position_at_max_fetch"]
+        sec.blocks.append(
+            Text(
+                f"  worst: {w['query']} best chunk {w['exact_best_id']} missed at fetch {missed}; "
+                f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
+            )
+        )
+    sec.blocks.append(Text(result.recommendation, badge=ok_verdict(result.ok)))
+    return [sec]
+
+
+def _metric(m: Any) -> str:
+    if m.value is None:
+        return "-"
+    return f"{m.value:.3f} [{m.low:.3f}, {m.high:.3f}]"
+
+
+def diagnose_summary(result: DiagnoseResult) -> list[Section]:
+    """Counts per label with examples, exact vs ANN metrics, the failing questions."""
+    from .verdicts import GOOD_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS
+
+    labels = Table(
+        ["label", "questions", "examples"],
+        [
+            [str(label), str(result.counts[label]), ", ".join(result.examples[label])]
+            for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS)
+            if result.counts.get(label)
+        ],
+        f"first stage that lost the expected chunk (k={result.k}, fetch={result.fetch})",
+        right=("questions",),
+    )
+    metrics = Table(
+        ["metric", "exact", "approximate (backend)"],
+        [
+            [
+                name.replace("_at_k", f"@{result.k}"),
+                _metric(getattr(result.metrics["exact"], name)),
+                _metric(getattr(result.metrics["ann"], name)),
+            ]
+            for name in ("hit_at_k", "recall_at_k", "mrr", "ndcg_at_k")
+        ],
+        f"retrieval metrics (ground truth: {result.ground_truth})",
+        right=("exact", "approximate (backend)"),
+    )
+    sec = summary(ok_verdict(result.ok), labels, metrics)
+    failing = [d for d in result.questions if d.label not in GOOD_LABELS]
+    for d in failing[:FAILING_SHOWN]:
+        sec.blocks.append(Text(f"  {d.id}: {d.label}  {d.detail}"))
+    ok = sum(result.counts[label] for label in GOOD_LABELS)
+    sec.blocks.append(
+        Text(
+            f"{ok}/{len(result.questions)} questions end where they should",
+            badge=ok_verdict(result.ok),
+        )
+    )
+    return [sec]
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def probe_scale_summary(result: ScaleResult) -> list[Section]:
+    """The formulas tested (best first), then the verdict and the conversions."""
+    from .transforms import CATALOGUE
+
+    spec = (result.manifest.get("store") or {}).get("spec", "the store")
+    headers = ["formula", "fits", "max residual", "worst residual/tolerance", "reported by"]
+    rows = []
+    for c in result.candidates:
+        t = CATALOGUE.get(c["formula"])
+        fits = "yes" if c["fits"] else "no"
+        reported = t.reported_by if t else ""
+        rows.append([c["formula"], fits, _g(c["max_residual"]), _g(c["worst_ratio"]), reported])
+    title = f"score formulas tested on {len(result.pairs)} (query, id) pairs"
+    table = Table(headers, rows, title, right=("max residual", "worst residual/tolerance"))
+    sec = summary(ok_verdict(result.ok), table)
+
+    def say(text: str, **kw: Any) -> None:
+        sec.blocks.append(Text(text, whole=True, **kw))
+
+    cost = f"{result.queries_made} queries, {result.vectors_fetched} vectors fetched"
+    if not result.ok:
+        say(f"{spec}: {result.message} ({cost})", badge="FAIL")
+        if result.observed_order:
+            say(f"  results come sorted {result.observed_order}")
+        return [sec]
+    better = "higher" if result.higher_is_better else "lower"
+    say(
+        f"{spec} reports {result.transform} ({better} is better): max residual "
+        f"{_g(result.max_residual)} over {len(result.pairs)} pairs ({cost})",
+        badge="PASS",
+    )
+    if result.documented != result.transform:
+        say(f"  documented as {result.documented}", style="warning")
+    say(f"  stored vectors: {'unit-norm' if result.normalized else 'not unit-norm'}")
+    if result.to_cosine_formula:
+        say(f"  to cosine:   {result.to_cosine_formula}   (s = the store's score)")
+        say(f"  from cosine: {result.from_cosine_formula}")
+    else:
+        say("  no conversion to cosine: it needs unit-norm vectors")
+    if result.equivalent:
+        say(f"  equally consistent here: {', '.join(result.equivalent)}")
+    if result.search != "query":
+        say(f"  measured through {result.search}: {result.message}")
+    return [sec]
+
+
+def _s(score: dict[str, float | None] | None) -> str:
+    if score is None:
+        return "-"
+    cos, backend = score.get("cosine"), score.get("backend")
+    b = "-" if backend is None else f"{backend:.4f}"
+    return b if cos is None else f"{b} (cos {cos:.4f})"
+
+
+def sweep_threshold_summary(result: SweepResult) -> list[Section]:
+    """Key figures, the rows around the recommendation, and the verdict."""
+    transform = result.scale.get("transform") or "unknown"
+    sec = summary(ok_verdict(result.ok))
+    say = sec.blocks.append
+    say(
+        Text(
+            f"{result.in_scope} in-scope, {result.out_of_scope} out-of-scope questions; "
+            f"k={result.k}, fetch={result.fetch}; backend score {transform}"
+        )
+    )
+    say(Text(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}"))
+    say(Text(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}"))
+    if result.handled_by_content:
+        say(Text(f"handled by refusal chunks: {', '.join(result.handled_by_content)}"))
+    if result.not_retrieved:
+        say(Text(f"expected chunk not in top {result.k}: {', '.join(result.not_retrieved)}"))
+    if result.overlap["in_scope"] or result.overlap["out_of_scope"]:
+        say(
+            Text(
+                f"overlap: in-scope {', '.join(result.overlap['in_scope']) or '-'}; "
+                f"out-of-scope {', '.join(result.overlap['out_of_scope']) or '-'}"
+            )
+        )
+    rows = result.table
+    at = next((i for i, r in enumerate(rows) if r is result.recommended_row), len(rows) - 1)
+    shown = []
+    for r in rows[max(0, at - 6) : at + 6]:
+        rec, rej = r["in_scope_recall"], r["out_of_scope_rejection"]
+        mark = " *" if r is result.recommended_row else ""
+        shown.append(
+            [
+                _s(r["threshold"]) + mark,
+                f"{rec['k']}/{rec['n']}",
+                f"{rej['k']}/{rej['n']}",
+                str(r["false_refusals"]),
+                str(r["false_answers"]),
+            ]
+        )
+    headers = ["threshold", "recall", "oos handled", "false refusals", "false answers"]
+    title = "thresholds around the recommendation (* ), loosest first"
+    say(Table(headers, shown, title, right=tuple(headers)))
+    say(Text(result.verdict, badge=ok_verdict(result.ok)))
+    return [sec]
+
+
+def _value(x: Any) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+def ci_summary(result: CiResult) -> list[Section]:
+    """The gates, the baseline comparison, the questions that lost ground, the verdict."""
+    gates = Table(
+        ["check", "metric", "measured", "limit", "verdict", "detail"],
+        [
+            [
+                g.check,
+                g.metric,
+                _value(g.value),
+                f"{g.op} {_value(g.limit)}",
+                V(g.verdict),
+                g.detail,
+            ]
+            for g in result.gates
+        ],
+        "gates",
+    )
+    sec = summary(str(result.verdict))
+    for note in result.baseline_differences:
+        sec.blocks.append(Text(f"baseline from another system: {note}", style="note"))
+    sec.blocks.append(gates)
+    base = result.baseline
+    if base is not None:
+        sec.blocks.append(
+            Table(
+                ["metric", "baseline", "current", "difference [95%]", "margin", "verdict"],
+                [
+                    [
+                        r["label"],
+                        _value(r["baseline"]),
+                        _value(r["current"]),
+                        interval(r).replace("–", "-"),
+                        f"{r['margin']:g}",
+                        V(r["verdict"]),
+                    ]
+                    for r in base["rows"]
+                ],
+                f"against the baseline ({base['paired']} paired questions)",
+            )
+        )
+        for r in base["rows"]:
+            if r["verdict"] != "PASS":
+                sec.blocks.append(Text(f"  {r['label']}: {r['detail']}"))
+        if base["question_set_changed"]:
+            sec.blocks.append(Text("  the question set differs from the baseline's", style="note"))
+        fetch = (result.per_question or {}).get("fetch", "fetch")
+        absent = f"absent from the top {fetch}"
+        for q in base["regressions"][:REGRESSIONS_SHOWN]:
+            before = absent if q["baseline_rank"] is None else q["baseline_rank"] + 1
+            after = absent if q["current_rank"] is None else q["current_rank"] + 1
+            sec.blocks.append(Text(f"  {q['id']}: rank {before} -> {after} ({q['label']})"))
+        more = base["regression_count"] - REGRESSIONS_SHOWN
+        if more > 0:
+            sec.blocks.append(Text(f"  ... and {more} more questions ranked lower (see --json)"))
+    sec.blocks.append(Text(result.summary, style=str(result.verdict)))
+    return [sec]
+
+
+__all__ = [
+    "SHOWN_ROWS",
+    "check_index_summary",
+    "ci_summary",
+    "compare_ann_summary",
+    "diagnose_summary",
+    "diff_index_summary",
+    "probe_scale_summary",
+    "summary",
+    "sweep_threshold_summary",
+]
