@@ -136,3 +136,14 @@ def test_compare_ann_on_pgvector_reports_the_plan_per_depth(framework_index) -> 
         store.close()
     assert all(row.plan and row.plan.startswith("Index Scan") for row in r.by_fetch)
     assert r.warnings == []
+
+
+def test_probe_terminal_says_operator_and_framework_formula(framework_index) -> None:
+    built = framework_index("langchain", "pgvector", "correct")
+    r = CliRunner().invoke(cli, ["probe-scale", "--store", built.spec])
+    assert r.exit_code == 0, r.stderr
+    assert "not the application's scale" in r.stdout and "&operator=" in r.stdout
+    li = framework_index("llamaindex", "chroma", "correct")
+    r = CliRunner().invoke(cli, ["probe-scale", "--store", li.spec])
+    assert r.exit_code == 0, r.stderr
+    assert "exp(-l2^2)" in r.stdout and "llamaindex-chroma-l2" in r.stdout
