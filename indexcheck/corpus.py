@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -168,8 +169,35 @@ def load_chunks(path: str | Path, id_column: str = "id", text_column: str = "tex
     return Corpus(ids=ids, texts=texts, metadata=meta, source=str(p))
 
 
-def corpus_from_pairs(ids: Sequence[str], texts: Sequence[str], source: str = "") -> Corpus:
+def corpus_from_pairs(
+    ids: Sequence[str],
+    texts: Sequence[str],
+    source: str = "",
+    metadata: Sequence[dict[str, Any]] | None = None,
+) -> Corpus:
     """Build a Corpus from parallel lists (e.g. texts read from the store itself)."""
     if not ids:
         raise DataFileError(f"{source or 'the corpus'} holds no chunks; nothing to check")
-    return Corpus(ids=list(ids), texts=list(texts), source=source)
+    meta = list(metadata) if metadata is not None else None
+    return Corpus(ids=list(ids), texts=list(texts), metadata=meta, source=source)
+
+
+def chunk_metadata(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The metadata an ``--embed-template`` sees for one chunk.
+
+    A ``metadata`` column holding an object (JSONL) or a JSON object string (CSV) is the
+    chunk's metadata, as LlamaIndex keeps it; without one, every column other than the id
+    and the text is. A malformed ``metadata`` string is a DataFileError."""
+    if row is None:
+        return None
+    inner = row.get("metadata")
+    if isinstance(inner, dict):
+        return inner
+    if isinstance(inner, str) and inner.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(inner)
+        except json.JSONDecodeError as exc:
+            raise DataFileError(f"a 'metadata' cell is not a JSON object ({exc})") from None
+        if isinstance(parsed, dict):
+            return parsed
+    return row

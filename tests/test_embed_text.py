@@ -117,3 +117,10 @@ def test_prefixed_embedder() -> None:
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, inner.embed(["passage: a", "passage: b"]))
     assert docs.stats is inner.stats
+
+
+def test_embedder_prefix_keys_stay_in_step() -> None:
+    from indexcheck.embed_text import EMBEDDER_SPEC_KEYS
+    from indexcheck.embedders import PREFIX_KEYS
+
+    assert tuple(PREFIX_KEYS) == tuple(EMBEDDER_SPEC_KEYS)

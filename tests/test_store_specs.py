@@ -39,7 +39,8 @@ def refused(spec: str) -> str:
 def test_faiss_unknown_key_gets_a_did_you_mean(faiss_dir: Path) -> None:
     msg = refused(f"faiss:{faiss_dir}?efsearch=4")
     assert msg == (
-        "unknown option 'efsearch' for faiss; did you mean efSearch? known: efSearch, nprobe"
+        "unknown option 'efsearch' for faiss; did you mean efSearch? known: efSearch, nprobe, "
+        "index_name"
     )
     assert open_store(f"faiss:{faiss_dir}?efSearch=4").info().details["efSearch"] == 4
 

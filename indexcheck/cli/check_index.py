@@ -6,12 +6,14 @@ Its terminal summary and ``check-index.md`` are the result's own sections
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..chunk_stream import FileChunks
 from ..core.check_index import check_index
 from ..core.check_stream import check_all as check_all_streamed
+from ..embed_text import EmbedTemplate
 from ..engine import open_engine
 from ..errors import InputError
 from .command import Command
@@ -82,6 +84,14 @@ from .session import open_corpus, session
     show_default=True,
     help="Hosted embedders: requests in flight at once (429 and Retry-After still honoured).",
 )
+@click.option(
+    "--embed-template",
+    "embed_template",
+    default=None,
+    callback=lambda _c, _p, v: None if v is None else EmbedTemplate.parse(v),
+    help='The text the indexer embedded, e.g. "{metadata}\\n\\n{text}" (LlamaIndex\'s '
+    "default); fields {text}, {id}, {metadata}, {meta[KEY]}.",
+)
 @engine_options
 @output_options
 @click.pass_context
@@ -105,6 +115,7 @@ def check_index_cmd(
     concurrency: int,
     engine: str,
     ray_address: str | None,
+    embed_template: EmbedTemplate | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -115,7 +126,11 @@ def check_index_cmd(
         raise InputError("--max-fault-rate sizes a sample; drop it or drop --all")
     opened = session(ctx, "check-index")
     if check_all:
-        source = None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
+        source: Any = (
+            None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
+        )
+        if embed_template is not None and chunks_path is not None:  # metadata: in memory
+            source = open_corpus(chunks_path, id_column, text_column)
         runner = open_engine(engine, ray_address)
         ctx.call_on_close(runner.close)
     else:
@@ -130,6 +145,7 @@ def check_index_cmd(
             result = check_all_streamed(
                 store, embedder, source, min_cosine=min_cosine, window=window,
                 rows_path=rows_path, engine=runner, say=say, tick=tick, block=block_size,
+                template=embed_template,
             )  # fmt: skip
     else:
         with progress() as say:
@@ -143,6 +159,7 @@ def check_index_cmd(
                 window=window,
                 progress=say,
                 max_fault_rate=max_fault_rate,
+                template=embed_template,
             )
     code = finish(
         ctx,

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..corpus import Corpus
+from .shift_chains import blame_stretches, describe_chain, shift_chains
+from .text_differs import ADVICE, LowCosineVerdict
 from .verdicts import Status
 
 
@@ -43,18 +45,30 @@ def excerpt(text: str, n: int = 60) -> str:
 
 
 def run_finding(
-    run: list[ChunkCheck], start: int, corpus: Corpus, dup_of: dict[int, int]
+    run: list[ChunkCheck],
+    start: int,
+    corpus: Corpus,
+    dup_of: dict[int, int],
+    order: str = "chunks file order",
 ) -> Finding:
-    """The shift finding of one run whose first shifted position is ``start``."""
+    """The shift finding of one run whose first shifted position is ``start``.
+
+    The repeat blamed is the ``|offset|``-th repeat in build order (``blame_stretches``:
+    every repeat moves a positional cache one step), else the last repeat before the run.
+    ``order`` says where the positions come from (``details.order``)."""
     offset = run[0].offset
     assert offset is not None
-    dups = [q for q in sorted(dup_of) if q < start]
-    trigger = dups[-1] if dups else None
+    (stretch,) = blame_stretches([(start, run[-1].position, offset)], dup_of)
+    trigger = stretch.repeat_position
+    if trigger is None:
+        dups = [q for q in sorted(dup_of) if q < start]
+        trigger = dups[-1] if dups else None
     details: dict[str, Any] = {
         "offset": offset,
         "start_id": corpus.ids[start],
         "start_position": start,
         "checked_in_run": len(run),
+        "order": order,
     }
     where = "before" if offset < 0 else "after"
     msg = (
@@ -69,12 +83,39 @@ def run_finding(
             "duplicate_of": corpus.ids[dup_of[trigger]],
             "text": excerpt(corpus.texts[trigger]),
         }
+        where_rep = "starts after" if trigger < start else "includes"
         msg += (
-            f"; it starts after '{corpus.ids[trigger]}', whose text repeats "
+            f"; it {where_rep} '{corpus.ids[trigger]}', whose text repeats "
             f"'{corpus.ids[dup_of[trigger]]}': a cache filled by position skips a repeat "
             "without advancing"
         )
     return Finding("shift", "error", msg, [c.id for c in run], details)
+
+
+CHAIN_ORDER = "holds_vector_of chains"
+
+
+def chain_findings(checks: list[ChunkCheck], corpus: Corpus) -> list[Finding]:
+    """Shift findings where the rows have no build order: one per ``holds_vector_of``
+    chain (``shift_chains``), naming the repeated text at each break. Positions are no
+    build order here, so each shifted chunk's ``offset`` is cleared (None)."""
+    for c in checks:
+        if c.status == "shift":
+            c.offset = None
+    holds = {c.id: c.holds_vector_of for c in checks if c.status == "shift" and c.holds_vector_of}
+    if not holds:
+        return []
+    groups: dict[int, list[str]] = {}
+    for p, first in corpus.duplicate_of().items():
+        groups.setdefault(first, [corpus.ids[first]]).append(corpus.ids[p])
+    chains = shift_chains(holds, groups.values())
+    text_of = {cid: corpus.texts[corpus.position[cid]] for g in groups.values() for cid in g}
+    findings = []
+    for chain in chains.chains:
+        msg, details = describe_chain(chain, text_of)
+        details["order"] = CHAIN_ORDER
+        findings.append(Finding("shift", "error", msg, list(chain.ids), details))
+    return findings
 
 
 def other_findings(
@@ -89,6 +130,7 @@ def other_findings(
     messages = {
         "model_mismatch": "stored vectors match no chunk's fresh embedding: the index was "
         "built with another model than the embedder; re-embed or pass the right --embedder",
+        "embedded_text_differs": ADVICE[LowCosineVerdict.EMBEDDED_TEXT_DIFFERS],
         "stale_vector": "stored vector differs from its text's embedding and matches no "
         "other chunk: the text changed after it was embedded; re-embed these chunks",
         "missing_vector": "no stored vector for these chunk ids; index them",

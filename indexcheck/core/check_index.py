@@ -10,6 +10,14 @@ under ``min_cosine`` is then explained, most specific first:
   that precedes it, the trigger of the positional-cache bug, is named.
 - ``model_mismatch``: at least half the comparable chunks are low and none of them holds a
   known chunk's vector: the index was built with another model.
+- ``embedded_text_differs``: as above, but the cosines are high (median >= 0.6) and each
+  low vector is still nearest its own text's embedding (``core/text_differs.py``): the
+  indexer embedded another text (metadata header, prefix, template, truncation).
+
+Where the rows have no build order (a store whose ``ordered`` is False read without
+``--chunks``), shifts are reported as ``holds_vector_of`` chains (one finding per chain,
+``core/shift_chains.py``), not as positional runs; ``details.order`` says which order a
+shift finding used.
 - ``stale_vector``: an isolated low chunk holding no known chunk's vector (its text was
   edited after it was embedded).
 
@@ -28,12 +36,27 @@ from typing import Any
 import numpy as np
 
 from ..corpus import Corpus, corpus_from_pairs
+from ..embed_text import EmbedTemplate
 from ..embedders.base import Embedder
 from ..errors import DataFileError, DimensionMismatchError, IncompleteResultError
 from ..sections import Section
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
-from .check_findings import ChunkCheck, Finding, other_findings, run_finding, truncated_finding
+from .check_findings import (
+    ChunkCheck,
+    Finding,
+    chain_findings,
+    other_findings,
+    run_finding,
+    truncated_finding,
+)
+from .check_order import (
+    MismatchWhy,
+    mismatch_verdict,
+    order_label,
+    ordered_rows,
+    render_corpus,
+)
 from .sampling import choose_sample
 from .stats import fault_rate_upper
 from .verdicts import Status
@@ -44,6 +67,7 @@ STATUS_OK = Status.OK
 ERROR_KINDS = (
     "shift",
     "model_mismatch",
+    "embedded_text_differs",
     "stale_vector",
     "missing_vector",
     "orphan_vector",
@@ -130,7 +154,9 @@ def _load_corpus_from_store(
     texts: list[str] = []
     vecs: dict[str, np.ndarray] = {}
     dims: dict[str, int] = {}
+    metas: list[dict[str, Any]] = []
     for batch in store.iter_vectors(ITER_BATCH):
+        metas.extend(batch.metadata or [{} for _ in batch.ids])
         if batch.texts is None:
             raise DataFileError(
                 f"{store.spec} holds no chunk texts; pass --chunks with the id and text "
@@ -146,7 +172,7 @@ def _load_corpus_from_store(
             texts.append(text)
             vecs[cid] = batch.vectors[i]
             dims[cid] = int(batch.dims[i])
-    return corpus_from_pairs(ids, texts, source=store.spec), vecs, dims
+    return corpus_from_pairs(ids, texts, store.spec, metas), vecs, dims
 
 
 def check_index(
@@ -162,6 +188,7 @@ def check_index(
     only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     max_fault_rate: float | None = None,
+    template: EmbedTemplate | None = None,
 ) -> CheckIndexResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
@@ -169,7 +196,9 @@ def check_index(
     chunks are drawn with ``numpy.random.default_rng(seed)``. ``window`` bounds the
     neighbour search for a shifted chunk before falling back to embedding up to
     ``diagnose_budget`` more chunks. ``only`` checks just those chunk ids (ids not in the
-    corpus are ignored), as diagnose does for expected chunks. Raises DimensionMismatchError
+    corpus are ignored), as diagnose does for expected chunks. ``template`` (an
+    ``--embed-template``, parsed at the edge) rebuilds the text the indexer embedded from
+    each chunk's text and metadata. Raises DimensionMismatchError
     when the store and
     embedder dimensions differ, InputError for a sample larger than the corpus.
     """
@@ -183,7 +212,10 @@ def check_index(
     if sample is None and only is None and max_fault_rate is None:  # core/check_stream.py
         from .check_stream import check_all
 
-        return check_all(store, embedder, corpus, min_cosine=min_cosine, window=window, say=say)
+        return check_all(
+            store, embedder, corpus, min_cosine=min_cosine, window=window, say=say,
+            template=template,
+        )  # fmt: skip
     d = embedder.dimension
     stored: dict[str, np.ndarray] = {}
     stored_dims: dict[str, int] = {}
@@ -193,6 +225,8 @@ def check_index(
         say("reading chunk texts from the store")
         corpus, stored, stored_dims = _load_corpus_from_store(store)
         store_ids = set(corpus.ids)
+    if template is not None:
+        corpus = render_corpus(corpus, template)
     n = len(corpus)
     all_mode = sample is None and only is None and max_fault_rate is None
     targeted: set[int] | None = None
@@ -259,6 +293,7 @@ def check_index(
         for c in checks:
             c.targeted = c.position in targeted
     low = [c for c in checks if c.status == "low"]
+    why: MismatchWhy | None = None
 
     def explain(cands: list[ChunkCheck]) -> list[ChunkCheck]:
         """Mark candidates whose stored vector is another chunk's fresh one; return the rest."""
@@ -293,13 +328,24 @@ def check_index(
             unexplained = explain(unexplained)
         comparable = sum(1 for c in checks if c.cosine is not None)
         mismatch = len(unexplained) >= max(2, comparable / 2)
+        why = _explain_mismatch(checks, stored, fresh, min_cosine) if mismatch else None
         for c in unexplained:
-            c.status = Status.MODEL_MISMATCH if mismatch else Status.STALE_VECTOR
+            c.status = why.status if why is not None else Status.STALE_VECTOR
 
-    findings = _shift_findings(checks, corpus, stored, stored_dims, fresh, fetch, min_cosine)
+    if ordered_rows(store, from_store):
+        order = order_label(store, from_store)
+        findings = _shift_findings(
+            checks, corpus, stored, stored_dims, fresh, fetch, min_cosine, order
+        )
+    else:
+        findings = chain_findings(checks, corpus)
     findings += other_findings(
         checks, corpus, store_ids, info.count, all_mode or only is not None, from_store
     )
+    if low and why is not None:
+        for f in findings:
+            if f.kind == why.status:
+                f.details.update(why.details)
     cut = getattr(embedder, "truncated", None) or set()
     long_ids = [c.id for c in checks if corpus.hashes[c.position] in cut]
     if (warn := truncated_finding(long_ids, embedder.model_id)) is not None:
@@ -337,6 +383,7 @@ def _shift_findings(
     fresh: _FreshVectors,
     fetch: Callable[[Sequence[int]], None],
     min_cosine: float,
+    order: str,
 ) -> list[Finding]:
     """Group shifted chunks into runs of one offset; pin each run's start by bisection."""
     dup_of = corpus.duplicate_of()
@@ -376,5 +423,19 @@ def _shift_findings(
                 hi = mid
             else:
                 lo = mid
-        findings.append(run_finding(run, hi, corpus, dup_of))
+        findings.append(run_finding(run, hi, corpus, dup_of, order))
     return findings
+
+
+def _explain_mismatch(
+    checks: list[ChunkCheck], stored: dict[str, np.ndarray], fresh: _FreshVectors, min_cosine: float
+) -> MismatchWhy:
+    """Another model, or another text embedded (``explain_low_cosines``), from the
+    comparable chunks that hold no other chunk's vector."""
+    pos, mat = fresh.matrix()
+    at = {p: i for i, p in enumerate(pos)}
+    cands = [c for c in checks if c.cosine is not None and c.status != Status.SHIFT]
+    cos = np.asarray([c.cosine for c in cands], dtype=np.float64)
+    vecs = _unit(np.stack([stored[c.id] for c in cands])) if cands else mat[:0]
+    own = np.asarray([at[c.position] for c in cands], dtype=np.int64)
+    return mismatch_verdict(cos, vecs, mat, own, min_cosine)

@@ -33,12 +33,29 @@ import xxhash
 
 from ..chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ..corpus import Corpus
+from ..embed_text import EmbedTemplate
 from ..embedders.base import Embedder
-from ..errors import DataFileError, DimensionMismatchError
+from ..errors import DataFileError, DimensionMismatchError, InputError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
-from .check_findings import ChunkCheck, other_findings, run_finding, truncated_finding
+from .check_findings import (
+    ChunkCheck,
+    chain_findings,
+    other_findings,
+    run_finding,
+    truncated_finding,
+)
 from .check_index import CheckIndexResult
+from .check_order import (
+    MismatchWhy,
+    TemplatedStoreChunks,
+    mismatch_verdict,
+    order_label,
+    ordered_rows,
+    own_nearest_blocks,
+    render_corpus,
+)
+from .shift_chains import blame_stretches
 from .stream_store import (
     OK_CODE,
     IdIndex,
@@ -57,6 +74,8 @@ JSON_ROWS_LIMIT = 100_000
 #: rest are searched only if the sample finds a shifted vector (a model change leaves
 #: every chunk low and none matching, and searching all of them would cost n^2).
 GLOBAL_CAP = 20_000
+#: unexplained low chunks judged for "another model or another text" (seeded sample)
+WHY_SAMPLE = 2000
 
 Tick = Callable[[str, int, int | None], None]
 """Progress callback: (task, done, total or None)."""
@@ -91,10 +110,12 @@ def check_all(
     say: Callable[[str], None] | None = None,
     tick: Tick | None = None,
     scratch_dir: str | None = None,
+    template: EmbedTemplate | None = None,
 ) -> CheckIndexResult:
     """Check every chunk against its stored vector in blocks; the result of ``check_index
     (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
-    :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given."""
+    :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given.
+    ``template`` rebuilds the embedded text of a Corpus or of the store's own texts."""
     from ..engine import LocalEngine
 
     say = say or (lambda _m: None)
@@ -109,9 +130,14 @@ def check_all(
     from_store = chunks is None
     source: ChunkSource
     if chunks is None:
-        source = StoreChunks(store)
+        source = StoreChunks(store) if template is None else TemplatedStoreChunks(store, template)
     elif isinstance(chunks, Corpus):
-        source = CorpusChunks(chunks)
+        source = CorpusChunks(chunks if template is None else render_corpus(chunks, template))
+    elif template is not None:
+        raise InputError(
+            "--embed-template needs the chunks in memory (their metadata); load them with "
+            "load_chunks and pass the Corpus"
+        )
     else:
         source = chunks
     d = embedder.dimension
@@ -237,6 +263,9 @@ def _run(
     unexplained = _global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
     comparable = int(np.count_nonzero((status == _OK) | (status == _LOW)))
     mismatch = len(unexplained) >= max(2, comparable / 2)
+    why = None
+    if mismatch:
+        why = _why_low(fresh, pending, waiting, shift, status, cosine, min_cosine, block)
     bad: dict[int, ChunkCheck] = {}
     for q in np.flatnonzero(status != _OK):
         q = int(q)
@@ -248,7 +277,7 @@ def _run(
                 bad[q] = ChunkCheck(ids.id_at(q), q, cv, Status.SHIFT, ids.id_at(t), t - q)
             else:
                 bad[q] = ChunkCheck(
-                    ids.id_at(q), q, cv, Status.MODEL_MISMATCH if mismatch else Status.STALE_VECTOR
+                    ids.id_at(q), q, cv, why.status if why is not None else Status.STALE_VECTOR
                 )
         else:
             bad[q] = ChunkCheck(ids.id_at(q), q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
@@ -267,10 +296,25 @@ def _run(
     dup_pos = sorted(dup_of)
     starts = [r[0].position for r in runs]
     triggers = {max((x for x in dup_pos if x < s), default=-1) for s in starts} - {-1}
+    blamed = blame_stretches(
+        [(r[0].position, r[-1].position, r[0].offset or 0) for r in runs], dup_pos
+    )
+    triggers |= {b.repeat_position for b in blamed if b.repeat_position is not None}
     # the finding builders read a Corpus; this view answers for the positions they quote
     view: Any = SparseCorpus(ids, dup_of, _texts_at(source, triggers | set(dup_of.values()), block))
-    findings = [run_finding(r, r[0].position, view, dup_of) for r in runs]
+    if ordered_rows(store, from_store):
+        order = order_label(store, from_store)
+        findings = [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
+    else:
+        view = SparseCorpus(
+            ids, dup_of, _texts_at(source, set(dup_of) | set(dup_of.values()), block)
+        )
+        findings = chain_findings(checks, view)
     findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    if why is not None:
+        for found in findings:
+            if found.kind == why.status:
+                found.details.update(why.details)
     if (warn := _truncated(embedder, th, ids)) is not None:
         findings.append(warn)
     counts: dict[str, int] = {}
@@ -307,6 +351,43 @@ def _run(
     )
     result.chunks_truncated = truncated
     return result
+
+
+def _why_low(
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    waiting: list[int],
+    shift: dict[int, int],
+    status: np.ndarray,
+    cosine: np.ndarray,
+    min_cosine: float,
+    block: int,
+) -> MismatchWhy:
+    """Another model or another embedded text, judged on at most ``WHY_SAMPLE`` of the
+    unexplained chunks (seeded), each against every fresh vector read block by block."""
+    rows = [j for j, q in enumerate(waiting) if q not in shift]
+    if len(rows) > WHY_SAMPLE:
+        pick = np.random.default_rng(0).choice(len(rows), WHY_SAMPLE, replace=False)
+        rows = [rows[int(i)] for i in np.sort(pick)]
+    pos = np.asarray([waiting[j] for j in rows], dtype=np.int64)
+    stored = pending.take(np.asarray(rows, dtype=np.int64))
+    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
+    comparable = (status == _OK) | (status == _LOW)
+    comparable[list(shift)] = False
+    cand = np.flatnonzero(comparable)
+    near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
+    at = {int(q): i for i, q in enumerate(cand)}
+    for q, v in zip(pos, near_rows, strict=True):
+        near[at[int(q)]] = bool(v)
+    sampled = np.zeros(len(cand), dtype=bool)
+    sampled[[at[int(q)] for q in pos]] = True
+    low = cosine[cand] < min_cosine
+    keep = ~low | sampled  # the share is taken over the sampled low chunks only
+    empty = np.zeros((0, fresh.d), np.float32)
+    return mismatch_verdict(
+        cosine[cand][keep].astype(np.float64), empty, empty, np.zeros(0, np.int64),
+        min_cosine, near[keep],
+    )  # fmt: skip
 
 
 def _global_search(

@@ -75,6 +75,8 @@ class FetchRow:
     mean_rank_displacement: float | None
     mean_rank_displacement_interval: list[float | None]
     ann_seconds: float
+    #: the backend's query plan at this depth, where it says one (pgvector: EXPLAIN)
+    plan: str | None = None
 
 
 @dataclass
@@ -101,6 +103,8 @@ class AnnResult:
     store: dict[str, Any]
     sweep: dict[str, Any] | None = None
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: e.g. a depth PostgreSQL ran as an exact sort (its figure says nothing of the index)
+    warnings: list[str] = field(default_factory=list)
     truth: GroundTruth | None = field(default=None, repr=False, compare=False)
     """The ground truth used (not serialised), so a sweep can reuse it."""
 
@@ -227,9 +231,11 @@ def compare_ann(
                 mean_rank_displacement=m,
                 mean_rank_displacement_interval=interval(lo, hi),
                 ann_seconds=round(secs, 4),
+                plan=plan_of(store, f),
             )
         )
     recommended = next((r.fetch for r in rows if r.best_miss_rate <= target), None)
+    warnings = exact_plan_warnings(rows)
     return AnnResult(
         ok=recommended is not None,
         k=k,
@@ -246,7 +252,8 @@ def compare_ann(
         tie_rtol=TIE_RTOL,
         by_fetch=rows,
         recommended_fetch=recommended,
-        recommendation=recommendation(rows, k, target, recommended),
+        recommendation=" ".join([recommendation(rows, k, target, recommended), *warnings]),
+        warnings=warnings,
         worst_queries=worst(qs.labels, truth, per, raw, depths, family, tol),
         store={
             "spec": store.spec,
@@ -259,6 +266,24 @@ def compare_ann(
         },
         truth=truth,
     )
+
+
+def plan_of(store: VectorStore, depth: int) -> str | None:
+    """The store's query plan at ``depth`` when it can tell (``plan_for``), else None."""
+    plan_for = getattr(store, "plan_for", None)
+    return None if plan_for is None else str(plan_for(depth))
+
+
+def exact_plan_warnings(rows: Sequence[FetchRow]) -> list[str]:
+    """One warning naming the depths whose plan did not use the ANN index."""
+    exact = [r.fetch for r in rows if r.plan is not None and not r.plan.startswith("Index")]
+    if not exact:
+        return []
+    plans = sorted({r.plan for r in rows if r.fetch in exact and r.plan})
+    return [
+        f"at fetch {', '.join(map(str, exact))} PostgreSQL chose an exact plan "
+        f"({', '.join(plans)}), not the ANN index: the figure says nothing about the index"
+    ]
 
 
 def _as_query_set(vectors: np.ndarray) -> QuerySet:

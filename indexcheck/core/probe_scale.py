@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import IncompleteResultError, InputError
 from ..stores.base import StoreInfo, VectorStore
 from .caches import default_scale_dir, read_json, scale_cache_path, write_json_atomic
+from .probe_provenance import provenance
 from .transforms import (
     _CATALOGUE_LIST,
     ATOL,
@@ -254,6 +255,7 @@ def probe_scale(
     result.observed_order = obs.order
     if not result.ok and obs.order in ("descending", "ascending"):
         result.higher_is_better = obs.order == "descending"
+    provenance(info, result)
     result.manifest_facts = {
         "seed": seed,
         "fingerprint": fingerprint,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..embedders import for_queries
 from ..errors import DataFileError, InputError
 from ..questions import load_questions
 from ..stores.base import VectorStore, as_float32_matrix
@@ -92,7 +93,8 @@ def read_questions(path: Path) -> tuple[list[str], list[str]]:
 def embed_questions(path: Path, embedder: Embedder) -> QuerySet:
     """Embed every question of ``path`` (JSONL/CSV, ``id``, ``question``) with ``embedder``."""
     ids, questions = read_questions(path)
-    vectors = np.asarray(embedder.embed(questions), dtype=np.float32)
+    queries = for_queries(embedder)  # the spec's query_prefix, when it has one
+    vectors = np.asarray(queries.embed(questions), dtype=np.float32)
     return QuerySet(vectors, ids, "questions", {"path": str(path), "embedder": embedder.model_id})
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus import Corpus
+from ..embedders import for_queries
 from ..embedders.base import Embedder
 from ..errors import DimensionMismatchError, InputError
 from ..questions import Question
@@ -50,7 +51,7 @@ def retrieve(
             f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the index was built with"
         )
-    vectors = embedder.embed([q.question for q in questions])
+    vectors = for_queries(embedder).embed([q.question for q in questions])
     D, I = store.query(vectors, fetch)
     return Retrieved(np.asarray(D, dtype=np.float32), I, vectors)
 

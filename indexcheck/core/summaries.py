@@ -270,6 +270,15 @@ def probe_scale_summary(result: ScaleResult) -> list[Section]:
         say(f"  equally consistent here: {', '.join(result.equivalent)}")
     if result.search != "query":
         say(f"  measured through {result.search}: {result.message}")
+    if result.source == "operator_assumed":  # pgvector with no ANN index
+        ops = ", ".join(f"{o['operator']} = {o['score']}" for o in result.operators)
+        say(
+            f"  not the application's scale: indexcheck chose the operator; yours may be "
+            f"{ops}; pass &metric= or &operator= to measure it",
+            style="warning",
+        )
+    for f in result.framework_scores:
+        say(f"  {f['framework']} {f['function']}: {f['formula']} ({f['name']})")
     return [sec]
 
 

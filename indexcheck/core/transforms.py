@@ -81,7 +81,7 @@ def _t(
     return Transform(formula, variable, hib, cos_s, s_cos, by, fn, inv)
 
 
-_CATALOGUE_LIST = [
+_BACKEND_LIST = [
     _t("cos", "cos", True, lambda c: c, lambda s: s, "cos = s", "s = cos",
        "Qdrant Cosine, Milvus COSINE"),
     _t("1-cos", "cos", False, lambda c: 1 - c, lambda s: 1 - s, "cos = 1-s", "s = 1-cos",
@@ -111,8 +111,39 @@ _CATALOGUE_LIST = [
        "cos = 1-(1/s-1)^2/2", "s = 1/(1+sqrt(2-2*cos))", "relevance = 1/(1+distance) wrappers"),
 ]  # fmt: skip
 
+
+def _framework_transforms() -> tuple[list[Transform], dict[str, str]]:
+    """LangChain's and LlamaIndex's relevance functions that are plain monotone formulas
+    of the backend score (``core/framework_scores.py``), and each entry's name -> formula.
+
+    They convert a threshold written against a framework's relevance score
+    (:func:`transform_of` finds them by formula or by name). The probe does not fit
+    them: they hold for unit-norm vectors only, and no backend reports them."""
+    from .framework_scores import FRAMEWORK_SCORES
+
+    known = {t.formula for t in _BACKEND_LIST}
+    out: dict[str, Transform] = {}
+    names: dict[str, str] = {}
+    for fs in FRAMEWORK_SCORES.values():
+        if not fs.monotone:
+            continue
+        names[fs.name] = fs.formula
+        if fs.formula in known or fs.formula in out:
+            continue
+        out[fs.formula] = Transform(
+            fs.formula, fs.variable, fs.higher_is_better, fs.cos_of_s, fs.s_of_cos,
+            f"{fs.framework} {fs.function}", fs.fn, fs.inv,
+        )  # fmt: skip
+    return list(out.values()), names
+
+
+FRAMEWORK_LIST, FRAMEWORK_NAMES = _framework_transforms()
+
+_CATALOGUE_LIST = _BACKEND_LIST
 CATALOGUE: dict[str, Transform] = {t.formula: t for t in _CATALOGUE_LIST}
-"""Every known score formula, keyed by its formula string."""
+"""Every score formula a backend reports, keyed by its formula string."""
+FRAMEWORK_CATALOGUE: dict[str, Transform] = {t.formula: t for t in FRAMEWORK_LIST}
+"""The framework relevance formulas that are not backend scores (unit-norm vectors)."""
 
 _ALIASES = {
     "cosine": "cos",
@@ -126,13 +157,45 @@ _ALIASES = {
 }
 
 
+#: names users write for the default strategies (LangChain calls them EUCLIDEAN_DISTANCE)
+_FRAMEWORK_ALIASES = {
+    "langchain-faiss-l2": "langchain-faiss-euclidean",
+    "langchain-faiss": "langchain-faiss-euclidean",
+    "langchain-chroma": "langchain-chroma-l2",
+    "langchain-pgvector": "langchain-pgvector-cosine",
+    "langchain-pgvector-l2": "langchain-pgvector-euclidean",
+    "langchain-pgvectorstore": "langchain-pgvectorstore-cosine",
+    "llamaindex-chroma": "llamaindex-chroma-l2",
+    "llamaindex-faiss": "llamaindex-faiss-l2",
+}
+
+
 def transform_of(text: str) -> Transform:
-    """The catalogue entry for a formula string (spaces, ``**`` and case are forgiven)."""
+    """The catalogue entry for a formula string (spaces, ``**`` and case are forgiven),
+    or for a framework score's name (``langchain-faiss-euclidean``,
+    ``llamaindex-chroma-l2``, ...; see ``core/framework_scores.py``)."""
     key = text.strip().lower().replace(" ", "").replace("**", "^").replace("²", "^2")
     key = _ALIASES.get(key, key)
+    name = _FRAMEWORK_ALIASES.get(key, key)
+    if name in FRAMEWORK_NAMES:
+        key = FRAMEWORK_NAMES[name]
+    else:
+        from .framework_scores import FRAMEWORK_SCORES
+
+        if name in FRAMEWORK_SCORES:  # a relevance function that is not monotone
+            raise InputError(
+                f"{name} ({FRAMEWORK_SCORES[name].formula}) is not a monotone function of "
+                f"the backend score, so a threshold on it does not convert: "
+                f"{FRAMEWORK_SCORES[name].note}"
+            )
+    if key in FRAMEWORK_CATALOGUE:
+        return FRAMEWORK_CATALOGUE[key]
     if key not in CATALOGUE:
         known = ", ".join(CATALOGUE)
-        raise InputError(f"unknown score formula '{text}'; use one of: {known}")
+        raise InputError(
+            f"unknown score formula '{text}'; use one of: {known} (or a framework score "
+            "name such as langchain-faiss-euclidean)"
+        )
     return CATALOGUE[key]
 
 
@@ -181,8 +244,12 @@ def convert_threshold(
 class ScaleResult:
     """What the probe found; ``ok`` is True only when a catalogue formula explains every
     score. ``to_dict()`` writes the conversion formulas as ``to_cosine``/``from_cosine``
-    (score ``s``); the methods of the same name convert arrays. ``source`` is ``probed``,
-    ``cached`` (an earlier probe of the same content) or ``documented`` (not measured).
+    (score ``s``); the methods of the same name convert arrays. ``source`` is ``probed``
+    (the backend computed the scores the probe checked), ``operator_assumed`` (measured,
+    but on an operator indexcheck chose: the application's own query decides its scale,
+    see ``operators``), ``cached`` (an earlier probe of the same content) or
+    ``documented`` (not measured). ``framework_scores`` lists the LangChain/LlamaIndex
+    relevance functions that apply to this backend score.
     """
 
     ok: bool
@@ -207,6 +274,8 @@ class ScaleResult:
     approximate_residual: float | None = None
     tolerance: dict[str, float] = field(default_factory=lambda: {"rtol": RTOL, "atol": ATOL})
     manifest: dict[str, Any] = field(default_factory=dict)
+    operators: list[dict[str, str]] = field(default_factory=list)
+    framework_scores: list[dict[str, Any]] = field(default_factory=list)
     # What the manifest needs (seed, fingerprint, probes, k, rtol); stamped by
     # indexcheck.manifest.stamp, never in the JSON itself.
     manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -61,6 +61,9 @@ class Status(StrEnum):
     LOW = "low"
     SHIFT = "shift"
     MODEL_MISMATCH = "model_mismatch"
+    #: cosines high but uniformly low, each vector still nearest its own text: the
+    #: indexer embedded another text (metadata header, prefix, template, truncation)
+    EMBEDDED_TEXT_DIFFERS = "embedded_text_differs"
     STALE_VECTOR = "stale_vector"
     MISSING_VECTOR = "missing_vector"
     DIMENSION_MISMATCH = "dimension_mismatch"

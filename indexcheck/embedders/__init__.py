@@ -10,6 +10,7 @@ when their provider is opened.
 
 from __future__ import annotations
 
+import difflib
 from importlib.metadata import EntryPoint, entry_points
 
 from ..errors import SpecError
@@ -24,10 +25,13 @@ __all__ = [
     "EmbedStats",
     "Embedder",
     "RetryPolicy",
+    "for_queries",
     "open_embedder",
 ]
 
 DEFAULT_EMBEDDER = "minilm"
+#: the embedder spec keys that ``indexcheck.embed_text`` handles (kept in step there)
+PREFIX_KEYS = ("prefix", "query_prefix")
 ENTRY_POINT_GROUP = "indexcheck.embedders"
 
 #: scheme -> "module:function" of the built-in providers (the same as their entry points)
@@ -41,6 +45,12 @@ BUILTIN: dict[str, str] = {
 
 def open_minilm(rest: str) -> Embedder:
     from .onnx_minilm import MiniLMEmbedder
+
+    if rest.strip():
+        raise SpecError(
+            f"the minilm embedder takes no options ('{rest}'); instruction prefixes go "
+            "after '?': minilm?prefix=...&query_prefix=..."
+        )
 
     return MiniLMEmbedder()
 
@@ -72,10 +82,58 @@ def _registered() -> dict[str, EntryPoint]:
     return found
 
 
+def _split_prefixes(spec: str) -> tuple[str, str]:
+    """(spec without ``prefix``/``query_prefix``, those two as a query string).
+
+    Other ``?key=value`` options stay with the provider (``mistral:...?dim=N``); a key
+    that looks like a misspelt prefix key is refused here with a did-you-mean."""
+    base, sep, query = spec.partition("?")
+    if not sep:
+        return spec, ""
+    mine: list[str] = []
+    theirs: list[str] = []
+    for item in query.split("&"):
+        key = item.partition("=")[0]
+        if key in PREFIX_KEYS:
+            mine.append(item)
+        elif difflib.get_close_matches(key, PREFIX_KEYS, n=1, cutoff=0.75):
+            mine.append(item)  # parse_embedder_spec names the key it meant
+        elif item:
+            theirs.append(item)
+    rest = base + ("?" + "&".join(theirs) if theirs else "")
+    return rest, "&".join(mine)
+
+
+def for_queries(embedder: Embedder) -> Embedder:
+    """The embedder for questions: the spec's ``query_prefix`` variant when it has one
+    (behind the same cache as ``embedder``), else ``embedder`` itself."""
+    from .cache import CachedEmbedder
+
+    if isinstance(embedder, CachedEmbedder):
+        queries = getattr(embedder.inner, "queries", None)
+        if queries is None or queries is embedder.inner:
+            return embedder
+        return CachedEmbedder(queries, embedder.cache)
+    found: Embedder = getattr(embedder, "queries", None) or embedder
+    return found
+
+
 def open_embedder(spec: str | None = None) -> Embedder:
-    """Open an embedder from its spec; ``None`` gives the embedded default."""
+    """Open an embedder from its spec; ``None`` gives the embedded default.
+
+    ``?prefix=TEXT`` puts an instruction prefix in front of every chunk text and
+    ``&query_prefix=TEXT`` in front of every question (``indexcheck.embed_text``); the
+    question embedder is :func:`for_queries` of the returned one."""
+    # imported here: embed_text imports .base, so a module-level import would be circular
+    from ..embed_text import parse_embedder_spec, with_prefixes
+
     spec = (spec or DEFAULT_EMBEDDER).strip()
+    spec, prefixes = _split_prefixes(spec)
+    parsed = parse_embedder_spec(spec.partition("?")[0] + "?" + prefixes) if prefixes else None
     scheme, _, rest = spec.partition(":")
+    if "?" in scheme:
+        scheme, _, opts = scheme.partition("?")
+        rest = "?" + opts
     ep = _registered().get(scheme.lower())
     if ep is None:
         raise SpecError(
@@ -90,4 +148,9 @@ def open_embedder(spec: str | None = None) -> Embedder:
             "reinstall the package that provides it"
         ) from None
     embedder: Embedder = opener(rest)
-    return embedder
+    if parsed is None or not (parsed.prefix or parsed.query_prefix):
+        return embedder
+    docs, queries = with_prefixes(embedder, parsed)
+    docs.queries = queries
+    out: Embedder = docs
+    return out

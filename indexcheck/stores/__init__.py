@@ -53,6 +53,7 @@ BACKENDS: dict[str, str] = {
     "qdrant": "indexcheck.stores.qdrant:QdrantStore",
     "milvus": "indexcheck.stores.milvus:MilvusStore",
     "lancedb": "indexcheck.stores.lancedb:LanceDBStore",
+    "llamaindex": "indexcheck.stores.llamaindex:LlamaIndexStore",
 }
 
 

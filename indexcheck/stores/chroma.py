@@ -46,6 +46,7 @@ from ..errors import (
     RateLimitError,
     SpecError,
 )
+from ._node_rows import embedded_texts
 from .base import (
     BaseStore,
     Fetched,
@@ -128,6 +129,9 @@ class ChromaStore(BaseStore):
     """
 
     scheme = "chroma"
+    #: Chroma returns rows in its own storage order, not insertion order: no build order
+    ordered = False
+    order_source = "chroma order (no build order)"
     params = {"collection": Str(), "tenant": Str(), "database": Str()}
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH
@@ -185,13 +189,14 @@ class ChromaStore(BaseStore):
         ids = [str(i) for i in got.get("ids") or []]
         n = len(ids)
         embs = got.get("embeddings")
-        docs = got.get("documents")
-        metas = got.get("metadatas")
+        docs = list(got.get("documents") or [None] * n)
+        metas = list(got.get("metadatas") or [None] * n)
+        where = f"chroma collection '{self._col.name}'"  # LlamaIndex rows: the embedded text
         return (
             ids,
             list(embs) if embs is not None else [None] * n,
-            list(docs) if docs is not None else [None] * n,
-            list(metas) if metas is not None else [None] * n,
+            embedded_texts(docs, metas, where),
+            metas,
         )
 
     # -- Protocol ----------------------------------------------------------------------
@@ -246,7 +251,9 @@ class ChromaStore(BaseStore):
         rows: dict[str, tuple[Any, Any]] = {}
         unique = list(dict.fromkeys(asked))
         if unique:
-            got = self._sdk("get", self._col.get, ids=unique, include=["embeddings", "documents"])
+            got = self._sdk(
+                "get", self._col.get, ids=unique, include=["embeddings", "documents", "metadatas"]
+            )
             rid, embs, docs, _ = self._rows(got)
             for vid, emb, doc in zip(rid, embs, docs, strict=True):
                 rows[vid] = (emb, doc)

@@ -18,6 +18,9 @@ Unpickling can run code, so the LangChain layout is read only with
 ``StoreOptions(trust_pickle=True)`` (``--trust-pickle``), and even then through an
 unpickler that admits only the docstore and document classes and builtins.
 
+LangChain saves under any name (``save_local(DIR, index_name="docs")`` writes
+``docs.faiss`` + ``docs.pkl``): ``faiss:DIR?index_name=docs`` reads that pair.
+
 Spec parameters: ``?efSearch=N`` (HNSW) and ``?nprobe=N`` (IVF) set the search
 parameter of the normal query, so approximate recall can be measured and swept.
 Scores are faiss's own: ``dot`` for inner-product indexes, ``l2^2`` for L2 ones.
@@ -39,7 +42,7 @@ from ..store_files import langchain_rows, parse_ids_json
 from ._local import exact_knn, ids_of
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .base import as_float32_matrix as _as_f32
-from .params import Int
+from .params import Int, Str
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"
@@ -100,7 +103,7 @@ class FaissStore(BaseStore):
     """A FAISS index on disk, opened read-only."""
 
     scheme = "faiss"
-    params = {"efSearch": Int(min=1), "nprobe": Int(min=1)}
+    params = {"efSearch": Int(min=1), "nprobe": Int(min=1), "index_name": Str()}
     sweepable = ("efSearch", "nprobe")
     #: in memory: one call for any number of ids or queries
     fetch_batch = query_batch = 1 << 30
@@ -113,31 +116,44 @@ class FaissStore(BaseStore):
         self.folder = folder
         self.spec = f"faiss:{folder}"
         self.where = str(folder)
-        index_path = folder / INDEX_FILE
+        name = str(values.get("index_name") or "")
+        if name and ("/" in name or "\\" in name or name.startswith(".")):
+            raise SpecError(
+                f"faiss: ?index_name={name} must be a plain file stem, as passed to "
+                "LangChain's save_local(folder, index_name=...)"
+            )
+        index_path = folder / (f"{name}.faiss" if name else INDEX_FILE)
         if not index_path.is_file():
+            stems = sorted(
+                p.stem for p in folder.glob("*.faiss") if p.with_suffix(".pkl").is_file()
+            )
+            hint = f"; LangChain indexes here: ?index_name={', '.join(stems)}" if stems else ""
             raise DataFileError(
                 f"{index_path} does not exist; a faiss store folder holds {INDEX_FILE} "
-                f"and {IDS_FILE} (or LangChain's {LANGCHAIN_PICKLE})"
+                f"and {IDS_FILE} (or LangChain's {LANGCHAIN_PICKLE}){hint}"
             )
+        self.index_name = name
         self._files = [index_path]
         try:
             index = faiss.read_index(str(index_path))
         except RuntimeError as exc:
             raise DataFileError(f"{index_path} is not a faiss index: {exc}") from None
         self.texts: list[str | None] | None = None
-        ids_path, pkl_path = folder / IDS_FILE, folder / LANGCHAIN_PICKLE
+        ids_path = folder / IDS_FILE
+        pkl_path = folder / (f"{name}.pkl" if name else LANGCHAIN_PICKLE)
         id_map = None
         self._owner = index  # the IDMap owns its inner index: keep it alive
         if isinstance(index, faiss.IndexIDMap | faiss.IndexIDMap2):
             id_map = faiss.vector_to_array(index.id_map)
             index = faiss.downcast_index(index.index)
-        if ids_path.is_file():
+        # a named LangChain pair is read from its own pickle, never the folder's ids.json
+        if not name and ids_path.is_file():
             self.ids, self.texts = self._read_ids_json(ids_path)
             self._files.append(ids_path)
         elif pkl_path.is_file():
             if not trust_pickle:
                 raise InputError(
-                    f"{folder} is a LangChain FAISS folder whose {LANGCHAIN_PICKLE} is a "
+                    f"{folder} is a LangChain FAISS folder whose {pkl_path.name} is a "
                     "pickle, which can run code when loaded; pass --trust-pickle if you trust it"
                 )
             self.ids, self.texts = read_langchain_pickle(pkl_path)
@@ -145,6 +161,11 @@ class FaissStore(BaseStore):
         elif id_map is not None:
             self.ids = [str(int(x)) for x in id_map]
         else:
+            if name:
+                raise DataFileError(
+                    f"{folder} has {index_path.name} but no {pkl_path.name}; ?index_name= "
+                    "reads a LangChain save_local pair NAME.faiss + NAME.pkl"
+                )
             raise DataFileError(
                 f"{folder} has {INDEX_FILE} but no {IDS_FILE}; write the chunk id of each "
                 f"row, in order, to {ids_path} as a JSON list"
@@ -205,7 +226,11 @@ class FaissStore(BaseStore):
             score="dot" if self.metric == "ip" else "l2^2",
             higher_is_better=self.metric == "ip",
             approximate=self.approximate,
-            details={"index_type": type(self.index).__name__, **self.search_params},
+            details={
+                "index_type": type(self.index).__name__,
+                **({"index_name": self.index_name} if self.index_name else {}),
+                **self.search_params,
+            },
         )
 
     def fingerprint(self) -> str:

@@ -104,6 +104,9 @@ class MilvusStore(BaseStore):
     """Read-only view of one Milvus collection (server or Milvus Lite)."""
 
     scheme = "milvus"
+    #: Milvus returns rows by segment and primary key: no build order
+    ordered = False
+    order_source = "milvus order (no build order)"
     params = {"collection": Str(), "vector": Str(), "id": Str(), "text": Str(), "db": Str()}
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH

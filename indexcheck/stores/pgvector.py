@@ -4,7 +4,11 @@ Spec::
 
     pgvector:postgresql://user[:password]@host:port/db?table=T
         [&schema=public&id=id&vector=embedding&text=content&metric=cosine|l2|ip|l1]
-        [&ef_search=N&probes=N] [&sslmode=...&<other libpq options>]
+        [&ef_search=N&probes=N] [&collection=NAME&order=COLUMN&metadata=COLUMN]
+        [&sslmode=...&<other libpq options>]
+
+``&collection=``, ``&order=`` and ``&metadata=`` (LangChain collections, build order,
+LlamaIndex rows) are described in ``pgvector_rows.py``.
 
 The password may also come from ``PGPASSWORD`` or ``~/.pgpass`` (libpq reads them); it
 never appears in ``spec``, messages or reprs. ``vector`` defaults to ``embedding``, or to
@@ -55,7 +59,6 @@ wrote each row version), so any INSERT, UPDATE or DELETE changes it; it reads no
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -70,18 +73,19 @@ from ..errors import (
     MissingDependencyError,
     SpecError,
 )
-from .base import Fetched, StoreInfo, StoreSpec, VectorBatch, empty_result
+from .base import StoreInfo, StoreSpec, empty_result
 from .params import Choice, Int, Str
+from .pgvector_rows import PgRows
 from .pgvector_sql import (
     _SECRET_PARAMS,
-    _VECTOR_TYPES,
     BACKEND,
     FETCH_BATCH,
     METRICS,
-    PgCatalog,
     decode_vectors,
     vector_literal,
 )
+
+__all__ = ["PgvectorStore", "decode_vectors", "open_store"]
 
 if TYPE_CHECKING:
     import psycopg
@@ -103,7 +107,10 @@ def _scrub(text: str, secret: str | None) -> str:
     return text
 
 
-_OWN_PARAMS = {"table", "schema", "id", "vector", "text", "metric", "ef_search", "probes"}
+_OWN_PARAMS = {
+    "table", "schema", "id", "vector", "text", "metric", "ef_search", "probes",
+    "collection", "order", "metadata", "operator",
+}  # fmt: skip
 
 #: libpq connection keywords a spec may pass through (postgresql.org/docs/current/libpq-connect)
 LIBPQ_KEYS = (
@@ -117,7 +124,7 @@ LIBPQ_KEYS = (
 ).split()
 
 
-class PgvectorStore(PgCatalog):
+class PgvectorStore(PgRows):
     """A read-only view of one table with a pgvector column; see the module docstring."""
 
     scheme = "pgvector"
@@ -128,8 +135,12 @@ class PgvectorStore(PgCatalog):
         "vector": Str(),
         "text": Str(),
         "metric": Choice(*METRICS),
+        "operator": Choice(*(op for op, _ in METRICS.values())),
         "ef_search": Int(min=1),
         "probes": Int(min=1),
+        "collection": Str(),
+        "order": Str(),
+        "metadata": Str(),
         **{key: Str() for key in LIBPQ_KEYS},
     }
     sweepable = ("ef_search", "probes")
@@ -146,6 +157,7 @@ class PgvectorStore(PgCatalog):
         self._connect()
         try:
             self._resolve()
+            self._resolve_rows(parsed.params)
         except BaseException:
             self.close()
             raise
@@ -176,6 +188,7 @@ class PgvectorStore(PgCatalog):
         self.table_name = parsed.require("table", "name the table that holds the vectors")
         self._schema = params.get("schema")
         self._id_col = params.get("id", "id")
+        self._id_given = "id" in params
         self._vec_col = params.get("vector")
         self._text_col = params.get("text")
         metric = params.get("metric")
@@ -184,6 +197,15 @@ class PgvectorStore(PgCatalog):
                 f"pgvector metric '{metric}' is unknown; use one of {', '.join(METRICS)}"
             )
         self._metric_param = metric.lower() if metric else None
+        if params.get("operator"):  # the operator the application's query uses
+            by_op = {op: m for m, (op, _) in METRICS.items()}
+            chosen = by_op[params["operator"].strip()]
+            if self._metric_param not in (None, chosen):
+                raise SpecError(
+                    f"pgvector &operator={params['operator']} is metric {chosen}, but "
+                    f"&metric={self._metric_param}; give one of them"
+                )
+            self._metric_param = chosen
         self._search: dict[str, int] = {}
         for key, guc in (("ef_search", "hnsw.ef_search"), ("probes", "ivfflat.probes")):
             if key in params:
@@ -295,8 +317,8 @@ class PgvectorStore(PgCatalog):
 
         with self._translating("reading table statistics"):
             row = self.conn.execute(
-                sql.SQL("SELECT count(*), count({v}) FROM {t}").format(
-                    v=sql.Identifier(self._vec_col or ""), t=self._table
+                sql.SQL("SELECT count(*), count({v}) FROM {t} WHERE {f}").format(
+                    v=sql.Identifier(self._vec_col or ""), t=self._table, f=self._rows_filter()
                 )
             ).fetchone()
             count, non_null = (int(row[0]), int(row[1])) if row else (0, 0)
@@ -323,6 +345,12 @@ class PgvectorStore(PgCatalog):
             "pgvector_version": self._pgvector_version,
             "server_version": gucs[2] if gucs else None,
             "read_only": True,
+            "collection": self._collection,
+            "order": self.order_source,
+            "metadata_column": self._meta_col,
+            # no ANN index and no &metric=/&operator=: the score is the operator the
+            # application writes in its query, which indexcheck cannot see
+            "score_depends_on_query": self._metric_source.startswith("default"),
         }
         if gucs and self._index is not None:
             if self._index[1] == "hnsw":
@@ -339,93 +367,6 @@ class PgvectorStore(PgCatalog):
             approximate=approximate,
             details=details,
         )
-
-    def _fetch_batch(self, ids: list[str]) -> Fetched:
-        """Vectors for ``ids`` in the order asked: float32 (n, d), found mask, dims, texts."""
-        from psycopg import sql
-
-        got: dict[str, tuple[bytes | None, str | None]] = {}
-        where, param = self._id_filter(ids)
-        with self._translating("fetching vectors"):
-            cur = self.conn.cursor(binary=True)
-            if param:
-                cur.execute(
-                    sql.SQL("SELECT {cols} FROM {t} WHERE {w}").format(
-                        cols=self._cols(), t=self._table, w=where
-                    ),
-                    (param,),
-                )
-                for r in cur.fetchall():
-                    got[r[0]] = (r[1], r[2] if self._text_col else None)
-        blobs = [got[i][0] if i in got else None for i in ids]
-        vectors, dims = decode_vectors(blobs, self._dimension, _VECTOR_TYPES[self._vec_type])
-        found = np.array([i in got for i in ids], dtype=bool)
-        texts = [got[i][1] if i in got else None for i in ids] if self._text_col else None
-        return Fetched(ids=ids, vectors=vectors, found=found, dims=dims, texts=texts)
-
-    def _scan(self, batch: int) -> Iterator[VectorBatch]:
-        """All rows ordered by id, in blocks of ``batch``: keyset pages when the id is
-        unique, else one server-side cursor in a READ ONLY transaction."""
-        if self._id_unique:
-            yield from self._iter_keyset(batch)
-        else:
-            yield from self._iter_cursor(batch)
-
-    def _to_batch(self, rows: Sequence[Any]) -> VectorBatch:
-        vectors, dims = decode_vectors(
-            [r[1] for r in rows], self._dimension, _VECTOR_TYPES[self._vec_type]
-        )
-        return VectorBatch(
-            ids=[r[0] for r in rows],
-            vectors=vectors,
-            dims=dims,
-            texts=[r[2] for r in rows] if self._text_col else None,
-        )
-
-    def _iter_keyset(self, batch: int) -> Iterator[VectorBatch]:
-        from psycopg import sql
-
-        col = sql.Identifier(self._id_col)
-        first = sql.SQL("SELECT {c} FROM {t} ORDER BY {id} LIMIT {n}").format(
-            c=self._cols(), t=self._table, id=col, n=sql.Literal(batch)
-        )
-        after = sql.SQL(
-            "SELECT {c} FROM {t} WHERE {id} > CAST(%s::text AS {typ}) ORDER BY {id} LIMIT {n}"
-        ).format(
-            c=self._cols(),
-            t=self._table,
-            id=col,
-            typ=sql.SQL(self._id_format),
-            n=sql.Literal(batch),
-        )
-        last: str | None = None
-        while True:
-            with self._translating("reading vectors"):
-                cur = self.conn.cursor(binary=True)
-                rows = cur.execute(
-                    first if last is None else after, None if last is None else (last,)
-                ).fetchall()
-            if not rows:
-                return
-            yield self._to_batch(rows)
-            if len(rows) < batch:
-                return
-            last = rows[-1][0]
-
-    def _iter_cursor(self, batch: int) -> Iterator[VectorBatch]:
-        from psycopg import sql
-
-        query = sql.SQL("SELECT {c} FROM {t} ORDER BY {id}").format(
-            c=self._cols(), t=self._table, id=sql.Identifier(self._id_col)
-        )
-        with self._translating("reading vectors"), self.conn.transaction():
-            cur = self.conn.cursor(name="indexcheck_iter", binary=True)
-            try:
-                cur.execute(query)
-                while rows := cur.fetchmany(batch):
-                    yield self._to_batch(rows)
-            finally:
-                cur.close()
 
     def _check_queries(self, vectors: np.ndarray) -> np.ndarray:
         arr = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))

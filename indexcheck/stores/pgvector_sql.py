@@ -128,7 +128,7 @@ class PgCatalog(BaseStore):
             if row is None:
                 raise InputError(self._missing_table_message())
             self._oid, nsp, rel, self._relkind = int(row[0]), row[1], row[2], row[3]
-            self._qualified = f"{nsp}.{rel}"
+            self._qualified, self._nsp = f"{nsp}.{rel}", nsp
             self._table = sql.Identifier(nsp, rel)
             cols = self.conn.execute(
                 "SELECT a.attname, a.attnum, t.typname, a.atttypmod, "
@@ -139,6 +139,7 @@ class PgCatalog(BaseStore):
                 (self._oid,),
             ).fetchall()
         columns = {c[0]: (int(c[1]), str(c[2]), int(c[3]), str(c[4])) for c in cols}
+        self._columns = columns
         listing = ", ".join(f"{c[0]} {c[4]}" for c in cols)
         vector_cols = [c[0] for c in cols if c[2] in _VECTOR_TYPES]
 
@@ -159,6 +160,13 @@ class PgCatalog(BaseStore):
                 "or halfvec; pass &vector=COLUMN naming a vector or halfvec column"
             )
         self._vec_attnum, self._vec_type = attnum, vtype
+        if not getattr(self, "_id_given", True):
+            # the frameworks' own layouts: LangChain PGVectorStore keys rows by
+            # langchain_id (its id column), LlamaIndex by node_id (id is a bigserial)
+            for col in ("langchain_id", "node_id"):
+                if col in columns:
+                    self._id_col = col
+                    break
         if self._id_col not in columns:
             raise InputError(
                 f"pgvector table {self._qualified} has no id column '{self._id_col}' (columns: "
@@ -209,7 +217,7 @@ class PgCatalog(BaseStore):
             self.metric = self._metric_param
             match = [ix for ix in usable if OPCLASSES[ix[2]] == self.metric]
             self._index = match[0] if match else None
-            self._metric_source = "spec (&metric=)"
+            self._metric_source = "spec (&metric= or &operator=)"
         elif usable:
             self._index = usable[0]
             self.metric = OPCLASSES[self._index[2]]
@@ -218,7 +226,8 @@ class PgCatalog(BaseStore):
             self._index = None
             self.metric = "cosine"
             self._metric_source = (
-                "default: no HNSW/IVFFlat index on the column; pass &metric= to choose"
+                "default: no HNSW/IVFFlat index on the column; pass &metric= or "
+                "&operator= (<=>, <->, <#>) to match the application's query"
             )
         self._op = METRICS[self.metric][0]
 
@@ -251,6 +260,12 @@ class PgCatalog(BaseStore):
 
     # ---- SQL pieces ------------------------------------------------------------------
 
+    def _rows_filter(self) -> sql.Composable:
+        """The WHERE condition selecting the store's rows (``pgvector_rows`` narrows it)."""
+        from psycopg import sql
+
+        return sql.SQL("TRUE")
+
     def _cols(self) -> sql.Composable:
         from psycopg import sql
 
@@ -268,10 +283,12 @@ class PgCatalog(BaseStore):
         the distance operator fail) and so can never use the ANN index."""
         from psycopg import sql
 
-        where: sql.Composable = sql.SQL("")
+        where: sql.Composable = sql.SQL(" WHERE {f}").format(f=self._rows_filter())
         if exact:
-            where = sql.SQL(" WHERE vector_dims({v}) = {d}").format(
-                v=sql.Identifier(self._vec_col or ""), d=sql.Literal(self._dimension)
+            where = sql.SQL(" WHERE vector_dims({v}) = {d} AND {f}").format(
+                v=sql.Identifier(self._vec_col or ""),
+                d=sql.Literal(self._dimension),
+                f=self._rows_filter(),
             )
         return sql.SQL(
             "SELECT {id}::text AS ic_id, {v} {op} %s::{vt} AS ic_score FROM {t}{w} "
@@ -288,13 +305,14 @@ class PgCatalog(BaseStore):
 
     # ---- Protocol --------------------------------------------------------------------
 
-    def _plan_node(self) -> str:
-        """How the server runs query() for k=10: 'Index Scan using X' or 'Seq Scan'."""
+    def _plan_node(self, k: int = 10) -> str:
+        """How the server runs query() for ``k`` results (EXPLAIN, never ANALYZE):
+        'Index Scan using X' or 'Seq Scan'."""
         probe = vector_literal(np.ones(self._dimension, dtype=np.float32))
         from psycopg import sql
 
         plan = self.conn.execute(
-            sql.SQL("EXPLAIN (FORMAT JSON) ") + self._knn_sql(10), (probe,)
+            sql.SQL("EXPLAIN (FORMAT JSON) ") + self._knn_sql(k), (probe,)
         ).fetchone()
         nodes: list[dict[str, Any]] = [plan[0][0]["Plan"]] if plan else []
         while nodes:
@@ -305,6 +323,15 @@ class PgCatalog(BaseStore):
                 return "Seq Scan"
             nodes.extend(node.get("Plans", []))
         return "unknown"
+
+    def plan_for(self, k: int) -> str:
+        """The plan PostgreSQL picks for a query of depth ``k`` (EXPLAIN without ANALYZE,
+        read-only): 'Index Scan using X' runs through the ANN index, anything else
+        ('Seq Scan', a sort) is exact."""
+        if not self._dimension:
+            return "empty"
+        with self._translating("explaining the query plan"):
+            return self._plan_node(int(k))
 
     def _id_filter(self, ids: Sequence[str]) -> tuple[sql.Composable, Any]:
         """A WHERE clause matching ``ids`` that keeps the id index usable, and its param."""
@@ -335,8 +362,10 @@ class PgCatalog(BaseStore):
         with self._translating("computing the fingerprint"):
             row = self.conn.execute(
                 sql.SQL(
-                    "SELECT count(*), count({v}), sum(hashtextextended({id}::text, 0)){x} FROM {t}"
+                    "SELECT count(*), count({v}), sum(hashtextextended({id}::text, 0)){x} "
+                    "FROM {t} WHERE {f}"
                 ).format(
+                    f=self._rows_filter(),
                     v=sql.Identifier(self._vec_col or ""),
                     id=sql.Identifier(self._id_col),
                     x=xmin,

@@ -81,6 +81,9 @@ class QdrantStore(BaseStore):
     """Read-only view of one Qdrant collection (server or local mode)."""
 
     scheme = "qdrant"
+    #: Qdrant scrolls by point id: no build order
+    ordered = False
+    order_source = "qdrant order (no build order)"
     params = {"collection": Str(), "vector": Str(), "id_field": Str(), "text_field": Str()}
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH

@@ -75,6 +75,9 @@ class UpstashStore(BaseStore):
     """Read-only view of one namespace of an Upstash Vector index."""
 
     scheme = "upstash"
+    #: Upstash ranges by id: no build order
+    ordered = False
+    order_source = "upstash order (no build order)"
     params = {
         "namespace": Str(),
         "text_field": Str(),
