@@ -205,6 +205,10 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     # -- option values -----------------------------------------------------------------------
     ("seed_negative", lambda w: _check(w, "--seed", "-1"), 2, "invalid value for '--seed': -1 is not in the range", None),
     ("sample_zero", lambda w: [*_check(w), "--sample", "0"], 2, "invalid value for '--sample': 0 is not in the range", None),
+    # a misspelt embedder spec is refused at the edge, before the store is opened (here the
+    # store does not even exist: its error must not be the one reported)
+    ("embedder_key_typo_before_store", lambda w: ["check-index", "--store", "faiss:" + str(w.data / "nope"), "--embedder", "minilm?prefx=query:%20"], 2, "did you mean prefix", None),
+    ("embedder_unknown_scheme", lambda w: ["check-index", "--store", "faiss:" + str(w.data / "nope"), "--embedder", "openia:gpt"], 2, "unknown embedder 'openia:gpt'", None),
     ("min_cosine_nan", lambda w: _check(w, "--min-cosine", "nan"), 2, "'nan' is not a finite number", None),
     ("min_cosine_inf", lambda w: _check(w, "--min-cosine", "inf"), 2, "'inf' is not a finite number", None),
     ("threshold_nan", lambda w: ["diagnose", "--store", w.good, *EMB, "--questions", w.raw("q.jsonl", b'{"id":"q","question":"x","in_scope":false}\n'), "--threshold", "nan"], 2, "'nan' is not a finite number", None),

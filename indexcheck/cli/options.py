@@ -38,6 +38,15 @@ def store_option(f: F) -> F:
     )(f)
 
 
+def _check_embedder(ctx: click.Context, param: object, value: str | None) -> str | None:
+    """Refuse a malformed embedder spec at parse time, before any store is opened."""
+    if value is not None:
+        from ..embedders import check_embedder_spec
+
+        check_embedder_spec(value)
+    return value
+
+
 def embedder_option(f: F) -> F:
     f = click.option(
         "--cache",
@@ -54,6 +63,7 @@ def embedder_option(f: F) -> F:
         default="minilm",
         show_default=True,
         metavar="SPEC",
+        callback=_check_embedder,
         help="minilm (offline default), mistral[:MODEL], st:NAME_OR_PATH, py:module:function "
         "[env INDEXCHECK_EMBEDDER].",
     )(f)

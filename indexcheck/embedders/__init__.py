@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from ..errors import SpecError
 from ..retry import RetryPolicy
@@ -82,6 +83,33 @@ def _registered() -> dict[str, EntryPoint]:
     return found
 
 
+def _resolve(spec: str | None) -> tuple[str, str, str, Any, Any]:
+    """(spec, scheme, provider options, prefix spec or None, entry point) of an embedder
+    spec; SpecError (exit 2) for an unknown scheme or a malformed prefix key."""
+    from ..embed_text import parse_embedder_spec
+
+    spec = (spec or DEFAULT_EMBEDDER).strip()
+    spec, prefixes = _split_prefixes(spec)
+    parsed = parse_embedder_spec(spec.partition("?")[0] + "?" + prefixes) if prefixes else None
+    scheme, _, rest = spec.partition(":")
+    if "?" in scheme:
+        scheme, _, opts = scheme.partition("?")
+        rest = "?" + opts
+    ep = _registered().get(scheme.lower())
+    if ep is None:
+        raise SpecError(
+            f"unknown embedder '{spec}'; use minilm, mistral[:MODEL], st:NAME_OR_PATH "
+            "or py:module:function"
+        )
+    return spec, scheme, rest, parsed, ep
+
+
+def check_embedder_spec(spec: str | None) -> None:
+    """Refuse a malformed embedder spec (unknown scheme, misspelt prefix key) without
+    opening anything: for the edge, before a store is opened or a request is paid."""
+    _resolve(spec)
+
+
 def _split_prefixes(spec: str) -> tuple[str, str]:
     """(spec without ``prefix``/``query_prefix``, those two as a query string).
 
@@ -125,21 +153,9 @@ def open_embedder(spec: str | None = None) -> Embedder:
     ``&query_prefix=TEXT`` in front of every question (``indexcheck.embed_text``); the
     question embedder is :func:`for_queries` of the returned one."""
     # imported here: embed_text imports .base, so a module-level import would be circular
-    from ..embed_text import parse_embedder_spec, with_prefixes
+    from ..embed_text import with_prefixes
 
-    spec = (spec or DEFAULT_EMBEDDER).strip()
-    spec, prefixes = _split_prefixes(spec)
-    parsed = parse_embedder_spec(spec.partition("?")[0] + "?" + prefixes) if prefixes else None
-    scheme, _, rest = spec.partition(":")
-    if "?" in scheme:
-        scheme, _, opts = scheme.partition("?")
-        rest = "?" + opts
-    ep = _registered().get(scheme.lower())
-    if ep is None:
-        raise SpecError(
-            f"unknown embedder '{spec}'; use minilm, mistral[:MODEL], st:NAME_OR_PATH "
-            "or py:module:function"
-        )
+    spec, scheme, rest, parsed, ep = _resolve(spec)
     try:
         opener = ep.load()
     except ImportError as exc:

@@ -3,8 +3,9 @@
 OpenVINO is not faster everywhere: 2-3x onnxruntime on a CPU with AMX, 0.76x on a 2-core
 AVX-512 machine without it. So ``auto`` times both runtimes on a fixed workload (short
 sentences and 256-token paragraphs, best of two, about 1 s in all on 2 cores) the first time the
-model is opened and keeps the faster for each: one runtime when it wins both, else short
-batches (<= 64 tokens wide) on one and longer ones on the other. It caches the choice and
+model is opened and keeps the one faster on paragraphs (what check-index re-embeds; short
+sentences break a tie). One runtime for every batch: a text's vector must not depend on the
+other texts of its batch (bf16 and fp32 differ in the 4th decimal). It caches the choice and
 the rates in ``$INDEXCHECK_CACHE_DIR/minilm-runtime.json`` under a key made of
 the CPU model, its flags, the two libraries' versions and the thread count. A changed
 library or CPU measures again. ``INDEXCHECK_MINILM_RUNTIME`` skips all of this.
@@ -31,7 +32,6 @@ from ..cachedir import cache_root
 
 Runner = Callable[[dict[str, np.ndarray]], np.ndarray]
 CACHE_FILE = "minilm-runtime.json"
-SPLIT_WIDTH = 64  # batches up to this many tokens wide count as short texts
 _WORDS = (
     "the library renews loans online and holds printed books for members who ask at the "
     "desk during opening hours while children study quietly in the reading room upstairs"
@@ -156,24 +156,11 @@ def measure(run: Runner, work: dict[str, tuple[int, dict[str, np.ndarray]]]) -> 
     return rates
 
 
-def _split(short: tuple[Runner, str], long: tuple[Runner, str]) -> tuple[Runner, str]:
-    """One runner that sends batches up to SPLIT_WIDTH tokens wide to ``short``'s runtime
-    and wider ones to ``long``'s (the embedder batches texts sorted by length)."""
-    run_short, run_long = short[0], long[0]
-
-    def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
-        wide = feeds["input_ids"].shape[1] > SPLIT_WIDTH
-        return run_long(feeds) if wide else run_short(feeds)
-
-    return run, f"{short[1]} (<= {SPLIT_WIDTH} tokens) + {long[1]}"
-
-
 def choose(
     builders: dict[str, Callable[[], tuple[Runner, str]]], tokenizer: Any, threads: int
 ) -> tuple[Runner, str, dict[str, Any]]:
     """Build the cached choice, or time every runtime on short and on paragraph-length
-    batches and keep the faster for each (one runtime when it wins both, else a split by
-    batch width).
+    batches and keep the one faster on paragraphs (short sentences break a tie).
 
     Returns (runner, runtime label, the calibration entry with ``runtime``, ``short`` and
     ``long`` (builder names), ``rates`` by runtime label, ``measured_at`` and ``source``
@@ -190,8 +177,8 @@ def choose(
     for name, build in builders.items():
         built[name] = build()
         rates[name] = measure(built[name][0], work)
-    short = max(rates, key=lambda k: rates[k]["short"])
-    long = max(rates, key=lambda k: rates[k]["paragraph"])
+    best = max(rates, key=lambda k: (rates[k]["paragraph"], rates[k]["short"]))
+    short = long = best
     run, label = _assemble(builders, short, long, built)
     entry = {
         "runtime": label,
@@ -216,6 +203,4 @@ def _assemble(
     have = dict(built or {})
     for name in {short, long} - set(have):
         have[name] = builders[name]()
-    if short == long:
-        return have[short]
-    return _split(have[short], have[long])
+    return have[long]
