@@ -19,6 +19,18 @@ from ..errors import DataFileError
 from .base import Embedder, EmbedStats
 
 
+def open_cache_file(path: Path) -> sqlite3.Connection:
+    """The ``--cache`` SQLite file (embeddings and judgements share it), created with its
+    folder when missing; a folder or an unopenable path is bad input (exit 2)."""
+    if path.is_dir():
+        raise DataFileError(f"--cache {path} is a folder; pass a file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(str(path), timeout=30.0)
+    except (OSError, sqlite3.Error) as exc:
+        raise DataFileError(f"--cache {path} cannot be opened: {exc}") from None
+
+
 class EmbeddingCache:
     """A sqlite file of float32 vectors keyed by (model_id, text hash).
 
@@ -29,13 +41,7 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
-            raise DataFileError(f"--cache {self.path} is a folder; pass a file path")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30.0)
-        except (OSError, sqlite3.Error) as exc:
-            raise DataFileError(f"--cache {self.path} cannot be opened: {exc}") from None
+        self._db = open_cache_file(self.path)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..embedders.cache import open_cache_file
 from ..errors import DataFileError
 
 
@@ -35,13 +36,7 @@ class JudgementCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
-            raise DataFileError(f"--cache {self.path} is a folder; pass a file path")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30.0)
-        except (OSError, sqlite3.Error) as exc:
-            raise DataFileError(f"--cache {self.path} cannot be opened: {exc}") from None
+        self._db = open_cache_file(self.path)
         try:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, model TEXT NOT "

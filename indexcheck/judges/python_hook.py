@@ -7,11 +7,10 @@ an object with ``judge(question, context, answer)`` and ``model_id`` works too.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from ..embedders.python_hook import HookExitError
-from ..errors import BackendError, IndexcheckError, SpecError, TransientError
+from ..errors import BackendError, IndexcheckError, TransientError
+from ..hooks import HookExitError, load_hook
 from .base import BaseJudge, JudgeRequest, RawReply
 
 
@@ -20,26 +19,8 @@ class PythonHookJudge(BaseJudge):
 
     def __init__(self, target: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        module_name, _, attr = target.rpartition(":")
-        if not module_name or not attr:
-            raise SpecError(f"py:{target} must be py:module:function, e.g. py:mypkg.judge:grade")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise SpecError(f"py: cannot import module '{module_name}': {exc}") from None
-        except SystemExit as exc:
-            raise HookExitError(
-                f"importing '{module_name}' for the py:{target} judge called "
-                f"sys.exit({exc.code!r}); the run could not finish"
-            ) from None
         self.target = target
-        obj = getattr(module, attr, None)
-        if obj is None:
-            raise SpecError(f"py: module '{module_name}' has no attribute '{attr}'")
-        self._fn = obj.judge if hasattr(obj, "judge") else obj
-        if not callable(self._fn):
-            raise SpecError(f"py:{target} is not callable")
-        self.model_id = str(getattr(obj, "model_id", f"py:{target}"))
+        self._fn, _obj, self.model_id = load_hook(target, "judge", "judge")
 
     def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
         try:
