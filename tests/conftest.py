@@ -39,6 +39,20 @@ def small_kb(tmp_path: Path) -> dict[str, Path]:
 
 
 @pytest.fixture
+def small_kb_questions(small_kb: dict[str, Path], tmp_path: Path) -> Path:
+    """12 in-scope questions (each a chunk's own text) and 4 unrelated ones, for small_kb."""
+    rows = [json.loads(line) for line in small_kb["chunks"].read_text().splitlines()]
+    qs = [
+        {"id": f"q{i}", "question": r["text"], "expected": [r["id"]]}
+        for i, r in enumerate(rows[:12])
+    ]
+    qs += [{"id": f"o{i}", "question": f"unrelated {i} zebra", "in_scope": False} for i in range(4)]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in qs))
+    return path
+
+
+@pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
 

@@ -4,7 +4,6 @@ place (``indexcheck.manifest.stamp``, from ``finish`` and from the api), never i
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +31,8 @@ def _scale_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def questions(small_kb: dict[str, Path], tmp_path: Path) -> Path:
-    rows = [json.loads(line) for line in small_kb["chunks"].read_text().splitlines()]
-    qs = [
-        {"id": f"q{i}", "question": r["text"], "expected": [r["id"]]}
-        for i, r in enumerate(rows[:12])
-    ]
-    qs += [{"id": f"o{i}", "question": f"unrelated {i} zebra", "in_scope": False} for i in range(4)]
-    path = tmp_path / "questions.jsonl"
-    path.write_text("".join(json.dumps(q) + "\n" for q in qs))
-    return path
+def questions(small_kb_questions: Path) -> Path:
+    return small_kb_questions
 
 
 def _imports(path: Path) -> set[str]:
