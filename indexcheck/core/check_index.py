@@ -175,6 +175,47 @@ def _load_corpus_from_store(
     return corpus_from_pairs(ids, texts, store.spec, metas), vecs, dims
 
 
+def _moved_vectors(
+    store: VectorStore,
+    cands: list[ChunkCheck],
+    corpus: Corpus,
+    fresh: _FreshVectors,
+    min_cosine: float,
+    k: int = 4,
+) -> list[ChunkCheck]:
+    """Mark candidates whose own fresh vector is stored under another id (``shift``, with
+    ``vector_held_by``); return the rest. One ANN query per candidate, k results, then the
+    returned ids' stored vectors fetched and compared exactly (cosine >= min_cosine)."""
+    queries = np.stack([fresh.vectors[c.position] for c in cands]).astype(np.float32)
+    _, found = store.query(queries, k)
+    wanted = sorted({str(i) for row in found for i in row if i is not None})
+    if not wanted:
+        return cands
+    got = store.fetch(wanted)
+    held = {
+        cid: _unit(got.vectors[i].reshape(1, -1))[0]
+        for i, cid in enumerate(got.ids)
+        if got.found[i] and np.isfinite(got.vectors[i]).all() and np.any(got.vectors[i])
+    }
+    left = []
+    for row, c in enumerate(cands):
+        own = fresh.vectors[c.position]
+        holder = next(
+            (
+                str(i)
+                for i in found[row]
+                if i is not None and str(i) != c.id and str(i) in held
+                and float(np.dot(held[str(i)], own)) >= min_cosine
+            ),
+            None,
+        )  # fmt: skip
+        if holder is None:
+            left.append(c)
+        else:
+            c.status, c.vector_held_by = Status.SHIFT, holder
+    return left
+
+
 def check_index(
     store: VectorStore,
     embedder: Embedder,
@@ -326,6 +367,11 @@ def check_index(
         if unexplained and len(fresh.vectors) < n and n - len(fresh.vectors) <= diagnose_budget:
             fresh.ensure(range(n), extra=True)
             unexplained = explain(unexplained)
+        if unexplained and not ordered_rows(store, from_store):
+            # positions are no build order: the window searched random neighbours. A
+            # shifted chunk's own vector is still in the index under another id; ask the
+            # index for it (a confirmed match is re-checked exactly)
+            unexplained = _moved_vectors(store, unexplained, corpus, fresh, min_cosine)
         comparable = sum(1 for c in checks if c.cosine is not None)
         mismatch = len(unexplained) >= max(2, comparable / 2)
         why = _explain_mismatch(checks, stored, fresh, min_cosine) if mismatch else None
@@ -338,7 +384,7 @@ def check_index(
             checks, corpus, stored, stored_dims, fresh, fetch, min_cosine, order
         )
     else:
-        findings = chain_findings(checks, corpus)
+        findings = chain_findings(checks, corpus, all_mode or only is not None)
     findings += other_findings(
         checks, corpus, store_ids, info.count, all_mode or only is not None, from_store
     )
