@@ -17,7 +17,8 @@ The core never imports click; the CLI maps each class to an exit code and prints
         ├── AuthError                   wrong or missing credentials
         ├── RateLimitError              429 after every retry
         ├── IncompleteResultError       the backend returned less than was asked
-        └── EmbedderOutputError         the embedder returned NaN, infinite or zero vectors
+        ├── EmbedderOutputError         the embedder returned NaN, infinite or zero vectors
+        └── OutputError                 --json, --report or --rows could not be written
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ class IncompleteResultError(BackendError):
 class EmbedderOutputError(BackendError):
     """The embedder returned vectors that cannot be compared (NaN, infinite, all zero):
     no verdict on the index can rest on them."""
+
+
+class OutputError(BackendError):
+    """An output file could not be written after the work was done (disk full, I/O error);
+    its path was checked before the work, so this is a run that could not finish."""
 
 
 class TransientError(Exception):

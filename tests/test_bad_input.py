@@ -205,6 +205,13 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     # -- option values -----------------------------------------------------------------------
     ("seed_negative", lambda w: _check(w, "--seed", "-1"), 2, "invalid value for '--seed': -1 is not in the range", None),
     ("sample_zero", lambda w: [*_check(w), "--sample", "0"], 2, "invalid value for '--sample': 0 is not in the range", None),
+    # output paths are probed for real before any work (os.access says yes to root, even
+    # under /proc); a disk that fills after the work is exit 3 naming the file
+    ("report_under_proc", lambda w: [*_check(w, "--chunks", w.good_chunks), "--report", "/proc/indexcheck-no/r"], 2, "--report /proc/indexcheck-no/r cannot be written", None),
+    ("json_under_proc", lambda w: [*_check(w, "--chunks", w.good_chunks), "--json", "/proc/indexcheck-no.json"], 2, "--json /proc/indexcheck-no.json cannot be written", None),
+    ("rows_under_proc", lambda w: [*_all(w), "--chunks", w.good_chunks, "--rows", "/proc/indexcheck-no.parquet"], 2, "--rows /proc/indexcheck-no.parquet cannot be written", None),
+    ("json_disk_full", lambda w: [*_check(w, "--chunks", w.good_chunks), "--json", "/dev/full"], 3, "could not write --json /dev/full", None),
+    ("max_fault_rate_tiny", lambda w: [*_check(w, "--chunks", w.good_chunks), "--max-fault-rate", "1e-300"], 2, "invalid value for '--max-fault-rate'", None),
     # a misspelt embedder spec is refused at the edge, before the store is opened (here the
     # store does not even exist: its error must not be the one reported)
     ("embedder_key_typo_before_store", lambda w: ["check-index", "--store", "faiss:" + str(w.data / "nope"), "--embedder", "minilm?prefx=query:%20"], 2, "did you mean prefix", None),

@@ -127,5 +127,7 @@ def test_report_under_a_file_cannot_be_written(store: ClosingStore, tmp_path: Pa
     f.write_text("x")
     code, _, err = run("compare-ann", "--store", "memory:x", "--report", str(f / "r"))
     assert code == 2
-    assert err == f"error: --report {f / 'r'} cannot be written ({f} is not a writable folder)\n"
+    assert err == (
+        f"error: --report {f / 'r'} cannot be written ({f} is not a folder); pass another folder\n"
+    )
     assert ClosingStore.closed == 0

@@ -57,7 +57,7 @@ from .session import open_corpus, session
 )
 @click.option(
     "--max-fault-rate",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    type=click.FloatRange(1e-9, 1.0, max_open=True),
     default=None,
     help="Size the random sample to prove the fault rate is under this (about 3/P chunks).",
 )

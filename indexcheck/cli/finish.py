@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import click
 from rich.console import Console
 
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK, OutputError
 from ..manifest import stamp as stamp_result
 from .options import human_console, write_json
 from .session import current_session
@@ -65,13 +65,18 @@ def finish(
     stamp(ctx, result, **(manifest or {}))
     files = None
     if report_dir is not None:
-        if report is not None:
-            files = report(result, report_dir)
-        elif callable(getattr(result, "sections", None)):
-            from ..report.markdown import write_markdown
+        try:
+            if report is not None:
+                files = report(result, report_dir)
+            elif callable(getattr(result, "sections", None)):
+                from ..report.markdown import write_markdown
 
-            name = report_name or str(result.manifest.get("command") or ctx.info_name)
-            files = write_markdown(result, report_dir, name)
+                name = report_name or str(result.manifest.get("command") or ctx.info_name)
+                files = write_markdown(result, report_dir, name)
+        except OSError as exc:  # checked before the work; the disk can still fill up
+            raise OutputError(
+                f"could not write the --report folder {report_dir}: {exc.strerror or exc}"
+            ) from None
     payload = result.to_dict()
     if files is not None and report_key is not None:
         payload[report_key] = [str(p) for p in files]

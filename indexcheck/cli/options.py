@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,6 +126,24 @@ def _nearest_existing(path: Path) -> Path:
     return Path.cwd()
 
 
+def _writable_folder(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder`` (None when they can). Probed for real: the
+    folder is created and a temporary file written and removed (``os.access`` answers yes
+    for root, even on /proc)."""
+    import tempfile
+
+    base = _nearest_existing(folder)
+    if not base.is_dir():
+        return f"{base} is not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".indexcheck-probe-"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def check_json_path(ctx: click.Context | None, param: object, value: str | None) -> str | None:
     """``--json PATH``: a file we can create or overwrite, or '-'; checked before any work."""
     if value is None or value == "-":
@@ -135,9 +153,9 @@ def check_json_path(ctx: click.Context | None, param: object, value: str | None)
         raise InputError(
             f"--json {value} is a folder; pass a file path such as {path / 'result.json'}"
         )
-    base = _nearest_existing(path.parent)
-    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
-        raise InputError(f"--json {value} cannot be written ({base} is not a writable folder)")
+    why = _writable_folder(path.parent if str(path.parent) else Path("."))
+    if why is not None:
+        raise InputError(f"--json {value} cannot be written ({why}); pass another path")
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"--json {value} is not writable; pass another path")
     return value
@@ -149,9 +167,9 @@ def check_report_dir(ctx: click.Context | None, param: object, value: Path | Non
         return value
     if value.exists() and not value.is_dir():
         raise InputError(f"--report {value} is a file; pass a folder path")
-    base = _nearest_existing(value)
-    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
-        raise InputError(f"--report {value} cannot be written ({base} is not a writable folder)")
+    why = _writable_folder(value)
+    if why is not None:
+        raise InputError(f"--report {value} cannot be written ({why}); pass another folder")
     return value
 
 
@@ -163,9 +181,9 @@ def check_file_output(option: str) -> Callable[[click.Context, object, Path | No
             return value
         if value.is_dir():
             raise InputError(f"{option} {value} is a folder; pass a file path")
-        base = _nearest_existing(value.parent)
-        if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
-            raise InputError(f"{option} {value} cannot be written ({base} is not writable)")
+        why = _writable_folder(value.parent if str(value.parent) else Path("."))
+        if why is not None:
+            raise InputError(f"{option} {value} cannot be written ({why}); pass another path")
         return value
 
     return check
@@ -286,8 +304,14 @@ def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
         sys.stdout.write(text + "\n")
     else:
         path = Path(json_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:  # checked before the work; the disk can still fill up
+            raise OutputError(
+                f"could not write --json {path}: {exc.strerror or exc}; the check ran, but "
+                "its result was not saved"
+            ) from None
 
 
 def _jsonable(obj: Any) -> Any:

@@ -35,7 +35,7 @@ from ..chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ..corpus import Corpus
 from ..embed_text import EmbedTemplate
 from ..embedders.base import Embedder
-from ..errors import DataFileError, DimensionMismatchError, InputError
+from ..errors import DataFileError, DimensionMismatchError, InputError, OutputError
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .check_findings import (
@@ -328,7 +328,12 @@ def _run(
     truncated = n > JSON_ROWS_LIMIT
     if rows_path is not None:
         say(f"writing {n} rows to {rows_path}")
-        write_rows(rows_path, ids, status, cosine, bad, block)
+        try:
+            write_rows(rows_path, ids, status, cosine, bad, block)
+        except OSError as exc:  # the path was checked before the work; the disk can fill
+            raise OutputError(
+                f"could not write --rows {rows_path}: {exc.strerror or exc}"
+            ) from None
     if truncated:
         rows = checks
     else:
