@@ -64,3 +64,9 @@ def wrong_types(question: str, context: str, answer: str) -> Any:
 
 def claims_not_a_list(question: str, context: str, answer: str) -> Any:
     return {"claims": "all fine"}
+
+
+def empty_claims(question: str, context: str, answer: str) -> Any:
+    """A lazy judge: no claims for an answer that makes some."""
+    _log()
+    return {"claims": []}

@@ -241,6 +241,11 @@ ROWS: list[Row] = [
     Row("citation_pattern_invalid", lambda w: _judge(w, [answer()], "--citation-pattern", "("), 2, "--citation-pattern '(' is not a valid regex"),
     Row("refusal_pattern_invalid", lambda w: _judge(w, [answer()], "--refusal-pattern", "[a-"), 2, "--refusal-pattern '[a-' is not a valid regex"),
     Row("refusal_pattern_control", lambda w: _judge(w, [answer()], "--refusal-pattern", "(\x1b"), 2, "--refusal-pattern '(\\x1b' is not a valid regex"),
+    # a pattern that matches an empty text makes every answer a refusal: nothing judged, a pass
+    Row("refusal_pattern_matches_everything", lambda w: _judge(w, [answer()], "--refusal-pattern", "(a*)*$"), 2, "matches an empty text, so it matches every answer"),
+    Row("citation_pattern_without_group", lambda w: _judge(w, [answer()], "--citation-pattern", "x"), 2, "has no group: group 1 must capture the cited ids"),
+    # a judge that lists no claims did not do the work: UNJUDGED (exit 1), never a pass
+    Row("judge_lists_no_claims", lambda w: _judge(w, [answer()], judge="py:tests.hostile_judges:empty_claims"), 1, "", shows=("UNJUDGED",)),
     Row("prompt_missing", lambda w: _judge(w, [answer()], "--prompt", str(w.data / "nope.md")), 2, "nope.md does not exist; check --prompt"),
     Row("prompt_folder", lambda w: _judge(w, [answer()], "--prompt", str(w.data)), 2, "--prompt"),
     Row("prompt_empty", lambda w: _judge(w, [answer()], "--prompt", w.raw("p.md", b"  \n")), 2, "is empty"),

@@ -224,12 +224,25 @@ def row_to_answer(row: dict[str, Any], where: str, pattern: re.Pattern[str]) -> 
     return out
 
 
-def compile_pattern(pattern: str, option: str) -> re.Pattern[str]:
-    """A user's regex, or InputError naming the option."""
+def compile_pattern(pattern: str, option: str, *, ids: bool = False) -> re.Pattern[str]:
+    """A user's regex, or InputError naming the option. A pattern that matches an empty
+    text would match every answer (every answer a refusal: nothing judged, a silent pass);
+    a citation pattern (``ids=True``) must capture the ids in group 1."""
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
         raise DataFileError(f"{option} '{visible(pattern)}' is not a valid regex: {exc}") from None
+    if compiled.search("") is not None:
+        raise DataFileError(
+            f"{option} '{visible(pattern)}' matches an empty text, so it matches every answer; "
+            "write a pattern that needs at least one character"
+        )
+    if ids and compiled.groups < 1:
+        raise DataFileError(
+            f"{option} '{visible(pattern)}' has no group: group 1 must capture the cited ids, "
+            r"e.g. \[([^\]]+)\]"
+        )
+    return compiled
 
 
 def load_answers(
@@ -239,7 +252,7 @@ def load_answers(
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"answers file {p} does not exist; check --answers")
-    pattern = compile_pattern(citation_pattern, "--citation-pattern")
+    pattern = compile_pattern(citation_pattern, "--citation-pattern", ids=True)
     rows = list(iter_rows(p))
     if not rows:
         raise DataFileError(f"{p} holds no answers")

@@ -179,6 +179,10 @@ def parse_reply(raw: RawReply) -> list[dict[str, Any]]:
         data = raw
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
         raise ReplyError('the reply has no "claims" list')
+    if not data["claims"]:
+        # only refusals have no claims, and they never reach the judge: an empty list is a
+        # judge that did not do the work, never a pass
+        raise ReplyError("the reply lists no claims; split the answer into at least one claim")
     claims: list[dict[str, Any]] = []
     for i, item in enumerate(data["claims"]):
         if not isinstance(item, dict):
