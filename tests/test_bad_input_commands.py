@@ -316,7 +316,9 @@ ROWS: list[Row] = [
     Row("diff_missing_new", lambda w: ["diff-index", "--old", w.good, "--new", f"faiss:{w.data / 'nope'}"], 2, "nope"),
     # another model's dimension is a finding on the new index (exit 1), not bad input
     Row("diff_dimension_mismatch", lambda w: ["diff-index", "--old", w.good, "--new", _faiss(w, "d16", 20, 16)], 1, shows=("dimension_mismatch 20",)),
-    Row("diff_empty_old", lambda w: ["diff-index", "--old", _empty_faiss(w), "--new", w.good], 0, shows=("added 20",)),
+    # a first build (empty old index) compares nothing: exit 1 unless the new texts are checked
+    Row("diff_empty_old", lambda w: ["diff-index", "--old", _empty_faiss(w), "--new", w.good], 1, shows=("added 20", "nothing was verified")),
+    Row("diff_empty_old_checked", lambda w: ["diff-index", "--old", _empty_faiss(w), "--new", w.good, "--embedder", "py:indexcheck.testing:HASH32", "--all-new"], 0, shows=("added 20",)),
     Row("diff_empty_new", lambda w: ["diff-index", "--old", w.good, "--new", _empty_faiss(w)], 2, "holds no chunks"),
     Row("diff_both_empty", lambda w: ["diff-index", "--old", (e := _empty_faiss(w)), "--new", e], 2, "holds no chunks"),
     Row("diff_memory_limit_garbage", lambda w: _diff(w, "--memory-limit", "lots"), 2, "--memory-limit 'lots' is not a size"),

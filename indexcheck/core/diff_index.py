@@ -247,6 +247,18 @@ def diff_index(
         check_new_texts(
             result, new, chunks_new, embedder, sample_new, seed, min_cosine, say, engine
         )
+    checked_new = int((result.new_texts or {}).get("checked", 0) or 0)
+    if result.compared == 0 and checked_new == 0:
+        # no text in both indexes and none re-embedded: nothing was verified, never a pass
+        result.findings.append(
+            DiffFinding(
+                "nothing_compared",
+                "error",
+                "no text is in both indexes and no new text was re-embedded, so nothing was "
+                "verified; check that --old/--new (and --chunks-old/--chunks-new) are the "
+                "right pair, or add --embedder to check the new texts",
+            )
+        )
     _finish(result)
     return result
 
