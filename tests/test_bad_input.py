@@ -205,6 +205,7 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     # -- option values -----------------------------------------------------------------------
     ("seed_negative", lambda w: _check(w, "--seed", "-1"), 2, "invalid value for '--seed': -1 is not in the range", None),
     ("sample_zero", lambda w: [*_check(w), "--sample", "0"], 2, "invalid value for '--sample': 0 is not in the range", None),
+    ("spec_key_twice", lambda w: [*_check(w, "--chunks", w.good_chunks)[:2], w.good + "?efSearch=4&efSearch=64", *_check(w, "--chunks", w.good_chunks)[3:]], 2, "gives efSearch more than once; keep one value", None),
     # output paths are probed for real before any work (os.access says yes to root, even
     # under /proc); a disk that fills after the work is exit 3 naming the file
     ("report_under_proc", lambda w: [*_check(w, "--chunks", w.good_chunks), "--report", "/proc/indexcheck-no/r"], 2, "--report /proc/indexcheck-no/r cannot be written", None),

@@ -149,7 +149,14 @@ class StoreSpec:
         # string of its own; ours are all indexcheck options, so split on the last '?'.
         if "?" in rest:
             location, query = rest.rsplit("?", 1)
-            params = dict(parse_qsl(query, keep_blank_values=True))
+            pairs = parse_qsl(query, keep_blank_values=True)
+            params = dict(pairs)
+            if len(params) != len(pairs):  # the last value would win without a word
+                twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
+                raise SpecError(
+                    f"store spec '{scheme}:...' gives {', '.join(twice)} more than once; "
+                    "keep one value"
+                )
         return cls(scheme=scheme, location=location, params=params)
 
     def require(self, key: str, hint: str) -> str:
