@@ -126,6 +126,14 @@ def convert_threshold_cmd(
             raise InputError(
                 f"the score scale of {store.spec} is unknown ({scale.message}); pass --from"
             )
+        if scale.source == "operator_assumed":
+            # the score depends on the operator the application writes: a threshold
+            # converted from indexcheck's own choice would be on the wrong scale
+            raise InputError(
+                f"{store.spec} scores with whatever operator the application's query uses "
+                "(<=> 1-cos, <-> l2, <#> -dot); add &operator= (or &metric=) to the spec to "
+                "match it, or pass --from"
+            )
         from_formula, normalized, source = scale.transform, bool(scale.normalized), scale.source
     if from_formula is None:
         raise InputError("pass --from FORMULA (the scale of VALUE) or --store SPEC")

@@ -371,7 +371,8 @@ def _read_cache(path: Path) -> ScaleResult | None:
         result = ScaleResult.from_dict(data) if data is not None else None
     except (ValueError, TypeError):
         return None  # unreadable: probe again
-    if result is not None:
+    if result is not None and result.source != "operator_assumed":
+        # an assumed operator stays assumed when read back: the cache must not launder it
         result.source = "cached"
     return result
 

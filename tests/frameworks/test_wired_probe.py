@@ -43,6 +43,14 @@ def test_pgvector_without_an_index_says_the_operator_is_assumed(framework_index)
     out = CliRunner().invoke(cli, ["probe-scale", "--store", built.spec, "--json", "-"])
     assert out.exit_code == 0, out.stderr
     assert json.loads(out.stdout)["source"] == "operator_assumed"
+    # a threshold converted from the operator indexcheck chose would be on the wrong scale
+    conv = CliRunner().invoke(
+        cli, ["convert-threshold", "0.2", "--store", built.spec, "--to", "cos"]
+    )
+    assert conv.exit_code == 2 and "&operator=" in conv.stderr, conv.stderr
+    named = built.spec + "&operator=<->"
+    conv = CliRunner().invoke(cli, ["convert-threshold", "0.2", "--store", named, "--to", "cos"])
+    assert conv.exit_code == 0, conv.stderr
 
 
 def test_llamaindex_chroma_probe_names_exp_minus_d(framework_index) -> None:
