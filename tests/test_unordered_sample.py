@@ -63,3 +63,15 @@ def test_a_correct_unordered_index_passes() -> None:
     store, emb = _store(20000, "clean")
     r = check_index(store, emb, None, sample=100, seed=0)
     assert r.ok and {c.status for c in r.chunks} == {"ok"}
+
+
+def test_every_chunk_after_a_repeat_is_sampled_even_when_there_are_many() -> None:
+    """Issue 14: sampling always includes the chunk right after each repeated text; with
+    more repeats than half the sample, the sample grows and half of it stays random."""
+    from indexcheck.core.sampling import choose_sample
+
+    dup_of = {p: 0 for p in range(10, 400, 10)}  # 39 repeats, --sample 20
+    chosen, targeted = choose_sample(1000, 20, 0, dup_of)
+    assert targeted == {p + 1 for p in dup_of}
+    assert targeted <= set(chosen)
+    assert len(chosen) - len(targeted) == 10  # half of --sample stays random

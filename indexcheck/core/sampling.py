@@ -1,9 +1,10 @@
 """Which chunks a sampled check-index looks at: targeted ones, then a seeded random rest.
 
 A positional-cache bug starts at the chunk right after a repeated text, so every such
-chunk is checked (at most half the sample, drawn with the seed when there are more). The
-rest of the sample is drawn uniformly from the other chunks; only that random part
-supports a bound on the fault rate (:func:`indexcheck.core.stats.fault_rate_upper`).
+chunk is checked, always. The rest of the sample is drawn uniformly from the other chunks,
+and at least half of ``--sample`` stays random (so many repeats make the sample larger than
+asked, never less random); only that random part supports a bound on the fault rate
+(:func:`indexcheck.core.stats.fault_rate_upper`).
 """
 
 from __future__ import annotations
@@ -48,10 +49,9 @@ def choose_sample(
                 f"--sample {sample} is larger than the corpus ({n} chunks); "
                 f"use --sample {n} or --all"
             )
-        cap = sample // 2
         targeted = after
-        if len(after) > cap:
-            targeted = sorted(int(p) for p in rng.choice(after, size=cap, replace=False))
+        random_part = max(sample - len(after), sample - sample // 2)
+        sample = min(n, len(after) + random_part)
     rest = np.setdiff1d(np.arange(n), np.asarray(targeted, dtype=np.int64))
     drawn = rng.choice(rest, size=sample - len(targeted), replace=False)
     return sorted({*targeted, *(int(p) for p in drawn)}), set(targeted)
