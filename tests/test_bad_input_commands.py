@@ -146,6 +146,13 @@ def _tampered(w: World, name: str, edit: Callable[[str], str], *args: str) -> li
     )
 
 
+def _incomplete(w: World) -> Path:
+    """A sheet whose only run folder has no run.json (an interrupted or hand-made folder)."""
+    sheet = w.out / "incomplete"
+    (sheet / "runs" / "bad").mkdir(parents=True)
+    return sheet
+
+
 def _sheet_pair_markup(w: World) -> list[str]:
     """Two runs of one sheet; the second's claims.jsonl was edited to hold markup verdicts."""
     sheet = _sheet(w)
@@ -286,6 +293,9 @@ ROWS: list[Row] = [
     Row("answers_huge_text", lambda w: _judge(w, [answer(answer="Teens can borrow up to 20 items. " * 60_000, contexts=[{"id": "p", "text": TEEN * 30_000}])]), 0),
     # -- sheet revise / diff / export --------------------------------------------------------
     Row("sheet_missing", lambda w: ["sheet", "diff", "--sheet", str(w.data / "nope"), "a", "b"], 2, "--sheet"),
+    # a run.json edited by hand is refused, never hashed into an audit pack
+    Row("sheet_run_json_damaged", lambda w: _tampered(w, "run.json", lambda t: '{"run_id": 5}', "diff"), 2, "run.json lacks created"),
+    Row("sheet_incomplete_run_not_listed", lambda w: ["sheet", "diff", "--sheet", str(_incomplete(w)), "bad", "bad"], 2, "no run 'bad' in sheet"),
     Row("sheet_revise_unknown_run", lambda w: ["sheet", "revise", "--sheet", str(_sheet(w)), "run-x/a1/0", "--verdict", "SUPPORTED", "--reviewer", "me"], 2, "no run 'run-x' in sheet"),
     Row("sheet_revise_unknown_row", lambda w: ["sheet", "revise", "--sheet", str(s := _sheet(w)), f"{_run_id(s)}/a9/0", "--verdict", "SUPPORTED", "--reviewer", "me"], 2, "no claim row"),
     Row("sheet_revise_markup_row", lambda w: ["sheet", "revise", "--sheet", str(s := _sheet(w)), f"{_run_id(s)}/[bold]\x1b[2J/0", "--verdict", "SUPPORTED", "--reviewer", "me"], 2, "/[bold]\\x1b[2J/0'"),

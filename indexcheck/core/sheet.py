@@ -240,10 +240,16 @@ def write_run(
     return run_id, files
 
 
+#: what every run.json written by :func:`write_run` holds
+_RUN_KEYS = ("run_id", "created", "indexcheck_version", "judge_model", "prompt_version")
+
+
 def runs(folder: str | Path) -> list[str]:
-    """Run ids in the sheet, oldest first."""
+    """Ids of the complete runs in the sheet (a folder with its run.json), oldest first."""
     base = Path(folder) / "runs"
-    return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / "run.json").is_file())
 
 
 def read_run(
@@ -261,6 +267,10 @@ def read_run(
         info = None
     if not isinstance(info, dict):
         raise DataFileError(f"{run_dir / 'run.json'} is not a JSON object; {_DAMAGED}")
+    missing = [k for k in _RUN_KEYS if k not in info]
+    if missing or info.get("run_id") != run_id:
+        what = f"lacks {', '.join(missing)}" if missing else "names another run"
+        raise DataFileError(f"{run_dir / 'run.json'} {what}; {_DAMAGED}")
     cases = _read_jsonl(run_dir / "cases.jsonl", _CASE_KEYS)
     _check_cases(run_dir / "cases.jsonl", cases)
     if (run_dir / "claims.parquet").is_file():
