@@ -194,10 +194,11 @@ class BaseStore:
     """True when :meth:`exact_query` runs an exact search inside the backend."""
     where: str = ""
     """Where the index lives (host, path), for messages; never holds a secret."""
-    ordered: bool = True
-    """True when ``iter_vectors`` yields rows in build (insertion) order; False for
-    engines that return rows sorted by id or hash (check-index then reports shifts as
-    ``holds_vector_of`` chains instead of positional offsets)."""
+    ordered: bool = False
+    """True when ``iter_vectors`` yields rows in build (insertion) order (a store says so
+    itself: faiss, parquet, lancedb, llamaindex); False, the default, for engines that
+    return rows sorted by id or hash, so no order is invented (check-index then reports
+    shifts as ``holds_vector_of`` chains instead of positional offsets)."""
     order_source: str = "store order"
     """How the rows are ordered, for findings (``details.order``)."""
 

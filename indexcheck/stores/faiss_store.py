@@ -102,6 +102,8 @@ def read_langchain_pickle(path: Path) -> tuple[list[str], list[str | None]]:
 class FaissStore(BaseStore):
     """A FAISS index on disk, opened read-only."""
 
+    ordered = True  # rows come back in the order they were added
+
     scheme = "faiss"
     params = {"efSearch": Int(min=1), "nprobe": Int(min=1), "index_name": Str()}
     sweepable = ("efSearch", "nprobe")

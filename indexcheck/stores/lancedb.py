@@ -76,6 +76,8 @@ class LanceDBStore(BaseStore):
     ``1-dot``), lower is nearer; ids are the id column's values as strings.
     """
 
+    ordered = True  # rows come back in the order they were added
+
     scheme = "lancedb"
     params = {
         "table": Str(),

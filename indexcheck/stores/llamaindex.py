@@ -38,7 +38,7 @@ class LlamaIndexStore(BaseStore):
     params = {"index_id": Str(), "text": Choice("embedded", "stored")}
     fetch_batch = query_batch = 1 << 30
     has_exact = True
-    #: rows are in build order (the base's default ``ordered = True``)
+    ordered = True  # nodes in the order LlamaIndex added them
 
     def __init__(self, spec: StoreSpec, options: Any = None) -> None:
         super().__init__(spec, options)

@@ -106,6 +106,8 @@ def _require(path: Path, names: Sequence[str], id_col: str, vec_col: str) -> Non
 class ParquetStore(BaseStore):
     """An in-memory copy of a vectors file; read-only by construction."""
 
+    ordered = True  # rows come back in the order they were added
+
     scheme = "parquet"
     params = {
         "metric": Choice(*LOCAL_METRICS),

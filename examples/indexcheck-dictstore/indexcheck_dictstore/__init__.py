@@ -18,6 +18,8 @@ from indexcheck.stores import BaseStore, Choice, Fetched, StoreSpec, VectorBatch
 class DictStore(BaseStore):
     """Vectors from ``np.savez(path, **{id: vector})``; exact cosine/ip/l2 search."""
 
+    ordered = True  # rows come back in the order they were added
+
     scheme = "dict"
     params = {"metric": Choice("cosine", "ip", "l2")}
 
