@@ -221,7 +221,8 @@ def test_connection_refused_is_backend_unavailable(monkeypatch: pytest.MonkeyPat
 def test_slow_reply_times_out(emu: UpstashEmulator) -> None:
     spec, _, _ = make(emu)
     emu.delay = 0.5
-    err = fails(open_store(spec.replace("timeout=5", "timeout=0.1&retries=0")).info)
+    slow = spec.replace("retries=2", "retries=0").replace("timeout=5", "timeout=0.1")
+    err = fails(open_store(slow).info)
     assert type(err) is BackendUnavailableError and "no reply within 0.1 s" in str(err)
 
 
