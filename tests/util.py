@@ -53,3 +53,8 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+#: what the CLI's last-resort handler prints for an exception nothing mapped; bad-input rows
+#: assert it is absent (tests/test_bad_input.py proves an unmapped error prints it)
+CATCH_ALL = "could not finish: "
