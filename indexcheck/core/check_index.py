@@ -29,6 +29,7 @@ every vector is right.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -45,9 +46,11 @@ from ..vectors import normalize_rows as _unit
 from .check_findings import (
     ChunkCheck,
     Finding,
+    annotate,
     chain_findings,
     other_findings,
     run_finding,
+    story_finding,
     truncated_finding,
 )
 from .check_order import (
@@ -57,11 +60,15 @@ from .check_order import (
     ordered_rows,
     render_corpus,
 )
-from .sampling import choose_sample
+from .sampling import plan_sample
 from .stats import fault_rate_upper
 from .verdicts import Status
 
 FETCH_BATCH = 256
+#: texts embedded at most per low chunk to test the shift model's predicted holders: the
+#: two forms of the bug (``shift_model.predict``) and the offsets of the nearest shifted
+#: sampled neighbour on each side
+SHIFT_MODEL_PER_LOW = 4
 ITER_BATCH = 1000
 STATUS_OK = Status.OK
 ERROR_KINDS = (
@@ -97,6 +104,11 @@ class CheckIndexResult:
     chunks_truncated: bool = False
     #: a passing sample: one-sided 95% upper bound on the fault rate (random rows only)
     fault_rate_upper_95: float | None = None
+    #: of ``diagnosis_embeddings``: texts embedded to test the shift model's predicted
+    #: holders of low chunks (at most ``SHIFT_MODEL_PER_LOW`` per low chunk)
+    shift_model_embeddings: int = 0
+    #: sampling: targets after repeated texts left out by the per-text cap
+    targets_dropped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -271,14 +283,14 @@ def check_index(
     n = len(corpus)
     all_mode = sample is None and only is None and max_fault_rate is None
     targeted: set[int] | None = None
+    dropped = 0
     if only is not None:
         checked_pos = sorted({corpus.position[i] for i in only if i in corpus.position})
     elif all_mode:
         checked_pos = list(range(n))
     else:
-        checked_pos, targeted = choose_sample(
-            n, sample, seed, corpus.duplicate_of(), max_fault_rate
-        )
+        plan = plan_sample(n, sample, seed, corpus.duplicate_of(), max_fault_rate)
+        checked_pos, targeted, dropped = plan.positions, plan.targeted, plan.dropped
 
     # Stored vectors: --all streams the whole store (and so finds orphans); a sample
     # fetches by id in batches.
@@ -335,6 +347,7 @@ def check_index(
             c.targeted = c.position in targeted
     low = [c for c in checks if c.status == "low"]
     why: MismatchWhy | None = None
+    shift_model_embeddings = 0
 
     def explain(cands: list[ChunkCheck]) -> list[ChunkCheck]:
         """Mark candidates whose stored vector is another chunk's fresh one; return the rest."""
@@ -364,6 +377,13 @@ def check_index(
         near = {q for c in low for q in range(c.position - window, c.position + window + 1)}
         fresh.ensure([q for q in near if 0 <= q < n], extra=True)
         unexplained = explain(low)
+        if unexplained and ordered_rows(store, from_store):
+            # before calling a low chunk stale, test whose vector the shift model says it
+            # holds (beyond the window too): at most SHIFT_MODEL_PER_LOW texts each
+            before = fresh.extra
+            fresh.ensure(_model_candidates(unexplained, checks, corpus, fresh), extra=True)
+            shift_model_embeddings = fresh.extra - before
+            unexplained = explain(unexplained)
         if unexplained and len(fresh.vectors) < n and n - len(fresh.vectors) <= diagnose_budget:
             fresh.ensure(range(n), extra=True)
             unexplained = explain(unexplained)
@@ -392,6 +412,7 @@ def check_index(
         for f in findings:
             if f.kind == why.status:
                 f.details.update(why.details)
+    annotate(checks, corpus.texts, store, findings)
     cut = getattr(embedder, "truncated", None) or set()
     long_ids = [c.id for c in checks if corpus.hashes[c.position] in cut]
     if (warn := truncated_finding(long_ids, embedder.model_id)) is not None:
@@ -418,7 +439,46 @@ def check_index(
         counts=counts,
         diagnosis_embeddings=fresh.extra,
         fault_rate_upper_95=bound,
+        shift_model_embeddings=shift_model_embeddings,
+        targets_dropped=dropped,
     )
+
+
+def _model_candidates(
+    low: list[ChunkCheck], checks: list[ChunkCheck], corpus: Corpus, fresh: _FreshVectors
+) -> list[int]:
+    """Positions to embed so that each low chunk's predicted holder can be compared: what
+    each form of the positional-cache bug says it holds, and its position plus the offset
+    of the nearest shifted checked chunk before and after it. At most
+    ``SHIFT_MODEL_PER_LOW`` per low chunk; a text already embedded is not embedded again."""
+    from .shift_model import DEDUP_BY_POSITION, SKIP_REPEAT, first_copies, predict
+
+    n = len(corpus)
+    dup_of = corpus.duplicate_of()
+    models = [predict(n, dup_of, k) for k in (SKIP_REPEAT, DEDUP_BY_POSITION)] if dup_of else []
+    first = first_copies(n, dup_of)
+    moved = sorted(
+        (c.position, c.offset) for c in checks if c.status == "shift" and c.offset is not None
+    )
+    at = [p for p, _ in moved]
+    embedded = {int(first[p]) for p in fresh.vectors}
+    want: list[int] = []
+    for c in low:
+        p = c.position
+        cands = [int(m.source[p]) for m in models if m.shifted[p]]
+        j = bisect.bisect_left(at, p)
+        for k in (j - 1, j):
+            if 0 <= k < len(moved):
+                cands.append(p + int(moved[k][1]))
+        picked = 0
+        for q in dict.fromkeys(cands):
+            if not 0 <= q < n or first[q] == first[p] or picked == SHIFT_MODEL_PER_LOW:
+                continue
+            picked += 1
+            if int(first[q]) not in embedded:
+                embedded.add(int(first[q]))
+                want.append(q)
+    return want
 
 
 def _shift_findings(
@@ -456,6 +516,15 @@ def _shift_findings(
         return float(np.dot(_unit(stored[cid]), fresh.vectors[q])) >= min_cosine
 
     findings = []
+    root, rest = story_finding(checks, corpus, dup_of, order, len(by_pos) == len(corpus))
+    if root is not None:
+        start = root.details["start_position"]
+        if start not in by_pos:  # a sample: confirm the predicted first shifted chunk
+            root.details["start_verified"] = has_offset(start, root.details["start_offset"])
+        findings.append(root)
+        keep = {c.position for c in rest}
+        runs = [[c for c in run if c.position in keep] for run in runs]
+        runs = [run for run in runs if run]
     for run in runs:
         offset = run[0].offset
         assert offset is not None

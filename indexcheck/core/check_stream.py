@@ -39,10 +39,13 @@ from ..errors import DataFileError, DimensionMismatchError, InputError, OutputEr
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .check_findings import (
+    SNIPPET_ROWS,
     ChunkCheck,
+    annotate,
     chain_findings,
     other_findings,
     run_finding,
+    story_finding,
     truncated_finding,
 )
 from .check_index import CheckIndexResult
@@ -300,17 +303,28 @@ def _run(
         [(r[0].position, r[-1].position, r[0].offset or 0) for r in runs], dup_pos
     )
     triggers |= {b.repeat_position for b in blamed if b.repeat_position is not None}
+    triggers |= set(starts) | ({min(dup_of)} if dup_of else set())  # quoted by the root
+    worst = sorted((c for c in checks if c.cosine is not None), key=lambda c: c.cosine or 0.0)
+    shown = {c.position for c in checks[:SNIPPET_ROWS]} | {c.position for c in worst[:SNIPPET_ROWS]}
     # the finding builders read a Corpus; this view answers for the positions they quote
-    view: Any = SparseCorpus(ids, dup_of, _texts_at(source, triggers | set(dup_of.values()), block))
+    quoted = triggers | shown | set(dup_of.values())
+    view: Any = SparseCorpus(ids, dup_of, _texts_at(source, quoted, block))
     if ordered_rows(store, from_store):
         order = order_label(store, from_store)
-        findings = [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
+        seen = np.flatnonzero((status == _OK) | (status == _LOW))
+        held = np.full(n, -1, np.int64)
+        for q, t in shift.items():
+            held[q] = t
+        root, rest = story_finding(checks, view, dup_of, order, True, (seen, held[seen]))
+        findings = [] if root is None else [root]
+        keep = {c.position for c in rest}
+        runs = [kept for r in runs if (kept := [c for c in r if c.position in keep])]
+        findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
     else:
-        view = SparseCorpus(
-            ids, dup_of, _texts_at(source, set(dup_of) | set(dup_of.values()), block)
-        )
+        view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
         findings = chain_findings(checks, view)
     findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    annotate(checks, view.texts, store, findings)
     if why is not None:
         for found in findings:
             if found.kind == why.status:
