@@ -160,8 +160,8 @@ def story_finding(
         count = f"{d['chunks_affected']} chunks"
     else:
         count = (
-            f"{d['shifted_checked']} of {len(checks)} sampled chunks; the model predicts "
-            f"{d['chunks_predicted']} of {len(corpus)}"
+            f"{d['chunks_predicted']} of {len(corpus)} chunks (predicted; "
+            f"{d['shifted_checked']} of {len(checks)} sampled chunks confirm it)"
         )
     if got.model.kind == SKIP_REPEAT:
         how = "hold the vector of a chunk before them, the lag growing by one at each repeated text"
