@@ -33,17 +33,17 @@ def targets_after_repeats(n: int, dup_of: dict[int, int]) -> tuple[list[int], in
     """(sorted positions right after a repeat, capped at ``TARGETS_PER_TEXT`` per text;
     how many positions the cap dropped)."""
     seen: dict[int, int] = {}
-    keep: set[int] = set()
-    wanted: set[int] = set()
-    for p, first in dup_of.items():  # corpus order
+    keep: list[int] = []
+    wanted = 0
+    for p, first in dup_of.items():  # corpus order; each repeat's p + 1 is distinct
         if p + 1 >= n:
             continue
-        wanted.add(p + 1)
+        wanted += 1
         k = seen.get(first, 0)
         if k < TARGETS_PER_TEXT:
             seen[first] = k + 1
-            keep.add(p + 1)
-    return sorted(keep), len(wanted - keep)
+            keep.append(p + 1)
+    return sorted(keep), wanted - len(keep)
 
 
 def choose_sample(
