@@ -269,3 +269,26 @@ def test_a_million_identical_texts_sample_stays_small(tmp_path) -> None:
     # 1.0-1.1 GB anonymous memory here; before, the sample checked every row: 3.6 GB)
     assert int(sample_mb) <= 1.25 * int(all_mb), (sample_mb, all_mb)
     assert int(size) < 1_000_000 and float(seconds) < 30
+
+
+@pytest.mark.slow
+def test_all_on_a_minilm_langchain_build_with_100_repeats(tmp_path) -> None:
+    """The issue's setting with the default model: real sentences, near-duplicate
+    descriptions, 105 repeats; the root finding is the first thing printed."""
+    from indexcheck.embedders import open_embedder
+
+    model = open_embedder("minilm")
+    c = repeat_corpus(700, 105, seed=6)
+    exp = expected_shift(c.texts)
+    spec = langchain_faiss(tmp_path, c, lambda texts: model.embed(list(texts)))
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
+                              for i, t in zip(c.ids, c.texts, strict=True)))  # fmt: skip
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(cli, ["check-index", "--store", spec, "--chunks", str(chunks),
+                                 "--trust-pickle", "--all", "--json", str(out)])  # fmt: skip
+    assert r.exit_code == 1, r.output
+    root = _root(json.loads(out.read_text())["findings"])
+    _assert_story(root, exp, c.ids)
+    head = " ".join(" ".join(r.output.splitlines()[:10]).split())
+    assert f"one positional shift from '{c.ids[exp.start]}' (position {exp.start}) on" in head
