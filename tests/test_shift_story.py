@@ -292,3 +292,17 @@ def test_all_on_a_minilm_langchain_build_with_100_repeats(tmp_path) -> None:
     _assert_story(root, exp, c.ids)
     head = " ".join(" ".join(r.output.splitlines()[:10]).split())
     assert f"one positional shift from '{c.ids[exp.start]}' (position {exp.start}) on" in head
+
+
+def test_a_stretch_finding_never_names_a_repeat_after_its_start() -> None:
+    """Issue 17: 71 of 314 findings named a "triggering" repeat standing after their start.
+    A stretch of +2 from position 5 whose second repeat is at 6 names the repeat before."""
+    from indexcheck.core.check_findings import ChunkCheck, run_finding
+    from indexcheck.core.verdicts import Status
+
+    texts = list("abcadebfgh")
+    corpus = corpus_from_pairs([f"id{i}" for i in range(10)], texts)
+    run = [ChunkCheck(f"id{p}", p, 0.1, Status.SHIFT, f"id{p + 2}", 2) for p in (5, 6, 7)]
+    f = run_finding(run, 5, corpus, corpus.duplicate_of())
+    assert f.details["preceding_duplicate"]["position"] == 3
+    assert "includes" not in f.message and "starts after 'id3'" in f.message

@@ -161,7 +161,7 @@ def story_finding(
     else:
         count = (
             f"{d['chunks_predicted']} of {len(corpus)} chunks (predicted; "
-            f"{d['shifted_checked']} of {len(checks)} sampled chunks confirm it)"
+            f"{d['shifted_checked']} of {len(checks)} checked chunks confirm it)"
         )
     if got.model.kind == SKIP_REPEAT:
         how = "hold the vector of a chunk before them, the lag growing by one at each repeated text"

@@ -521,6 +521,11 @@ def _shift_findings(
         start = root.details["start_position"]
         if start not in by_pos:  # a sample: confirm the predicted first shifted chunk
             root.details["start_verified"] = has_offset(start, root.details["start_offset"])
+            if not root.details["start_verified"]:
+                root.message += (
+                    f"; position {start} does not hold the predicted vector, so the start is "
+                    "not confirmed: run with --all to pin it"
+                )
         findings.append(root)
         keep = {c.position for c in rest}
         runs = [[c for c in run if c.position in keep] for run in runs]
