@@ -19,8 +19,9 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import SHIFT_MODEL_PER_LOW, check_index
+from indexcheck.core.check_index import check_index
 from indexcheck.core.diagnose import diagnose
+from indexcheck.core.shift_sample import SHIFT_MODEL_PER_LOW
 from indexcheck.core.verdicts import Label
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.questions import Question

@@ -50,13 +50,11 @@ from .check_findings import (
 )
 from .check_index import CheckIndexResult
 from .check_order import (
-    MismatchWhy,
     TemplatedStoreChunks,
-    mismatch_verdict,
     order_label,
     ordered_rows,
-    own_nearest_blocks,
     render_corpus,
+    why_low_streamed,
 )
 from .shift_chains import blame_stretches
 from .stream_store import (
@@ -268,7 +266,17 @@ def _run(
     mismatch = len(unexplained) >= max(2, comparable / 2)
     why = None
     if mismatch:
-        why = _why_low(fresh, pending, waiting, shift, status, cosine, min_cosine, block)
+        why = why_low_streamed(
+            fresh,
+            pending,
+            waiting,
+            shift,
+            (status == _OK) | (status == _LOW),
+            cosine,
+            min_cosine,
+            block,
+            WHY_SAMPLE,
+        )
     bad: dict[int, ChunkCheck] = {}
     for q in np.flatnonzero(status != _OK):
         q = int(q)
@@ -370,43 +378,6 @@ def _run(
     )
     result.chunks_truncated = truncated
     return result
-
-
-def _why_low(
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    waiting: list[int],
-    shift: dict[int, int],
-    status: np.ndarray,
-    cosine: np.ndarray,
-    min_cosine: float,
-    block: int,
-) -> MismatchWhy:
-    """Another model or another embedded text, judged on at most ``WHY_SAMPLE`` of the
-    unexplained chunks (seeded), each against every fresh vector read block by block."""
-    rows = [j for j, q in enumerate(waiting) if q not in shift]
-    if len(rows) > WHY_SAMPLE:
-        pick = np.random.default_rng(0).choice(len(rows), WHY_SAMPLE, replace=False)
-        rows = [rows[int(i)] for i in np.sort(pick)]
-    pos = np.asarray([waiting[j] for j in rows], dtype=np.int64)
-    stored = pending.take(np.asarray(rows, dtype=np.int64))
-    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
-    comparable = (status == _OK) | (status == _LOW)
-    comparable[list(shift)] = False
-    cand = np.flatnonzero(comparable)
-    near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
-    at = {int(q): i for i, q in enumerate(cand)}
-    for q, v in zip(pos, near_rows, strict=True):
-        near[at[int(q)]] = bool(v)
-    sampled = np.zeros(len(cand), dtype=bool)
-    sampled[[at[int(q)] for q in pos]] = True
-    low = cosine[cand] < min_cosine
-    keep = ~low | sampled  # the share is taken over the sampled low chunks only
-    empty = np.zeros((0, fresh.d), np.float32)
-    return mismatch_verdict(
-        cosine[cand][keep].astype(np.float64), empty, empty, np.zeros(0, np.int64),
-        min_cosine, near[keep],
-    )  # fmt: skip
 
 
 def _global_search(
