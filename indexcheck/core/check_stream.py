@@ -325,8 +325,8 @@ def _run(
             held[q] = t
         root, rest = story_finding(checks, view, dup_of, order, True, (seen, held[seen]))
         findings = [] if root is None else [root]
-        keep = {c.position for c in rest}
-        runs = [kept for r in runs if (kept := [c for c in r if c.position in keep])]
+        left = {c.position for c in rest}
+        runs = [kept for r in runs if (kept := [c for c in r if c.position in left])]
         findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
     else:
         view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
