@@ -112,6 +112,11 @@ def test_all_tells_one_story_on_a_llamaindex_build(tmp_path) -> None:
     rows = {x.id: x for x in r.chunks}
     start = rows[c.ids[exp.start]]
     assert start.ref_doc_id == c.doc_of[exp.start] and start.text
+    from indexcheck.core.summaries import check_index_summary
+    from indexcheck.sections import Table
+
+    (table,) = [b for b in check_index_summary(r)[0].blocks if isinstance(b, Table)]
+    assert table.headers[2] == "document" and table.rows[0][2] == c.doc_of[exp.start]
     # the report: stretches collapsed in <details>, worst rows with document and text
     from indexcheck.report.markdown import write_markdown
 

@@ -42,14 +42,24 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
     for f in roots:
         sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
     bad = [c for c in result.chunks if c.status != "ok"]
+    docs = any(c.ref_doc_id for c in bad[:SHOWN_ROWS])  # e.g. LlamaIndex's node -> document
     if bad:
         sec.blocks.append(
             Table(
-                ["position", "id", "cosine", "status", "holds vector of", "offset"],
+                [
+                    "position",
+                    "id",
+                    *(["document"] if docs else []),
+                    "cosine",
+                    "status",
+                    "holds vector of",
+                    "offset",
+                ],
                 [
                     [
                         str(c.position),
                         c.id,
+                        *([c.ref_doc_id or ""] if docs else []),
                         _f4(c.cosine),
                         str(c.status),
                         c.holds_vector_of or "",
