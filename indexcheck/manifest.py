@@ -65,6 +65,8 @@ class Run:
             }
             stats = embedder.stats
             m["embedding"] = stats.as_dict()
+            if getattr(embedder, "cache", None) is not None:  # the audit of the --cache hits
+                m["cache_audit"] = embedder.audit.to_dict()  # type: ignore[attr-defined]
         m.update(extra)
         return m
 

@@ -141,7 +141,7 @@ def for_queries(embedder: Embedder) -> Embedder:
         queries = getattr(embedder.inner, "queries", None)
         if queries is None or queries is embedder.inner:
             return embedder
-        return CachedEmbedder(queries, embedder.cache)
+        return CachedEmbedder(queries, embedder.cache, embedder.audit)  # one audit per run
     found: Embedder = getattr(embedder, "queries", None) or embedder
     return found
 
