@@ -340,7 +340,7 @@ ROWS: list[Row] = [
     Row("diff_chunks_old_missing", lambda w: _diff(w, "--chunks-old", str(w.data / "nope.jsonl")), 2, "nope.jsonl"),
     Row("diff_chunks_old_invalid_utf8", lambda w: _diff(w, "--chunks-old", w.raw("c.jsonl", b'{"id":"a","text":"\xff"}\n')), 2, "c.jsonl line 1 is not valid UTF-8"),
     Row("diff_json_to_a_folder", lambda w: _diff(w, "--json", str(w.out)), 2, "--json"),
-    Row("diff_cache_not_sqlite", lambda w: _diff(w, *EMB, "--cache", w.raw("notes.txt", b"not a database\n" * 50), "--sample-new", "3"), 2, "notes.txt is not an indexcheck embedding cache"),
+    Row("diff_cache_not_sqlite", lambda w: _diff(w, *EMB, "--cache", w.raw("notes.txt", b"not a database\n" * 50), "--sample-new", "3"), 2, "notes.txt is not an indexcheck cache (not a SQLite database)"),
 ]  # fmt: skip
 
 
