@@ -6,6 +6,7 @@ The core never imports click; the CLI maps each class to an exit code and prints
 ::
 
     IndexcheckError                     base class, never raised directly
+    ├── SheetNotVerifiedError           exit 1: an evidence sheet run fails its hash chain
     ├── InputError                      exit 2: the user's input is wrong
     │   ├── SpecError                   unknown or malformed --store / --embedder spec
     │   ├── DataFileError               missing/unreadable file, missing column, empty corpus
@@ -66,6 +67,13 @@ class MissingDependencyError(InputError):
 
 class ModelNotInstalledError(InputError):
     """The embedded default model is absent or its files fail their checksum."""
+
+
+class SheetNotVerifiedError(IndexcheckError):
+    """An evidence sheet run does not verify (a row, count, file hash or signature does not
+    match what was written): nothing is exported, compared or revised (exit 1)."""
+
+    exit_code = EXIT_CHECK_FAILED
 
 
 class BackendError(IndexcheckError):

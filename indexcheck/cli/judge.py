@@ -1,5 +1,5 @@
 """``indexcheck judge`` (grade answers' claims against their context) and ``indexcheck sheet``
-(revise, diff and export the evidence sheet)."""
+(verify, revise, diff and export the evidence sheet)."""
 
 from __future__ import annotations
 
@@ -167,8 +167,10 @@ def judge_cmd(
         from ..core.calibration import load_labels
 
         labels = load_labels(labels_path)
+    sheet_key = None
     if sheet_dir is not None:
         sheet.check_sheet_dir(sheet_dir)
+        sheet_key = _sheet_key()  # validated before the first request that costs money
     fingerprint = None
     if store_spec:
         fingerprint = session(ctx, "judge").open_store(store_spec).fingerprint()
@@ -197,7 +199,13 @@ def judge_cmd(
     if sheet_dir is not None:
         meta = sheet.RunMeta(judge.model_id, prompt.version, fingerprint, reviewer, note)
         run_id, files = sheet.write_run(
-            sheet_dir, result, rows, meta, hashes_only=sheet_hashes_only, fmt=sheet_format
+            sheet_dir,
+            result,
+            rows,
+            meta,
+            hashes_only=sheet_hashes_only,
+            fmt=sheet_format,
+            key=sheet_key,
         )
         result.sheet = {"run_id": run_id, "files": [str(p) for p in files]}
 
@@ -272,9 +280,60 @@ def _sheet_option(f: F) -> F:
                         help="Evidence sheet folder [env INDEXCHECK_SHEET].")(f)  # fmt: skip
 
 
+def _sheet_key() -> bytes | None:
+    """INDEXCHECK_SHEET_KEY, validated (exit 2 naming the variable, never the value); a
+    stripped-whitespace warning goes to stderr."""
+    from ..core.sheet_chain import sheet_key
+
+    key, warning = sheet_key()
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return key
+
+
 @click.group("sheet")
 def sheet_group() -> None:
-    """Revise, compare and export the evidence sheet written by `judge --sheet`."""
+    """Verify, revise, compare and export the evidence sheet written by `judge --sheet`.
+
+    With INDEXCHECK_SHEET_KEY set, runs and revisions are signed (HMAC-SHA256) when written
+    and their signatures checked when read."""
+
+
+@sheet_group.command("verify", cls=Command)
+@_sheet_option
+@click.argument("run_ids", nargs=-1)
+@click.pass_context
+def verify_cmd(ctx: click.Context, sheet_dir: Path, run_ids: tuple[str, ...]) -> None:
+    """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
+    (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
+    from ..core.sheet_verify import verify_sheet
+
+    key = _sheet_key()
+    result = verify_sheet(sheet_dir, key, list(run_ids) or None)
+    unchecked = False
+    for r in result.runs:
+        if r.problem:
+            click.echo(visible(f"{r.run_id}: NOT VERIFIED: {r.problem}"))
+            continue
+        sig = {"valid": "signature valid", "not checked": "signature not checked",
+               "unsigned": "unsigned"}[r.signature]  # fmt: skip
+        unchecked |= r.signature == "not checked"
+        click.echo(
+            visible(
+                f"{r.run_id}: verified ({r.rows} rows, {len(r.revisions)} revisions, chain "
+                f"head {str(r.head)[:16]}, {sig})"
+            )
+        )
+    for problem in result.problems:
+        click.echo(visible(f"NOT VERIFIED: {problem}"))
+    if unchecked:
+        click.echo("signed runs: signature not checked; set INDEXCHECK_SHEET_KEY to check them")
+    bad = sum(not r.ok for r in result.runs) + len(result.problems)
+    if bad:
+        click.echo(f"sheet NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
+    else:
+        click.echo(f"sheet verified: {len(result.runs)} run(s)")
+    ctx.exit(EXIT_CHECK_FAILED if bad else EXIT_OK)
 
 
 @sheet_group.command("revise", cls=Command)
@@ -289,7 +348,7 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
     """Record a human revision of ROW_ID's verdict as a new row (the old row stays)."""
     from ..core.sheet import revise
 
-    row = revise(sheet_dir, row_id, verdict, reviewer, note)
+    row = revise(sheet_dir, row_id, verdict, reviewer, note, key=_sheet_key())
     click.echo(
         visible(
             f"{row['row_id']} revises {row['revises']}: "
@@ -304,10 +363,10 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 @click.argument("run_b")
 @json_option
 def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
-    """Compare two runs claim by claim where their cases are compatible."""
+    """Compare two runs claim by claim where their cases are compatible (both must verify)."""
     from ..core.sheet import diff_runs
 
-    d = diff_runs(sheet_dir, run_a, run_b)
+    d = diff_runs(sheet_dir, run_a, run_b, key=_sheet_key())
     write_json(json_path, d)
     console = human_console(json_path)
     changed = 0
@@ -331,10 +390,11 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 @click.argument("run_id")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
-    """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest."""
+    """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest;
+    a run that does not verify is refused (exit 1)."""
     from ..core.sheet import export_run
 
-    files = export_run(sheet_dir, run_id, out_dir)
+    files = export_run(sheet_dir, run_id, out_dir, key=_sheet_key())
     manifest = json.loads(files[-1].read_text(encoding="utf-8"))
     for name, digest in manifest["files"].items():
         click.echo(visible(f"{digest}  {name}"))
