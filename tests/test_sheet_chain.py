@@ -333,3 +333,51 @@ def test_a_key_with_a_control_character_is_refused_before_any_work(tmp_path, bad
     assert not sheet.exists()
     r = verify(tmp_path, bad)
     assert r.exit_code == 2 and "INDEXCHECK_SHEET_KEY" in r.stderr
+
+
+# -- the exported audit pack -----------------------------------------------------------------
+
+
+def _reseal(pack: Path) -> None:
+    manifest = json.loads((pack / "manifest.json").read_text())
+    manifest["files"] = {n: sha256_hex((pack / n).read_bytes()) for n in manifest["files"]}
+    (pack / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
+@pytest.mark.parametrize("key", [None, KEY], ids=["no key", "key"])
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_an_exported_pack_verifies_and_an_edit_of_it_is_named(
+    tmp_path: Path, fmt: str, key: str | None
+) -> None:
+    sheet = tmp_path / "sheet"
+    run_id = judge_run(sheet, fmt, key)
+    assert sheet_cmd("revise", "--sheet", str(sheet), f"{run_id}/j01/1", "--verdict",
+                     "UNSUPPORTED", "--reviewer", "ana", key=key).exit_code == 0  # fmt: skip
+    pack = tmp_path / "pack"
+    assert sheet_cmd("export", "--sheet", str(sheet), run_id, "--out", str(pack),
+                     key=key).exit_code == 0  # fmt: skip
+    r = sheet_cmd("verify", "--pack", str(pack), key=key)
+    assert r.exit_code == 0 and f"{run_id}: verified" in r.output and "1 revisions" in r.output
+    assert ("signature valid" in r.output) == (key is not None)
+
+    # a file edited after export
+    answers = pack / "answers.jsonl"
+    answers.write_text(answers.read_text().replace("Harbor City", "Harbour Town"))
+    r = sheet_cmd("verify", "--pack", str(pack), key=key)
+    assert r.exit_code == 1 and "answers.jsonl in the pack does not match" in r.output
+    _reseal(pack)  # the manifest recomputed to match: the extract no longer follows the rows
+    r = sheet_cmd("verify", "--pack", str(pack), key=key)
+    assert r.exit_code == 1 and "answers.jsonl in the pack is not what the run's" in r.output
+
+    # a verdict flipped and the manifest's sha256 recomputed to match: the chain names the row
+    flipped = flip_verdict(pack)
+    _reseal(pack)
+    r = sheet_cmd("verify", "--pack", str(pack), key=key)
+    assert r.exit_code == 1 and flipped in r.output, r.output
+
+
+def test_verify_needs_one_of_sheet_or_pack(tmp_path: Path) -> None:
+    r = sheet_cmd("verify")
+    assert r.exit_code == 2 and "--sheet DIR or --pack DIR" in r.stderr
+    r = sheet_cmd("verify", "--pack", str(tmp_path))
+    assert r.exit_code == 2 and "no readable manifest.json" in r.stderr

@@ -300,16 +300,32 @@ def sheet_group() -> None:
 
 
 @sheet_group.command("verify", cls=Command)
-@_sheet_option
+@click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Evidence sheet folder [env INDEXCHECK_SHEET].")  # fmt: skip
+@click.option("--pack", "pack_dir", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="An audit pack written by `sheet export` (instead of --sheet).")  # fmt: skip
 @click.argument("run_ids", nargs=-1)
 @click.pass_context
-def verify_cmd(ctx: click.Context, sheet_dir: Path, run_ids: tuple[str, ...]) -> None:
+def verify_cmd(
+    ctx: click.Context, sheet_dir: Path | None, pack_dir: Path | None, run_ids: tuple[str, ...]
+) -> None:
     """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
     (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
-    from ..core.sheet_verify import verify_sheet
+    from ..core.sheet_verify import SheetCheck, verify_pack, verify_sheet
+    from ..errors import InputError
 
+    if (sheet_dir is None) == (pack_dir is None):
+        raise InputError("sheet verify needs --sheet DIR or --pack DIR (one of them)")
     key = _sheet_key()
-    result = verify_sheet(sheet_dir, key, list(run_ids) or None)
+    if pack_dir is not None:
+        if run_ids:
+            raise InputError("sheet verify --pack takes no RUN_ID: a pack holds one run")
+        result = SheetCheck([verify_pack(pack_dir, key)], [])
+    else:
+        assert sheet_dir is not None
+        result = verify_sheet(sheet_dir, key, list(run_ids) or None)
     unchecked = False
     for r in result.runs:
         if r.problem:
@@ -328,11 +344,12 @@ def verify_cmd(ctx: click.Context, sheet_dir: Path, run_ids: tuple[str, ...]) ->
         click.echo(visible(f"NOT VERIFIED: {problem}"))
     if unchecked:
         click.echo("signed runs: signature not checked; set INDEXCHECK_SHEET_KEY to check them")
+    what = "pack" if pack_dir is not None else "sheet"
     bad = sum(not r.ok for r in result.runs) + len(result.problems)
     if bad:
-        click.echo(f"sheet NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
+        click.echo(f"{what} NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
     else:
-        click.echo(f"sheet verified: {len(result.runs)} run(s)")
+        click.echo(f"{what} verified: {len(result.runs)} run(s)")
     ctx.exit(EXIT_CHECK_FAILED if bad else EXIT_OK)
 
 

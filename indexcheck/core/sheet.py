@@ -16,7 +16,6 @@ run.json records the chain (:mod:`indexcheck.core.sheet_chain`); reading is
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from collections.abc import Sequence
@@ -33,7 +32,8 @@ from . import sheet_chain as sc
 from .answers import AnswerRow
 from .claim_checks import Verdict, normalize
 from .judge import JudgeResult
-from .sheet_files import NESTED, load_run, read_run, revisions, runs
+from .sheet_files import NESTED, read_run, revisions, runs
+from .sheet_pack import export_run
 from .sheet_verify import require_verified, verify_run, verify_sheet
 
 FORMATS = ("jsonl", "parquet")
@@ -342,82 +342,6 @@ def diff_runs(
             ]
         answers.append(entry)
     return {"run_a": run_a, "run_b": run_b, "run_level_changes": run_level, "answers": answers}
-
-
-def export_run(
-    folder: str | Path, run_id: str, out: str | Path, key: bytes | None = None
-) -> list[Path]:
-    """The audit pack of one run: frozen cases, raw retrieval, answers, claim rows (with their
-    revisions) and manifest.json holding the sha256 of every file and the chain's head.
-
-    The run must verify first (SheetNotVerifiedError, exit 1): a pack never certifies a
-    forgery. run.json, cases.jsonl and the claims file are copied byte for byte (a Parquet
-    run's pack holds claims.parquet as well as claims.jsonl); the manifest is signed with
-    ``key``."""
-    loaded = load_run(folder, run_id)
-    info, cases, claims = loaded.info, loaded.cases, loaded.claims
-    dest = Path(out)
-    if dest.exists() and any(dest.iterdir()):
-        raise InputError(f"--out {dest} is not empty; pass a new folder for the audit pack")
-    check = require_verified(folder, run_id, key, "the export")
-    retrieval = [
-        {
-            "answer_id": c["answer_id"],
-            "passages": [
-                {k: p.get(k) for k in ("id", "version", "rank", "score", "hash")}
-                for p in c["passages"]
-            ],
-        }
-        for c in cases
-    ]
-    answers = [
-        {
-            k: c.get(k)
-            for k in (
-                "answer_id",
-                "question",
-                "answer",
-                "question_hash",
-                "answer_hash",
-                "sentences",
-            )
-        }
-        for c in cases
-    ]
-    src = loaded.run_dir
-    files: dict[str, bytes] = {
-        "run.json": (src / "run.json").read_bytes(),
-        "cases.jsonl": (src / "cases.jsonl").read_bytes(),
-        "retrieval.jsonl": _jsonl(retrieval).encode("utf-8"),
-        "answers.jsonl": _jsonl(answers).encode("utf-8"),
-        "claims.jsonl": _jsonl(claims).encode("utf-8"),
-        "revisions.jsonl": _jsonl([r for _, r in check.revisions]).encode("utf-8"),
-    }
-    files[loaded.claims_file] = (src / loaded.claims_file).read_bytes()
-    written = []
-    for name, data in files.items():
-        dest.mkdir(parents=True, exist_ok=True)
-        with (dest / name).open("xb") as f:
-            f.write(data)
-        written.append(dest / name)
-    manifest: dict[str, Any] = {
-        "run_id": run_id,
-        "exported": _now(),
-        "indexcheck_version": __version__,
-        "files": {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in written},
-        "chain": {
-            "verified": True,
-            "head": info["chain"]["head"],
-            "rows": info["chain"]["rows"],
-            "revisions": len(check.revisions),
-            "last_hash": check.last_hash,
-            "run_signature": check.signature,
-        },
-    }
-    if key is not None:
-        sc.sign_run(manifest, key)
-    _write_once(dest / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-    return [*written, dest / "manifest.json"]
 
 
 __all__ = [

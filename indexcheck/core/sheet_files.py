@@ -92,9 +92,15 @@ def load_run(folder: str | Path, run_id: str) -> RunFiles:
     if not plain or not (run_dir / "run.json").is_file():
         known = ", ".join(runs(folder)[-5:]) or "none"
         raise DataFileError(f"no run '{visible(run_id)}' in sheet {folder}; runs: {known}")
+    return load_run_dir(run_dir, run_id)
+
+
+def load_run_dir(run_dir: Path, run_id: str) -> RunFiles:
+    """Read the run ``run_id`` from the folder holding its files (a sheet's run folder or an
+    exported audit pack); DataFileError (exit 2) if a file is missing or damaged."""
     try:
         info = json.loads((run_dir / "run.json").read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         info = None
     if not isinstance(info, dict):
         raise DataFileError(f"{run_dir / 'run.json'} is not a JSON object; {DAMAGED}")
@@ -161,3 +167,28 @@ def revision_files(folder: str | Path) -> list[tuple[str, dict[str, Any]]]:
 def revisions(folder: str | Path) -> list[dict[str, Any]]:
     """Every revision row, by file name (see sheet_verify for their chain order)."""
     return [row for _, row in revision_files(folder)]
+
+
+def _jsonl(rows: Sequence[dict[str, Any]]) -> bytes:
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    return text.encode("utf-8")
+
+
+def pack_extracts(
+    cases: list[dict[str, Any]], claims: list[dict[str, Any]], revised: list[dict[str, Any]]
+) -> dict[str, bytes]:
+    """The audit pack's readable files, derived from a verified run: retrieval, answers,
+    claims as JSONL and the revisions in chain order."""
+    passage_keys = ("id", "version", "rank", "score", "hash")
+    answer_keys = ("answer_id", "question", "answer", "question_hash", "answer_hash", "sentences")
+    retrieval = [
+        {"answer_id": c["answer_id"], "passages": [{k: p.get(k) for k in passage_keys}
+                                                   for p in c["passages"]]}
+        for c in cases
+    ]  # fmt: skip
+    return {
+        "retrieval.jsonl": _jsonl(retrieval),
+        "answers.jsonl": _jsonl([{k: c.get(k) for k in answer_keys} for c in cases]),
+        "claims.jsonl": _jsonl(claims),
+        "revisions.jsonl": _jsonl(revised),
+    }

@@ -1,5 +1,6 @@
 """``sheet verify``: does each run still hold what was written? Its chain, counts, file hashes,
-frozen passages and revisions, and with a key its signatures.
+frozen passages and revisions, and with a key its signatures; :func:`verify_pack` does the same
+for an exported audit pack against its manifest.
 
 :func:`verify_run` names the first problem; ``sheet export``, ``sheet diff`` and ``sheet
 revise`` call :func:`require_verified` first and refuse (exit 1) a run that does not verify.
@@ -16,7 +17,15 @@ from ..corpus import text_hash
 from ..errors import DataFileError, SheetNotVerifiedError
 from ..textsafe import visible
 from . import sheet_chain as sc
-from .sheet_files import RunFiles, load_run, revision_files, runs
+from .sheet_files import (
+    RunFiles,
+    load_run,
+    load_run_dir,
+    pack_extracts,
+    read_jsonl,
+    revision_files,
+    runs,
+)
 
 
 @dataclass
@@ -192,6 +201,62 @@ def verify_sheet(
     return SheetCheck(checks, orphans if not run_ids else [])
 
 
+def verify_pack(pack: str | Path, key: bytes | None = None) -> RunCheck:
+    """Verify an audit pack written by ``sheet export``: every file against manifest.json,
+    the run's chain, counts and revisions as in the sheet, and with ``key`` the signatures of
+    run.json and the manifest. DataFileError (exit 2) when the pack has no readable manifest."""
+    import json
+
+    pack = Path(pack)
+    try:
+        manifest = json.loads((pack / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        manifest = None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise DataFileError(
+            f"{pack} holds no readable manifest.json; pass a folder written by `sheet export`"
+        )
+    check = RunCheck(str(manifest.get("run_id")))
+    for name, digest in manifest["files"].items():
+        path = pack / str(name)
+        if not path.is_file() or sc.sha256_hex(path.read_bytes()) != digest:
+            check.problem = f"{name} in the pack does not match its sha256 in manifest.json"
+            return check
+    extra = sorted(p.name for p in pack.iterdir() if p.name not in manifest["files"])
+    if extra != ["manifest.json"]:
+        check.problem = f"{[e for e in extra if e != 'manifest.json'][0]} is not in manifest.json"
+        return check
+    try:
+        f = load_run_dir(pack, check.run_id)
+        revs = [(f"revisions.jsonl line {n}", r) for n, r in read_jsonl(pack / "revisions.jsonl")]
+    except DataFileError as exc:
+        check.problem = str(exc)
+        return check
+    check.rows = len(f.case_rows) + len(f.claim_rows)
+    check.problem, check.head = _chain_problem(f)
+    if check.problem is None:
+        check.problem = _revision_chain(check, {str(r["row_id"]) for r in f.claims}, revs, key)
+    if check.problem is None:
+        derived = pack_extracts(f.cases, f.claims, [r for _, r in check.revisions])
+        for name, data in derived.items():
+            if name != f.claims_file and (pack / name).read_bytes() != data:
+                check.problem = f"{name} in the pack is not what the run's verified rows give"
+                break
+    chain = manifest.get("chain") or {}
+    if check.problem is None and (
+        chain.get("head") != check.head or chain.get("last_hash") != check.last_hash
+    ):
+        check.problem = "manifest.json names another chain head than the pack's files hold"
+    if check.problem is None and key is not None:
+        check.problem = sc.check_signature(f.info, key, "run.json") or sc.check_signature(
+            manifest, key, "manifest.json"
+        )
+        check.signature = "valid"
+    elif check.problem is None and isinstance(manifest.get("signature"), dict):
+        check.signature = "not checked"
+    return check
+
+
 def require_verified(folder: str | Path, run_id: str, key: bytes | None, doing: str) -> RunCheck:
     """The run's check, or SheetNotVerifiedError (exit 1) naming its first problem."""
     check = verify_run(folder, run_id, key)
@@ -203,4 +268,11 @@ def require_verified(folder: str | Path, run_id: str, key: bytes | None, doing: 
     return check
 
 
-__all__ = ["RunCheck", "SheetCheck", "require_verified", "verify_run", "verify_sheet"]
+__all__ = [
+    "RunCheck",
+    "SheetCheck",
+    "require_verified",
+    "verify_pack",
+    "verify_run",
+    "verify_sheet",
+]
