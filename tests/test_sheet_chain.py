@@ -381,3 +381,21 @@ def test_verify_needs_one_of_sheet_or_pack(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "--sheet DIR or --pack DIR" in r.stderr
     r = sheet_cmd("verify", "--pack", str(tmp_path))
     assert r.exit_code == 2 and "no readable manifest.json" in r.stderr
+
+
+def test_a_damaged_file_or_a_run_without_a_chain_is_not_verified(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet"
+    broken, old = judge_run(sheet), judge_run(sheet)
+    claims = sheet / "runs" / broken / "claims.jsonl"
+    claims.write_text(claims.read_text() + "{oops\n")
+    info_path = sheet / "runs" / old / "run.json"
+    info = json.loads(info_path.read_text())
+    del info["chain"]  # as written before the sheet was chained
+    info_path.write_text(json.dumps(info, indent=2))
+    r = verify(sheet)
+    assert r.exit_code == 1 and "line 14 is not valid JSON" in r.output
+    assert f"{old}: NOT VERIFIED: run.json has no hash chain" in r.output
+    r = sheet_cmd("export", "--sheet", str(sheet), old, "--out", str(tmp_path / "p"))
+    assert r.exit_code == 1 and "no hash chain" in r.stderr
+    r = sheet_cmd("verify", "--sheet", str(sheet), "run-unknown")
+    assert r.exit_code == 2 and "no run 'run-unknown'" in r.stderr

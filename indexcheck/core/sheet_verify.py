@@ -117,7 +117,10 @@ def _revision_chain(
     while cur in by_prev:
         step = by_prev.pop(cur)
         if len(step) > 1:
-            return f"{step[0][0]} and {step[1][0]} both follow the same row (one was forged)"
+            return (
+                f"{step[0][0]} and {step[1][0]} both follow the same row (written at the same "
+                "time, or one was forged)"
+            )
         where, row = step[0]
         if row.get("row_hash") != sc.row_hash(row):
             return f"{where} does not match its own hash: it was edited by hand"
