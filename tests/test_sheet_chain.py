@@ -399,3 +399,16 @@ def test_a_damaged_file_or_a_run_without_a_chain_is_not_verified(tmp_path: Path)
     assert r.exit_code == 1 and "no hash chain" in r.stderr
     r = sheet_cmd("verify", "--sheet", str(sheet), "run-unknown")
     assert r.exit_code == 2 and "no run 'run-unknown'" in r.stderr
+
+
+def test_verify_json_and_the_judge_json_name_the_chain(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet"
+    run_id = judge_run(sheet, key=KEY)
+    out = json.loads((tmp_path / "out.json").read_text())["sheet"]
+    info = json.loads((sheet / "runs" / run_id / "run.json").read_text())
+    assert out["chain_head"] == info["chain"]["head"] and out["signed"] is True
+    r = sheet_cmd("verify", "--sheet", str(sheet), "--json", "-", key=KEY)
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert d["ok"] and d["runs"][0]["verified"] and d["runs"][0]["signature"] == "signature valid"
+    assert d["runs"][0]["head"] == info["chain"]["head"]

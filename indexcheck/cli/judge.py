@@ -207,7 +207,14 @@ def judge_cmd(
             fmt=sheet_format,
             key=sheet_key,
         )
-        result.sheet = {"run_id": run_id, "files": [str(p) for p in files]}
+        chain = json.loads(files[0].read_text(encoding="utf-8"))["chain"]
+        result.sheet = {
+            "run_id": run_id,
+            "files": [str(p) for p in files],
+            "chain_head": chain["head"],
+            "rows": chain["rows"],
+            "signed": sheet_key is not None,
+        }
 
     def report(r: JudgeResult, folder: Path) -> list[Path]:
         from ..report.judge import write_report
@@ -307,13 +314,18 @@ def sheet_group() -> None:
               type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="An audit pack written by `sheet export` (instead of --sheet).")  # fmt: skip
 @click.argument("run_ids", nargs=-1)
+@json_option
 @click.pass_context
 def verify_cmd(
-    ctx: click.Context, sheet_dir: Path | None, pack_dir: Path | None, run_ids: tuple[str, ...]
+    ctx: click.Context,
+    sheet_dir: Path | None,
+    pack_dir: Path | None,
+    run_ids: tuple[str, ...],
+    json_path: str | None,
 ) -> None:
     """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
     (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
-    from ..core.sheet_verify import SheetCheck, verify_pack, verify_sheet
+    from ..core.sheet_verify import SheetCheck, Signature, verify_pack, verify_sheet
     from ..errors import InputError
 
     if (sheet_dir is None) == (pack_dir is None):
@@ -326,30 +338,29 @@ def verify_cmd(
     else:
         assert sheet_dir is not None
         result = verify_sheet(sheet_dir, key, list(run_ids) or None)
-    unchecked = False
+    write_json(json_path, result.to_dict())
+
+    def say(line: str) -> None:
+        click.echo(visible(line), err=json_path == "-")
+
     for r in result.runs:
         if r.problem:
-            click.echo(visible(f"{r.run_id}: NOT VERIFIED: {r.problem}"))
-            continue
-        sig = {"valid": "signature valid", "not checked": "signature not checked",
-               "unsigned": "unsigned"}[r.signature]  # fmt: skip
-        unchecked |= r.signature == "not checked"
-        click.echo(
-            visible(
+            say(f"{r.run_id}: NOT VERIFIED: {r.problem}")
+        else:
+            say(
                 f"{r.run_id}: verified ({r.rows} rows, {len(r.revisions)} revisions, chain "
-                f"head {str(r.head)[:16]}, {sig})"
+                f"head {str(r.head)[:16]}, {r.signature.value})"
             )
-        )
     for problem in result.problems:
-        click.echo(visible(f"NOT VERIFIED: {problem}"))
-    if unchecked:
-        click.echo("signed runs: signature not checked; set INDEXCHECK_SHEET_KEY to check them")
+        say(f"NOT VERIFIED: {problem}")
+    if any(r.signature is Signature.NOT_CHECKED for r in result.runs):
+        say("signed runs: signature not checked; set INDEXCHECK_SHEET_KEY to check them")
     what = "pack" if pack_dir is not None else "sheet"
     bad = sum(not r.ok for r in result.runs) + len(result.problems)
     if bad:
-        click.echo(f"{what} NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
+        say(f"{what} NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
     else:
-        click.echo(f"{what} verified: {len(result.runs)} run(s)")
+        say(f"{what} verified: {len(result.runs)} run(s)")
     ctx.exit(EXIT_CHECK_FAILED if bad else EXIT_OK)
 
 

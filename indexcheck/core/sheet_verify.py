@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,14 @@ from .sheet_files import (
 )
 
 
+class Signature(StrEnum):
+    """What verifying said of a run's signature."""
+
+    VALID = "signature valid"  # checked against INDEXCHECK_SHEET_KEY
+    NOT_CHECKED = "signature not checked"  # signed, but verified without the key
+    UNSIGNED = "unsigned"
+
+
 @dataclass
 class RunCheck:
     """What verifying one run found: ``problem`` is None when it verified."""
@@ -36,8 +45,20 @@ class RunCheck:
     problem: str | None = None
     rows: int = 0
     head: str | None = None
-    signature: str = "unsigned"  # valid | not checked | unsigned
+    signature: Signature = Signature.UNSIGNED
     revisions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "verified": self.ok,
+            "problem": self.problem,
+            "rows": self.rows,
+            "revisions": len(self.revisions),
+            "head": self.head,
+            "last_hash": self.last_hash if self.ok else None,
+            "signature": self.signature.value,
+        }
 
     @property
     def ok(self) -> bool:
@@ -164,9 +185,9 @@ def verify_run(
     signed = isinstance(f.info.get("signature"), dict)
     if key is not None:
         check.problem = sc.check_signature(f.info, key, "run.json")
-        check.signature = "valid"
+        check.signature = Signature.VALID
     elif signed:
-        check.signature = "not checked"
+        check.signature = Signature.NOT_CHECKED
     return check
 
 
@@ -178,6 +199,13 @@ class SheetCheck:
     @property
     def ok(self) -> bool:
         return not self.problems and all(r.ok for r in self.runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "runs": [r.to_dict() for r in self.runs],
+            "problems": self.problems,
+        }
 
 
 def verify_sheet(
@@ -254,9 +282,9 @@ def verify_pack(pack: str | Path, key: bytes | None = None) -> RunCheck:
         check.problem = sc.check_signature(f.info, key, "run.json") or sc.check_signature(
             manifest, key, "manifest.json"
         )
-        check.signature = "valid"
+        check.signature = Signature.VALID
     elif check.problem is None and isinstance(manifest.get("signature"), dict):
-        check.signature = "not checked"
+        check.signature = Signature.NOT_CHECKED
     return check
 
 
@@ -274,6 +302,7 @@ def require_verified(folder: str | Path, run_id: str, key: bytes | None, doing: 
 __all__ = [
     "RunCheck",
     "SheetCheck",
+    "Signature",
     "require_verified",
     "verify_pack",
     "verify_run",
