@@ -26,7 +26,7 @@ import numpy as np
 from ..corpus import text_hash
 from ..errors import DataFileError, OutputError
 from .base import Embedder, EmbedStats
-from .cache_file import APPLICATION_ID, VECTORS_SQL, open_cache_file
+from .cache_file import APPLICATION_ID, SPACE_HINT, VECTORS_SQL, open_cache_file
 
 
 class EmbeddingCache:
@@ -47,7 +47,9 @@ class EmbeddingCache:
             self._db.commit()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise DataFileError(f"--cache {self.path} cannot be written: {exc}") from None
+            raise DataFileError(
+                f"--cache {self.path} cannot be written: {exc}" + SPACE_HINT
+            ) from None
 
     def check_dimension(self, model_id: str, dimension: int) -> None:
         """Refuse (exit 2) a cache holding rows of another dimension for ``model_id``."""

@@ -31,6 +31,9 @@ JUDGEMENTS_SQL = (
     "prompt_version TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL)"
 )
 _MAGIC = b"SQLite format 3\x00"
+SPACE_HINT = (
+    "; check that the disk has space and the folder is writable, or point --cache elsewhere"
+)
 _FIX = "pass a new file path for --cache, or delete this file if it is a stale indexcheck cache"
 
 
@@ -118,15 +121,15 @@ def open_cache_file(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(str(path), timeout=30.0)
     except (OSError, sqlite3.Error) as exc:
-        raise DataFileError(f"--cache {path} cannot be opened: {exc}") from None
+        raise DataFileError(f"--cache {path} cannot be opened: {exc}" + SPACE_HINT) from None
     if stamp:
         try:
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.commit()
         except sqlite3.Error as exc:
             db.close()
-            raise DataFileError(f"--cache {path} cannot be written: {exc}") from None
+            raise DataFileError(f"--cache {path} cannot be written: {exc}" + SPACE_HINT) from None
     return db
 
 
-__all__ = ["APPLICATION_ID", "SCHEMAS", "inspect_cache_file", "open_cache_file"]
+__all__ = ["APPLICATION_ID", "SCHEMAS", "SPACE_HINT", "inspect_cache_file", "open_cache_file"]

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..embedders.cache_file import JUDGEMENTS_SQL, open_cache_file
-from ..errors import DataFileError
+from ..embedders.cache_file import JUDGEMENTS_SQL, SPACE_HINT, open_cache_file
+from ..errors import DataFileError, OutputError
 
 
 def judgement_key(
@@ -44,7 +44,9 @@ class JudgementCache:
             self._db.commit()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise DataFileError(f"--cache {self.path} cannot be written: {exc}") from None
+            raise DataFileError(
+                f"--cache {self.path} cannot be written: {exc}" + SPACE_HINT
+            ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT reply FROM judgements WHERE key = ?", (key,)).fetchone()
@@ -55,11 +57,17 @@ class JudgementCache:
 
     def put(self, key: str, model_id: str, prompt_version: str, reply: dict[str, Any]) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        self._db.execute(
-            "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?)",
-            (key, model_id, prompt_version, json.dumps(reply, ensure_ascii=False), now),
-        )
-        self._db.commit()
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?)",
+                (key, model_id, prompt_version, json.dumps(reply, ensure_ascii=False), now),
+            )
+            self._db.commit()
+        except sqlite3.OperationalError as exc:
+            raise OutputError(
+                f"--cache {self.path} could not be written ({exc}); the judgements before "
+                "are kept: free space or point --cache elsewhere, then rerun"
+            ) from None
 
     def close(self) -> None:
         self._db.close()
