@@ -65,8 +65,9 @@ class Run:
             }
             stats = embedder.stats
             m["embedding"] = stats.as_dict()
-            if getattr(embedder, "cache", None) is not None:  # the audit of the --cache hits
-                m["cache_audit"] = embedder.audit.to_dict()  # type: ignore[attr-defined]
+            audit = getattr(embedder, "audit", None)  # the audit of the --cache hits
+            if audit is not None and getattr(embedder, "cache", None) is not None:
+                m["cache_audit"] = audit.to_dict()
         m.update(extra)
         return m
 

@@ -177,6 +177,8 @@ def test_a_clean_sheet_verifies_and_exports(tmp_path: Path, fmt: str, key: str |
     assert sheet_cmd("diff", "--sheet", str(sheet), a, b, key=key).exit_code == 0
     assert tree_digest(sheet, mtimes=True) == before  # verify and export write nothing
     assert KEY not in r.output
+    for path in [*sheet.rglob("*"), *pack.rglob("*")]:  # the key is never written
+        assert not path.is_file() or KEY.encode() not in path.read_bytes()
 
 
 def test_a_signed_sheet_verified_without_the_key_says_the_signature_was_not_checked(
