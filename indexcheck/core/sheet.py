@@ -259,7 +259,7 @@ def revise(
             f"no claim row '{visible(row_id)}' in run {visible(run_id)}; row ids look like "
             "RUN/ANSWER/N"
         )
-    check = require_verified(folder, run_id, key, "the revision")
+    check = require_verified(folder, run_id, key, "revise")
     earlier = [r for _, r in check.revisions if r["revises"] == row_id]
     rev_id = new_id("rev-")
     row = {
@@ -292,7 +292,7 @@ def diff_runs(
     info_a, cases_a, claims_a = read_run(folder, run_a)
     info_b, cases_b, claims_b = read_run(folder, run_b)
     for rid in dict.fromkeys((run_a, run_b)):
-        require_verified(folder, rid, key, "the diff")
+        require_verified(folder, rid, key, "diff")
     run_level = [
         dim
         for dim, key in (("prompt", "prompt_version"), ("judge model", "judge_model"))

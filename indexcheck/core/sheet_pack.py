@@ -40,7 +40,7 @@ def export_run(
     dest = Path(out)
     if dest.exists() and any(dest.iterdir()):
         raise InputError(f"--out {dest} is not empty; pass a new folder for the audit pack")
-    check = require_verified(folder, run_id, key, "the export")
+    check = require_verified(folder, run_id, key, "export")
     src = loaded.run_dir
     files: dict[str, bytes] = {
         "run.json": (src / "run.json").read_bytes(),

@@ -293,8 +293,8 @@ def require_verified(folder: str | Path, run_id: str, key: bytes | None, doing: 
     check = verify_run(folder, run_id, key)
     if check.problem:
         raise SheetNotVerifiedError(
-            f"sheet run {visible(run_id)} does not verify: {check.problem}; {doing} refused "
-            "(run `indexcheck sheet verify` for every run)"
+            f"sheet run {visible(run_id)} does not verify: {check.problem}; refusing to "
+            f"{doing} it (`indexcheck sheet verify` lists every problem)"
         )
     return check
 
