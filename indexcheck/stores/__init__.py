@@ -16,8 +16,8 @@ from .. import plugins
 from ..default_plugins import STORES as BACKENDS
 from ..errors import SpecError
 from ..textsafe import visible
-from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, VectorStore
-from .params import Choice, Float, Int, Param, Str, with_params
+from .base import BaseStore, Fetched, StoreInfo, VectorBatch, VectorStore
+from .params import Choice, Float, Int, Param, StoreSpec, Str, with_params
 
 __all__ = [
     "BACKENDS",
