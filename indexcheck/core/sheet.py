@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..corpus import text_hash
 from ..errors import DataFileError, InputError
 from ..textsafe import visible
+from ..version import __version__
 from . import sheet_chain as sc
 from .answers import AnswerRow
 from .claim_checks import Verdict, normalize

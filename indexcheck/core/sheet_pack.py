@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..errors import InputError
+from ..version import __version__
 from . import sheet_chain as sc
 from .sheet_files import load_run, pack_extracts
 from .sheet_verify import require_verified
