@@ -105,6 +105,25 @@ def exact_ranking(
     return D, I, "local_exact"
 
 
+def first_copies(I: np.ndarray, D: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(I, D) with each row's repeated ids dropped after their first copy, the rest moved
+    up and the tail padded with None (and NaN); shapes are kept."""
+    out_i = np.full(I.shape, None, dtype=object)
+    out_d = None if D is None else np.full(D.shape, np.nan, dtype=np.float32)
+    for r in range(I.shape[0]):
+        seen: set[str] = set()
+        j = 0
+        for c, cid in enumerate(I[r]):
+            if cid is None or cid in seen:
+                continue
+            seen.add(cid)
+            out_i[r, j] = cid
+            if out_d is not None and D is not None:
+                out_d[r, j] = D[r, c]
+            j += 1
+    return out_i, out_d
+
+
 def diagnose(
     store: VectorStore,
     embedder: Embedder,
@@ -146,6 +165,10 @@ def diagnose(
     ann = retrieve(store, embedder, questions, fetch)
     say("computing the exact ranking")
     _, exact_I, source = exact_ranking(store, ann.vectors, fetch)
+    # a store holding one chunk id twice returns it twice; it counts once, at its first
+    # rank, in the labels and the metrics alike (as compare-ann counts it)
+    ann.I, ann.D = first_copies(ann.I, ann.D)
+    exact_I, _ = first_copies(exact_I, None)
 
     expected_ids = sorted({e for q in questions if q.in_scope for e in q.expected})
     alignment: dict[str, Any] = {}
