@@ -1,0 +1,63 @@
+"""Issue 17, item 6: statements that were wrong or incomplete, each with a test that fails
+on the old wording or logic.
+
+- ci: a rate measured on too few questions whose 95% interval cannot reach the limit is
+  BLOCK, not INSUFFICIENT_EVIDENCE (hit@4 = 0.000 [0, 0.149] against >= 0.9);
+- sweep-threshold: a set with both populations is never told it needs both;
+- the HTML diagnose table says how many questions it leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from indexcheck.core import ci_gates
+from indexcheck.core.ci_toml import Limit
+from indexcheck.core.stats import wilson
+from indexcheck.core.verdicts import Verdict
+from tests.test_ci import make_kb, run, write_config
+
+
+def limit(text: str) -> Limit:
+    metric, op, value = text.split()
+    return Limit(text, metric, op, float(value), metric.replace("_4", "_k"))
+
+
+def test_an_interval_that_cannot_reach_the_limit_blocks() -> None:
+    w = wilson(0, 22)  # the run of the issue: 0 hits in 22 questions
+    assert w.high == pytest.approx(0.149, abs=5e-4)
+    row = ci_gates.judge("diagnose", limit("hit_at_4 >= 0.9"), w.value, 22, 30, (w.low, w.high))
+    assert row.verdict == Verdict.BLOCK
+    assert "cannot reach >= 0.9" in row.detail and "[0, 0.1487]" in row.detail
+    # an interval that reaches the limit is still undecided on too few questions
+    w = wilson(20, 22)
+    row = ci_gates.judge("diagnose", limit("hit_at_4 >= 0.9"), w.value, 22, 30, (w.low, w.high))
+    assert row.verdict == Verdict.INSUFFICIENT_EVIDENCE
+    # the other directions
+    assert not ci_gates.can_reach(limit("best_miss_rate <= 0.01"), 0.2, 0.5)
+    assert ci_gates.can_reach(limit("best_miss_rate <= 0.01"), 0.0, 0.5)
+    assert not ci_gates.can_reach(limit("mrr == 1"), 0.2, 0.5)
+
+
+def test_ci_blocks_a_hopeless_rate_on_a_small_question_set(tmp_path: Path) -> None:
+    """22 questions whose expected chunk is not the one they quote: hit@4 near 0, and ci
+    says BLOCK (with why), where it said INSUFFICIENT_EVIDENCE."""
+    kb = make_kb(tmp_path)
+    chunks = [json.loads(line) for line in kb["chunks"].read_text().splitlines()]
+    rows = [
+        {"id": f"q{i}", "question": chunks[i]["text"], "expected": [chunks[(i + 30) % 60]["id"]]}
+        for i in range(22)
+    ]
+    kb["questions"].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = write_config(kb, check_index="", compare_ann="", probe_scale="")
+    out_json = tmp_path / "ci.json"
+    code, out, err = run("ci", "--config", str(cfg), "--json", str(out_json))
+    assert code == 1, out + err
+    gates = {g["metric"]: g for g in json.loads(out_json.read_text())["gates"]}
+    hit = gates["hit_at_4"]
+    assert hit["value"] < 0.3
+    assert hit["verdict"] == "BLOCK", hit
+    assert "cannot reach >= 0.9" in hit["detail"]
