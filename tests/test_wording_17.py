@@ -61,3 +61,35 @@ def test_ci_blocks_a_hopeless_rate_on_a_small_question_set(tmp_path: Path) -> No
     assert hit["value"] < 0.3
     assert hit["verdict"] == "BLOCK", hit
     assert "cannot reach >= 0.9" in hit["detail"]
+
+
+def shifted_store(n: int = 30, dup_at: int = 5, dup_of: int = 2):
+    """A MemoryStore built with the positional-cache bug (chunk dup_at repeats dup_of):
+    every chunk after the repeat holds the next chunk's vector."""
+    from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
+
+    ids = [f"c{i:02d}" for i in range(n)]
+    texts = [f"Chunk {i} states fact {i}." for i in range(n)]
+    texts[dup_at] = texts[dup_of]
+    emb = HashEmbedder(32)
+    store = MemoryStore(ids, positional_cache_bug(texts, emb.embed(texts)), texts)
+    return store, emb, ids, texts
+
+
+def test_sweep_on_a_shifted_index_says_why_separability_is_unknown() -> None:
+    """Both populations are there; no in-scope question retrieves its chunk (each finds the
+    chunk holding its own text's vector), so there is no in-scope score."""
+    from indexcheck.core.sweep_threshold import sweep_threshold
+    from indexcheck.questions import Question
+
+    store, emb, ids, texts = shifted_store()
+    qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 20)]
+    qs += [Question(f"o{j}", f"unrelated question {j}", [], in_scope=False) for j in range(4)]
+    r = sweep_threshold(store, emb, qs, k=1, fetch=5)
+    assert r.in_scope == 10 and r.out_of_scope == 4
+    assert len(r.not_retrieved) == 10 and r.separable is None
+    assert "needs both in-scope and out-of-scope" not in r.verdict, r.verdict
+    assert "none of the 10 in-scope questions gets its expected chunk into the top k" in (r.verdict)
+    # a set that really lacks one population is still told so
+    only_in = sweep_threshold(store, emb, qs[:10], k=1, fetch=5)
+    assert "needs both in-scope and out-of-scope" in only_in.verdict

@@ -203,7 +203,9 @@ def sweep_threshold(
     not_retrieved = [r.id for r in ins if r.id not in exp_key]
     by_content = [r.id for r in oos if r.top_is_refusal]
     ok = best is not None and separable is not False
-    verdict = _verdict(best, separable, overlap, recall_target, rule, not_retrieved, len(ins))
+    verdict = _verdict(
+        best, separable, overlap, recall_target, rule, not_retrieved, len(ins), len(oos)
+    )
     return SweepResult(
         ok=ok,
         k=k,
@@ -235,6 +237,7 @@ def _verdict(
     rule: str,
     not_retrieved: list[str],
     n_in: int,
+    n_out: int = 0,
 ) -> str:
     parts = []
     if best is None:
@@ -259,5 +262,21 @@ def _verdict(
     elif separable is True:
         parts.append("the in-scope and out-of-scope populations separate")
     else:
-        parts.append("separability unknown: the set needs both in-scope and out-of-scope questions")
+        parts.append(_why_unknown(n_in, n_out, len(not_retrieved)))
     return "; ".join(parts)
+
+
+def _why_unknown(n_in: int, n_out: int, n_not_retrieved: int) -> str:
+    """Why separability could not be decided: one of the two score populations is empty."""
+    if n_in == 0 or n_out == 0:
+        return "separability unknown: the set needs both in-scope and out-of-scope questions"
+    if n_not_retrieved == n_in:
+        return (
+            f"separability unknown: none of the {n_in} in-scope questions gets its expected "
+            "chunk into the top k, so there is no in-scope score to compare with the "
+            "out-of-scope ones; find out why they are not retrieved (diagnose) first"
+        )
+    return (
+        f"separability unknown: every one of the {n_out} out-of-scope questions is handled "
+        "by a refusal chunk or gets no result, so there is no out-of-scope score to compare"
+    )
