@@ -93,3 +93,39 @@ def test_sweep_on_a_shifted_index_says_why_separability_is_unknown() -> None:
     # a set that really lacks one population is still told so
     only_in = sweep_threshold(store, emb, qs[:10], k=1, fetch=5)
     assert "needs both in-scope and out-of-scope" in only_in.verdict
+
+
+def test_html_diagnose_table_says_how_many_rows_it_leaves_out(tmp_path: Path) -> None:
+    from indexcheck.core.diagnose import diagnose
+    from indexcheck.corpus import corpus_from_pairs
+    from indexcheck.questions import Question
+    from indexcheck.report.html import write_report
+
+    store, emb, ids, texts = shifted_store(n=50)
+    corpus = corpus_from_pairs(ids, texts, "chunks")
+    qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 42)]
+    res = diagnose(store, emb, qs, corpus, k=1, fetch=5)
+    failing = [d for d in res.questions if d.label not in ("OK",)]
+    assert len(failing) == 32
+    write_report([res.to_dict()], tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    assert "questions that did not end where they should (32; the first 20 shown, 12 more" in (html)
+    table = html.split("12 more", 1)[1].split("</table>", 1)[0]
+    assert table.count("<td>q") == 20
+
+
+def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
+    from rich.console import Console
+
+    from indexcheck.core.diagnose import diagnose
+    from indexcheck.corpus import corpus_from_pairs
+    from indexcheck.questions import Question
+    from indexcheck.report.terminal import render
+
+    store, emb, ids, texts = shifted_store(n=50)
+    corpus = corpus_from_pairs(ids, texts, "chunks")
+    qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 42)]
+    console = Console(record=True, width=200)
+    render(diagnose(store, emb, qs, corpus, k=1, fetch=5).sections(), console)
+    out = console.export_text()
+    assert "... and 22 more (every question is in --json)" in out

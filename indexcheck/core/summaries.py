@@ -213,6 +213,9 @@ def diagnose_summary(result: DiagnoseResult) -> list[Section]:
     failing = [d for d in result.questions if d.label not in GOOD_LABELS]
     for d in failing[:FAILING_SHOWN]:
         sec.blocks.append(Text(f"  {d.id}: {d.label}  {d.detail}"))
+    if len(failing) > FAILING_SHOWN:
+        more = len(failing) - FAILING_SHOWN
+        sec.blocks.append(Text(f"  ... and {more} more (every question is in --json)"))
     ok = sum(result.counts[label] for label in GOOD_LABELS)
     sec.blocks.append(
         Text(
