@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..questions import Question
 from ..sections import Section
 from ..stores.base import VectorStore
+from .id_pairing import refuse_absent_expected_ids
 from .retrieval import refusal_ids, retrieve
 from .stats import wilson
 
@@ -119,6 +120,7 @@ def sweep_threshold(
         raise InputError(f"--rule must be recall or youden, not {rule}")
     if not questions:
         raise InputError("the question set is empty")
+    refuse_absent_expected_ids(store, questions)  # before any embedding
     got = retrieve(store, embedder, questions, fetch)
     refusals = refusal_ids(
         [c for c in got.I.ravel() if c is not None], refusal_pattern, refusal_marked
