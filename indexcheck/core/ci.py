@@ -329,6 +329,13 @@ def _run_probe_scale(
                   "==" if c.expect else "fits", PASS, res.message)  # fmt: skip
     if not res.ok:
         row.verdict = BLOCK
+    elif res.source == "operator_assumed":  # pgvector, no ANN index: the query decides
+        row.verdict = INSUFFICIENT
+        row.detail = (
+            f"ASSUMED: {res.transform} is the operator indexcheck chose, not a scale the "
+            "store has; name your query's operator with &operator= (or &metric=) in the "
+            "store spec"
+        )
     elif c.expect is not None and c.expect != res.transform:
         if c.expect in res.equivalent:
             row.detail = f"declared {c.expect} fits as well as {res.transform}; {res.message}"

@@ -118,7 +118,8 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
 
 
 def _probe_scale(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("probe-scale: the store's score formula", verdict or ok_verdict(r["ok"]))
+    own = r.get("verdict") or ok_verdict(r["ok"])  # ASSUMED: an operator indexcheck chose
+    sec = Section("probe-scale: the store's score formula", verdict or own)
     sec.blocks.append(Text(r["message"]))
     keys = ("transform", "documented", "higher_is_better", "to_cosine", "source")
     sec.blocks.append(
