@@ -129,3 +129,19 @@ def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
     render(diagnose(store, emb, qs, corpus, k=1, fetch=5).sections(), console)
     out = console.export_text()
     assert "... and 22 more (every question is in --json)" in out
+
+
+def test_sweep_with_every_out_of_scope_question_refused_by_content() -> None:
+    from indexcheck.core.sweep_threshold import sweep_threshold
+    from indexcheck.questions import Question
+    from indexcheck.testing import HashEmbedder, MemoryStore
+
+    emb = HashEmbedder(32)
+    texts = [f"Chunk {i} states fact {i}." for i in range(10)] + ["We do not cover this."]
+    ids = [f"c{i}" for i in range(10)] + ["topic-not-covered"]
+    store = MemoryStore(ids, emb.embed(texts), texts)
+    qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(5)]
+    qs.append(Question("o0", "We do not cover this.", [], in_scope=False))
+    r = sweep_threshold(store, emb, qs, k=1, fetch=3, refusal_pattern="topic-not-covered")
+    assert r.separable is None and r.handled_by_content == ["o0"]
+    assert "needs both" not in r.verdict and "no separation needed" in r.verdict, r.verdict

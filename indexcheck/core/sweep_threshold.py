@@ -279,6 +279,7 @@ def _why_unknown(n_in: int, n_out: int, n_not_retrieved: int) -> str:
             "out-of-scope ones; find out why they are not retrieved (diagnose) first"
         )
     return (
-        f"separability unknown: every one of the {n_out} out-of-scope questions is handled "
-        "by a refusal chunk or gets no result, so there is no out-of-scope score to compare"
+        f"no separation needed: every one of the {n_out} out-of-scope questions is handled "
+        "by a refusal chunk or gets no result, so no out-of-scope score competes with the "
+        "in-scope ones"
     )
