@@ -37,7 +37,7 @@ from .check_index import check_index
 from .exact import exact_topk, family_of
 from .generation_stage import label_generation
 from .id_pairing import refuse_absent_expected_ids
-from .metrics import MetricSet, retrieval_metrics
+from .metrics import MetricSet, first_copies, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
 from .verdicts import FAILING_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
 
@@ -104,25 +104,6 @@ def exact_ranking(
     blocks = ((b.ids, b.vectors) for b in store.iter_vectors(4096))
     D, I = exact_topk(blocks, queries, depth, family)
     return D, I, "local_exact"
-
-
-def first_copies(I: np.ndarray, D: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """(I, D) with each row's repeated ids dropped after their first copy, the rest moved
-    up and the tail padded with None (and NaN); shapes are kept."""
-    out_i = np.full(I.shape, None, dtype=object)
-    out_d = None if D is None else np.full(D.shape, np.nan, dtype=np.float32)
-    for r in range(I.shape[0]):
-        seen: set[str] = set()
-        j = 0
-        for c, cid in enumerate(I[r]):
-            if cid is None or cid in seen:
-                continue
-            seen.add(cid)
-            out_i[r, j] = cid
-            if out_d is not None and D is not None:
-                out_d[r, j] = D[r, c]
-            j += 1
-    return out_i, out_d
 
 
 def diagnose(

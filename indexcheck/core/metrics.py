@@ -31,6 +31,25 @@ def unique_ranking(ranked: Sequence[str | None]) -> list[str]:
     return [cid for cid in dict.fromkeys(ranked) if cid is not None]
 
 
+def first_copies(I: np.ndarray, D: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(I, D) with each row's repeated ids dropped after their first copy, the rest moved
+    up and the tail padded with None (and NaN); shapes are kept."""
+    out_i = np.full(I.shape, None, dtype=object)
+    out_d = None if D is None else np.full(D.shape, np.nan, dtype=np.float32)
+    for r in range(I.shape[0]):
+        seen: set[str] = set()
+        j = 0
+        for c, cid in enumerate(I[r]):
+            if cid is None or cid in seen:
+                continue
+            seen.add(cid)
+            out_i[r, j] = cid
+            if out_d is not None and D is not None:
+                out_d[r, j] = D[r, c]
+            j += 1
+    return out_i, out_d
+
+
 def hit_at_k(ranked: Sequence[str], expected: Sequence[str], k: int) -> float:
     """1.0 when any expected id is in the first k, else 0.0."""
     return 1.0 if set(unique_ranking(ranked)[:k]) & set(expected) else 0.0
