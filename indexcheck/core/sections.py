@@ -118,7 +118,8 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
 
 
 def _probe_scale(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("probe-scale: the store's score formula", verdict or ok_verdict(r["ok"]))
+    own = r.get("verdict") or ok_verdict(r["ok"])  # ASSUMED: an operator indexcheck chose
+    sec = Section("probe-scale: the store's score formula", verdict or own)
     sec.blocks.append(Text(r["message"]))
     keys = ("transform", "documented", "higher_is_better", "to_cosine", "source")
     sec.blocks.append(
@@ -214,6 +215,13 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
     return [sec]
 
 
+def shown_caption(what: str, total: int, shown: int = WORST_ROWS) -> str:
+    """A table caption with its row count, saying how many rows it leaves out."""
+    if total <= shown:
+        return f"{what} ({total})"
+    return f"{what} ({total}; the first {shown} shown, {total - shown} more in the JSON)"
+
+
 def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
     sec = Section("diagnose: where each question's chunk was lost", verdict or ok_verdict(r["ok"]))
     sec.blocks.append(
@@ -252,7 +260,7 @@ def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
                 [q["id"], q["label"], rank(q["exact_rank"]), rank(q["ann_rank"]), q["detail"]]
                 for q in failing[:WORST_ROWS]
             ],
-            f"questions that did not end where they should ({len(failing)})",
+            shown_caption("questions that did not end where they should", len(failing)),
         )
     )
     return [sec]

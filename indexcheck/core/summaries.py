@@ -213,6 +213,9 @@ def diagnose_summary(result: DiagnoseResult) -> list[Section]:
     failing = [d for d in result.questions if d.label not in GOOD_LABELS]
     for d in failing[:FAILING_SHOWN]:
         sec.blocks.append(Text(f"  {d.id}: {d.label}  {d.detail}"))
+    if len(failing) > FAILING_SHOWN:
+        more = len(failing) - FAILING_SHOWN
+        sec.blocks.append(Text(f"  ... and {more} more (every question is in --json)"))
     ok = sum(result.counts[label] for label in GOOD_LABELS)
     sec.blocks.append(
         Text(
@@ -241,7 +244,7 @@ def probe_scale_summary(result: ScaleResult) -> list[Section]:
         rows.append([c["formula"], fits, _g(c["max_residual"]), _g(c["worst_ratio"]), reported])
     title = f"score formulas tested on {len(result.pairs)} (query, id) pairs"
     table = Table(headers, rows, title, right=("max residual", "worst residual/tolerance"))
-    sec = summary(ok_verdict(result.ok), table)
+    sec = summary(result.verdict, table)
 
     def say(text: str, **kw: Any) -> None:
         sec.blocks.append(Text(text, whole=True, **kw))
@@ -256,7 +259,7 @@ def probe_scale_summary(result: ScaleResult) -> list[Section]:
     say(
         f"{spec} reports {result.transform} ({better} is better): max residual "
         f"{_g(result.max_residual)} over {len(result.pairs)} pairs ({cost})",
-        badge="PASS",
+        badge=result.verdict,
     )
     if result.documented != result.transform:
         say(f"  documented as {result.documented}", style="warning")
