@@ -6,14 +6,16 @@ becomes one ``MetadataFilters``; deeper nesting becomes nested ``MetadataFilters
 which vector stores such as Qdrant and PGVectorStore accept and ``SimpleVectorStore``
 refuses. SimpleVectorStore reads flat keys with Python semantics: ``$ne``/``$nin`` match
 a row without the key, ``true == 1``, ``IS_EMPTY`` also matches ``""`` and ``[]``, and a
-range on a field that holds a string raises ``TypeError``.
+range on a field that holds a string raises ``TypeError``. ``MetadataFilter`` takes
+no boolean value (its ``value`` is strict int, float, str or a list of those), so a
+filter comparing with true/false is refused.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from indexcheck.filters._common import need
+from indexcheck.filters._common import cannot, need
 from indexcheck.filters.grammar import And, Cond, Node, Op
 
 _OPS = {
@@ -42,6 +44,8 @@ def _node(t: Any, n: Node) -> Any:
                 return t.MetadataFilters(filters=[empty], condition=t.FilterCondition.NOT)
             return empty
         value = list(n.value) if isinstance(n.value, tuple) else n.value
+        if any(isinstance(v, bool) for v in (value if isinstance(value, list) else [value])):
+            raise cannot("llamaindex", n, "MetadataFilter takes no boolean value")
         return t.MetadataFilter(key=n.field, value=value, operator=t.FilterOperator[_OPS[n.op]])
     cond = t.FilterCondition.AND if isinstance(n, And) else t.FilterCondition.OR
     return t.MetadataFilters(filters=[_node(t, i) for i in n.items], condition=cond)
