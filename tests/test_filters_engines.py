@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ def make_rows(seed: int = 7) -> list[dict[str, Any]]:
     score (floats, ~5% missing), flag (bool, ~20% missing), lang (always there)."""
     rng = np.random.default_rng(seed)
     rows = []
-    for i in range(N):
+    for _ in range(N):
         row: dict[str, Any] = {"lang": ["en", "fr"][int(rng.integers(2))]}
         if rng.random() > 0.1:
             row["profile"] = ["ckd", "dm", "htn", "copd"][int(rng.integers(4))]
@@ -384,3 +383,109 @@ def test_engines_really_differ_on_missing_fields(chroma_collection: Any, milvus:
     lacking = {i for i, r in enumerate(ROWS) if "profile" not in r}
     assert lacking and lacking <= chroma and not lacking & mil
     assert chroma - mil == lacking
+
+
+# --- injection attempts: Milvus expr and LanceDB where -----------------------------------
+
+HOSTILE = [
+    'ckd" or metadata["year"] > 0 or metadata["profile"] == "',
+    "ckd' OR 1=1 OR profile = '",
+    "back\\slash\\",
+    'quo"te\\"',
+    "tab\tnew\nline\rend",
+    "o'brien",
+    "ckd",
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_milvus(milvus: Any) -> Any:
+    import pymilvus
+
+    schema = milvus.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", pymilvus.DataType.INT64, is_primary=True)
+    schema.add_field("vector", pymilvus.DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("metadata", pymilvus.DataType.JSON)
+    milvus.create_collection("hostile", schema=schema)
+    milvus.insert(
+        "hostile",
+        [
+            {"id": i, "vector": VECS[i].tolist(), "metadata": {"profile": v, "year": 2020}}
+            for i, v in enumerate(HOSTILE)
+        ],
+    )
+    params = milvus.prepare_index_params()
+    params.add_index("vector", index_type="FLAT", metric_type="IP")
+    milvus.create_index("hostile", params)
+    milvus.load_collection("hostile")
+    return milvus
+
+
+@pytest.mark.parametrize("i", range(len(HOSTILE)))
+def test_milvus_hostile_values_match_literally(hostile_milvus: Any, i: int) -> None:
+    for f in ({"profile": HOSTILE[i]}, {"profile": {"$in": [HOSTILE[i], "zzz"]}}):
+        expr = translate(parse_filter(f), "milvus")
+        got = hostile_milvus.query("hostile", filter=expr, output_fields=["id"], limit=100)
+        assert [r["id"] for r in got] == [i], expr
+    expr = translate(parse_filter({"profile": {"$ne": HOSTILE[i]}}), "milvus")
+    got = hostile_milvus.query("hostile", filter=expr, output_fields=["id"], limit=100)
+    assert sorted(r["id"] for r in got) == [j for j in range(len(HOSTILE)) if j != i]
+    assert hostile_milvus.get_collection_stats("hostile")["row_count"] == len(HOSTILE)
+
+
+@pytest.fixture(scope="module")
+def hostile_lance(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    lancedb = pytest.importorskip("lancedb")
+    pa = pytest.importorskip("pyarrow")
+    db = lancedb.connect(str(tmp_path_factory.mktemp("lance_hostile")))
+    return db.create_table(
+        "hostile",
+        pa.table(
+            {
+                "id": list(range(len(HOSTILE))),
+                "profile": HOSTILE,
+                "vector": pa.array(VECS[: len(HOSTILE)].tolist(), type=pa.list_(pa.float32(), DIM)),
+            }
+        ),
+    )
+
+
+@pytest.mark.parametrize("i", range(len(HOSTILE)))
+def test_lancedb_hostile_values_match_literally(hostile_lance: Any, i: int) -> None:
+    for f in ({"profile": HOSTILE[i]}, {"profile": {"$in": [HOSTILE[i], "zzz"]}}):
+        where = translate(parse_filter(f), "lancedb")
+        got = hostile_lance.search().where(where).limit(100).to_arrow()["id"].to_pylist()
+        assert got == [i], where
+    where = translate(parse_filter({"profile": {"$nin": [HOSTILE[i]]}}), "lancedb")
+    got = hostile_lance.search().where(where).limit(100).to_arrow()["id"].to_pylist()
+    assert sorted(got) == [j for j in range(len(HOSTILE)) if j != i]
+    assert hostile_lance.count_rows() == len(HOSTILE)
+
+
+@pytest.mark.parametrize(
+    ("engine", "f", "options", "needle"),
+    [
+        (
+            "milvus",
+            {"p": "a\x01b"},
+            {},
+            "the milvus store cannot quote 'a\\\\x01b': control character U\\+0001",
+        ),
+        (
+            "milvus",
+            {"p": 1},
+            {"json_field": 'metadata["p"] or 1 == 1 or metadata'},
+            "plain identifier",
+        ),
+        ("milvus", {"p": 1}, {"columns": ["p or 1 == 1"]}, "plain identifier"),
+        ("lancedb", {"p": "a\x00b"}, {}, "the lancedb store cannot quote .* NUL"),
+        ("lancedb", {"p": 1}, {"struct": "m` OR 1=1 OR `m"}, "plain identifier"),
+    ],
+    ids=["milvus-control", "milvus-json-field", "milvus-column", "lance-nul", "lance-struct"],
+)
+def test_unquotable_values_and_hostile_names_are_refused(
+    engine: str, f: dict[str, Any], options: dict[str, Any], needle: str
+) -> None:
+    with pytest.raises(FilterError, match=needle) as info:
+        translate(parse_filter(f), engine, **options)
+    assert info.value.exit_code == 2 and "\n" not in str(info.value)

@@ -19,7 +19,7 @@ from typing import Any
 from indexcheck.filters._common import cannot
 from indexcheck.filters.grammar import RANGE_OPS, And, Cond, Node, Op
 
-# v > 2019.5 <=> v > 2019; v >= 2019.5 <=> v >= 2020; v < 2019.5 <=> v < 2020; v <= 2019.5 <=> v <= 2019
+# over integers: > 2019.5 is > 2019, >= 2019.5 is >= 2020, < 2019.5 is < 2020, <= 2019.5 is <= 2019
 _INT_BOUND = {Op.GT: math.floor, Op.GTE: math.ceil, Op.LT: math.ceil, Op.LTE: math.floor}
 
 

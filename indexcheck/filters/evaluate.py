@@ -23,6 +23,7 @@ not null/None/NaN):
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any
@@ -30,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from indexcheck.errors import FilterError
-from indexcheck.filters.grammar import LIST_OPS, And, Cond, Node, Op, Or, kind
+from indexcheck.filters.grammar import LIST_OPS, And, Cond, Node, Op, kind
 
 _MISSING, _BOOL, _NUMBER, _STRING, _OTHER = 0, 1, 2, 3, 4
+_ORDER = {Op.GT: operator.gt, Op.GTE: operator.ge, Op.LT: operator.lt, Op.LTE: operator.le}
 _KIND_CODE = {"bool": _BOOL, "number": _NUMBER, "string": _STRING}
 
 
@@ -150,21 +152,20 @@ def _cond(cond: Cond, cols: _Columns, missing: Missing) -> np.ndarray:
     values, codes = cols.get(cond.field)
     present = codes != _MISSING
     if cond.op is Op.EXISTS:
-        return present if cond.value else ~present
+        return np.asarray(present if cond.value else ~present, dtype=bool)
     if cond.op in LIST_OPS:
         assert isinstance(cond.value, tuple)
         hit = np.zeros(cols.n, dtype=bool)
         for v in cond.value:
             hit |= _equal(values, codes, v)
     elif cond.op in (Op.EQ, Op.NE):
+        assert not isinstance(cond.value, tuple)
         hit = _equal(values, codes, cond.value)
     else:
         hit = np.zeros(cols.n, dtype=bool)
         sel = codes == _NUMBER
         if sel.any():
-            sub, v = values[sel], cond.value
-            res = {Op.GT: sub > v, Op.GTE: sub >= v, Op.LT: sub < v, Op.LTE: sub <= v}
-            hit[sel] = np.asarray(res[cond.op], dtype=bool)
+            hit[sel] = np.asarray(_ORDER[cond.op](values[sel], cond.value), dtype=bool)
         return hit
     if cond.op in (Op.EQ, Op.IN):
         return hit
@@ -175,10 +176,8 @@ def _walk(node: Node, cols: _Columns, missing: Missing) -> np.ndarray:
     if isinstance(node, Cond):
         return _cond(node, cols, missing)
     masks = [_walk(item, cols, missing) for item in node.items]
-    if isinstance(node, And):
-        return np.logical_and.reduce(masks)
-    assert isinstance(node, Or)
-    return np.logical_or.reduce(masks)
+    reduce = np.logical_and.reduce if isinstance(node, And) else np.logical_or.reduce
+    return np.asarray(reduce(masks), dtype=bool)
 
 
 def evaluate(

@@ -285,7 +285,7 @@ def to_obj(node: Node) -> dict[str, Any]:
 def _flatten(node: And | Or) -> Iterator[Node]:
     for item in node.items:
         if type(item) is type(node):
-            yield from _flatten(item)  # type: ignore[arg-type]
+            yield from _flatten(item)
         else:
             yield item
 
