@@ -489,3 +489,61 @@ def test_unquotable_values_and_hostile_names_are_refused(
     with pytest.raises(FilterError, match=needle) as info:
         translate(parse_filter(f), engine, **options)
     assert info.value.exit_code == 2 and "\n" not in str(info.value)
+
+
+# --- dotted paths into nested metadata ------------------------------------------------------
+
+NESTED = [
+    {"src": {"page": i % 5, "kind": ["pdf", "html"][i % 2]}} if i % 7 else {"other": 1}
+    for i in range(40)
+]
+NESTED_FILTERS = [
+    {"src.page": {"$gte": 3}},
+    {"src.kind": "pdf", "src.page": {"$ne": 0}},
+    {"src.kind": {"$nin": ["html"]}},
+    {"src.page": {"$exists": False}},
+]
+
+
+def _nested_truth(f: dict[str, Any], engine: str) -> set[int]:
+    node = parse_filter(f)
+    check_fields(node, metadata_fields(NESTED))
+    mask = evaluate(node, NESTED, missing=ENGINE_MISSING[engine])
+    return set(np.flatnonzero(mask).tolist())
+
+
+def test_dotted_paths_in_qdrant_and_milvus(qdrant: Any, milvus: Any) -> None:
+    import pymilvus
+    from qdrant_client import models as m
+
+    qdrant.create_collection(
+        "nested", vectors_config=m.VectorParams(size=DIM, distance=m.Distance.DOT)
+    )
+    qdrant.upsert(
+        "nested",
+        points=[
+            m.PointStruct(id=i, vector=VECS[i].tolist(), payload=r) for i, r in enumerate(NESTED)
+        ],
+    )
+    schema = milvus.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", pymilvus.DataType.INT64, is_primary=True)
+    schema.add_field("vector", pymilvus.DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("metadata", pymilvus.DataType.JSON)
+    milvus.create_collection("nested", schema=schema)
+    milvus.insert(
+        "nested",
+        [{"id": i, "vector": VECS[i].tolist(), "metadata": r} for i, r in enumerate(NESTED)],
+    )
+    params = milvus.prepare_index_params()
+    params.add_index("vector", index_type="FLAT", metric_type="IP")
+    milvus.create_index("nested", params)
+    milvus.load_collection("nested")
+    for f in NESTED_FILTERS:
+        node = parse_filter(f)
+        points, _ = qdrant.scroll("nested", scroll_filter=translate(node, "qdrant"), limit=100)
+        assert {p.id for p in points} == _nested_truth(f, "qdrant"), f
+        expr = translate(node, "milvus")
+        got = milvus.query("nested", filter=expr, output_fields=["id"], limit=100)
+        assert {r["id"] for r in got} == _nested_truth(f, "milvus"), expr
+    assert translate(parse_filter({"src.page": 1}), "milvus") == 'metadata["src"]["page"] == 1'
+    assert translate(parse_filter({"src.page": 1}), "milvus", json_field=None) == 'src["page"] == 1'

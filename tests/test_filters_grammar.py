@@ -242,3 +242,36 @@ def test_store_refusals_name_operator_and_store() -> None:
         translate(parse_filter({"a.b": 1}), "chroma")
     with pytest.raises(FilterError, match="no filter translation for store 'faiss' .*id selector"):
         translate(parse_filter({"a": 1}), "faiss")
+
+
+@pytest.mark.parametrize(
+    ("engine", "module", "pip"),
+    [
+        ("qdrant", "qdrant_client.models", "pip install 'indexcheck[qdrant]'"),
+        ("pgvector", "psycopg.sql", "pip install 'indexcheck[pgvector]'"),
+        ("llamaindex", "llama_index.core.vector_stores.types", "pip install llama-index-core"),
+    ],
+)
+def test_a_missing_sdk_names_the_pip_command(
+    monkeypatch: pytest.MonkeyPatch, engine: str, module: str, pip: str
+) -> None:
+    from indexcheck.errors import MissingDependencyError
+
+    monkeypatch.setitem(__import__("sys").modules, module, None)  # import now fails
+    with pytest.raises(MissingDependencyError) as info:
+        translate(parse_filter({"a": "x"}), engine)
+    assert str(info.value).endswith("run: " + pip)
+    assert info.value.exit_code == 2
+
+
+def test_importing_the_package_loads_no_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, indexcheck.filters as f; f.translate(f.parse_filter({'a': 1}), 'upstash');"
+        "print(sorted(m for m in ('chromadb', 'qdrant_client', 'psycopg', 'pymilvus', 'lancedb',"
+        " 'llama_index', 'pyarrow', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

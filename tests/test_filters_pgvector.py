@@ -141,3 +141,20 @@ def _select_all(conn: Any, f: dict[str, Any]) -> set[int]:
     fragment, params = translate(parse_filter(f), "pgvector")
     query = sql.SQL("SELECT id FROM filt_items WHERE {}").format(fragment)
     return {r[0] for r in conn.execute(query, params).fetchall()}
+
+
+def test_dotted_paths_into_nested_jsonb(conn: Any) -> None:
+    from tests.test_filters_engines import NESTED, NESTED_FILTERS, _nested_truth
+
+    conn.execute("CREATE TEMP TABLE filt_nested (id int, cmetadata jsonb)")
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO filt_nested VALUES (%s, %s::jsonb)",
+            [(i, json.dumps(r)) for i, r in enumerate(NESTED)],
+        )
+    for f in NESTED_FILTERS:
+        fragment, params = translate(parse_filter(f), "pgvector")
+        query = sql.SQL("SELECT id FROM filt_nested WHERE {}").format(fragment)
+        assert {r[0] for r in conn.execute(query, params).fetchall()} == _nested_truth(
+            f, "pgvector"
+        )
