@@ -275,3 +275,15 @@ def test_importing_the_package_loads_no_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_big_integers_compare_exactly_and_columns_are_reused() -> None:
+    from indexcheck.filters import MetadataColumns
+
+    big = 2**60
+    rows = [{"n": big}, {"n": big + 1}, {"n": 0.5}, {"n": "x"}]
+    cols = MetadataColumns(rows)
+    assert np.flatnonzero(evaluate(parse_filter({"n": {"$gt": big}}), cols)).tolist() == [1]
+    assert np.flatnonzero(evaluate(parse_filter({"n": big + 1}), cols)).tolist() == [1]
+    assert np.flatnonzero(evaluate(parse_filter({"n": {"$lt": 1}}), cols)).tolist() == [2]
+    assert np.flatnonzero(evaluate(parse_filter({"n": {"$in": ["x", "y"]}}), cols)).tolist() == [3]

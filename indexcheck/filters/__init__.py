@@ -16,7 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from indexcheck.errors import FilterError
-from indexcheck.filters.evaluate import ENGINE_MISSING, Missing, evaluate, metadata_fields
+from indexcheck.filters.evaluate import (
+    ENGINE_MISSING,
+    MetadataColumns,
+    Missing,
+    evaluate,
+    metadata_fields,
+)
 from indexcheck.filters.grammar import (
     And,
     Cond,
@@ -71,6 +77,7 @@ __all__ = [
     "And",
     "Cond",
     "FilterError",
+    "MetadataColumns",
     "Missing",
     "Node",
     "Op",
