@@ -287,3 +287,92 @@ def test_big_integers_compare_exactly_and_columns_are_reused() -> None:
     assert np.flatnonzero(evaluate(parse_filter({"n": big + 1}), cols)).tolist() == [1]
     assert np.flatnonzero(evaluate(parse_filter({"n": {"$lt": 1}}), cols)).tolist() == [2]
     assert np.flatnonzero(evaluate(parse_filter({"n": {"$in": ["x", "y"]}}), cols)).tolist() == [3]
+
+
+# --- property: the vectorized evaluation equals a row-by-row reading of the rules ----------
+
+_POOL = st.one_of(
+    st.sampled_from(["x", "y", "z"]),
+    st.integers(0, 3),
+    st.sampled_from([0.5, 1.5, 2.0]),
+    st.booleans(),
+)
+_ROW_VALUE = st.one_of(_POOL, st.none(), st.just(float("nan")), st.just(["x"]))
+_ROWS = st.lists(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]), _ROW_VALUE, max_size=3), max_size=12
+)
+
+
+def _leaf() -> st.SearchStrategy[dict]:
+    field = st.sampled_from(["a", "b", "c"])
+    numbers = st.one_of(st.integers(0, 3), st.sampled_from([0.5, 1.5]))
+    lists = st.one_of(
+        st.lists(st.sampled_from(["x", "y"]), min_size=1, max_size=2),
+        st.lists(numbers, min_size=1, max_size=2),
+        st.lists(st.booleans(), min_size=1, max_size=2),
+    )
+    ops = st.one_of(
+        st.tuples(st.sampled_from(["$eq", "$ne"]), _POOL),
+        st.tuples(st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), numbers),
+        st.tuples(st.sampled_from(["$in", "$nin"]), lists),
+        st.tuples(st.just("$exists"), st.booleans()),
+    )
+    return st.builds(lambda f, o: {f: {o[0]: o[1]}}, field, ops)
+
+
+_FILTERS = st.recursive(
+    _leaf(),
+    lambda inner: st.builds(
+        lambda k, items: {k: items},
+        st.sampled_from(["$and", "$or"]),
+        st.lists(inner, min_size=1, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+
+def _present(row: dict, f: str) -> bool:
+    v = row.get(f)
+    return v is not None and not (isinstance(v, float) and v != v)
+
+
+def _same(a: object, b: object) -> bool:
+    from indexcheck.filters.grammar import kind
+
+    return kind(a) == kind(b) != "other" and a == b
+
+
+def _ref(node: object, row: dict, missing: Missing) -> bool:
+    if isinstance(node, And):
+        return all(_ref(i, row, missing) for i in node.items)
+    if isinstance(node, Or):
+        return any(_ref(i, row, missing) for i in node.items)
+    assert isinstance(node, Cond)
+    v, here = row.get(node.field), _present(row, node.field)
+    if node.op is Op.EXISTS:
+        return here == node.value
+    if node.op in (Op.GT, Op.GTE, Op.LT, Op.LTE):
+        if not here or isinstance(v, bool) or not isinstance(v, int | float):
+            return False
+        return {
+            Op.GT: v > node.value,
+            Op.GTE: v >= node.value,
+            Op.LT: v < node.value,
+            Op.LTE: v <= node.value,
+        }[node.op]
+    targets = node.value if isinstance(node.value, tuple) else (node.value,)
+    hit = here and any(_same(v, t) for t in targets)
+    if node.op in (Op.EQ, Op.IN):
+        return hit
+    return not hit if (missing is Missing.INCLUDE or here) else False
+
+
+@given(_FILTERS, _ROWS, st.sampled_from(list(Missing)))
+def test_evaluation_equals_the_rules_row_by_row(obj: dict, rows: list, missing: Missing) -> None:
+    node = parse_filter(obj)
+    want = [_ref(node, r, missing) for r in rows]
+    assert evaluate(node, rows, missing=missing).tolist() == want
+    # the canonical form is the same filter
+    again = parse_filter(canonical(node))
+    assert canonical(again) == canonical(node)
+    assert evaluate(again, rows, missing=missing).tolist() == want
