@@ -547,3 +547,82 @@ def test_dotted_paths_in_qdrant_and_milvus(qdrant: Any, milvus: Any) -> None:
         assert {r["id"] for r in got} == _nested_truth(f, "milvus"), expr
     assert translate(parse_filter({"src.page": 1}), "milvus") == 'metadata["src"]["page"] == 1'
     assert translate(parse_filter({"src.page": 1}), "milvus", json_field=None) == 'src["page"] == 1'
+
+
+# --- random filters: every engine agrees with numpy ------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_YEARS = st.one_of(st.integers(2009, 2025), st.sampled_from([2014.5, 2019.5]))
+_SCORES = st.floats(0, 1, allow_nan=False).map(lambda x: round(x, 3))
+_PROFILES = st.sampled_from(["ckd", "dm", "htn", "copd", "none"])
+
+
+def _field_cond(field: str, values: st.SearchStrategy[Any], ranges: bool) -> st.SearchStrategy:
+    ops = ["$eq", "$ne"] + (["$gt", "$gte", "$lt", "$lte"] if ranges else [])
+    single = st.tuples(st.sampled_from(ops), values)
+    many = st.tuples(st.sampled_from(["$in", "$nin"]), st.lists(values, min_size=1, max_size=3))
+    exists = st.tuples(st.just("$exists"), st.booleans())
+    return st.builds(lambda o: {field: {o[0]: o[1]}}, st.one_of(single, many, exists))
+
+
+_LEAVES = st.one_of(
+    _field_cond("profile", _PROFILES, False),
+    _field_cond("year", st.integers(2009, 2025), False),
+    st.builds(
+        lambda op, v: {"year": {op: v}}, st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), _YEARS
+    ),
+    _field_cond("score", _SCORES, True),
+    _field_cond("flag", st.booleans(), False),
+    _field_cond("lang", st.sampled_from(["en", "fr"]), False),
+)
+RANDOM_FILTERS = st.recursive(
+    _LEAVES,
+    lambda inner: st.builds(
+        lambda k, items: {k: items},
+        st.sampled_from(["$and", "$or"]),
+        st.lists(inner, min_size=1, max_size=3),
+    ),
+    max_leaves=5,
+)
+FUZZ = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@FUZZ
+@given(RANDOM_FILTERS)
+def test_random_filters_qdrant_lancedb_milvus(
+    qdrant: Any, lance_table: Any, milvus: Any, f: dict
+) -> None:
+    node = parse_filter(f)
+    points, _ = qdrant.scroll("filters", scroll_filter=translate(node, "qdrant"), limit=N + 1)
+    assert {p.id for p in points} == truth(f, "qdrant")
+    where = translate(node, "lancedb", integer_fields={"year"})
+    got = lance_table.search().where(where).limit(N + 1).to_arrow()["id"].to_pylist()
+    assert set(got) == truth(f, "lancedb"), where
+    expr = translate(node, "milvus")
+    rows = milvus.query("filters", filter=expr, output_fields=["id"], limit=N + 1)
+    assert {r["id"] for r in rows} == truth(f, "milvus"), expr
+
+
+@FUZZ
+@given(RANDOM_FILTERS)
+def test_random_filters_chroma_llamaindex(
+    chroma_collection: Any, simple_store: Any, f: dict
+) -> None:
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+
+    node = parse_filter(f)
+    if not uses_exists(f):
+        where = translate(node, "chroma", integer_fields={"year"})
+        got = {int(i) for i in chroma_collection.get(where=where)["ids"]}
+        assert got == truth(f, "chroma"), where
+    if not compares_a_boolean(f):
+        filters = translate(node, "llamaindex")
+        if _flat(filters):
+            q = VectorStoreQuery(
+                query_embedding=QUERY.tolist(), similarity_top_k=N, filters=filters
+            )
+            assert {int(i) for i in simple_store.query(q).ids} == truth(f, "llamaindex")

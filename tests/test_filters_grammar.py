@@ -376,3 +376,12 @@ def test_evaluation_equals_the_rules_row_by_row(obj: dict, rows: list, missing: 
     again = parse_filter(canonical(node))
     assert canonical(again) == canonical(node)
     assert evaluate(again, rows, missing=missing).tolist() == want
+
+
+def test_chroma_splits_a_list_of_ints_and_floats() -> None:
+    assert translate(parse_filter({"s": {"$in": [0.0, 0.5, 2]}}), "chroma") == {
+        "$or": [{"s": {"$in": [0, 2]}}, {"s": {"$in": [0.5]}}]
+    }
+    assert translate(parse_filter({"s": {"$nin": [1.0, 0.5]}}), "chroma") == {
+        "$and": [{"s": {"$nin": [1]}}, {"s": {"$nin": [0.5]}}]
+    }

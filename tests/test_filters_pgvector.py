@@ -10,11 +10,25 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 from indexcheck.errors import FilterError
 from indexcheck.filters import parse_filter, translate
 from tests import pg_support
-from tests.test_filters_engines import DIM, FILTERS, IDS, QUERY, ROWS, VECS, K, N, top_k, truth
+from tests.test_filters_engines import (
+    DIM,
+    FILTERS,
+    FUZZ,
+    IDS,
+    QUERY,
+    RANDOM_FILTERS,
+    ROWS,
+    VECS,
+    K,
+    N,
+    top_k,
+    truth,
+)
 
 psycopg = pytest.importorskip("psycopg")
 from psycopg import sql  # noqa: E402
@@ -158,3 +172,11 @@ def test_dotted_paths_into_nested_jsonb(conn: Any) -> None:
         assert {r[0] for r in conn.execute(query, params).fetchall()} == _nested_truth(
             f, "pgvector"
         )
+
+
+@FUZZ
+@given(RANDOM_FILTERS)
+def test_random_filters_pgvector(conn: Any, f: dict[str, Any]) -> None:
+    node = parse_filter(f)
+    assert _select(conn, node) == truth(f, "pgvector")
+    assert _select(conn, node, columns={"profile": "profile"}) == truth(f, "pgvector")

@@ -2,7 +2,8 @@
 
 Chroma spells the same operators except ``$exists``, which it lacks (a filter using it
 is refused). Its ``where`` takes one key per object, so several conditions become an
-explicit ``$and``, and ``$and``/``$or`` need at least two items (one item is unwrapped).
+explicit ``$and``, and ``$and``/``$or`` need at least two items (one item is unwrapped);
+a ``$in`` list must hold one Python type, so ints and floats are split into two.
 Chroma metadata is flat: a dotted path is refused. Measured on chromadb 1.5:
 ``$ne``/``$nin`` match rows that lack the field; 2020 equals 2020.0; true is not 1; and
 a fractional bound against integer metadata is truncated (``year >= 2019.5`` matches
@@ -32,6 +33,18 @@ def _integral(node: Cond) -> Cond:
     return node
 
 
+def _list(node: Cond) -> dict[str, Any]:
+    # Chroma wants one Python type per list: ints and floats ([0, 0.5]) go in two lists
+    assert isinstance(node.value, tuple)
+    groups: dict[type, list[Any]] = {}
+    for v in node.value:
+        groups.setdefault(type(v), []).append(v)
+    parts = [{node.field: {node.op.value: vals}} for vals in groups.values()]
+    if len(parts) == 1:
+        return parts[0]
+    return {"$or" if node.op is Op.IN else "$and": parts}
+
+
 def to_chroma(node: Node, *, integer_fields: Collection[str] = ()) -> dict[str, Any]:
     """The ``where`` argument of ``collection.query`` / ``collection.get``;
     ``integer_fields``: fields whose metadata values are integers."""
@@ -42,8 +55,9 @@ def to_chroma(node: Node, *, integer_fields: Collection[str] = ()) -> dict[str, 
             raise cannot("chroma", node, "Chroma's where has no $exists")
         if "." in node.field:
             raise cannot("chroma", node, "Chroma metadata is flat, so a dotted path has no meaning")
-        value = list(node.value) if isinstance(node.value, tuple) else node.value
-        return {node.field: {node.op.value: value}}
+        if isinstance(node.value, tuple):
+            return _list(node)
+        return {node.field: {node.op.value: node.value}}
     items = [to_chroma(i, integer_fields=integer_fields) for i in node.items]
     if len(items) == 1:
         return items[0]
