@@ -385,3 +385,47 @@ def test_chroma_splits_a_list_of_ints_and_floats() -> None:
     assert translate(parse_filter({"s": {"$nin": [1.0, 0.5]}}), "chroma") == {
         "$and": [{"s": {"$nin": [1]}}, {"s": {"$nin": [0.5]}}]
     }
+
+
+def test_numpy_scalars_read_as_python_values_and_ints_fit_64_bits() -> None:
+    node = parse_filter({"y": {"$gte": np.int64(2020)}, "s": np.float32(0.5), "f": np.bool_(True)})
+    assert node == And((Cond("y", Op.GTE, 2020), Cond("s", Op.EQ, 0.5), Cond("f", Op.EQ, True)))
+    assert parse_filter({"p": {"$in": np.array(["a", "b"])}}) == Cond("p", Op.IN, ("a", "b"))
+    with pytest.raises(FilterError, match="at n: 9223372036854775808 is outside the 64-bit"):
+        parse_filter({"n": 2**63})
+
+
+def test_unknown_field_message_stays_one_line_with_hostile_known_keys() -> None:
+    with pytest.raises(FilterError) as info:
+        check_fields(parse_filter({"x": 1}), ["ok", "bad\nkey", "x\x1b[31m"])
+    msg = str(info.value)
+    assert "\n" not in msg and "\x1b" not in msg
+    assert 'known fields: "bad\\nkey", ok, "x\\u001b[31m"' in msg
+
+
+@pytest.mark.parametrize(
+    ("engine", "f", "options", "needle"),
+    [
+        (
+            "upstash",
+            {"and": 1},
+            {},
+            "the upstash store cannot express '$eq' on 'and': 'and' is a word",
+        ),
+        ("upstash", {"a.HAS": 1}, {}, "'HAS' is a word of its filter syntax"),
+        (
+            "milvus",
+            {"like": 1},
+            {"columns": ["like"]},
+            "'like' is a word of its expression grammar",
+        ),
+        ("milvus", {"not": 1}, {"json_field": None}, "'not' is a word of its expression grammar"),
+    ],
+)
+def test_keys_spelled_like_keywords_are_refused(
+    engine: str, f: dict, options: dict, needle: str
+) -> None:
+    with pytest.raises(FilterError, match=needle.replace("$", "\\$")):
+        translate(parse_filter(f), engine, **options)
+    # inside a JSON path the key is quoted, so Milvus takes it
+    assert translate(parse_filter({"not": 1}), "milvus") == 'metadata["not"] == 1'

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeAlias
 
+import numpy as np
+
 from indexcheck.errors import FilterError
 
 Scalar: TypeAlias = str | int | float | bool
@@ -212,12 +214,22 @@ def _field(name: str, value: Any, where: str) -> list[Cond]:
     return out
 
 
+def _plain(value: Any) -> Any:
+    """A numpy scalar (from pandas or pyarrow) as the Python value it stands for."""
+    if isinstance(value, np.generic) and not isinstance(value, np.str_):
+        return value.item()
+    return value
+
+
 def _scalar(value: Any, where: str, allowed: tuple[str, ...]) -> Scalar:
+    value = _plain(value)
     k = kind(value)
     if value is None:
         raise _fail(where, 'null is not a filter value; use {"$exists": false}')
     if k == "number" and not math.isfinite(value):
         raise _fail(where, f"{value} is not a value a filter can compare")
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise _fail(where, f"{value} is outside the 64-bit integers the engines store")
     if k not in allowed:
         raise _fail(
             where,
@@ -237,10 +249,13 @@ def _cond(name: str, op: Op, operand: Any, where: str) -> Cond:
     if op in RANGE_OPS:
         return Cond(name, op, _scalar(operand, where, ("number",)))
     if op is Op.EXISTS:
+        operand = _plain(operand)
         if not isinstance(operand, bool):
             raise _fail(where, f"'$exists' takes true or false, got {_json(operand)}")
         return Cond(name, op, operand)
     if op in LIST_OPS:
+        if isinstance(operand, np.ndarray):
+            operand = operand.tolist()
         if not isinstance(operand, list | tuple) or not operand:
             raise _fail(where, f"'{op}' takes a non-empty list, got {_json(operand)}")
         vals = tuple(
@@ -295,6 +310,12 @@ def canonical(node: Node) -> str:
     return json.dumps(to_obj(node), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _shown(name: str, quote: str = "'") -> str:
+    # a metadata key is data: one that is not a plain name is shown JSON-escaped, so a
+    # newline or control character in it cannot break the one-line message
+    return f"{quote}{name}{quote}" if _FIELD.match(name) else _json(name)
+
+
 def check_fields(node: Node, known_fields: Iterable[str]) -> None:
     """Raise if the filter reads a field that no chunk has, naming the known fields and
     the closest match."""
@@ -303,8 +324,10 @@ def check_fields(node: Node, known_fields: Iterable[str]) -> None:
         if name in known:
             continue
         hint = difflib.get_close_matches(name, known, n=1)
-        also = f" (did you mean '{hint[0]}'?)" if hint else ""
-        shown = ", ".join(known[:20]) + (f", ... ({len(known)} in all)" if len(known) > 20 else "")
+        also = f" (did you mean {_shown(hint[0])}?)" if hint else ""
+        shown = ", ".join(_shown(k, quote="") for k in known[:20])
+        if len(known) > 20:
+            shown += f", ... ({len(known)} in all)"
         raise FilterError(
             f"filter field '{name}' is in no chunk's metadata{also}; "
             f"known fields: {shown or 'none (the chunks carry no metadata)'}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from indexcheck.errors import FilterError
-from indexcheck.filters._common import SQL_OPS, scalar_literal
+from indexcheck.filters._common import SQL_OPS, cannot, scalar_literal
 from indexcheck.filters.grammar import LIST_OPS, And, Cond, Node, Op, check_field_name
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -41,18 +41,31 @@ def quote(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _target(field: str, json_field: str | None, columns: Collection[str]) -> str:
-    if field in columns:
-        return field
-    head, *rest = field.split(".")
-    keys = "".join(f'["{seg}"]' for seg in rest)
+# words of the expression grammar: a bare name spelled like one (a column, or a dynamic
+# field with json_field=None) would be read as the operator
+_KEYWORDS = frozenset(
+    {"and", "or", "not", "in", "like", "exists", "is", "null", "true", "false", "json_contains"}
+)
+
+
+def _bare(name: str, c: Cond) -> str:
+    if name.lower() in _KEYWORDS:
+        raise cannot("milvus", c, f"'{name}' is a word of its expression grammar; use a JSON field")
+    return name
+
+
+def _target(c: Cond, json_field: str | None, columns: Collection[str]) -> str:
+    if c.field in columns:
+        return _bare(c.field, c)
+    head, *rest = c.field.split(".")
+    keys = "".join(f'["{seg}"]' for seg in rest)  # identifiers: no quote to escape
     if json_field is None:
-        return f"{head}{keys}"
+        return f"{_bare(head, c)}{keys}"
     return f'{json_field}["{head}"]{keys}'
 
 
 def _cond(c: Cond, json_field: str | None, columns: Collection[str]) -> str:
-    t = _target(c.field, json_field, columns)
+    t = _target(c, json_field, columns)
     is_column = c.field in columns
     if c.op is Op.EXISTS:
         if is_column:

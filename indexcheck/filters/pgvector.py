@@ -47,7 +47,9 @@ class _Builder:
     def __init__(self, sql: Any, column: str, columns: Mapping[str, str]) -> None:
         self.sql = sql
         self.col = sql.Identifier(*column.split("."))
-        self.columns = {k: sql.Identifier(check_field_name(v)) for k, v in columns.items()}
+        self.columns = {
+            k: sql.Identifier(*check_field_name(v).split(".")) for k, v in columns.items()
+        }
         self.params: list[Any] = []
 
     def p(self, value: Any, cast: str = "") -> Any:

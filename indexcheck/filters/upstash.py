@@ -10,7 +10,7 @@ character is refused rather than sent in a form whose meaning is a guess.
 from __future__ import annotations
 
 from indexcheck.errors import FilterError
-from indexcheck.filters._common import SQL_OPS, scalar_literal
+from indexcheck.filters._common import SQL_OPS, cannot, scalar_literal
 from indexcheck.filters.grammar import LIST_OPS, And, Cond, Node, Op
 
 
@@ -31,14 +31,31 @@ def quote(value: str) -> str:
     )
 
 
+# words of the filter syntax: a key spelled like one cannot be told from the operator, and
+# Upstash documents no quoting for keys
+_KEYWORDS = frozenset(
+    {"AND", "OR", "NOT", "IN", "GLOB", "CONTAINS", "HAS", "FIELD", "TRUE", "FALSE"}
+)
+
+
+def _key(c: Cond) -> str:
+    clash = [seg for seg in c.field.split(".") if seg.upper() in _KEYWORDS]
+    if clash:
+        raise cannot(
+            "upstash", c, f"'{clash[0]}' is a word of its filter syntax and keys cannot be quoted"
+        )
+    return c.field
+
+
 def _cond(c: Cond) -> str:
+    key = _key(c)
     if c.op is Op.EXISTS:
-        return f"HAS FIELD {c.field}" if c.value else f"HAS NOT FIELD {c.field}"
+        return f"HAS FIELD {key}" if c.value else f"HAS NOT FIELD {key}"
     if c.op in LIST_OPS:
         assert isinstance(c.value, tuple)
         vals = ", ".join(scalar_literal(v, quote) for v in c.value)
-        return f"{c.field} {'IN' if c.op is Op.IN else 'NOT IN'} ({vals})"
-    return f"{c.field} {SQL_OPS[c.op]} {scalar_literal(c.value, quote)}"
+        return f"{key} {'IN' if c.op is Op.IN else 'NOT IN'} ({vals})"
+    return f"{key} {SQL_OPS[c.op]} {scalar_literal(c.value, quote)}"
 
 
 def to_upstash(node: Node) -> str:
