@@ -12,7 +12,9 @@ The core never imports click; the CLI maps each class to an exit code and prints
     │   ├── DataFileError               missing/unreadable file, missing column, empty corpus
     │   ├── DimensionMismatchError      embedder and store dimensions differ
     │   ├── MissingDependencyError      an optional extra is not installed (names the pip command)
-    │   └── ModelNotInstalledError      the default model's files are absent or fail their sha256
+    │   ├── ModelNotInstalledError      the default model's files are absent or fail their sha256
+    │   └── FilterError                 a metadata filter is malformed, names an unknown field,
+    │                                   or uses an operator the store cannot express
     └── BackendError                    exit 3: the check could not finish
         ├── BackendUnavailableError     host unreachable, timeout, 5xx after retries
         ├── AuthError                   wrong or missing credentials
@@ -74,6 +76,11 @@ class SheetNotVerifiedError(IndexcheckError):
     match what was written): nothing is exported, compared or revised (exit 1)."""
 
     exit_code = EXIT_CHECK_FAILED
+
+
+class FilterError(InputError):
+    """A metadata filter is malformed, names a field no chunk has, or uses an operator
+    the store cannot express; the message names the offending part."""
 
 
 class BackendError(IndexcheckError):
