@@ -17,7 +17,8 @@ import click
 from ..core.baseline_guard import check_baseline
 from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..core.ci_config import needs_embedder
-from ..errors import DataFileError
+from ..errors import DataFileError, OutputError
+from ..outputs import write_atomic
 from .command import Command
 from .finish import finish, stamp
 from .options import check_file_output, output_options, progress
@@ -97,8 +98,12 @@ def ci_cmd(
     result.baseline_differences = differences
     stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:
-        junit_path.parent.mkdir(parents=True, exist_ok=True)
-        junit_path.write_bytes(junit_xml(result))
+        try:  # atomically: a failed write leaves the old file whole, never half a file
+            write_atomic(junit_path, junit_xml(result))
+        except OSError as exc:
+            raise OutputError(
+                f"could not write --junit {junit_path}: {exc.strerror or exc}"
+            ) from None
     ctx.exit(
         finish(
             ctx,

@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 
 from ..errors import InputError, OutputError
+from ..outputs import write_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -161,24 +162,53 @@ def check_json_path(ctx: click.Context | None, param: object, value: str | None)
     return value
 
 
-def check_report_dir(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
-    """``--report DIR``: a folder we can create or write into; checked before any work."""
-    if value is None:
+def _dangling(option: str, path: Path) -> None:
+    """Refuse an output folder that is a symlink to nothing (mkdir would fail on it)."""
+    if path.is_symlink() and not path.exists():
+        target = os.readlink(path)
+        raise InputError(
+            f"{option} {path} is a symlink to {target}, which does not exist; create "
+            f"{target} or pass another folder"
+        )
+
+
+def check_folder_output(
+    option: str,
+) -> Callable[[click.Context | None, object, Path | None], Path | None]:
+    """A callback checking that an output folder (``--report``, ``sheet export --out``)
+    can be created or written into: not a file, not a dangling symlink; before any work."""
+
+    def check(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
+        if value is None:
+            return value
+        _dangling(option, value)
+        if value.exists() and not value.is_dir():
+            raise InputError(f"{option} {value} is a file; pass a folder path")
+        why = _writable_folder(value)
+        if why is not None:
+            raise InputError(f"{option} {value} cannot be written ({why}); pass another folder")
         return value
-    if value.exists() and not value.is_dir():
-        raise InputError(f"--report {value} is a file; pass a folder path")
-    why = _writable_folder(value)
-    if why is not None:
-        raise InputError(f"--report {value} cannot be written ({why}); pass another folder")
-    return value
+
+    return check
 
 
-def check_file_output(option: str) -> Callable[[click.Context, object, Path | None], Path | None]:
-    """A callback checking that an output file (``--junit``, ``--out``) can be written."""
+#: ``--report DIR``: a folder we can create or write into; checked before any work
+check_report_dir = check_folder_output("--report")
+
+
+def check_file_output(
+    option: str, formats: bool = False
+) -> Callable[[click.Context, object, Path | None], Path | None]:
+    """A callback checking that an output file (``--junit``, ``--out``, ``--rows``) can be
+    written; ``formats``: its suffix must name a rows format (.parquet, .csv, .jsonl)."""
 
     def check(ctx: click.Context, param: object, value: Path | None) -> Path | None:
         if value is None:
             return value
+        if formats:
+            from ..rowfiles import check_output_suffix
+
+            check_output_suffix(value, option)
         if value.is_dir():
             raise InputError(f"{option} {value} is a folder; pass a file path")
         why = _writable_folder(value.parent if str(value.parent) else Path("."))
@@ -304,9 +334,8 @@ def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
         sys.stdout.write(text + "\n")
     else:
         path = Path(json_path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text + "\n", encoding="utf-8")
+        try:  # atomically: a failed write leaves no half file, a symlink is replaced
+            write_atomic(path, text + "\n")
         except OSError as exc:  # checked before the work; the disk can still fill up
             raise OutputError(
                 f"could not write --json {path}: {exc.strerror or exc}; the check ran, but "

@@ -1,0 +1,219 @@
+"""Every command's output paths, checked against its inputs before any work, and what a
+failed run leaves in them.
+
+:class:`~indexcheck.cli.command.Command` calls :func:`guard` once the options are parsed
+and before the command body runs: each output option (``--json``, ``--rows``, ``--report``,
+``--junit``, ``--cache``, ``--vector-cache``, ``--sheet`` of ``judge``, ``embed --out`` and
+``--faiss``, ``diff-index --workdir``, ``sheet export --out``) is refused (exit 2) when it
+is, or lies inside, an input of the same run: ``--chunks``, ``--questions``,
+``--answers``, ``--labels``, ``--prompt``, ``--query-vectors``, ``--baseline``, the config
+file, the files or folder of every ``--store``/``--old``/``--new``, and the evidence sheet
+read by ``sheet export|diff``. ``ci`` adds the paths of its ``[ci]`` table through
+:func:`add`.
+
+When the run then fails (exit 2 or 3, an interrupt), :func:`fail` makes sure no output
+of an earlier run keeps claiming success:
+
+- ``--json FILE`` is replaced by the failed result (``ok: false``, ``complete: false``,
+  ``exit_code``, ``error``), or removed when even that cannot be written;
+- ``--junit FILE`` is replaced by one ``<error>`` testcase (or removed);
+- ``--rows FILE`` is removed (its rows would be an earlier run's);
+- in ``--report DIR`` the report pages of this command (``NAME.md``, ``report.md``,
+  ``report.html``) are replaced by a page saying the run failed; plots are left.
+
+Outputs refused by the guard itself are never touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..outputs import (
+    PathUse,
+    failed_json,
+    failed_junit,
+    failure,
+    refuse_overlaps,
+    remove_quietly,
+    write_atomic,
+)
+from ..store_files import store_paths
+from ..textsafe import escape_html, escape_md
+
+_KEY = "indexcheck.guard"
+
+#: parameter name -> option, for the files a command reads
+INPUT_FILES = {
+    "chunks_path": "--chunks",
+    "chunks_old": "--chunks-old",
+    "chunks_new": "--chunks-new",
+    "questions_path": "--questions",
+    "query_vectors_path": "--query-vectors",
+    "answers_path": "--answers",
+    "labels_path": "--labels",
+    "prompt_path": "--prompt",
+    "ci_config": "--config",
+    "baseline_path": "--baseline",
+}
+#: parameter name -> option, for store specs
+STORES = {"store_spec": "--store", "old_spec": "--old", "new_spec": "--new"}
+#: parameter name -> (option, kind) for the paths a command writes
+OUTPUTS = {
+    "json_path": ("--json", "file"),
+    "rows_path": ("--rows", "file"),
+    "junit_path": ("--junit", "file"),
+    "cache_path": ("--cache", "file"),
+    "out_path": ("--out", "file"),
+    "report_dir": ("--report", "folder"),
+    "vector_cache": ("--vector-cache", "own"),
+    "faiss_dir": ("--faiss", "own"),
+    "workdir": ("--workdir", "own"),
+    "out_dir": ("--out", "own"),
+}
+#: the evidence sheet: written by judge (``writes=("sheet_dir",)``), read by sheet export
+SHEET = "sheet_dir"
+
+
+class Plan:
+    """The output and input paths of one run."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.outputs: list[PathUse] = []
+        self.inputs: list[PathUse] = []
+        self.report_names: set[str] = {f"{command}.md", "report.md", "report.html"}
+
+    def check(self) -> None:
+        refuse_overlaps(self.outputs, self.inputs)
+
+    def output(self, what: str) -> Path | None:
+        return next((u.path for u in self.outputs if u.what == what), None)
+
+
+def _config_file(ctx: click.Context) -> Path | None:
+    root = ctx.find_root()
+    given = root.params.get("config")
+    if given is not None:
+        return Path(given)
+    default = Path("indexcheck.toml")
+    return default if default.is_file() else None
+
+
+def _store_inputs(option: str, spec: str) -> list[PathUse]:
+    return [PathUse(f"the {option} {kind}", path, kind) for path, kind in store_paths(spec)]
+
+
+def plan_of(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:
+    """The paths the parsed options of ``ctx`` read and write."""
+    plan = Plan(ctx.info_name or "indexcheck")
+    params = ctx.params
+    for name, (option, kind) in OUTPUTS.items():
+        value = params.get(name)
+        if value is not None and value != "-":
+            plan.outputs.append(PathUse(option, Path(value), kind))
+    sheet = params.get(SHEET)
+    if sheet is not None:
+        if SHEET in writes:
+            plan.outputs.append(PathUse("--sheet", Path(sheet), "own"))
+        else:
+            plan.inputs.append(PathUse("the evidence sheet", Path(sheet), "folder"))
+    for name, option in INPUT_FILES.items():
+        value = params.get(name)
+        if value is not None:
+            plan.inputs.append(PathUse(f"the {option} file", Path(value)))
+    for name, option in STORES.items():
+        value = params.get(name)
+        if isinstance(value, str) and value:
+            plan.inputs += _store_inputs(option, value)
+    config = _config_file(ctx)
+    if config is not None:
+        plan.inputs.append(PathUse("the config file", config))
+    return plan
+
+
+def guard(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:
+    """Check the outputs of ``ctx`` against its inputs (exit 2 before any work) and keep
+    the plan for :func:`fail`."""
+    plan = plan_of(ctx, writes)
+    plan.check()
+    ctx.meta[_KEY] = plan
+    return plan
+
+
+def add(
+    ctx: click.Context,
+    *,
+    inputs: list[tuple[str, Path]] | None = None,
+    stores: list[tuple[str, str]] | None = None,
+    outputs: list[tuple[str, Path, str]] | None = None,
+) -> None:
+    """Add paths known only once the command has read its config (``ci``), and check
+    again: ``inputs`` (what, path), ``stores`` (what, spec), ``outputs`` (what, path,
+    kind)."""
+    plan: Plan | None = ctx.meta.get(_KEY)
+    if plan is None:
+        plan = plan_of(ctx)
+    for what, path in inputs or []:
+        plan.inputs.append(PathUse(what, Path(path)))
+    for what, spec in stores or []:
+        plan.inputs += _store_inputs(what, spec)
+    for what, path, kind in outputs or []:
+        plan.outputs.append(PathUse(what, Path(path), kind))
+    plan.check()
+    ctx.meta[_KEY] = plan
+
+
+def fail(ctx: click.Context, message: str, exit_code: int) -> None:
+    """Leave no earlier success in the outputs of a failed run (see the module doc).
+    Best effort and silent: the error being reported stays the one the user sees."""
+    plan: Plan | None = ctx.meta.pop(_KEY, None)
+    if plan is None:  # the guard did not pass (or never ran): nothing is touched
+        return
+    payload = failure(plan.command, message, exit_code)
+    for use in plan.outputs:
+        try:
+            _fail_one(plan, use, message, exit_code, payload)
+        except Exception:  # noqa: S112 (never hide the real error behind a cleanup one)
+            continue
+
+
+def _fail_one(
+    plan: Plan, use: PathUse, message: str, exit_code: int, payload: dict[str, Any]
+) -> None:
+    if use.what == "--json":
+        failed_json(use.path, payload)
+    elif use.what == "--junit":
+        failed_junit(use.path, plan.command, message)
+    elif use.what == "--rows":
+        remove_quietly(use.path)
+    elif use.what == "--report" and use.path.is_dir():
+        for name in sorted(plan.report_names):
+            page = use.path / name
+            if not (page.is_file() or page.is_symlink()):
+                continue
+            try:
+                write_atomic(page, _failed_page(plan.command, message, exit_code, name))
+            except OSError:
+                remove_quietly(page)
+
+
+def _failed_page(command: str, message: str, exit_code: int, name: str) -> str:
+    if name.endswith(".html"):
+        return (
+            '<!doctype html><html><head><meta charset="utf-8">'
+            f"<title>indexcheck {escape_html(command)}: could not finish</title></head><body>"
+            f"<h1>indexcheck {escape_html(command)}: could not finish (exit {exit_code})</h1>"
+            f"<p>{escape_html(message)}</p><p>The results of an earlier run that stood here "
+            "were replaced: they do not describe the index as it is now.</p></body></html>\n"
+        )
+    return (
+        f"# indexcheck {escape_md(command)}: could not finish (exit {exit_code})\n\n"
+        f"{escape_md(message)}\n\nThe results of an earlier run that stood here were "
+        "replaced: they do not describe the index as it is now.\n"
+    )
+
+
+__all__ = ["INPUT_FILES", "OUTPUTS", "STORES", "Plan", "add", "fail", "guard", "plan_of"]
