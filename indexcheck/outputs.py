@@ -32,16 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import OutputOverInputError
 
 #: characters XML 1.0 forbids (a message may quote a path holding them)
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 #: errno values that mean "the disk (or the quota) is full"
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-
-
-class OutputOverInputError(InputError):
-    """An output path is, or lies inside, one of the run's inputs (or another output)."""
 
 
 @dataclass(frozen=True)

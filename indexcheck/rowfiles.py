@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataFileError, InputError
+from .inputfiles import loads_json
 
 JSONL = (".jsonl", ".ndjson")
 DELIMITED = {".csv": ",", ".tsv": "\t"}
@@ -110,7 +111,7 @@ def _jsonl(path: Path) -> Iterator[Row]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads_json(line, f"{path.name} line {lineno}")
             except json.JSONDecodeError as exc:
                 raise DataFileError(
                     f"{path.name} line {lineno} is not valid JSON ({exc.msg}); "

@@ -17,10 +17,12 @@ import click
 from ..core.baseline_guard import check_baseline
 from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..core.ci_config import needs_embedder
-from ..errors import DataFileError, OutputError
+from ..errors import OutputError
+from ..inputfiles import require_file
 from ..outputs import write_atomic
 from .command import Command
 from .finish import finish, stamp
+from .guard import ci_paths
 from .options import check_file_output, output_options, progress
 from .session import session
 
@@ -71,12 +73,10 @@ def ci_cmd(
     """
     parent = ctx.parent.params.get("config") if ctx.parent is not None else None
     path = ci_config or parent or Path("indexcheck.toml")
-    if not path.is_file():
-        raise DataFileError(
-            f"config file {path} does not exist; pass --config PATH (see examples/indexcheck.toml)"
-        )
+    require_file(path, "config file", "pass --config PATH (see examples/indexcheck.toml)")
     config = CiConfig.from_toml(path)
     baseline_path = baseline_path or config.baseline_path
+    ci_paths(ctx, config, path, baseline_path)  # no output over an input of [ci]
     baseline = load_baseline(baseline_path) if baseline_path is not None else None
     opened = session(ctx, "ci")
     store = opened.open_store(config.store, config.trust_pickle)  # heads the manifest

@@ -166,6 +166,33 @@ def add(
     ctx.meta[_KEY] = plan
 
 
+def ci_paths(ctx: click.Context, config: Any, path: Path, baseline: Path | None) -> None:
+    """Refuse (exit 2) an output of ``ci`` over an input its ``[ci]`` table names."""
+    inputs = [("the config file", path)]
+    inputs += [(f"the [ci] {k} file", p) for k, p in _config_files(config) if p is not None]
+    if baseline is not None:
+        inputs.append(("the baseline file", baseline))
+    stores = [("[ci] store", config.store)]
+    if config.diff_index is not None:
+        stores.append(("[ci.diff-index] old", config.diff_index.old))
+    outputs = [("[ci] cache", config.cache, "file")] if config.cache is not None else []
+    if config.compare_ann is not None and config.compare_ann.cache_dir is not None:
+        outputs.append(("[ci.compare-ann] cache-dir", config.compare_ann.cache_dir, "own"))
+    add(ctx, inputs=inputs, stores=stores, outputs=outputs)
+
+
+def _config_files(config: Any) -> list[tuple[str, Path | None]]:
+    files: list[tuple[str, Path | None]] = [("chunks", config.chunks)]
+    if config.diff_index is not None:
+        files += [
+            ("chunks-old", config.diff_index.chunks_old),
+            ("chunks-new", config.diff_index.chunks_new),
+        ]
+    if config.diagnose is not None:
+        files.append(("questions", config.diagnose.questions))
+    return files
+
+
 def fail(ctx: click.Context, message: str, exit_code: int) -> None:
     """Leave no earlier success in the outputs of a failed run (see the module doc).
     Best effort and silent: the error being reported stays the one the user sees."""
@@ -216,4 +243,14 @@ def _failed_page(command: str, message: str, exit_code: int, name: str) -> str:
     )
 
 
-__all__ = ["INPUT_FILES", "OUTPUTS", "STORES", "Plan", "add", "fail", "guard", "plan_of"]
+__all__ = [
+    "INPUT_FILES",
+    "OUTPUTS",
+    "STORES",
+    "Plan",
+    "add",
+    "ci_paths",
+    "fail",
+    "guard",
+    "plan_of",
+]
