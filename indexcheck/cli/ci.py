@@ -27,7 +27,7 @@ from .options import check_file_output, output_options, progress
 from .session import session
 
 
-@click.command("ci", cls=Command)
+@click.command("ci", cls=Command, more_paths=True)
 @click.option(
     "--config",
     "ci_config",

@@ -102,12 +102,21 @@ class Command(click.Command):
     and whose outputs are checked against its inputs before the body runs.
 
     ``writes``: parameters that are outputs of this command although other commands read
-    them (``judge`` writes ``sheet_dir``; ``sheet export`` reads it).
+    them (``judge`` writes ``sheet_dir``; ``sheet export`` reads it). ``more_paths``: the
+    body names more paths (``ci`` reads its config first) through :func:`.guard.add`,
+    which then probes the outputs for writing.
     """
 
-    def __init__(self, *args: Any, writes: tuple[str, ...] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        writes: tuple[str, ...] = (),
+        more_paths: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.writes = writes
+        self.more_paths = more_paths
 
     def make_context(
         self,
@@ -123,7 +132,8 @@ class Command(click.Command):
         from .guard import guard
 
         with one_line_errors(ctx):
-            guard(ctx, self.writes)  # before any work: no output over an input
+            # before any work: no output over an input, then the outputs probed writable
+            guard(ctx, self.writes, complete=not self.more_paths)
             return super().invoke(ctx)
 
 

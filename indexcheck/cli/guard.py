@@ -42,6 +42,7 @@ from ..outputs import (
 )
 from ..store_files import store_paths
 from ..textsafe import escape_html, escape_md
+from .options import run_probes
 
 _KEY = "indexcheck.guard"
 
@@ -134,12 +135,16 @@ def plan_of(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:
     return plan
 
 
-def guard(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:
-    """Check the outputs of ``ctx`` against its inputs (exit 2 before any work) and keep
-    the plan for :func:`fail`."""
+def guard(ctx: click.Context, writes: tuple[str, ...] = (), complete: bool = True) -> Plan:
+    """Check the outputs of ``ctx`` against its inputs (exit 2 before any work). When the
+    plan is ``complete`` (the command names no more paths through :func:`add`), probe the
+    outputs for writing and keep the plan for :func:`fail`; an incomplete plan is never
+    used to write a failure (an output it checked might still be an input)."""
     plan = plan_of(ctx, writes)
     plan.check()
-    ctx.meta[_KEY] = plan
+    if complete:
+        run_probes(ctx)
+        ctx.meta[_KEY] = plan
     return plan
 
 
@@ -153,7 +158,7 @@ def add(
     """Add paths known only once the command has read its config (``ci``), and check
     again: ``inputs`` (what, path), ``stores`` (what, spec), ``outputs`` (what, path,
     kind)."""
-    plan: Plan | None = ctx.meta.get(_KEY)
+    plan: Plan | None = ctx.meta.pop(_KEY, None)  # kept again only once checked
     if plan is None:
         plan = plan_of(ctx)
     for what, path in inputs or []:
@@ -163,6 +168,7 @@ def add(
     for what, path, kind in outputs or []:
         plan.outputs.append(PathUse(what, Path(path), kind))
     plan.check()
+    run_probes(ctx)
     ctx.meta[_KEY] = plan
 
 

@@ -145,6 +145,30 @@ def _writable_folder(folder: Path) -> str | None:
     return None
 
 
+_PROBES = "indexcheck.probes"
+
+
+def _probe(ctx: click.Context | None, folder: Path, message: str) -> None:
+    """Probe ``folder`` for writing (``message`` with ``{why}`` is the error). Under a
+    command, the probe waits until the guard has checked every output against the inputs
+    (:func:`run_probes`): probing creates the folder, which must never happen inside an
+    input. Without a context it runs now."""
+    if ctx is not None:
+        ctx.meta.setdefault(_PROBES, []).append((folder, message))
+        return
+    why = _writable_folder(folder)
+    if why is not None:
+        raise InputError(message.format(why=why))
+
+
+def run_probes(ctx: click.Context) -> None:
+    """Run the writability probes the option callbacks of ``ctx`` deferred (exit 2)."""
+    for folder, message in ctx.meta.pop(_PROBES, []):
+        why = _writable_folder(folder)
+        if why is not None:
+            raise InputError(message.format(why=why))
+
+
 def check_json_path(ctx: click.Context | None, param: object, value: str | None) -> str | None:
     """``--json PATH``: a file we can create or overwrite, or '-'; checked before any work."""
     if value is None or value == "-":
@@ -154,9 +178,8 @@ def check_json_path(ctx: click.Context | None, param: object, value: str | None)
         raise InputError(
             f"--json {value} is a folder; pass a file path such as {path / 'result.json'}"
         )
-    why = _writable_folder(path.parent if str(path.parent) else Path("."))
-    if why is not None:
-        raise InputError(f"--json {value} cannot be written ({why}); pass another path")
+    folder = path.parent if str(path.parent) else Path(".")
+    _probe(ctx, folder, f"--json {value} cannot be written ({{why}}); pass another path")
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"--json {value} is not writable; pass another path")
     return value
@@ -184,9 +207,7 @@ def check_folder_output(
         _dangling(option, value)
         if value.exists() and not value.is_dir():
             raise InputError(f"{option} {value} is a file; pass a folder path")
-        why = _writable_folder(value)
-        if why is not None:
-            raise InputError(f"{option} {value} cannot be written ({why}); pass another folder")
+        _probe(ctx, value, f"{option} {value} cannot be written ({{why}}); pass another folder")
         return value
 
     return check
@@ -211,9 +232,8 @@ def check_file_output(
             check_output_suffix(value, option)
         if value.is_dir():
             raise InputError(f"{option} {value} is a folder; pass a file path")
-        why = _writable_folder(value.parent if str(value.parent) else Path("."))
-        if why is not None:
-            raise InputError(f"{option} {value} cannot be written ({why}); pass another path")
+        folder = value.parent if str(value.parent) else Path(".")
+        _probe(ctx, folder, f"{option} {value} cannot be written ({{why}}); pass another path")
         return value
 
     return check
