@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputOverInputError
+from .errors import DiskFullError, OutputError, OutputOverInputError
 
 #: characters XML 1.0 forbids (a message may quote a path holding them)
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -243,6 +243,17 @@ def failed_junit(path: str | os.PathLike[str], command: str, message: str) -> No
         remove_quietly(path)
 
 
+def output_error(what: str, exc: OSError, after: str = "") -> OutputError:
+    """The error for an output that could not be written (exit 3): :class:`DiskFullError`
+    saying the disk is full when it is, else :class:`OutputError` with the OS reason."""
+    if disk_full(exc):
+        return DiskFullError(
+            f"could not write {what}: the disk is full ({exc.strerror or exc}); free some "
+            f"space or write it to another disk{after}"
+        )
+    return OutputError(f"could not write {what}: {exc.strerror or exc}{after}")
+
+
 def disk_full(exc: BaseException) -> bool:
     """True for an error that means the disk or quota is full (OSError or SQLite)."""
     if isinstance(exc, OSError) and exc.errno in DISK_FULL:
@@ -261,6 +272,7 @@ __all__ = [
     "failed_json",
     "failed_junit",
     "failure",
+    "output_error",
     "publish",
     "refuse_overlaps",
     "remove_quietly",

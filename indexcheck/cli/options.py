@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..errors import InputError, OutputError
-from ..outputs import write_atomic
+from ..errors import InputError
+from ..outputs import output_error, write_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -357,9 +357,8 @@ def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
         try:  # atomically: a failed write leaves no half file, a symlink is replaced
             write_atomic(path, text + "\n")
         except OSError as exc:  # checked before the work; the disk can still fill up
-            raise OutputError(
-                f"could not write --json {path}: {exc.strerror or exc}; the check ran, but "
-                "its result was not saved"
+            raise output_error(
+                f"--json {path}", exc, "; the check ran, but its result was not saved"
             ) from None
 
 
