@@ -69,6 +69,12 @@ def _jsonl_vectors(w: World, vector: object) -> str:
     return f"jsonl:{path}"
 
 
+def _ci(w: World) -> str:
+    from tests.test_safety_outputs import _ci_config
+
+    return _ci_config(w)
+
+
 def _fifo(w: World, name: str = "fifo.toml") -> str:
     path = w.out / name  # not under data: hashing the user's files would read it
     os.mkfifo(path)
@@ -99,6 +105,9 @@ ROWS: list[tuple[str, Setup, int, str]] = [
     ("deep_chunk_line_all", lambda w: _check(w, "--all", "--chunks", _deep_line(w)), 2, "c.jsonl line 1 nests JSON"),
     ("deep_question_line", lambda w: ["sweep-threshold", "--store", w.good, *EMB, "--questions", _deep_line(w, "q.jsonl")], 2, "q.jsonl line 1 nests JSON"),
     ("deep_jsonl_store_line", lambda w: _check(w, store="jsonl:" + _deep_line(w, "v.jsonl")), 2, "nests JSON"),
+    ("deep_answers_cell", lambda w: ["judge", "--answers", w.raw("a.csv", ('id,question,answer,contexts\na,q,x,"' + "[" * 5000 + "]" * 5000 + '"\n').encode()), "--judge", "py:tests.hostile_judges:counting"], 2, "a.csv line 2: 'contexts' nests JSON"),
+    ("deep_baseline", lambda w: ["ci", "--config", _ci(w), "--baseline", w.raw("base.json", ("[" * DEEP + "]" * DEEP).encode())], 2, "baseline " ),
+    ("baseline_dev_zero", lambda w: ["ci", "--config", _ci(w), "--baseline", "/dev/zero"], 2, "baseline /dev/zero is a character device"),
     ("deep_toml_config", lambda w: ["--config", _deep_toml(w), *_check(w)], 2, "deep.toml nests TOML arrays or tables deeper than"),
     ("deep_toml_ci", lambda w: ["ci", "--config", _deep_toml(w, ci=True)], 2, "deep.toml nests TOML"),
     # -- stored vectors that are not lists of numbers: exit 2, the vector never shown -----------
