@@ -63,6 +63,15 @@ def _inside(path: Path, folder: Path) -> bool:
     return path != folder and folder in path.parents
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Two existing paths naming one file (a hard link, a bind mount, a case-insensitive
+    file system): the inode says what the path text cannot."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _shown(use: PathUse, real: Path) -> str:
     """``use.path``, plus where it really points when a symlink or ``..`` moves it."""
     given = str(use.path)
@@ -79,7 +88,7 @@ def refuse_overlaps(outputs: Sequence[PathUse], inputs: Sequence[PathUse]) -> No
     for out, real in real_outputs:
         fix = f"indexcheck never writes over or into an input; pass another {out.what} path"
         for inp, source in real_inputs:
-            if real == source:
+            if real == source or _same_file(real, source):
                 raise OutputOverInputError(
                     f"{out.what} {_shown(out, real)} is {inp.what} {inp.path}: {fix}"
                 )
@@ -141,7 +150,13 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.stem}.tmp-", suffix=target.suffix)
     tmp = Path(tmp_name)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+        # the mode of the file it replaces (a private 0600 file stays private), else the one
+        # open() would give a new file; never mkstemp's 0600
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.fchmod(fd, mode)
         os.close(fd)
         yield tmp
         with tmp.open("rb+") as f:  # the bytes reach the disk before the rename

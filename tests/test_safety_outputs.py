@@ -65,6 +65,12 @@ def _link(w: World, name: str, target: Path) -> str:
     return str(link)
 
 
+def _hard_link(w: World, name: str, target: Path) -> str:
+    link = w.out / name
+    os.link(target, link)
+    return str(link)
+
+
 def _questions(w: World) -> str:
     path = w.data / "q.jsonl"
     path.write_text(
@@ -121,6 +127,7 @@ ROWS: list[tuple[str, Setup, int, str]] = [
     ("json_through_symlink_into_index", lambda w: _check(w, "--json", _link(w, "r.json", w.data / "good" / "ids.json")), 2, "lies inside the --store folder"),
     ("report_through_symlinked_folder", lambda w: _check(w, "--report", _link(w, "rep", w.data / "good")), 2, "--report"),
     # -- every other input -----------------------------------------------------------------
+    ("json_hard_link_to_chunks", lambda w: _check(w, "--json", _hard_link(w, "r.json", w.data / "chunks.jsonl")), 2, "is the --chunks file"),
     ("json_over_index_file", lambda w: _check(w, "--json", str(w.data / "good" / "index.faiss")), 2, "lies inside the --store folder"),
     ("json_over_questions", lambda w: ["sweep-threshold", "--store", w.good, *EMB, "--questions", (q := _questions(w)), "--json", q], 2, "is the --questions file"),
     ("report_over_questions", lambda w: ["diagnose", "--store", w.good, *EMB, "--questions", (q := _questions(w)), "--report", q], 2, "--report"),
@@ -271,6 +278,9 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
     write_atomic(path, "new\n")
     assert path.read_text() == "new\n"
     assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    path.chmod(0o600)  # a private result stays private when rewritten
+    write_atomic(path, "newer\n")
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
