@@ -85,8 +85,9 @@ def _read_columns(
         else:
             vectors = col.to_pylist()
     else:
-        vectors = col.to_pylist()
-        _check_vector_rows(path, vec_col, vectors, "row")
+        rows = col.to_pylist()
+        _check_vector_rows(path, vec_col, rows, "row")
+        vectors = rows
     names = table.column_names
     return (
         [str(x) for x in table.column(id_col).to_pylist()],
