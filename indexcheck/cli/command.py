@@ -52,10 +52,17 @@ def _failed(ctx: click.Context | None, message: str, code: int) -> None:
 
 
 def _exit_code(exc: BaseException) -> int:
-    code = getattr(exc, "exit_code", None)
+    """The exit code a click exit, a SystemExit, a ClickException or an Abort ends with."""
+    if isinstance(exc, click.Abort):
+        return EXIT_COULD_NOT_FINISH
+    if isinstance(exc, click.ClickException):  # the group maps a code of 1 to 2
+        return int(exc.exit_code) if exc.exit_code != EXIT_CHECK_FAILED else EXIT_INPUT
+    if isinstance(exc, click.exceptions.Exit):
+        return int(exc.exit_code)
+    code = getattr(exc, "code", None)  # SystemExit: None is 0, a message is 1
     if code is None:
-        code = getattr(exc, "code", 0)
-    return code if isinstance(code, int) and not isinstance(code, bool) else EXIT_INPUT
+        return EXIT_OK
+    return code if isinstance(code, int) and not isinstance(code, bool) else EXIT_CHECK_FAILED
 
 
 @contextmanager
