@@ -578,3 +578,26 @@ def test_clean_runs_still_write_every_output(
         ],
     )
     assert r.exit_code == 0, r.stderr
+
+
+def test_disk_full_simulated_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same as the tmpfs tests where mount is refused (not root): the report writer
+    raises ENOSPC in process. The stale ok: true still goes, the message says why."""
+    import errno
+
+    import indexcheck.report.markdown as markdown
+
+    w = _world(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = w.out / "r.json"
+    _earlier_success(w, "--json", str(result))
+
+    def full(path: object, data: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(markdown, "write_atomic", full)
+    r = CliRunner().invoke(cli, _check(w, "--json", str(result), "--report", str(w.out / "rep")))
+    assert r.exit_code == 3, r.stderr
+    assert "the disk is full" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    failed = json.loads(result.read_text())
+    assert (failed["ok"], failed["complete"], failed["exit_code"]) == (False, False, 3)
