@@ -21,7 +21,9 @@ of an earlier run keeps claiming success:
 - in ``--report DIR`` the report pages of this command (``NAME.md``, ``report.md``,
   ``report.html``) are replaced by a page saying the run failed; plots are left.
 
-Outputs refused by the guard itself are never touched.
+Nothing is touched when the guard has not passed: a run refused while its options are
+parsed, an output refused as an input, or a ``ci`` run whose ``[ci]`` table cannot be read
+(the paths it names are unknown, so no output is known to be safe to write).
 """
 
 from __future__ import annotations
