@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from . import __version__
 from .embedders.base import Embedder
 from .stores.base import VectorStore
+from .version import __version__
 
 
 @dataclass

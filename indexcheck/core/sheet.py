@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..corpus import text_hash
 from ..errors import DataFileError, InputError
 from ..textsafe import visible
+from ..version import __version__
 from .answers import AnswerRow
 from .claim_checks import Verdict, normalize
 from .judge import JudgeResult
