@@ -482,6 +482,10 @@ def test_any_failure_replaces_json_junit_report_and_removes_rows(
     page = (report / "check-index.md").read_text()
     assert "could not finish (exit 3)" in page and "PASS" not in page
     assert not rows.exists()
+    (report / "report.md").write_text("another command's page\n")
+    r = CliRunner().invoke(cli, [*args, "--embedder", "py:tests.hostile_hooks:nan_vectors"])
+    assert r.exit_code == 3
+    assert (report / "report.md").read_text() == "another command's page\n"  # not its page
 
 
 def test_a_failed_ci_run_leaves_a_failing_junit(
@@ -489,27 +493,27 @@ def test_a_failed_ci_run_leaves_a_failing_junit(
 ) -> None:
     w = _world(tmp_path)
     monkeypatch.chdir(tmp_path)
-    junit, result = w.out / "junit.xml", w.out / "ci.json"
+    junit, result, report = w.out / "junit.xml", w.out / "ci.json", w.out / "rep"
     config = _ci_config(w)
-    r = CliRunner().invoke(
-        cli, ["ci", "--config", config, "--junit", str(junit), "--json", str(result)]
-    )
+    args = ["ci", "--config", config, "--junit", str(junit), "--json", str(result)]
+    r = CliRunner().invoke(cli, [*args, "--report", str(report)])
     assert r.exit_code == 0, r.stderr
     assert ET.parse(junit).getroot().get("failures") == "0"
+    assert "PASS" in (report / "report.html").read_text()
     Path(config).write_text(
         Path(config)
         .read_text()
         .replace("py:indexcheck.testing:HASH32", "py:tests.hostile_hooks:nan_vectors")
     )
-    r = CliRunner().invoke(
-        cli, ["ci", "--config", config, "--junit", str(junit), "--json", str(result)]
-    )
+    r = CliRunner().invoke(cli, [*args, "--report", str(report)])
     assert r.exit_code == 3, r.stderr
     root = ET.parse(junit).getroot()
     assert root.get("errors") == "1"
     (error,) = root.iter("error")
     assert "NaN" in (error.get("message") or "")
     assert json.loads(result.read_text())["ok"] is False
+    html = (report / "report.html").read_text()
+    assert "could not finish (exit 3)" in html and "NaN" in html and "PASS" not in html
 
 
 def test_a_refused_output_is_never_touched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

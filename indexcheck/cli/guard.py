@@ -18,8 +18,9 @@ of an earlier run keeps claiming success:
   ``exit_code``, ``error``), or removed when even that cannot be written;
 - ``--junit FILE`` is replaced by one ``<error>`` testcase (or removed);
 - ``--rows FILE`` is removed (its rows would be an earlier run's);
-- in ``--report DIR`` the report pages of this command (``NAME.md``, ``report.md``,
-  ``report.html``) are replaced by a page saying the run failed; plots are left.
+- in ``--report DIR`` the report pages of this command (``NAME.md``; ``report.md`` and
+  ``report.html`` for ``ci``, and ``judge.md`` too for ``judge``) are replaced by a page
+  saying the run failed; plots and other commands' pages are left.
 
 Nothing is touched when the guard has not passed: a run refused while its options are
 parsed, an output refused as an input, or a ``ci`` run whose ``[ci]`` table cannot be read
@@ -80,6 +81,14 @@ OUTPUTS = {
 SHEET = "sheet_dir"
 
 
+#: the report pages a command writes (default: NAME.md); only these are replaced on failure,
+#: never another command's pages sharing the folder
+_REPORT_PAGES = {
+    "ci": {"report.md", "report.html"},
+    "judge": {"judge.md", "report.md", "report.html"},
+}
+
+
 class Plan:
     """The output and input paths of one run."""
 
@@ -87,7 +96,7 @@ class Plan:
         self.command = command
         self.outputs: list[PathUse] = []
         self.inputs: list[PathUse] = []
-        self.report_names: set[str] = {f"{command}.md", "report.md", "report.html"}
+        self.report_names: set[str] = _REPORT_PAGES.get(command, {f"{command}.md"})
 
     def check(self) -> None:
         refuse_overlaps(self.outputs, self.inputs)
