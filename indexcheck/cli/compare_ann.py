@@ -1,8 +1,9 @@
 """``indexcheck compare-ann``: how often approximate search misses the best chunk, and how
 deep to fetch (ask f, re-rank exactly, keep k) to bring that under a target.
 
-Exit codes: 0 a fetch depth reaches the target, 1 none of the depths tried does,
-2 bad input, 3 could not finish.
+Exit codes: 0 a setting tried reaches the target (a fetch depth of the index as
+configured, or with ``--sweep`` a swept value and a fetch depth: the recommendation names
+the smallest), 1 none does, 2 bad input, 3 could not finish.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..cachedir import cache_root
 from ..core.compare_ann import (
     DEFAULT_NOISE,
     QuerySet,
+    apply_sweep,
     compare_ann,
     embed_questions,
     fetch_depths,
@@ -194,7 +196,7 @@ def compare_ann_cmd(
             assert result.truth is not None
             key, values = sweep
             options = StoreOptions(trust_pickle=trust_pickle)
-            result.sweep = sweep_ann(
+            swept = sweep_ann(
                 key,
                 values,
                 lambda v: open_store(with_param(store_spec, key, v), options),
@@ -206,6 +208,7 @@ def compare_ann_cmd(
                 seed=seed,
                 progress=say,
             )
+            apply_sweep(result, swept)
     source = {"source": queries.source, "count": len(queries.labels), **queries.details}
     code = finish(
         ctx,

@@ -13,7 +13,9 @@ Metrics per depth, all on exact similarities computed here (cos, dot or ``-l2^2`
 - recall@k: results at least as near as the exact k-th neighbour, over k per query;
 - best-chunk miss rate: queries whose exact nearest neighbour is not in the final top-k;
 - mean rank displacement: mean over the k slots of |exact rank of the result - slot|,
-  the exact rank capped at the ground-truth depth (a missing result counts at the cap).
+  the exact rank capped at ``rank_cap(k)`` = max(50, 2k) (a missing result, or one
+  ranked deeper, counts at the cap). The cap depends on k only, never on the fetch
+  depths asked, so a depth's figure is the same whichever other depths run with it.
 
 Scores within ``TIE_RTOL`` (relative to the query's scale) of each other are tied: a result
 tied with the exact k-th (or 1st) counts as found. Rates carry Wilson 95% intervals
@@ -34,7 +36,7 @@ from ..errors import DimensionMismatchError, InputError
 from ..sections import Section
 from ..stores.base import VectorStore, as_float32_matrix
 from .ann_metrics import PerQuery, final_lists, interval, score, worst
-from .ann_text import recommendation
+from .ann_text import recommendation, sweep_none, sweep_recommendation
 from .exact import family_of, prepare
 from .ground_truth import GroundTruth, Lookup, ground_truth
 from .queries import (
@@ -50,6 +52,8 @@ from .stats import bootstrap_mean, wilson
 
 DEFAULT_FETCH = (4, 10, 20, 50)
 TIE_RTOL = 1e-5
+#: exact ranks are counted this deep (at least) for the rank displacement
+RANK_CAP = 50
 
 Say = Callable[[str], None]
 
@@ -94,6 +98,8 @@ class AnnResult:
     ground_truth: str
     ground_truth_depth: int
     ground_truth_seconds: float
+    #: exact ranks deeper than this count as this (the rank displacement's cap)
+    rank_cap: int
     vector_cache: dict[str, Any] | None
     tie_rtol: float
     by_fetch: list[FetchRow]
@@ -102,6 +108,8 @@ class AnnResult:
     worst_queries: list[dict[str, Any]]
     store: dict[str, Any]
     sweep: dict[str, Any] | None = None
+    #: the setting the recommendation names: {"fetch": F} or {PARAM: V, "fetch": F}
+    recommended_setting: dict[str, int] | None = None
     manifest: dict[str, Any] = field(default_factory=dict)
     #: e.g. a depth PostgreSQL ran as an exact sort (its figure says nothing of the index)
     warnings: list[str] = field(default_factory=list)
@@ -126,6 +134,11 @@ class AnnResult:
 
     def row(self, fetch: int) -> FetchRow:
         return next(r for r in self.by_fetch if r.fetch == fetch)
+
+
+def rank_cap(k: int) -> int:
+    """How deep exact ranks are counted for the rank displacement: max(50, 2k)."""
+    return max(RANK_CAP, 2 * k)
 
 
 def fetch_depths(k: int, fetch: Sequence[int] | None) -> list[int]:
@@ -184,13 +197,15 @@ def compare_ann(
     if info.count < 1:
         raise InputError(f"{store.spec} holds no vectors; there is nothing to compare")
     q = xr.shape[0]
-    gt_depth = max(depths[-1], k)
+    # the truth's depth depends on k only: a depth's figures never depend on the others
+    gt_depth = rank_cap(k)
     xq = prepare(xr, family)
     lookup = Lookup(store, info.dimension, family)
     if truth is None:
         truth = ground_truth(store, xr, gt_depth, family, cache_dir, say, lookup)
     if truth.ids.shape != (q, truth.ids.shape[1]) or truth.ids.shape[1] < k:
         raise InputError("the ground truth given does not match these queries and k")
+    truth = truth.cut(gt_depth)
     if np.isnan(truth.similarity[:, 0]).all():
         raise InputError(f"{store.spec} returned no exact neighbours for any query")
 
@@ -236,6 +251,7 @@ def compare_ann(
         )
     recommended = next((r.fetch for r in rows if r.best_miss_rate <= target), None)
     warnings = exact_plan_warnings(rows)
+    setting = None if recommended is None else {"fetch": recommended}
     return AnnResult(
         ok=recommended is not None,
         k=k,
@@ -248,10 +264,12 @@ def compare_ann(
         ground_truth=truth.source,
         ground_truth_depth=int(truth.ids.shape[1]),
         ground_truth_seconds=round(truth.seconds, 4),
+        rank_cap=int(truth.ids.shape[1]),
         vector_cache=truth.cache,
         tie_rtol=TIE_RTOL,
         by_fetch=rows,
         recommended_fetch=recommended,
+        recommended_setting=setting,
         recommendation=" ".join([recommendation(rows, k, target, recommended), *warnings]),
         warnings=warnings,
         worst_queries=worst(qs.labels, truth, per, raw, depths, family, tol),
@@ -335,6 +353,48 @@ def sweep_ann(
     return {"param": key, "runs": runs}
 
 
+def apply_sweep(result: AnnResult, sweep: dict[str, Any]) -> AnnResult:
+    """Make a sweep part of the verdict (``sweep`` is :func:`sweep_ann`'s result).
+
+    ``ok`` when the index as configured or any swept value reaches the target. The
+    recommendation names the smallest swept value that reaches it, with its smallest fetch
+    depth, unless the index as configured reaches it at a setting no higher (or at a
+    setting the store does not tell: then that value is mentioned as an alternative).
+    """
+    key = str(sweep["param"])
+    raw = result.store.get("details", {}).get(key)
+    configured = int(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+    runs = list(sweep["runs"])
+    reaching = sorted(
+        (int(r["value"]), int(r["recommended_fetch"]))
+        for r in runs
+        if r["recommended_fetch"] is not None
+    )
+    result.sweep = sweep
+    base = result.recommended_fetch
+    if reaching:
+        value, depth = reaching[0]
+        if base is not None and (configured is None or configured <= value):
+            if configured is None:
+                result.recommendation += (
+                    f" Of the {key} values tried, {value} is the smallest that reaches the "
+                    f"target too (at fetch {depth})."
+                )
+            return result
+        run = next(r for r in runs if r["value"] == value)
+        row = next(r for r in run["by_fetch"] if r["fetch"] == depth)
+        text = sweep_recommendation(key, value, row, result.k, result.target, configured, base)
+        result.recommendation = " ".join([text, *result.warnings])
+        result.recommended_setting = {key: value, "fetch": depth}
+        result.ok = True
+        return result
+    if base is None:
+        text = sweep_none(key, runs, result.k, result.target)
+        result.recommendation = " ".join([text, *result.warnings])
+        result.ok = False
+    return result
+
+
 __all__ = [
     "DEFAULT_FETCH",
     "DEFAULT_NOISE",
@@ -348,6 +408,7 @@ __all__ = [
     "ground_truth",
     "load_query_vectors",
     "read_questions",
+    "apply_sweep",
     "sample_queries",
     "sweep_ann",
 ]

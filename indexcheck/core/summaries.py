@@ -154,6 +154,9 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
         f"{result.store['backend']}: top-{result.k} vs exact ({result.ground_truth}), "
         f"{result.queries} {result.query_source} queries"
     )
+    if result.sweep:
+        param = result.sweep["param"]
+        title += f", as configured ({param}={result.store['details'].get(param, 'as saved')})"
     sec = summary(ok_verdict(result.ok), Table(headers, rows, title, right=tuple(headers)))
     for run in (result.sweep or {}).get("runs", []):
         rates = ", ".join(
