@@ -268,3 +268,34 @@ def test_true_vectors_of_another_model_are_refused(corpus: dict[str, Any]) -> No
     other = MemoryStore(corpus["ids"], corpus["x"] @ rot, metric="ip")
     with pytest.raises(InputError, match="does not match"):
         from_store(store, other)
+
+
+def test_a_sweep_against_the_true_vectors_names_compression_as_the_limit(
+    corpus: dict[str, Any],
+) -> None:
+    code, _, data = run(corpus, "pq", "--truth-from", "chunks", "--sweep", "nprobe=1,4")
+    loss = data["compression_loss"]
+    assert code == 1 and data["ok"] is False and loss["best_misses"] > 0
+    every = data["sweep"]["runs"][-1]  # nprobe=4 probes all four lists: no search loss
+    assert all(r["search_best_miss_rate"] == 0 for r in every["by_fetch"])
+    assert every["by_fetch"][0]["best_miss_rate"] == pytest.approx(loss["best_miss_rate"])
+    assert "none of the nprobe values tried (1, 4)" in data["recommendation"]
+    assert "Compression alone" in data["recommendation"]
+    assert "try higher nprobe values" not in data["recommendation"]  # it would not help
+
+
+def test_the_library_front_door_takes_the_true_vectors(corpus: dict[str, Any]) -> None:
+    import indexcheck
+
+    spec = f"faiss:{corpus['root'] / 'pq'}"
+    export = f"parquet:{corpus['root'] / 'vectors.parquet'}"
+    r = indexcheck.compare_ann(spec, 80, truth_store=export, fetch=(4, 10))
+    assert r.truth_vectors is not None and r.compression_loss is not None
+    assert r.query_details["drawn_from"] == "the vectors as added"
+    again = indexcheck.compare_ann(
+        spec, 80, truth_from="chunks", chunks=corpus["chunks"], fetch=(4, 10)
+    )
+    assert again.compression_loss == r.compression_loss
+    assert indexcheck.compare_ann(spec, 80, fetch=(4,)).compression_loss is None
+    with pytest.raises(InputError, match="cannot be combined"):
+        indexcheck.compare_ann(spec, 10, truth_from="chunks", truth_store=export)

@@ -129,8 +129,15 @@ def sweep_recommendation(
     )
 
 
-def sweep_none(key: str, runs: Sequence[dict[str, Any]], k: int, target: float) -> str:
-    """The sentence when neither the configured index nor any swept value reaches it."""
+def sweep_none(
+    key: str,
+    runs: Sequence[dict[str, Any]],
+    k: int,
+    target: float,
+    loss: dict[str, Any] | None = None,
+) -> str:
+    """The sentence when neither the configured index nor any swept value reaches it;
+    with a compression ``loss`` above the target, that is the reason and the fix."""
     tried = ", ".join(str(r["value"]) for r in runs)
     low = min(
         ((row["best_miss_rate"], r["value"], row["fetch"]) for r in runs for row in r["by_fetch"]),
@@ -143,10 +150,14 @@ def sweep_none(key: str, runs: Sequence[dict[str, Any]], k: int, target: float) 
     if low is None:
         return text
     rate, value, fetch = low
-    return (
-        f"{text}; the lowest is {_pct(rate)} at {key}={value}, fetch {fetch}: try higher "
-        f"{key} values or deeper fetch depths"
-    )
+    text += f"; the lowest is {_pct(rate)} at {key}={value}, fetch {fetch}"
+    if loss is not None and loss["best_miss_rate"] > target:
+        return (
+            f"{text}. {_loss(loss)[0].upper()}{_loss(loss)[1:]}: no fetch depth or search "
+            "effort recovers it; re-rank the fetched ids against the vectors as added (e.g. "
+            "faiss IndexRefineFlat, or re-score from your own copy) or use a finer code"
+        )
+    return f"{text}: try higher {key} values or deeper fetch depths"
 
 
 def compression_warnings(

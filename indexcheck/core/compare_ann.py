@@ -413,7 +413,7 @@ def apply_sweep(result: AnnResult, sweep: dict[str, Any]) -> AnnResult:
         result.ok = True
         return result
     if base is None:
-        text = sweep_none(key, runs, result.k, result.target)
+        text = sweep_none(key, runs, result.k, result.target, result.compression_loss)
         result.recommendation = sentences([text, *result.warnings])
         result.ok = False
     return result
