@@ -34,7 +34,16 @@ import numpy as np
 
 from ..errors import DimensionMismatchError, InputError
 from ..stores.base import VectorStore, as_float32_matrix
-from .ann_metrics import PerQuery, final_lists, interval, score, worst
+from .ann_metrics import (
+    PerQuery,
+    compression_loss,
+    fetch_row,
+    final_lists,
+    score,
+    tolerance,
+    true_sim,
+    worst,
+)
 from .ann_result import AnnResult, FetchRow, Truths
 from .ann_text import (
     compression_warnings,
@@ -57,7 +66,6 @@ from .queries import (
     read_questions,
     sample_queries,
 )
-from .stats import bootstrap_mean, wilson
 
 DEFAULT_FETCH = (4, 10, 20, 50)
 TIE_RTOL = 1e-5
@@ -148,8 +156,8 @@ def compare_ann(
     if np.isnan(truths.stored.similarity[:, 0]).all():
         raise InputError(f"{store.spec} returned no exact neighbours for any query")
     scored = truths.scored
-    tol = _tolerance(xq, scored)
-    stol = _tolerance(xq, truths.stored)
+    tol = tolerance(xq, scored, TIE_RTOL)
+    stol = tolerance(xq, truths.stored, TIE_RTOL)
 
     rows: list[FetchRow] = []
     per: dict[int, PerQuery] = {}
@@ -167,14 +175,14 @@ def compare_ann(
         fids, fsim = final_lists(I, sim, k, rerank=f > k)
         search: PerQuery | None = None
         if truths.lookup is not None and truths.true is not None:
-            raw[f] = (I, _true_sim(truths.lookup, xq, I, sim))
-            pq = score(_true_sim(truths.lookup, xq, fids, fsim), truths.true, k, tol)
+            raw[f] = (I, true_sim(truths.lookup, xq, I, sim))
+            pq = score(true_sim(truths.lookup, xq, fids, fsim), truths.true, k, tol)
             search = score(fsim, truths.stored, k, stol)
         else:
             raw[f] = (I, sim)
             pq = score(fsim, truths.stored, k, tol)
         per[f] = pq
-        row = _row(f, k, q, pq, secs, seed)
+        row = fetch_row(f, k, q, pq, secs, seed)
         row.plan = plan_of(store, f)
         if search is not None:
             row.search_recall_at_k = float(search.hits.sum() / max(int(search.slots.sum()), 1))
@@ -247,66 +255,6 @@ def _truths(
     say("exact search over the true vectors")
     true = true_truth(true_vectors, xr, depth, family)
     return Truths(stored, true, MatrixLookup(true_vectors, family), true_vectors)
-
-
-def _tolerance(xq: np.ndarray, truth: GroundTruth) -> np.ndarray:
-    """Scores within this of each other are tied: TIE_RTOL of the query's scale."""
-    qnorm = (xq * xq).sum(axis=1).astype(np.float64)
-    gt0 = np.nan_to_num(np.abs(truth.similarity[:, 0]))
-    out: np.ndarray = TIE_RTOL * np.maximum.reduce([np.ones(len(xq)), gt0, qnorm])
-    return out
-
-
-def _true_sim(
-    look: MatrixLookup, xq: np.ndarray, ids: np.ndarray, stored_sim: np.ndarray
-) -> np.ndarray:
-    """Similarities over the true vectors, NaN where the stored one is (a repeat, a gap)."""
-    out = look.similarity(xq, ids)
-    out[np.isnan(stored_sim)] = np.nan
-    return out
-
-
-def _row(f: int, k: int, q: int, pq: PerQuery, secs: float, seed: int) -> FetchRow:
-    rec = wilson(int(pq.hits.sum()), int(pq.slots.sum()))
-    miss = wilson(int((~pq.best_found).sum()), q)
-    m, lo, hi = bootstrap_mean(pq.displacement, seed=seed)
-    return FetchRow(
-        fetch=f,
-        reranked=f > k,
-        queries=q,
-        recall_at_k=float(rec.value or 0.0),
-        recall_at_k_interval=interval(rec.low, rec.high),
-        recall_hits=rec.k,
-        recall_slots=rec.n,
-        best_miss_rate=float(miss.value or 0.0),
-        best_miss_rate_interval=interval(miss.low, miss.high),
-        best_misses=miss.k,
-        mean_rank_displacement=m,
-        mean_rank_displacement_interval=interval(lo, hi),
-        ann_seconds=round(secs, 4),
-    )
-
-
-def compression_loss(xq: np.ndarray, truths: Truths, k: int, tol: np.ndarray) -> dict[str, Any]:
-    """Exact top-k over the vectors the index gives back, scored against exact search
-    over the true vectors: what the compression alone loses."""
-    assert truths.lookup is not None and truths.true is not None
-    ids = truths.stored.ids[:, :k]
-    sim = truths.lookup.similarity(xq, ids)
-    pq = score(sim, truths.true, k, tol)
-    q = len(xq)
-    rec = wilson(int(pq.hits.sum()), int(pq.slots.sum()))
-    miss = wilson(int((~pq.best_found).sum()), q)
-    return {
-        "what": "exact search over the vectors the index gives back, against exact search "
-        "over the vectors as added",
-        "queries": q,
-        "recall_at_k": float(rec.value or 0.0),
-        "recall_at_k_interval": interval(rec.low, rec.high),
-        "best_miss_rate": float(miss.value or 0.0),
-        "best_miss_rate_interval": interval(miss.low, miss.high),
-        "best_misses": miss.k,
-    }
 
 
 def plan_of(store: VectorStore, depth: int) -> str | None:
