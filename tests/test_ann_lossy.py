@@ -205,10 +205,12 @@ def test_ivf_pq_against_the_vectors_as_added_reports_the_compression_loss(
 def test_truth_store_and_truth_from_chunks_agree(corpus: dict[str, Any]) -> None:
     _, _, a = run(corpus, "pq", "--truth-from", "chunks")
     _, _, b = run(corpus, "pq", "--truth-store", f"parquet:{corpus['root'] / 'vectors.parquet'}")
-    assert a["compression_loss"]["recall_at_k"] == pytest.approx(
-        b["compression_loss"]["recall_at_k"]
-    )
-    assert [r["best_misses"] for r in a["by_fetch"]] == [r["best_misses"] for r in b["by_fetch"]]
+    # the same figures, up to a near tie flipped by re-embedding noise (~1e-3)
+    la, lb = a["compression_loss"], b["compression_loss"]
+    assert la["recall_at_k"] == pytest.approx(lb["recall_at_k"], abs=0.02)
+    assert abs(la["best_misses"] - lb["best_misses"]) <= 1
+    for ra, rb in zip(a["by_fetch"], b["by_fetch"], strict=True):
+        assert abs(ra["best_misses"] - rb["best_misses"]) <= 1
 
 
 def test_an_idmap2_wrapped_ivf_pq_is_detected_and_measured(corpus: dict[str, Any]) -> None:
@@ -234,10 +236,16 @@ def test_flat_index_says_nothing_about_compression(corpus: dict[str, Any]) -> No
     c = data["compression"]
     assert (c["kind"], c["lossy"], c["vectors_read_back"]) == ("none", False, "original")
     assert "compress" not in stdout.lower() and "compress" not in data["recommendation"]
+    # re-embedded texts differ from the indexed vectors by float noise (batching, ~1e-3):
+    # a near tie may flip, nothing more
     code, _, data = run(corpus, "flat", "--truth-from", "chunks")
+    assert data["compression_loss"]["recall_at_k"] >= 0.97
+    assert data["compression_loss"]["best_misses"] <= 1
+    assert data["truth_vectors"]["median_cosine"] > 0.999
+    export = f"parquet:{corpus['root'] / 'vectors.parquet'}"
+    code, _, data = run(corpus, "flat", "--truth-store", export)
     assert code == 0 and data["compression_loss"]["recall_at_k"] == 1.0
     assert data["compression_loss"]["best_misses"] == 0
-    assert data["truth_vectors"]["median_cosine"] > 0.999
 
 
 # -- what is refused ---------------------------------------------------------------------
@@ -278,7 +286,8 @@ def test_a_sweep_against_the_true_vectors_names_compression_as_the_limit(
     assert code == 1 and data["ok"] is False and loss["best_misses"] > 0
     every = data["sweep"]["runs"][-1]  # nprobe=4 probes all four lists: no search loss
     assert all(r["search_best_miss_rate"] == 0 for r in every["by_fetch"])
-    assert every["by_fetch"][0]["best_miss_rate"] == pytest.approx(loss["best_miss_rate"])
+    first = every["by_fetch"][0]
+    assert first["best_miss_rate"] == pytest.approx(loss["best_miss_rate"], abs=0.02)
     assert "none of the nprobe values tried (1, 4)" in data["recommendation"]
     assert "Compression alone" in data["recommendation"]
     assert "try higher nprobe values" not in data["recommendation"]  # it would not help
@@ -295,7 +304,10 @@ def test_the_library_front_door_takes_the_true_vectors(corpus: dict[str, Any]) -
     again = indexcheck.compare_ann(
         spec, 80, truth_from="chunks", chunks=corpus["chunks"], fetch=(4, 10)
     )
-    assert again.compression_loss == r.compression_loss
+    assert again.compression_loss is not None and r.compression_loss is not None
+    assert again.compression_loss["recall_at_k"] == pytest.approx(
+        r.compression_loss["recall_at_k"], abs=0.03
+    )
     assert indexcheck.compare_ann(spec, 80, fetch=(4,)).compression_loss is None
     with pytest.raises(InputError, match="cannot be combined"):
         indexcheck.compare_ann(spec, 10, truth_from="chunks", truth_store=export)
