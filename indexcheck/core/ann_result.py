@@ -121,5 +121,4 @@ class AnnResult:
         return next(r for r in self.by_fetch if r.fetch == fetch)
 
 
-
 __all__ = ["AnnResult", "FetchRow", "Truths"]

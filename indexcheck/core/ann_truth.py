@@ -188,9 +188,7 @@ def from_chunks(
     return _checked(store, tv, stored, f"re-embedding with {embedder.model_id}", fix)
 
 
-def from_store(
-    store: VectorStore, truth: VectorStore, progress: Say | None = None
-) -> TrueVectors:
+def from_store(store: VectorStore, truth: VectorStore, progress: Say | None = None) -> TrueVectors:
     """The vectors ``truth`` holds for every id of ``store`` (ids ``truth`` holds beyond
     the index's are ignored)."""
     say = progress or _quiet
