@@ -236,6 +236,13 @@ class FaissStore(BaseStore):
             },
         )
 
+    def compression(self) -> dict[str, Any]:
+        """The index's codec, and whether its vectors read back as added
+        (:func:`indexcheck.stores.faiss_describe.describe_faiss`)."""
+        from .faiss_describe import describe_faiss
+
+        return describe_faiss(self._owner)
+
     def fingerprint(self) -> str:
         """xxh3-128 over the bytes of index.faiss and the id file."""
         h = xxhash.xxh3_128()
