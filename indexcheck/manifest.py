@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from . import __version__
 from .embedders.base import Embedder
 from .stores.base import VectorStore
+from .version import __version__
 
 
 @dataclass
@@ -65,6 +65,9 @@ class Run:
             }
             stats = embedder.stats
             m["embedding"] = stats.as_dict()
+            audit = getattr(embedder, "audit", None)  # the audit of the --cache hits
+            if audit is not None and getattr(embedder, "cache", None) is not None:
+                m["cache_audit"] = audit.to_dict()
         m.update(extra)
         return m
 

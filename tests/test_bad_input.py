@@ -235,7 +235,7 @@ ROWS: list[tuple[str, Setup, int, str, str | None]] = [
     ("config_unknown_table", lambda w: [*_config(w, "[chek-index]\nsample = 5\n"), *_check(w)], 2, 'unknown table [chek-index]', None),
     ("config_not_toml", lambda w: [*_config(w, "[check-index\n"), *_check(w)], 2, 'cannot read', None),
     # -- the embedding cache ---------------------------------------------------------------------
-    ("cache_not_sqlite", lambda w: _check(w, "--cache", w.raw("notes.txt", b"not a database\n" * 50)), 2, 'notes.txt is not an indexcheck embedding cache', None),
+    ("cache_not_sqlite", lambda w: _check(w, "--cache", w.raw("notes.txt", b"not a database\n" * 50)), 2, 'notes.txt is not an indexcheck cache (not a SQLite database)', None),
     ("cache_other_dimension", lambda w: _check(w, "--cache", _cache_other_dim(w)), 2, 'vectors of dimension 8, but the embedder gives 32', None),
     # -- user code and hosted services: could not finish (3), named, never the catch-all ---------
     ("py_hook_sys_exit_0", lambda w: ["check-index", "--store", w.good, "--embedder", "py:tests.hostile_hooks:exit_zero"], 3, 'py:tests.hostile_hooks:exit_zero embedder called sys.exit(0)', None),

@@ -153,7 +153,7 @@ def _incomplete(w: World) -> Path:
     return sheet
 
 
-def _sheet_pair_markup(w: World) -> list[str]:
+def _sheet_pair_markup(w: World, rechain: bool = False) -> list[str]:
     """Two runs of one sheet; the second's claims.jsonl was edited to hold markup verdicts."""
     sheet = _sheet(w)
     first = _run_id(sheet)
@@ -167,6 +167,10 @@ def _sheet_pair_markup(w: World) -> list[str]:
     claims.write_text(
         claims.read_text().replace('"verdict": "SUPPORTED"', '"verdict": "[/]\\u001b[2J"')
     )
+    if rechain:  # the forger recomputed the hash chain (no key: it verifies)
+        from tests.test_sheet_chain import rechain as recompute
+
+        recompute(claims.parent)
     return ["sheet", "diff", "--sheet", str(sheet), first, second]
 
 
@@ -308,7 +312,9 @@ ROWS: list[Row] = [
     Row("sheet_diff_json_to_a_folder", lambda w: ["sheet", "diff", "--sheet", str(s := _sheet(w)), _run_id(s), _run_id(s), "--json", str(w.out)], 2, "--json"),
     Row("sheet_diff_corrupt_cases", lambda w: _tampered(w, "cases.jsonl", lambda t: t.replace('"question_hash"', '"qh"'), "diff"), 2, "cases.jsonl"),
     Row("sheet_diff_invalid_utf8", lambda w: _tampered(w, "claims.jsonl", lambda t: t + '{"x": "\udcff"}\n', "diff"), 2, "claims.jsonl line 3 is not valid UTF-8"),
-    Row("sheet_diff_markup_verdict", lambda w: _sheet_pair_markup(w), 1, shows=("[/]", "\\x1b[2J")),
+    # a hand-edited verdict no longer verifies: diff refuses it (exit 1), naming the row
+    Row("sheet_diff_markup_verdict", lambda w: _sheet_pair_markup(w), 1, "does not verify"),
+    Row("sheet_diff_markup_verdict_rechained", lambda w: _sheet_pair_markup(w, rechain=True), 1, shows=("[/]", "\\x1b[2J")),
     Row("sheet_export_into_existing_folder", lambda w: ["sheet", "export", "--sheet", str(s := _sheet(w)), _run_id(s), "--out", str(w.data)], 2, "is not empty"),
     Row("sheet_export_into_a_file", lambda w: ["sheet", "export", "--sheet", str(s := _sheet(w)), _run_id(s), "--out", w.raw("f.txt", b"x")], 2, "--out"),
     Row("sheet_export_unknown_run", lambda w: ["sheet", "export", "--sheet", str(_sheet(w)), "run-zz", "--out", str(w.out / "pack")], 2, "no run 'run-zz'"),
@@ -340,7 +346,7 @@ ROWS: list[Row] = [
     Row("diff_chunks_old_missing", lambda w: _diff(w, "--chunks-old", str(w.data / "nope.jsonl")), 2, "nope.jsonl"),
     Row("diff_chunks_old_invalid_utf8", lambda w: _diff(w, "--chunks-old", w.raw("c.jsonl", b'{"id":"a","text":"\xff"}\n')), 2, "c.jsonl line 1 is not valid UTF-8"),
     Row("diff_json_to_a_folder", lambda w: _diff(w, "--json", str(w.out)), 2, "--json"),
-    Row("diff_cache_not_sqlite", lambda w: _diff(w, *EMB, "--cache", w.raw("notes.txt", b"not a database\n" * 50), "--sample-new", "3"), 2, "notes.txt is not an indexcheck embedding cache"),
+    Row("diff_cache_not_sqlite", lambda w: _diff(w, *EMB, "--cache", w.raw("notes.txt", b"not a database\n" * 50), "--sample-new", "3"), 2, "notes.txt is not an indexcheck cache (not a SQLite database)"),
 ]  # fmt: skip
 
 

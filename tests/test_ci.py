@@ -134,8 +134,10 @@ def test_identical_rerun_passes_against_its_own_baseline(kb: dict[str, Path]) ->
         "--json", str(again),
     )  # fmt: skip
     assert code == 0, out + err
-    # the rerun embedded nothing: every text came from the hash-keyed cache
-    assert json.loads(again.read_text())["manifest"]["embedding"]["requests"] == 0
+    # the rerun embedded nothing but the cache audit's sample: every text came from the cache
+    m = json.loads(again.read_text())["manifest"]
+    assert m["embedding"]["texts"] == m["cache_audit"]["texts"] == m["cache_audit"]["sampled"]
+    assert m["cache_audit"]["mismatched"] == 0 and m["cache_audit"]["sampled"] >= 3
     assert "PASS:" in out and "against the baseline (58 paired questions)" in out
     suite, cases = junit(j)
     assert suite.get("failures") == "0" and int(suite.get("tests", "0")) == len(cases) == 9

@@ -1,18 +1,16 @@
-"""embed_text.py: --embed-template rendering, safe formatting, and ?prefix= embedder specs."""
+"""embed_text.py (--embed-template rendering, safe formatting) and embedders/prefixes.py
+(?prefix= embedder specs)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from indexcheck.embed_text import (
+from indexcheck.embed_text import EmbedTemplate, metadata_lines, safe_format, unescape
+from indexcheck.embedders.prefixes import (
     EmbedderSpec,
-    EmbedTemplate,
     PrefixedEmbedder,
-    metadata_lines,
     parse_embedder_spec,
-    safe_format,
-    unescape,
     with_prefixes,
 )
 from indexcheck.errors import DataFileError, InputError, SpecError
@@ -120,7 +118,7 @@ def test_prefixed_embedder() -> None:
 
 
 def test_embedder_prefix_keys_stay_in_step() -> None:
-    from indexcheck.embed_text import EMBEDDER_SPEC_KEYS
     from indexcheck.embedders import PREFIX_KEYS
+    from indexcheck.embedders.prefixes import EMBEDDER_SPEC_KEYS
 
     assert tuple(PREFIX_KEYS) == tuple(EMBEDDER_SPEC_KEYS)

@@ -86,7 +86,8 @@ def test_cache_is_keyed_by_text_hash_never_by_position(tmp_path) -> None:
     again = CachedEmbedder(HashEmbedder(16), EmbeddingCache(tmp_path / "c.sqlite"))
     shuffled = texts[::-1]
     np.testing.assert_array_equal(again.embed(shuffled), ref[::-1])
-    assert again.inner.stats.texts == 0 and again.hits == 50
+    # only the audit re-embeds: 3 of the 48 cached texts (at least 3, or 1%)
+    assert again.inner.stats.texts == again.audit.sampled == 3 and again.hits == 50
 
 
 def test_cache_key_includes_the_model(tmp_path) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from indexcheck.embedders.base import RetryPolicy
-from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
+from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache, audit_size
 from indexcheck.errors import DataFileError, RateLimitError
 from indexcheck.testing import HashEmbedder
 
@@ -76,9 +76,12 @@ def test_sigkill_mid_run_then_rerun_requests_only_the_rest(tmp_path: Path) -> No
     assert calls == [256, 256, 256]  # killed during the third batch, before it answered
     code, calls = _embed_cli(tmp_path, chunks, cache, "second.parquet", kill_at=None)
     assert code == 0
-    assert sum(calls) == 1000 - 2 * 256  # the two committed batches are not asked again
+    # the first call is the audit of the 512 hits (audit_size: 1%, at least 3); then the two
+    # committed batches are not asked again
+    assert calls[0] == audit_size(512) == 6
+    assert sum(calls[1:]) == 1000 - 2 * 256
     code, calls = _embed_cli(tmp_path, chunks, cache, "third.parquet", kill_at=None)
-    assert code == 0 and calls == []  # a third run pays nothing
+    assert code == 0 and calls == [audit_size(1000)]  # a third run pays only the audit
 
 
 def test_rate_limit_after_3_batches_then_rerun_requests_only_the_rest(tmp_path: Path) -> None:
@@ -107,7 +110,8 @@ def test_rate_limit_after_3_batches_then_rerun_requests_only_the_rest(tmp_path: 
         emu.reset()
         vectors = embedder().embed(texts)
         inputs = [len(r["body"]["input"]) for r in emu.requests]
-        assert inputs == [4, 4]  # only the 8 texts that were never embedded
+        # the audit re-embeds 3 of the 12 hits, then only the 8 texts never embedded are sent
+        assert inputs == [audit_size(12), 4, 4] == [3, 4, 4]
     want = np.stack([expected_vector(t) for t in texts])
     np.testing.assert_allclose(vectors, want, atol=1e-6)
     raw = path.read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("emb.sqlite-*"))
@@ -141,7 +145,7 @@ def test_cache_that_is_not_sqlite_is_refused_with_its_path(tmp_path: Path) -> No
     path = tmp_path / "notes.txt"
     path.write_text("my notes, not a database\n" * 20)
     before = path.read_bytes()
-    with pytest.raises(DataFileError, match=f"--cache {path} is not an indexcheck embedding cache"):
+    with pytest.raises(DataFileError, match=f"--cache {path} is not an indexcheck cache"):
         EmbeddingCache(path)
     assert path.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["notes.txt"]
 

@@ -7,6 +7,7 @@ Errors are one line on stderr; ``INDEXCHECK_DEBUG=1`` re-raises for a traceback.
 from __future__ import annotations
 
 import difflib
+import logging
 import sys
 import tomllib
 from pathlib import Path
@@ -14,8 +15,11 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from .. import plugins
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, InputError
+from ..inputfiles import read_toml, require_file
+from ..plugins import hookimpl
+from ..version import __version__
 from ..waiting import set_override as set_waiting_override
 from .command import one_line, one_line_errors
 from .options import add_wait_options, finite_floats
@@ -81,7 +85,7 @@ def _load_config(path: Path | None) -> dict[str, Any]:
             return {}
         path = candidate
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)  # never a FIFO or /dev/zero; too deep is exit 2 too
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}; fix the TOML syntax") from None
 
@@ -184,12 +188,33 @@ class Group(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, config: Path | None) -> None:
     """Prove a RAG vector index is right before users pay for it being wrong."""
-    if config is not None and not config.is_file():
-        raise InputError(f"config file {config} does not exist; check --config")
+    if config is not None:  # a FIFO or a device is refused unread, saying what it is
+        require_file(config, "config file", "check --config")
     ctx.default_map = _load_config(config)
 
 
-def _register() -> None:
+class _Commands:
+    """What ``register_commands`` hands a plugin: ``add_command`` that never lets a plugin
+    replace a command already registered (a built-in or another plugin's)."""
+
+    def __init__(self, group: click.Group, owner: str) -> None:
+        self.group, self.owner = group, owner
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        name = name or cmd.name
+        if name is None:
+            return
+        if name in self.group.commands:
+            logging.getLogger("indexcheck").warning(
+                "plugin %s: a command named %r exists already; not replaced", self.owner, name
+            )
+            return
+        self.group.add_command(cmd, name)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    """The built-in commands, registered through the same hook as a plugin's."""
     from .check_index import check_index_cmd
     from .ci import ci_cmd
     from .compare_ann import compare_ann_cmd
@@ -201,18 +226,36 @@ def _register() -> None:
     from .probe_scale import convert_threshold_cmd, probe_scale_cmd
     from .sweep_threshold import sweep_threshold_cmd
 
-    cli.add_command(check_index_cmd)
-    cli.add_command(compare_ann_cmd)
-    cli.add_command(ci_cmd)
-    cli.add_command(diagnose_cmd)
-    cli.add_command(diff_index_cmd)
-    cli.add_command(embed_cmd)
-    cli.add_command(judge_cmd)
-    cli.add_command(sheet_group)
-    cli.add_command(model_group)
-    cli.add_command(probe_scale_cmd)
-    cli.add_command(convert_threshold_cmd)
-    cli.add_command(sweep_threshold_cmd)
+    for cmd in (
+        check_index_cmd,
+        compare_ann_cmd,
+        ci_cmd,
+        diagnose_cmd,
+        diff_index_cmd,
+        embed_cmd,
+        judge_cmd,
+        sheet_group,
+        model_group,
+        probe_scale_cmd,
+        convert_threshold_cmd,
+        sweep_threshold_cmd,
+    ):
+        cli.add_command(cmd)
+
+
+_BUILTIN = "indexcheck.cli"
+
+
+def _register() -> None:
+    pm = plugins.manager()
+    this = sys.modules[__name__]
+    if pm.get_plugin(_BUILTIN) is None:
+        pm.register(this, name=_BUILTIN)
+    # built-ins first, so that no plugin can take a built-in command's name
+    impls = sorted(pm.hook.register_commands.get_hookimpls(), key=lambda i: i.plugin is not this)
+    for impl in impls:
+        owner = pm.get_name(impl.plugin) or repr(impl.plugin)
+        impl.function(cli=_Commands(cli, owner))
 
 
 _register()

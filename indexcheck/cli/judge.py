@@ -1,5 +1,5 @@
 """``indexcheck judge`` (grade answers' claims against their context) and ``indexcheck sheet``
-(revise, diff and export the evidence sheet)."""
+(verify, revise, diff and export the evidence sheet)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .command import Command
 from .finish import finish
 from .options import (
     F,
+    check_folder_output,
     human_console,
     json_option,
     output_options,
@@ -43,7 +44,7 @@ VERDICT_STYLE = {
 }
 
 
-@click.command("judge", cls=Command)
+@click.command("judge", cls=Command, writes=("sheet_dir",))
 @click.option(
     "--answers",
     "answers_path",
@@ -167,8 +168,10 @@ def judge_cmd(
         from ..core.calibration import load_labels
 
         labels = load_labels(labels_path)
+    sheet_key = None
     if sheet_dir is not None:
         sheet.check_sheet_dir(sheet_dir)
+        sheet_key = _sheet_key()  # validated before the first request that costs money
     fingerprint = None
     if store_spec:
         fingerprint = session(ctx, "judge").open_store(store_spec).fingerprint()
@@ -197,9 +200,22 @@ def judge_cmd(
     if sheet_dir is not None:
         meta = sheet.RunMeta(judge.model_id, prompt.version, fingerprint, reviewer, note)
         run_id, files = sheet.write_run(
-            sheet_dir, result, rows, meta, hashes_only=sheet_hashes_only, fmt=sheet_format
+            sheet_dir,
+            result,
+            rows,
+            meta,
+            hashes_only=sheet_hashes_only,
+            fmt=sheet_format,
+            key=sheet_key,
         )
-        result.sheet = {"run_id": run_id, "files": [str(p) for p in files]}
+        chain = json.loads(files[0].read_text(encoding="utf-8"))["chain"]
+        result.sheet = {
+            "run_id": run_id,
+            "files": [str(p) for p in files],
+            "chain_head": chain["head"],
+            "rows": chain["rows"],
+            "signed": sheet_key is not None,
+        }
 
     def report(r: JudgeResult, folder: Path) -> list[Path]:
         from ..report.judge import write_report
@@ -272,9 +288,81 @@ def _sheet_option(f: F) -> F:
                         help="Evidence sheet folder [env INDEXCHECK_SHEET].")(f)  # fmt: skip
 
 
+def _sheet_key() -> bytes | None:
+    """INDEXCHECK_SHEET_KEY, validated (exit 2 naming the variable, never the value); a
+    stripped-whitespace warning goes to stderr."""
+    from ..core.sheet_chain import sheet_key
+
+    key, warning = sheet_key()
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return key
+
+
 @click.group("sheet")
 def sheet_group() -> None:
-    """Revise, compare and export the evidence sheet written by `judge --sheet`."""
+    """Verify, revise, compare and export the evidence sheet written by `judge --sheet`.
+
+    With INDEXCHECK_SHEET_KEY set, runs and revisions are signed (HMAC-SHA256) when written
+    and their signatures checked when read."""
+
+
+@sheet_group.command("verify", cls=Command)
+@click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Evidence sheet folder [env INDEXCHECK_SHEET].")  # fmt: skip
+@click.option("--pack", "pack_dir", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="An audit pack written by `sheet export` (instead of --sheet).")  # fmt: skip
+@click.argument("run_ids", nargs=-1)
+@json_option
+@click.pass_context
+def verify_cmd(
+    ctx: click.Context,
+    sheet_dir: Path | None,
+    pack_dir: Path | None,
+    run_ids: tuple[str, ...],
+    json_path: str | None,
+) -> None:
+    """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
+    (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
+    from ..core.sheet_verify import SheetCheck, Signature, verify_pack, verify_sheet
+    from ..errors import InputError
+
+    if (sheet_dir is None) == (pack_dir is None):
+        raise InputError("sheet verify needs --sheet DIR or --pack DIR (one of them)")
+    key = _sheet_key()
+    if pack_dir is not None:
+        if run_ids:
+            raise InputError("sheet verify --pack takes no RUN_ID: a pack holds one run")
+        result = SheetCheck([verify_pack(pack_dir, key)], [])
+    else:
+        assert sheet_dir is not None
+        result = verify_sheet(sheet_dir, key, list(run_ids) or None)
+    write_json(json_path, result.to_dict())
+
+    def say(line: str) -> None:
+        click.echo(visible(line), err=json_path == "-")
+
+    for r in result.runs:
+        if r.problem:
+            say(f"{r.run_id}: NOT VERIFIED: {r.problem}")
+        else:
+            say(
+                f"{r.run_id}: verified ({r.rows} rows, {len(r.revisions)} revisions, chain "
+                f"head {str(r.head)[:16]}, {r.signature.value})"
+            )
+    for problem in result.problems:
+        say(f"NOT VERIFIED: {problem}")
+    if any(r.signature is Signature.NOT_CHECKED for r in result.runs):
+        say("signed runs: signature not checked; set INDEXCHECK_SHEET_KEY to check them")
+    what = "pack" if pack_dir is not None else "sheet"
+    bad = sum(not r.ok for r in result.runs) + len(result.problems)
+    if bad:
+        say(f"{what} NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
+    else:
+        say(f"{what} verified: {len(result.runs)} run(s)")
+    ctx.exit(EXIT_CHECK_FAILED if bad else EXIT_OK)
 
 
 @sheet_group.command("revise", cls=Command)
@@ -289,7 +377,7 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
     """Record a human revision of ROW_ID's verdict as a new row (the old row stays)."""
     from ..core.sheet import revise
 
-    row = revise(sheet_dir, row_id, verdict, reviewer, note)
+    row = revise(sheet_dir, row_id, verdict, reviewer, note, key=_sheet_key())
     click.echo(
         visible(
             f"{row['row_id']} revises {row['revises']}: "
@@ -304,10 +392,10 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 @click.argument("run_b")
 @json_option
 def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
-    """Compare two runs claim by claim where their cases are compatible."""
+    """Compare two runs claim by claim where their cases are compatible (both must verify)."""
     from ..core.sheet import diff_runs
 
-    d = diff_runs(sheet_dir, run_a, run_b)
+    d = diff_runs(sheet_dir, run_a, run_b, key=_sheet_key())
     write_json(json_path, d)
     console = human_console(json_path)
     changed = 0
@@ -329,12 +417,15 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 @sheet_group.command("export", cls=Command)
 @_sheet_option
 @click.argument("run_id")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              callback=check_folder_output("--out"),
+              help="A new folder for the audit pack (never inside the sheet).")  # fmt: skip
 def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
-    """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest."""
+    """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest;
+    a run that does not verify is refused (exit 1)."""
     from ..core.sheet import export_run
 
-    files = export_run(sheet_dir, run_id, out_dir)
+    files = export_run(sheet_dir, run_id, out_dir, key=_sheet_key())
     manifest = json.loads(files[-1].read_text(encoding="utf-8"))
     for name, digest in manifest["files"].items():
         click.echo(visible(f"{digest}  {name}"))

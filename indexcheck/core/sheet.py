@@ -8,12 +8,14 @@ Layout under the sheet folder (each file is created once, never rewritten)::
     runs/RUN_ID/claims.jsonl      one row per claim (or claims.parquet), one per claimless answer
     revisions/REV_ID.jsonl        a human revision: a new row naming the row it revises
 
-Question and answer texts can be replaced by their xxh3 hashes (``hashes_only``).
+Question and answer texts can be replaced by their xxh3 hashes (``hashes_only``). Every row
+carries ``prev_hash`` and ``row_hash`` (one chain per run: cases, claims, revisions) and
+run.json records the chain (:mod:`indexcheck.core.sheet_chain`); reading is
+:mod:`~indexcheck.core.sheet_files`, verifying :mod:`~indexcheck.core.sheet_verify`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from collections.abc import Sequence
@@ -22,16 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..corpus import text_hash
 from ..errors import DataFileError, InputError
 from ..textsafe import visible
+from ..version import __version__
+from . import sheet_chain as sc
 from .answers import AnswerRow
 from .claim_checks import Verdict, normalize
 from .judge import JudgeResult
+from .sheet_files import NESTED, read_run, revisions, runs
+from .sheet_pack import export_run
+from .sheet_verify import require_verified, verify_run, verify_sheet
 
 FORMATS = ("jsonl", "parquet")
-_NESTED = ("cited", "checks")
 
 
 def _now() -> str:
@@ -51,49 +56,6 @@ def _write_once(path: Path, text: str) -> None:
 
 def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
-
-
-_DAMAGED = "the sheet was edited by hand or is damaged; sheet files are written once, never edited"
-_CASE_KEYS = ("answer_id", "question_hash", "answer_hash", "passages")
-_PASSAGE_KEYS = ("id", "rank", "hash")
-_CLAIM_KEYS = ("row_id", "answer_id", "status")
-_REVISION_KEYS = ("row_id", "revises", "verdict")
-
-
-def _read_jsonl(path: Path, required: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The rows of one sheet file; a missing, non-UTF-8, non-JSON or incomplete line is a
-    DataFileError naming the file and line (exit 2), never a crash."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DataFileError(f"cannot read sheet file {path}: {exc.strerror}; {_DAMAGED}") from None
-    rows = []
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        where = f"{path} line {lineno}"
-        try:
-            row = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise DataFileError(f"{where} is not valid UTF-8 text; {_DAMAGED}") from None
-        except json.JSONDecodeError as exc:
-            raise DataFileError(f"{where} is not valid JSON ({exc.msg}); {_DAMAGED}") from None
-        missing = [k for k in required if not isinstance(row, dict) or k not in row]
-        if missing:
-            raise DataFileError(f"{where} has no '{missing[0]}'; {_DAMAGED}")
-        rows.append(row)
-    return rows
-
-
-def _check_cases(path: Path, cases: list[dict[str, Any]]) -> None:
-    for n, case in enumerate(cases, 1):
-        passages = case["passages"]
-        if not isinstance(passages, list) or not all(
-            isinstance(p, dict) and all(k in p for k in _PASSAGE_KEYS) for p in passages
-        ):
-            raise DataFileError(
-                f"{path} case {n}: 'passages' must be a list of {{id, rank, hash}}; {_DAMAGED}"
-            )
 
 
 def check_sheet_dir(folder: Path) -> None:
@@ -199,6 +161,30 @@ def claim_rows(
     return out
 
 
+def _claims_bytes(claims: list[dict[str, Any]], prev: str, fmt: str) -> tuple[str, bytes, str, int]:
+    """(file name, its bytes, chain head, rows) of the claim rows, chained from ``prev``.
+
+    A Parquet row is chained in the form it is stored in: every column, as a string or null."""
+    if fmt != "parquet":
+        head = sc.link(claims, prev)
+        return "claims.jsonl", _jsonl(claims).encode("utf-8"), head, len(claims)
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    flat = [{k: json.dumps(v) if k in NESTED else v for k, v in r.items()} for r in claims]
+    keys = sorted({k for r in flat for k in r} | {"prev_hash", "row_hash"})
+    cells = [
+        {k: None if r.get(k) is None else str(r[k]) for k in keys if k not in ("prev_hash",)}
+        for r in flat
+    ]
+    head = sc.link(cells, prev)
+    buf = io.BytesIO()
+    pq.write_table(pa.table({k: [c[k] for c in cells] for k in keys}), buf)
+    return "claims.parquet", buf.getvalue(), head, len(cells)
+
+
 def write_run(
     folder: str | Path,
     result: JudgeResult,
@@ -207,8 +193,12 @@ def write_run(
     *,
     hashes_only: bool = False,
     fmt: str = "jsonl",
+    key: bytes | None = None,
 ) -> tuple[str, list[Path]]:
-    """Append one run to the sheet; returns (run id, files written). Nothing old is touched."""
+    """Append one run to the sheet; returns (run id, files written). Nothing old is touched.
+
+    Cases and claim rows form one hash chain from run.json's header; run.json, written last,
+    records its head, row counts and each file's sha256, signed (HMAC-SHA256) with ``key``."""
     if fmt not in FORMATS:
         raise InputError(f"sheet format must be one of {', '.join(FORMATS)}, got '{fmt}'")
     root = Path(folder)
@@ -219,93 +209,43 @@ def write_run(
     info: dict[str, Any] = {"run_id": run_id, "created": _now()}
     info["indexcheck_version"] = __version__
     info |= {"format": fmt, "hashes_only": hashes_only, **meta.__dict__}
+    start = sc.genesis(info)
+    cases = [_case(r, hashes_only) for r in rows]
+    cases_head = sc.link(cases, start)
+    cases_bytes = _jsonl(cases).encode("utf-8")
     claims = claim_rows(run_id, result, rows, meta, hashes_only)
-    files = [run_dir / "run.json", run_dir / "cases.jsonl"]
-    _write_once(files[0], json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-    _write_once(files[1], _jsonl([_case(r, hashes_only) for r in rows]))
-    if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        flat = [{k: json.dumps(v) if k in _NESTED else v for k, v in r.items()} for r in claims]
-        keys = sorted({k for r in flat for k in r})
-        table = pa.table({k: [None if r.get(k) is None else str(r[k]) for r in flat] for k in keys})
-        path = run_dir / "claims.parquet"
-        with path.open("xb") as f:
-            pq.write_table(table, f)
-        files.append(path)
-    else:
-        files.append(run_dir / "claims.jsonl")
-        _write_once(files[-1], _jsonl(claims))
-    return run_id, files
-
-
-#: what every run.json written by :func:`write_run` holds
-_RUN_KEYS = ("run_id", "created", "indexcheck_version", "judge_model", "prompt_version")
-
-
-def runs(folder: str | Path) -> list[str]:
-    """Ids of the complete runs in the sheet (a folder with its run.json), oldest first."""
-    base = Path(folder) / "runs"
-    if not base.is_dir():
-        return []
-    return sorted(p.name for p in base.iterdir() if (p / "run.json").is_file())
-
-
-def read_run(
-    folder: str | Path, run_id: str
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(run.json, cases, claim rows) of one run; DataFileError if the run is unknown."""
-    run_dir = Path(folder) / "runs" / run_id
-    plain = run_id not in ("", ".", "..") and Path(run_id).name == run_id
-    if not plain or not (run_dir / "run.json").is_file():
-        known = ", ".join(runs(folder)[-5:]) or "none"
-        raise DataFileError(f"no run '{visible(run_id)}' in sheet {folder}; runs: {known}")
-    try:
-        info = json.loads((run_dir / "run.json").read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        info = None
-    if not isinstance(info, dict):
-        raise DataFileError(f"{run_dir / 'run.json'} is not a JSON object; {_DAMAGED}")
-    missing = [k for k in _RUN_KEYS if k not in info]
-    if missing or info.get("run_id") != run_id:
-        what = f"lacks {', '.join(missing)}" if missing else "names another run"
-        raise DataFileError(f"{run_dir / 'run.json'} {what}; {_DAMAGED}")
-    cases = _read_jsonl(run_dir / "cases.jsonl", _CASE_KEYS)
-    _check_cases(run_dir / "cases.jsonl", cases)
-    if (run_dir / "claims.parquet").is_file():
-        import pyarrow.parquet as pq
-
-        try:
-            raw = pq.read_table(run_dir / "claims.parquet").to_pylist()
-        except Exception as exc:  # pyarrow raises several types for unreadable files
-            raise DataFileError(f"cannot read {run_dir / 'claims.parquet'}: {exc}") from None
-        claims = [
-            {k: json.loads(v) if k in _NESTED and v else v for k, v in r.items()} for r in raw
-        ]
-        for r in claims:
-            for k in ("claim_id", "evidence_rank", "span_start", "span_end"):
-                if r.get(k) is not None:
-                    r[k] = int(r[k])
-    else:
-        claims = _read_jsonl(run_dir / "claims.jsonl", _CLAIM_KEYS)
-    if any(k not in r for r in claims for k in _CLAIM_KEYS):
-        raise DataFileError(f"{run_dir / 'claims.parquet'} lacks {_CLAIM_KEYS}; {_DAMAGED}")
-    return info, cases, claims
-
-
-def revisions(folder: str | Path) -> list[dict[str, Any]]:
-    """Every revision row, oldest first."""
-    base = Path(folder) / "revisions"
-    if not base.is_dir():
-        return []
-    return [r for p in sorted(base.glob("*.jsonl")) for r in _read_jsonl(p, _REVISION_KEYS)]
+    name, claims_bytes, head, n_claims = _claims_bytes(claims, cases_head, fmt)
+    info["chain"] = {
+        "algorithm": sc.ALGORITHM,
+        "genesis": start,
+        "head": head,
+        "rows": len(cases) + n_claims,
+        "cases": len(cases),
+        "claims": n_claims,
+        "files": {"cases.jsonl": sc.sha256_hex(cases_bytes), name: sc.sha256_hex(claims_bytes)},
+    }
+    if key is not None:
+        sc.sign_run(info, key)
+    files = [run_dir / "cases.jsonl", run_dir / name, run_dir / "run.json"]
+    for path, data in zip(files, (cases_bytes, claims_bytes), strict=False):
+        with path.open("xb") as f:  # "x": an existing file is never rewritten
+            f.write(data)
+    # run.json last: a run folder is complete (listed by runs()) only once it exists
+    _write_once(files[2], json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    return run_id, [files[2], files[0], files[1]]
 
 
 def revise(
-    folder: str | Path, row_id: str, verdict: str, reviewer: str, note: str | None = None
+    folder: str | Path,
+    row_id: str,
+    verdict: str,
+    reviewer: str,
+    note: str | None = None,
+    key: bytes | None = None,
 ) -> dict[str, Any]:
-    """A human revision of one row's verdict: a new row that names the row it revises."""
+    """A human revision of one row's verdict: a new row that names the row it revises and
+    extends the run's hash chain (signed with ``key``). A run that does not verify is
+    refused (SheetNotVerifiedError, exit 1)."""
     try:
         new = Verdict(verdict.strip().upper())
     except ValueError:
@@ -319,7 +259,8 @@ def revise(
             f"no claim row '{visible(row_id)}' in run {visible(run_id)}; row ids look like "
             "RUN/ANSWER/N"
         )
-    earlier = [r for r in revisions(folder) if r["revises"] == row_id]
+    check = require_verified(folder, run_id, key, "revise")
+    earlier = [r for _, r in check.revisions if r["revises"] == row_id]
     rev_id = new_id("rev-")
     row = {
         "row_id": rev_id,
@@ -335,15 +276,23 @@ def revise(
         "time": _now(),
         "indexcheck_version": __version__,
     }
+    sc.link([row], str(check.last_hash))
+    if key is not None:
+        row["mac"] = sc.mac(key, str(row["row_hash"]).encode())
     _write_once(Path(folder) / "revisions" / f"{rev_id}.jsonl", _jsonl([row]))
     return row
 
 
-def diff_runs(folder: str | Path, run_a: str, run_b: str) -> dict[str, Any]:
+def diff_runs(
+    folder: str | Path, run_a: str, run_b: str, key: bytes | None = None
+) -> dict[str, Any]:
     """Compare two runs claim by claim where the cases are compatible; otherwise name what
-    changed: question, passage version, prompt, judge model or retrieval."""
+    changed: question, passage version, prompt, judge model or retrieval. Both runs must
+    verify first (SheetNotVerifiedError, exit 1)."""
     info_a, cases_a, claims_a = read_run(folder, run_a)
     info_b, cases_b, claims_b = read_run(folder, run_b)
+    for rid in dict.fromkeys((run_a, run_b)):
+        require_verified(folder, rid, key, "diff")
     run_level = [
         dim
         for dim, key in (("prompt", "prompt_version"), ("judge model", "judge_model"))
@@ -395,56 +344,16 @@ def diff_runs(folder: str | Path, run_a: str, run_b: str) -> dict[str, Any]:
     return {"run_a": run_a, "run_b": run_b, "run_level_changes": run_level, "answers": answers}
 
 
-def export_run(folder: str | Path, run_id: str, out: str | Path) -> list[Path]:
-    """The audit pack of one run: frozen cases, raw retrieval, answers, claim rows (with their
-    revisions) and manifest.json holding the sha256 of every file."""
-    info, cases, claims = read_run(folder, run_id)
-    dest = Path(out)
-    if dest.exists() and any(dest.iterdir()):
-        raise InputError(f"--out {dest} is not empty; pass a new folder for the audit pack")
-    dest.mkdir(parents=True, exist_ok=True)
-    retrieval = [
-        {
-            "answer_id": c["answer_id"],
-            "passages": [
-                {k: p.get(k) for k in ("id", "version", "rank", "score", "hash")}
-                for p in c["passages"]
-            ],
-        }
-        for c in cases
-    ]
-    answers = [
-        {
-            k: c.get(k)
-            for k in (
-                "answer_id",
-                "question",
-                "answer",
-                "question_hash",
-                "answer_hash",
-                "sentences",
-            )
-        }
-        for c in cases
-    ]
-    row_ids = {r["row_id"] for r in claims}
-    files = {
-        "run.json": json.dumps(info, indent=2, ensure_ascii=False) + "\n",
-        "cases.jsonl": _jsonl(cases),
-        "retrieval.jsonl": _jsonl(retrieval),
-        "answers.jsonl": _jsonl(answers),
-        "claims.jsonl": _jsonl(claims),
-        "revisions.jsonl": _jsonl([r for r in revisions(folder) if r["revises"] in row_ids]),
-    }
-    written = []
-    for name, text in files.items():
-        _write_once(dest / name, text)
-        written.append(dest / name)
-    manifest = {
-        "run_id": run_id,
-        "exported": _now(),
-        "indexcheck_version": __version__,
-        "files": {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in written},
-    }
-    _write_once(dest / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-    return [*written, dest / "manifest.json"]
+__all__ = [
+    "RunMeta",
+    "check_sheet_dir",
+    "diff_runs",
+    "export_run",
+    "read_run",
+    "revise",
+    "revisions",
+    "runs",
+    "verify_run",
+    "verify_sheet",
+    "write_run",
+]

@@ -1,27 +1,27 @@
 """Embedding providers, one module each, opened from a spec string.
 
 ``minilm`` (default, offline), ``mistral[:MODEL]``, ``st:NAME_OR_PATH``,
-``py:module:function``. Schemes resolve through the entry point group
-``indexcheck.embedders`` (an entry point names a function ``open(rest) -> Embedder``,
-``rest`` being what follows ``scheme:``); the built-in ones register there too, with
-:data:`BUILTIN` as the fallback for a source checkout. Heavy SDKs are imported only
-when their provider is opened.
+``py:module:function``. Schemes resolve through the one plugin manager
+(:mod:`indexcheck.plugins`, hook ``register_embedders``: a scheme names a function
+``open(rest) -> Embedder``, ``rest`` being what follows ``scheme:``); the built-in ones
+register there like any plugin. Heavy SDKs are imported only when their provider is opened.
 """
 
 from __future__ import annotations
 
 import difflib
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from .. import plugins
+from ..default_plugins import EMBEDDERS as BUILTIN
 from ..errors import SpecError
 from ..retry import RetryPolicy
 from .base import BaseEmbedder, Embedder, EmbedStats
+from .prefixes import EMBEDDER_SPEC_KEYS, parse_embedder_spec, with_prefixes
 
 __all__ = [
     "BUILTIN",
     "DEFAULT_EMBEDDER",
-    "ENTRY_POINT_GROUP",
     "BaseEmbedder",
     "EmbedStats",
     "Embedder",
@@ -31,17 +31,8 @@ __all__ = [
 ]
 
 DEFAULT_EMBEDDER = "minilm"
-#: the embedder spec keys that ``indexcheck.embed_text`` handles (kept in step there)
-PREFIX_KEYS = ("prefix", "query_prefix")
-ENTRY_POINT_GROUP = "indexcheck.embedders"
-
-#: scheme -> "module:function" of the built-in providers (the same as their entry points)
-BUILTIN: dict[str, str] = {
-    "minilm": "indexcheck.embedders:open_minilm",
-    "mistral": "indexcheck.embedders:open_mistral",
-    "st": "indexcheck.embedders:open_st",
-    "py": "indexcheck.embedders:open_py",
-}
+#: the embedder spec keys that :mod:`.prefixes` handles
+PREFIX_KEYS = EMBEDDER_SPEC_KEYS
 
 
 def open_minilm(rest: str) -> Embedder:
@@ -76,18 +67,9 @@ def open_py(rest: str) -> Embedder:
     return PythonHookEmbedder(rest)
 
 
-def _registered() -> dict[str, EntryPoint]:
-    found = {ep.name.lower(): ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    for scheme, target in BUILTIN.items():
-        found.setdefault(scheme, EntryPoint(scheme, target, ENTRY_POINT_GROUP))
-    return found
-
-
-def _resolve(spec: str | None) -> tuple[str, str, str, Any, Any]:
-    """(spec, scheme, provider options, prefix spec or None, entry point) of an embedder
+def _resolve(spec: str | None) -> tuple[str, str, str, Any, plugins.Registry]:
+    """(spec, scheme, provider options, prefix spec or None, registry) of an embedder
     spec; SpecError (exit 2) for an unknown scheme or a malformed prefix key."""
-    from ..embed_text import parse_embedder_spec
-
     spec = (spec or DEFAULT_EMBEDDER).strip()
     spec, prefixes = _split_prefixes(spec)
     parsed = parse_embedder_spec(spec.partition("?")[0] + "?" + prefixes) if prefixes else None
@@ -95,13 +77,13 @@ def _resolve(spec: str | None) -> tuple[str, str, str, Any, Any]:
     if "?" in scheme:
         scheme, _, opts = scheme.partition("?")
         rest = "?" + opts
-    ep = _registered().get(scheme.lower())
-    if ep is None:
+    registry = plugins.registry("embedders")
+    if scheme.lower() not in registry.targets:
         raise SpecError(
             f"unknown embedder '{spec}'; use minilm, mistral[:MODEL], st:NAME_OR_PATH "
             "or py:module:function"
         )
-    return spec, scheme, rest, parsed, ep
+    return spec, scheme, rest, parsed, registry
 
 
 def check_embedder_spec(spec: str | None) -> None:
@@ -141,7 +123,7 @@ def for_queries(embedder: Embedder) -> Embedder:
         queries = getattr(embedder.inner, "queries", None)
         if queries is None or queries is embedder.inner:
             return embedder
-        return CachedEmbedder(queries, embedder.cache)
+        return CachedEmbedder(queries, embedder.cache, embedder.audit)  # one audit per run
     found: Embedder = getattr(embedder, "queries", None) or embedder
     return found
 
@@ -150,19 +132,10 @@ def open_embedder(spec: str | None = None) -> Embedder:
     """Open an embedder from its spec; ``None`` gives the embedded default.
 
     ``?prefix=TEXT`` puts an instruction prefix in front of every chunk text and
-    ``&query_prefix=TEXT`` in front of every question (``indexcheck.embed_text``); the
+    ``&query_prefix=TEXT`` in front of every question (:mod:`indexcheck.embedders.prefixes`); the
     question embedder is :func:`for_queries` of the returned one."""
-    # imported here: embed_text imports .base, so a module-level import would be circular
-    from ..embed_text import with_prefixes
-
-    spec, scheme, rest, parsed, ep = _resolve(spec)
-    try:
-        opener = ep.load()
-    except ImportError as exc:
-        raise SpecError(
-            f"the embedder plugin for '{scheme}' ({ep.value}) cannot be imported ({exc}); "
-            "reinstall the package that provides it"
-        ) from None
+    spec, scheme, rest, parsed, registry = _resolve(spec)
+    opener = registry.load(scheme)
     embedder: Embedder = opener(rest)
     if parsed is None or not (parsed.prefix or parsed.query_prefix):
         return embedder

@@ -4,31 +4,29 @@ This is the fix for the failure indexcheck was born from: a cache filled by posi
 hands a chunk its neighbour's vector as soon as one duplicate text is skipped. Here
 each vector is stored and looked up under the hash of its own text, and duplicates in
 one call are embedded once and handed to every row that carries that text.
+
+A cache is never trusted blindly: :class:`CachedEmbedder` re-embeds a seeded sample of its
+hits (:func:`audit_size`: at least 3, or 1%, at most 1000 per run) and refuses the cache
+(exit 2) when one of them differs from its fresh embedding (cosine < 0.9999). A cache filled
+by another indexer, or with an index's own stored vectors, under the right model id would
+otherwise turn a failing check into a passing one without a single request.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..corpus import text_hash
-from ..errors import DataFileError
+from ..errors import DataFileError, OutputError
 from .base import Embedder, EmbedStats
-
-
-def open_cache_file(path: Path) -> sqlite3.Connection:
-    """The ``--cache`` SQLite file (embeddings and judgements share it), created with its
-    folder when missing; a folder or an unopenable path is bad input (exit 2)."""
-    if path.is_dir():
-        raise DataFileError(f"--cache {path} is a folder; pass a file path")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return sqlite3.connect(str(path), timeout=30.0)
-    except (OSError, sqlite3.Error) as exc:
-        raise DataFileError(f"--cache {path} cannot be opened: {exc}") from None
+from .cache_file import APPLICATION_ID, SPACE_HINT, VECTORS_SQL, open_cache_file
 
 
 class EmbeddingCache:
@@ -45,23 +43,13 @@ class EmbeddingCache:
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, hash TEXT NOT NULL, "
-                "dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, hash))"
-            )
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(vectors)")}
+            self._db.execute(VECTORS_SQL)
+            self._db.commit()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise DataFileError(
-                f"--cache {self.path} is not an indexcheck embedding cache ({exc}); "
-                "pass a new file path, or delete this file if it is a stale cache"
+                f"--cache {self.path} cannot be written: {exc}" + SPACE_HINT
             ) from None
-        if not {"model", "hash", "dim", "vec"} <= columns:
-            self._db.close()
-            raise DataFileError(
-                f"--cache {self.path} is a SQLite file with another 'vectors' table; "
-                "pass a new file path for the embedding cache"
-            )
 
     def check_dimension(self, model_id: str, dimension: int) -> None:
         """Refuse (exit 2) a cache holding rows of another dimension for ``model_id``."""
@@ -104,17 +92,79 @@ class EmbeddingCache:
 
     def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
         """Store float32 vectors under (model_id, hash), committed before returning."""
-        with self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
-                [
-                    (model_id, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
-                    for h, v in items.items()
-                ],
-            )
+        rows = [
+            (model_id, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
+            for h, v in items.items()
+        ]
+        try:
+            with self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+        except sqlite3.OperationalError as exc:
+            raise OutputError(
+                f"--cache {self.path} could not be written ({exc}); what was embedded before "
+                "is kept: free space or point --cache elsewhere, then rerun"
+            ) from None
 
     def close(self) -> None:
         self._db.close()
+
+
+#: a cached vector this close to its fresh embedding (cosine) matches it
+AUDIT_MIN_COSINE = 0.9999
+AUDIT_MIN = 3
+AUDIT_SHARE = 0.01
+AUDIT_MAX = 1000
+AUDIT_SEED = 0
+
+
+def audit_size(hits: int) -> int:
+    """How many of ``hits`` distinct cached texts a run re-embeds: every one up to 3, then
+    max(3, ceil(1% of hits)), at most 1000."""
+    if hits <= AUDIT_MIN:
+        return max(0, hits)
+    return min(AUDIT_MAX, max(AUDIT_MIN, math.ceil(hits * AUDIT_SHARE)))
+
+
+@dataclass
+class CacheAudit:
+    """What the audit of one run's cache hits sampled, matched and cost (goes in the
+    manifest as ``cache_audit``)."""
+
+    hits: int = 0
+    sampled: int = 0
+    matched: int = 0
+    requests: int = 0
+    texts: int = 0
+    seed: int = AUDIT_SEED
+    sampled_hashes: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def mismatched(self) -> int:
+        return self.sampled - self.matched
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hits": self.hits,
+            "sampled": self.sampled,
+            "matched": self.matched,
+            "mismatched": self.mismatched,
+            "requests": self.requests,
+            "texts": self.texts,
+            "min_cosine": AUDIT_MIN_COSINE,
+            "seed": self.seed,
+            "rule": f"max({AUDIT_MIN}, {AUDIT_SHARE:.0%} of hits), at most {AUDIT_MAX}",
+        }
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine of float32 (n, d) ``a`` and ``b``; 0 where a row has no length."""
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    norms = np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1)
+    dots = np.einsum("ij,ij->i", a64, b64)
+    return np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
 
 
 class CachedEmbedder:
@@ -124,16 +174,22 @@ class CachedEmbedder:
     its ``batch_size``) texts and each group is committed as it arrives, so a run killed
     or stopped by a rate limit loses at most one group, and a rerun requests only the rest.
 
-    ``stats`` is the wrapped embedder's (requests and tokens actually spent);
-    ``hits`` counts texts served from the cache.
+    ``stats`` is the wrapped embedder's (requests and tokens actually spent, the audit's
+    included); ``hits`` counts texts served from the cache; ``audit`` is the
+    :class:`CacheAudit` of the hits (shared with :func:`~indexcheck.embedders.for_queries`).
     """
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache | None) -> None:
+    def __init__(
+        self, inner: Embedder, cache: EmbeddingCache | None, audit: CacheAudit | None = None
+    ) -> None:
         self.inner = inner
         self.cache = cache
         self.model_id = inner.model_id
         self.dimension = inner.dimension
         self.hits = 0
+        self.audit = audit if audit is not None else CacheAudit()
+        self._rng = np.random.default_rng(self.audit.seed)
+        self._audited: set[str] = set()
         if cache is not None:
             try:
                 cache.check_dimension(self.model_id, self.dimension)
@@ -168,9 +224,42 @@ class CachedEmbedder:
         known = self.cache.get_many(self.model_id, hashes) if self.cache else {}
         first_of: dict[str, str] = {}
         for h, t in zip(hashes, texts, strict=True):
-            if h not in known and h not in first_of:
+            if h not in first_of:
                 first_of[h] = t
-        return known, list(first_of.values())
+        if known:
+            self._audit(known, first_of)
+        return known, [t for h, t in first_of.items() if h not in known]
+
+    def _audit(self, known: dict[str, np.ndarray], text_of: dict[str, str]) -> None:
+        """Re-embed this call's share of the run's audit sample of ``known`` (cached vectors
+        by hash; ``text_of`` maps each hash to its text) and refuse the cache on a mismatch."""
+        audit = self.audit
+        audit.hits += len(known)
+        need = audit_size(audit.hits) - audit.sampled
+        pool = [h for h in text_of if h in known and h not in self._audited]
+        if need <= 0 or not pool:
+            return
+        picks = sorted(self._rng.choice(len(pool), size=min(need, len(pool)), replace=False))
+        chosen = [pool[i] for i in picks]
+        before = self.inner.stats.requests, self.inner.stats.texts
+        fresh = self.inner.embed([text_of[h] for h in chosen])
+        audit.requests += self.inner.stats.requests - before[0]
+        audit.texts += self.inner.stats.texts - before[1]
+        cos = _cosines(np.stack([known[h] for h in chosen]), fresh)
+        self._audited.update(chosen)
+        audit.sampled_hashes.extend(chosen)
+        audit.sampled += len(chosen)
+        good = int(np.count_nonzero(cos >= AUDIT_MIN_COSINE))
+        audit.matched += good
+        if good < len(chosen):
+            path = self.cache.path if self.cache is not None else "?"
+            raise DataFileError(
+                f"--cache {path}: {len(chosen) - good} of {len(chosen)} cached vectors sampled "
+                f"for {self.model_id} do not match a fresh embedding of their text (lowest "
+                f"cosine {float(cos.min()):.4f} < {AUDIT_MIN_COSINE}): the cache holds vectors "
+                "another indexer or index wrote under this model id; delete the file or point "
+                "--cache elsewhere"
+            )
 
     def put(self, known: dict[str, np.ndarray], todo: Sequence[str], fresh: np.ndarray) -> None:
         """Add ``fresh`` (float32 (len(todo), d), the vectors of ``todo``) to ``known`` and
@@ -204,3 +293,14 @@ class CachedEmbedder:
         every = getattr(self.inner, "cache_commit_every", None)
         every = every or getattr(self.inner, "batch_size", None) or 64
         return max(1, int(every))
+
+
+__all__ = [
+    "APPLICATION_ID",
+    "AUDIT_MIN_COSINE",
+    "CacheAudit",
+    "CachedEmbedder",
+    "EmbeddingCache",
+    "audit_size",
+    "open_cache_file",
+]

@@ -28,6 +28,7 @@ import numpy as np
 from ..corpus import text_hash
 from ..errors import MissingDependencyError, ModelNotInstalledError, SpecError
 from .base import BaseEmbedder, l2_normalize
+from .encoding import encoding_feeds
 
 MODEL_ID = "minilm:all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -299,15 +300,3 @@ class MiniLMEmbedder(BaseEmbedder):
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
         return l2_normalize(pooled.astype(np.float32)), int(mask.sum())
-
-
-def encoding_feeds(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
-    """Model inputs (int64 (n, width), padded to the longest) for tokenizers Encodings."""
-    width = max(len(e.ids) for e in encodings)
-    ids = np.zeros((len(encodings), width), dtype=np.int64)
-    mask = np.zeros((len(encodings), width), dtype=np.int64)
-    for row, e in enumerate(encodings):
-        n = len(e.ids)
-        ids[row, :n] = e.ids
-        mask[row, :n] = 1
-    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

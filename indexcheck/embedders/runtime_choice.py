@@ -131,7 +131,7 @@ def _store(threads: int, entry: dict[str, Any]) -> None:
 
 def _workload(tokenizer: Any) -> dict[str, tuple[int, dict[str, np.ndarray]]]:
     """Two padded batches: 32 short sentences (8-12 words) and 4 paragraphs of 256 tokens."""
-    from .onnx_minilm import encoding_feeds
+    from .encoding import encoding_feeds
 
     rng = np.random.default_rng(0)
     short = [" ".join(rng.choice(_WORDS, size=int(rng.integers(8, 13)))) + "." for _ in range(32)]

@@ -1,11 +1,15 @@
 """Judges (LLM graders of answers), one module each, opened from a spec string.
 
 ``mistral:MODEL``, ``openai:BASE_URL?model=NAME`` (any OpenAI-compatible chat endpoint),
-``py:module:function``. SDKs are imported only when their judge is opened.
+``py:module:function``. Schemes resolve through the one plugin manager
+(:mod:`indexcheck.plugins`, hook ``register_judges``: a scheme names a function
+``open(rest) -> Judge``); the built-in ones register there like any plugin. SDKs are
+imported only when their judge is opened.
 """
 
 from __future__ import annotations
 
+from .. import plugins
 from ..errors import SpecError
 from ..textsafe import visible
 from .base import BaseJudge, Judge, JudgeRequest, JudgeStats, RawReply
@@ -23,24 +27,33 @@ __all__ = [
 ]
 
 
+def open_mistral_judge(rest: str) -> Judge:
+    from .mistral import MistralJudge
+
+    return MistralJudge(rest)
+
+
+def open_openai_judge(rest: str) -> Judge:
+    from .openai import from_spec
+
+    return from_spec(rest)
+
+
+def open_py_judge(rest: str) -> Judge:
+    from .python_hook import PythonHookJudge
+
+    return PythonHookJudge(rest)
+
+
 def open_judge(spec: str) -> Judge:
     """Open a judge from its spec (secrets only from the environment)."""
     spec = (spec or "").strip()
     scheme, _, rest = spec.partition(":")
-    scheme = scheme.lower()
-    if scheme == "mistral":
-        from .mistral import MistralJudge
-
-        return MistralJudge(rest)
-    if scheme == "openai":
-        from .openai import from_spec
-
-        return from_spec(rest)
-    if scheme == "py":
-        from .python_hook import PythonHookJudge
-
-        return PythonHookJudge(rest)
-    raise SpecError(
-        f"unknown judge '{visible(spec)}'; use mistral:MODEL, openai:BASE_URL?model=NAME "
-        "or py:module:function"
-    )
+    opener = plugins.registry("judges").load(scheme) if scheme else None
+    if opener is None:
+        raise SpecError(
+            f"unknown judge '{visible(spec)}'; use mistral:MODEL, openai:BASE_URL?model=NAME "
+            "or py:module:function"
+        )
+    judge: Judge = opener(rest)
+    return judge

@@ -2,8 +2,10 @@
 
 The key is sha256 of (judge model id, prompt version, question, context, answer); the table
 ``judgements`` lives in the same ``--cache`` file as the embedding cache, next to (never in)
-its ``vectors`` table. Each judgement is committed as soon as it is stored, so an interrupted
-run keeps what it paid for.
+its ``vectors`` table. The file is checked by the one opener,
+:func:`indexcheck.embedders.cache_file.open_cache_file`: another application's SQLite file is
+refused read-only before any write. Each judgement is committed as soon as it is stored, so
+an interrupted run keeps what it paid for.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..embedders.cache import open_cache_file
-from ..errors import DataFileError
+from ..embedders.cache_file import JUDGEMENTS_SQL, SPACE_HINT, open_cache_file
+from ..errors import DataFileError, OutputError
 
 
 def judgement_key(
@@ -38,16 +40,12 @@ class JudgementCache:
         self.path = Path(path)
         self._db = open_cache_file(self.path)
         try:
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, model TEXT NOT "
-                "NULL, prompt_version TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL)"
-            )
+            self._db.execute(JUDGEMENTS_SQL)
             self._db.commit()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise DataFileError(
-                f"--cache {self.path} is not an indexcheck cache ({exc}); pass a new file "
-                "path, or delete this file if it is a stale cache"
+                f"--cache {self.path} cannot be written: {exc}" + SPACE_HINT
             ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -59,11 +57,17 @@ class JudgementCache:
 
     def put(self, key: str, model_id: str, prompt_version: str, reply: dict[str, Any]) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        self._db.execute(
-            "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?)",
-            (key, model_id, prompt_version, json.dumps(reply, ensure_ascii=False), now),
-        )
-        self._db.commit()
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?)",
+                (key, model_id, prompt_version, json.dumps(reply, ensure_ascii=False), now),
+            )
+            self._db.commit()
+        except sqlite3.OperationalError as exc:
+            raise OutputError(
+                f"--cache {self.path} could not be written ({exc}); the judgements before "
+                "are kept: free space or point --cache elsewhere, then rerun"
+            ) from None
 
     def close(self) -> None:
         self._db.close()

@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
-from urllib.parse import parse_qsl
 
 import numpy as np
 
@@ -42,6 +41,7 @@ from ..errors import (
 )
 from ..retry import RetryPolicy
 from .params import Param, check_params
+from .params import StoreSpec as StoreSpec  # re-exported: stores import it from here
 
 T = TypeVar("T")
 S = TypeVar("S", bound="BaseStore")
@@ -125,45 +125,6 @@ class VectorStore(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class StoreSpec:
-    """A parsed ``scheme:location?key=value`` spec."""
-
-    scheme: str
-    location: str
-    params: dict[str, str]
-
-    @classmethod
-    def parse(cls, spec: str) -> StoreSpec:
-        if ":" not in spec:
-            raise SpecError(
-                f"store spec '{spec}' has no scheme; write it as SCHEME:LOCATION, "
-                "e.g. faiss:./index or parquet:vectors.parquet"
-            )
-        scheme, rest = spec.split(":", 1)
-        scheme = scheme.strip().lower()
-        location, params = rest, {}
-        # URLs keep their own '?' only for schemes whose location is a URL with a query
-        # string of its own; ours are all indexcheck options, so split on the last '?'.
-        if "?" in rest:
-            location, query = rest.rsplit("?", 1)
-            pairs = parse_qsl(query, keep_blank_values=True)
-            params = dict(pairs)
-            if len(params) != len(pairs):  # the last value would win without a word
-                twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
-                raise SpecError(
-                    f"store spec '{scheme}:...' gives {', '.join(twice)} more than once; "
-                    "keep one value"
-                )
-        return cls(scheme=scheme, location=location, params=params)
-
-    def require(self, key: str, hint: str) -> str:
-        value = self.params.get(key)
-        if not value:
-            raise SpecError(f"store spec '{self.scheme}:...' needs ?{key}=...; {hint}")
-        return value
 
 
 class BaseStore:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from ..errors import SpecError
 
@@ -128,14 +128,51 @@ def unknown_message(
     return f"unknown option '{key}' for {scheme}{hint}{guess} known: {listed}"
 
 
+@dataclass(frozen=True)
+class StoreSpec:
+    """A parsed ``scheme:location?key=value`` spec."""
+
+    scheme: str
+    location: str
+    params: dict[str, str]
+
+    @classmethod
+    def parse(cls, spec: str) -> StoreSpec:
+        if ":" not in spec:
+            raise SpecError(
+                f"store spec '{spec}' has no scheme; write it as SCHEME:LOCATION, "
+                "e.g. faiss:./index or parquet:vectors.parquet"
+            )
+        scheme, rest = spec.split(":", 1)
+        scheme = scheme.strip().lower()
+        location, params = rest, {}
+        # URLs keep their own '?' only for schemes whose location is a URL with a query
+        # string of its own; ours are all indexcheck options, so split on the last '?'.
+        if "?" in rest:
+            location, query = rest.rsplit("?", 1)
+            pairs = parse_qsl(query, keep_blank_values=True)
+            params = dict(pairs)
+            if len(params) != len(pairs):  # the last value would win without a word
+                twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
+                raise SpecError(
+                    f"store spec '{scheme}:...' gives {', '.join(twice)} more than once; "
+                    "keep one value"
+                )
+        return cls(scheme=scheme, location=location, params=params)
+
+    def require(self, key: str, hint: str) -> str:
+        value = self.params.get(key)
+        if not value:
+            raise SpecError(f"store spec '{self.scheme}:...' needs ?{key}=...; {hint}")
+        return value
+
+
 def with_params(spec: str, **params: Any) -> str:
     """``spec`` with ``params`` set (added, or replacing the same keys); None removes a key.
 
     ``with_params("faiss:DIR?nprobe=4", efSearch=64)`` -> ``faiss:DIR?nprobe=4&efSearch=64``.
     The location is kept as written, so secrets in it are the caller's to redact.
     """
-    from .base import StoreSpec
-
     parsed = StoreSpec.parse(spec)
     merged = dict(parsed.params)
     for key, value in params.items():

@@ -1,45 +1,43 @@
-"""An example indexcheck store: ``dict:FILE.npz``, one numpy array per id.
+"""An example indexcheck plugin: a store (``dict:FILE.npz``) and a command (``dict-info``).
 
-The whole store is three methods on :class:`indexcheck.stores.BaseStore`; the base
-validates ``?metric=``, batches, searches exactly, fingerprints and closes. Install it
-(``pip install examples/indexcheck-dictstore``) and ``--store dict:vectors.npz`` works.
+Both register through indexcheck's plugin hooks (``indexcheck.plugins``), found through the
+``indexcheck`` entry point group of this package's ``pyproject.toml``, exactly as the
+built-in stores and commands register. Install it (``pip install
+examples/indexcheck-dictstore``): ``--store dict:vectors.npz`` and ``indexcheck dict-info
+vectors.npz`` then work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
+import click
 
-from indexcheck.stores import BaseStore, Choice, Fetched, StoreSpec, VectorBatch
+from indexcheck.plugins import hookimpl
+
+from .store import DictStore
 
 
-class DictStore(BaseStore):
-    """Vectors from ``np.savez(path, **{id: vector})``; exact cosine/ip/l2 search."""
+@hookimpl
+def register_stores(register: Any) -> None:
+    # a "module:attr" path is imported only when a dict: spec is opened
+    register("dict", "indexcheck_dictstore.store:DictStore")
 
-    ordered = True  # rows come back in the order they were added
 
-    scheme = "dict"
-    params = {"metric": Choice("cosine", "ip", "l2")}
+@click.command("dict-info")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+def dict_info(path: str) -> None:
+    """Count the vectors of a dict: store file and show their dimension."""
+    import numpy as np
 
-    def __init__(self, spec: StoreSpec, options: Any = None) -> None:
-        super().__init__(spec, options)
-        with np.load(spec.location) as npz:
-            self.data = {key: npz[key].astype(np.float32) for key in npz.files}
+    with np.load(path) as npz:
+        dims = sorted({npz[key].shape[-1] for key in npz.files})
+        click.echo(f"{len(npz.files)} vectors, dimension {', '.join(map(str, dims)) or '-'}")
 
-    def _scan(self, batch: int) -> Iterator[VectorBatch]:
-        ids = list(self.data)
-        for start in range(0, len(ids), batch):
-            part = ids[start : start + batch]
-            vectors = np.stack([self.data[i] for i in part])
-            yield VectorBatch(part, vectors, np.full(len(part), vectors.shape[1], np.int32))
 
-    def _fetch_batch(self, ids: list[str]) -> Fetched:
-        d = len(next(iter(self.data.values()), ()))
-        vectors = np.zeros((len(ids), d), dtype=np.float32)
-        found = np.array([i in self.data for i in ids], dtype=bool)
-        for row, i in enumerate(ids):
-            if found[row]:
-                vectors[row] = self.data[i]
-        return Fetched(ids, vectors, found, np.where(found, d, 0).astype(np.int32))
+@hookimpl
+def register_commands(cli: Any) -> None:
+    cli.add_command(dict_info)
+
+
+__all__ = ["DictStore", "dict_info"]
