@@ -110,15 +110,12 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
         r["chunks"],
         key=lambda c: (c["status"] == "ok", -1 if c["cosine"] is None else c["cosine"]),
     )[:WORST_ROWS]
-    cols = ("position", "id", "cosine", "status", "holds_vector_of", "offset")
-    headers = ["position", "id", "cosine", "status", "holds vector of", "offset"]
-    extra = [k for k in ("ref_doc_id", "text") if any(c.get(k) for c in worst)]
+    cols = ["position", "id", "cosine", "status", "holds_vector_of", "offset"]
+    cols += [k for k in ("ref_doc_id", "text") if any(c.get(k) for c in worst)]
+    names = {"holds_vector_of": "holds vector of", "ref_doc_id": "document"}
+    rows = [[c[k] for k in cols] for c in worst]
     sec.blocks.append(
-        Table(
-            headers + [{"ref_doc_id": "document", "text": "text"}[k] for k in extra],
-            [[c[k] for k in (*cols, *extra)] for c in worst],
-            "worst chunks (lowest cosine first)",
-        )
+        Table([names.get(k, k) for k in cols], rows, "worst chunks (lowest cosine first)")
     )
     return [sec]
 
