@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .claim_checks import NUMBER_WORDS, quantities
-from .links import links_at
+from .links import link_keys
 
 WINDOW = 8  # tokens between a name and its year: "Smith, J., Jones, K., & Lee, M. (2019)"
 _BLOCK = 1 << 22  # characters hashed per numpy pass
@@ -220,13 +220,11 @@ def build_index(texts: Sequence[str], docs: Sequence[int] | None = None) -> Text
         raw = "\x00".join(texts[start:end])
         if raw.count("\x00") != end - start - 1:  # a NUL inside a text would end it
             raw = "\x00".join(t.replace("\x00", " ") for t in texts[start:end])
-        found = links_at(raw)
-        if found:
-            bounds = np.cumsum([len(t) + 1 for t in texts[start:end]])
-            at = np.searchsorted(bounds, [pos for pos, _ in found], side="right")
-            found_links |= {
-                (int(d), link) for d, (_, link) in zip(doc_of[start + at], found, strict=True)
-            }
+        if docs is None:  # one document: the links of the whole block at once
+            found_links |= {(0, link) for link in link_keys(raw)}
+        else:
+            for i in range(start, end):
+                found_links |= {(int(doc_of[i]), link) for link in link_keys(texts[i])}
         n, p = _block(prepare(raw).encode(), doc_of[start:end], cache)
         numbers.append(n)
         pairs.append(p)

@@ -2,31 +2,37 @@
 
 A URL loses its scheme, a leading "www.", its case and a trailing "/" or punctuation; a DOI
 its case; an ISBN-10 becomes its ISBN-13. Each pattern starts with a literal ("://", "www.",
-"10.", "ISBN", "97"), so a scan of a whole knowledge base stays fast.
+"10.", "ISBN", "97"), so a scan of a whole knowledge base stays fast; the URL and DOI
+patterns capture the normalized key itself.
 """
 
 from __future__ import annotations
 
 import re
 
-_URL = re.compile(r"://([^\s<>\"'`{}|\\^\[\]\x00]+)")
-_WWW = re.compile(r"www\.[^\s<>\"'`{}|\\^\[\]\x00]+")
-_DOI = re.compile(r"10\.\d{4,9}/[^\s\"'<>\x00]+")
+_BODY = r"[^\s<>\"'`{}|\\^\[\]\x00]"
+_END = r"[^\s<>\"'`{}|\\^\[\]\x00.,;:!?)}'/]"  # a key never ends in punctuation or "/"
+TRAIL = ".,;:!?)]}'\""
+# on case-folded text: each group is already the key (see url_key, doi_key)
+_URL = re.compile(rf"://(?:www\.)?({_BODY}*{_END})")
+# (no lookbehind for "://": it would cost the literal-prefix scan, and a "://www." link
+# gives the same key through either pattern)
+_WWW = re.compile(rf"www\.({_BODY}*{_END})")
+_DOI = re.compile(r"(10\.\d{4,9}/[^\s\"'<>\x00]*[^\s\"'<>\x00.,;:!?)\]}])")
 _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([0-9][0-9 -]{8,16}[0-9Xx])")
 _BARE_ISBN = re.compile(r"97[89](?:[ -]?[0-9]){10}")
-TRAIL = ".,;:!?)]}'\""
 
 
 def url_key(url: str) -> str:
     """A URL for matching: no scheme, no "www.", case folded, no trailing "/" or punctuation."""
-    u = url.split("://", 1)[-1].rstrip(TRAIL).casefold()
+    u = url.split("://", 1)[-1].casefold()
     u = u[4:] if u.startswith("www.") else u
-    return u.rstrip("/")
+    return u.rstrip(TRAIL + "/")
 
 
 def doi_key(doi: str) -> str:
     """A DOI for matching: case folded, no trailing punctuation."""
-    return doi.rstrip(TRAIL).casefold()
+    return doi.casefold().rstrip(TRAIL)
 
 
 def isbn_key(raw: str) -> str | None:
@@ -39,20 +45,18 @@ def isbn_key(raw: str) -> str | None:
     return d if len(d) == 13 and d.isdigit() else None
 
 
-def links_at(text: str) -> list[tuple[int, str]]:
-    """(position, link) for every link in ``text``: "url:...", "doi:..." or "isbn:..."."""
-    out = [(m.start(), "url:" + url_key(m.group(1))) for m in _URL.finditer(text)]
-    out += [
-        (m.start(), "url:" + url_key(m.group()))
-        for m in _WWW.finditer(text)
-        if text[max(0, m.start() - 3) : m.start()] != "://"
-    ]
-    out += [(m.start(), "doi:" + doi_key(m.group())) for m in _DOI.finditer(text)]
-    for m in (*_ISBN.finditer(text), *_BARE_ISBN.finditer(text)):
-        key = isbn_key(m.group(m.lastindex or 0))
+def link_keys(text: str) -> set[str]:
+    """Every link in ``text`` as "url:...", "doi:..." or "isbn:..." (one C-level scan per
+    pattern, no Python per link but for ISBNs)."""
+    folded = text.casefold()
+    out = {"url:" + k for k in _URL.findall(folded)}
+    out |= {"url:" + k for k in _WWW.findall(folded)}
+    out |= {"doi:" + k for k in _DOI.findall(folded)}
+    for raw in (*_ISBN.findall(text), *_BARE_ISBN.findall(text)):
+        key = isbn_key(raw)
         if key:
-            out.append((m.start(), "isbn:" + key))
+            out.add("isbn:" + key)
     return out
 
 
-__all__ = ["TRAIL", "doi_key", "isbn_key", "links_at", "url_key"]
+__all__ = ["TRAIL", "doi_key", "isbn_key", "link_keys", "url_key"]
