@@ -319,8 +319,8 @@ def check_answers(
         load_chunks(chunks, id_column, text_column) if isinstance(chunks, str | Path) else chunks
     )
     result = run(rows, corpus)
-    where = {"answers_file": str(answers)} if isinstance(answers, str | Path) else {}
-    stamp(result, started, **where)
+    path = str(answers) if isinstance(answers, str | Path) else None
+    stamp(result, started, answers_file=path)
     return result
 
 

@@ -69,7 +69,8 @@ def _mix(h: int) -> int:
 def _mix_np(h: np.ndarray) -> np.ndarray:
     h = h ^ (h >> np.uint64(31))
     h = h * np.uint64(_MIX)
-    return h ^ (h >> np.uint64(29))
+    out: np.ndarray = h ^ (h >> np.uint64(29))
+    return out
 
 
 def _pair_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -250,7 +251,8 @@ def _all_digits(low: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.n
     view = np.lib.stride_tricks.as_strided(low, (low.size - 15, 16), (1, 1))
     window = view[starts]
     inside = np.arange(16) < length[:, None]
-    return (_DIGIT[window] | ~inside).all(axis=1)
+    out: np.ndarray = (_DIGIT[window] | ~inside).all(axis=1)
+    return out
 
 
 def _hashes(low: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -259,7 +261,8 @@ def _hashes(low: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarr
     long = length > 8
     last = np.zeros(starts.size, dtype=np.uint64)
     last[long] = _window(low, (starts + length - 8)[long])
-    return first * np.uint64(_K1) + last * np.uint64(_K2) + length.astype(np.uint64)
+    out: np.ndarray = first * np.uint64(_K1) + last * np.uint64(_K2) + length.astype(np.uint64)
+    return out
 
 
 def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -286,7 +289,8 @@ def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.nda
     text_no = np.cumsum(np.bincount(firsts, minlength=starts.size + 1)[: starts.size])
 
     def text_of(t: np.ndarray) -> np.ndarray:
-        return text_no[t]
+        out: np.ndarray = text_no[t]
+        return out
 
     def doc_of(t: np.ndarray) -> np.ndarray:
         return docs[text_of(t)] if docs.size > 1 else np.zeros(t.size, dtype=np.int64)
@@ -304,12 +308,12 @@ def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.nda
     other = np.flatnonzero(~plain)
     uniq, first, back = np.unique(num_canon[other], return_index=True, return_inverse=True)
     mapped = np.empty(uniq.size, dtype=np.uint64)
-    for j, u in enumerate(uniq.tolist()):
+    for row, u in enumerate(uniq.tolist()):
         got = cache.get(u)
         if got is None:
-            i = nums[other[first[j]]]
-            got = cache[u] = number_token(data[starts[i] : ends[i]].translate(_LOWER))
-        mapped[j] = got
+            t = nums[other[first[row]]]
+            got = cache[u] = number_token(data[starts[t] : ends[t]].translate(_LOWER))
+        mapped[row] = got
     num_canon[other] = mapped[back]
     slot = _WORD_SLOTS[h >> np.uint64(48)]  # the high bits of a multiply mix every byte
     words = np.flatnonzero(_WORDS[slot] == h)

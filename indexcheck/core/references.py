@@ -184,10 +184,10 @@ def extract(answer: str) -> list[Item]:
         add(m.start(), m.end(), _author(m["name"], m["year"], m.group()))
     for p in _PAREN.finditer(text):
         for part in re.finditer(r"[^;]+", p.group(1)):
-            m = _IN_PAREN.fullmatch(part.group().strip().rstrip(","))
-            if m is not None:
+            hit = _IN_PAREN.fullmatch(part.group().strip().rstrip(","))
+            if hit is not None:
                 start = p.start(1) + part.start()
-                add(start, p.start(1) + part.end(), _author(m["name"], m["year"], m.group()))
+                add(start, p.start(1) + part.end(), _author(hit["name"], hit["year"], hit.group()))
     for m in _BARE.finditer(text):
         add(m.start(), m.end(), _author(m["name"], m["year"], m.group()))
 
