@@ -109,6 +109,16 @@ def test_the_same_items_in_the_context_sent_are_not_flagged(tmp_path: Path) -> N
     assert data["answers"][0]["in_context"] == len(PLANTED)
 
 
+def test_one_answers_context_does_not_cover_another_answer(tmp_path: Path) -> None:
+    rows = [
+        answer("a1", "Harper 1998 found 35% of cats.", ["Harper (1998): 35% of cats."]),
+        answer("a2", "Harper 1998 found 35% of cats.", ["Cats need protein."]),
+    ]
+    r, data = run(tmp_path, rows, KB_PLAIN)
+    assert flags_of(data, "a1") == {}
+    assert flags_of(data, "a2") == {"Harper 1998": "author_year", "35%": "percentage"}
+
+
 def test_the_context_field_is_what_was_sent(tmp_path: Path) -> None:
     """``context`` (the exact text the model received) wins over the passages joined."""
     row = answer("a1", "Harper 1998 says so.", ["nothing here"], context="Harper (1998) said it")
@@ -142,11 +152,11 @@ def test_numbers_compare_as_the_judge_compares_them(tmp_path: Path) -> None:
     r, data = run(tmp_path, [answer("a1", text)], kb)
     assert r.exit_code == 0, flags_of(data, "a1")
     kinds = {i.text: i.kind for i in extract(text)}
-    assert kinds["5"] is ItemKind.DURATION and kinds["20 percent"] is ItemKind.PERCENTAGE
+    assert kinds["5 days"] is ItemKind.DURATION and kinds["20 percent"] is ItemKind.PERCENTAGE
     assert kinds["May"] is ItemKind.DATE and kinds["7:30"] is ItemKind.DATE
     text2 = "Treat for 6 days at 25%, it costs $41."
     r, data = run(tmp_path, [answer("a1", text2)], kb)
-    assert flags_of(data, "a1") == {"6": "duration", "25%": "percentage", "$41": "amount"}
+    assert flags_of(data, "a1") == {"6 days": "duration", "25%": "percentage", "$41": "amount"}
 
 
 def test_a_percentage_is_not_found_through_the_bare_number(tmp_path: Path) -> None:

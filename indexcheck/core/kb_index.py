@@ -98,6 +98,12 @@ def token_hash(token: bytes) -> int:
     return (first * _K1 + last * _K2 + n) & _MASK
 
 
+def _short_hash(token: bytes) -> int:
+    """:func:`token_hash` without the last 8 bytes (the same up to 8 bytes): what number
+    words are recognised by, so that only names and numbers need their full hash."""
+    return (int.from_bytes(token[:8], "little") * _K1 + len(token)) & _MASK
+
+
 def _key_hash(key: str) -> int:
     """The hash standing for a number key ("20"): its text's hash, salted (so that the key
     "20" and the token "20" differ, and plain digits map without leaving numpy)."""
@@ -142,7 +148,7 @@ def _word_table() -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, float]]
         if len(found) != 1:
             continue
         key = found[0].key
-        rows.append((token_hash(word.encode()), _key_hash(key), not lower, key))
+        rows.append((_short_hash(word.encode()), _key_hash(key), not lower, key))
     rows.sort()
     values = {}
     for _, kh, _, key in rows:
@@ -240,10 +246,10 @@ def build_index(texts: Sequence[str], docs: Sequence[int] | None = None) -> Text
     )
 
 
-def _window(padded: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The 8 bytes from each offset ``at``, as little-endian uint64 (``padded`` ends in NULs)."""
-    view = np.lib.stride_tricks.as_strided(padded, (padded.size - 7, 8), (1, 1))
-    return np.ascontiguousarray(view[at]).view("<u8").ravel()
+def _words64(low: bytes) -> np.ndarray:
+    """The little-endian uint64 at every byte offset of ``low`` (a strided, unaligned view:
+    one gather reads a token's first 8 bytes)."""
+    return np.ndarray((len(low) - 7,), dtype="<u8", buffer=low, strides=(1,))
 
 
 def _all_digits(low: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -252,16 +258,6 @@ def _all_digits(low: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.n
     window = view[starts]
     inside = np.arange(16) < length[:, None]
     out: np.ndarray = (_DIGIT[window] | ~inside).all(axis=1)
-    return out
-
-
-def _hashes(low: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """:func:`token_hash` of every token, vectorized (``low``: folded bytes + 16 NULs)."""
-    first = _window(low, starts) & _KEEP[np.minimum(length, 8)]
-    long = length > 8
-    last = np.zeros(starts.size, dtype=np.uint64)
-    last[long] = _window(low, (starts + length - 8)[long])
-    out: np.ndarray = first * np.uint64(_K1) + last * np.uint64(_K2) + length.astype(np.uint64)
     return out
 
 
@@ -280,10 +276,18 @@ def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.nda
     if starts.size == 0:
         return none, none
     length = ends - starts
-    low = np.frombuffer(data.translate(_LOWER) + bytes(16), dtype=np.uint8)
-    h = _hashes(low, starts, length)
+    lowb = data.translate(_LOWER) + bytes(16)
+    low, words64 = np.frombuffer(lowb, dtype=np.uint8), _words64(lowb)
     lead = b[starts]
     cap = _CAP[lead]
+    # every token's short hash (its full hash up to 8 bytes) finds number words; names and
+    # numbers longer than 8 bytes also get their last 8 bytes (see token_hash)
+    sh = words64[starts] & _KEEP[np.minimum(length, 8)]
+    sh *= np.uint64(_K1)
+    sh += length.astype(np.uint64)
+    h = sh.copy()
+    long = np.flatnonzero((cap | _DIGIT[lead]) & (length > 8))
+    h[long] += words64[ends[long] - 8] * np.uint64(_K2)
     # the text each token is in (texts are joined by NULs)
     firsts = np.searchsorted(starts, np.flatnonzero(b == 0))
     text_no = np.cumsum(np.bincount(firsts, minlength=starts.size + 1)[: starts.size])
@@ -315,8 +319,8 @@ def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.nda
             got = cache[u] = number_token(data[starts[t] : ends[t]].translate(_LOWER))
         mapped[row] = got
     num_canon[other] = mapped[back]
-    slot = _WORD_SLOTS[h >> np.uint64(48)]  # the high bits of a multiply mix every byte
-    words = np.flatnonzero(_WORDS[slot] == h)
+    slot = _WORD_SLOTS[sh >> np.uint64(48)]  # the high bits of a multiply mix every byte
+    words = np.flatnonzero(_WORDS[slot] == sh)
     words = words[(slot[words] >= 0) & (cap[words] | ~_WORD_CAP_ONLY[slot[words]])]
     word_canon = _WORD_KEYS[slot[words]]
 
@@ -325,7 +329,7 @@ def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.nda
     keys = [canon]
     nxt = at + 1 < starts.size
     pct = np.flatnonzero(nxt)
-    pct = pct[h[at[pct] + 1] == np.uint64(PERCENT)]
+    pct = pct[sh[at[pct] + 1] == np.uint64(PERCENT)]
     pct = pct[text_of(at[pct]) == text_of(at[pct] + 1)]
     keys.append(_pair_np(canon[pct], np.full(pct.size, PERCENT, dtype=np.uint64)))
     key_at = [at, at[pct]]
@@ -335,7 +339,7 @@ def _block(data: bytes, docs: np.ndarray, cache: dict[int, int]) -> tuple[np.nda
     then = where + 2 < starts.size  # "twenty-five percent"
     cp = np.flatnonzero(then)
     cp = cp[
-        (h[where[cp] + 2] == np.uint64(PERCENT)) & (text_of(where[cp]) == text_of(where[cp] + 2))
+        (sh[where[cp] + 2] == np.uint64(PERCENT)) & (text_of(where[cp]) == text_of(where[cp] + 2))
     ]
     keys.append(_pair_np(composed[cp], np.full(cp.size, PERCENT, dtype=np.uint64)))
     key_at.append(where[cp])

@@ -95,11 +95,13 @@ NOT_NAMES = frozenset(
     January February March April May June July August September October November December
     Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday
     Friday Saturday Sunday Version Vol Volume Chapter Section Page Pages Figure Table Step
-    Item Issue Edition Number No Model Release Windows Office""".split()
+    Item Issue Edition Number No Model Release Windows Office Christmas Easter Thanksgiving
+    Halloween Updated Revised Published Accessed Retrieved Copyright Established Founded
+    Released Launched Introduced Adopted Approved Amended""".split()
 )
 #: upper-case words that stand before a year without being an organisation
 NOT_ACRONYMS = frozenset(
-    "AD BC CE BCE FY Q1 Q2 Q3 Q4 H1 H2 AM PM UTC GMT IN ON AT BY OF FOR THE AND".split()
+    "AD BC CE BCE FY Q1 Q2 Q3 Q4 H1 H2 AM PM UTC GMT IN ON AT BY OF FOR THE AND US UK EU USA".split()
 )
 _CURRENCY = "$£€¥"
 
@@ -205,7 +207,9 @@ def extract(answer: str) -> list[Item]:
         at = pos if at < 0 else at
         pos = at + len(q.text)
         kind = _number_kind(q.text, q.key, rest, pos)
-        found.append((at, Item(q.text, kind, number=key_query(q.key))))
+        unit = _DURATION.match(rest, pos) if kind is ItemKind.DURATION else None
+        shown = q.text + unit.group().rstrip() if unit else q.text  # "5 days", not "5"
+        found.append((at, Item(shown, kind, number=key_query(q.key))))
     found.sort(key=lambda x: x[0])
     return [item for _, item in found]
 
