@@ -323,3 +323,28 @@ def test_contexts_are_scoped_to_their_answer() -> None:
     assert index.has_pair(name, year, doc=0) and not index.has_pair(name, year, doc=1)
     pct = kb_index.key_query("15%")
     assert index.has_number(pct, doc=0) and not index.has_number(pct, doc=1)
+
+
+@pytest.mark.parametrize(
+    "name", ["Ng", "Harper", "Abernathy", "Müller", "Øvergaard", "Wolfeschlegelsteinhausen"]
+)
+def test_names_hash_alike_in_the_index_and_in_a_query(name: str) -> None:
+    """Short, 9-16 byte, longer than 16 byte and non-ASCII names: the vectorized hash of the
+    index and the hash of a query agree (and a near name does not match)."""
+    index = kb_index.build_index([f"As {name}, J. wrote in 1999, cats eat."])
+    year = kb_index.number_token(b"1999")
+    assert index.has_pair(kb_index.token_hash(kb_index.tokens(name)[0]), year)
+    assert not index.has_pair(kb_index.token_hash(kb_index.tokens(name + "x")[0]), year)
+
+
+def test_answers_in_csv_are_read_like_judge_reads_them(tmp_path: Path) -> None:
+    import csv
+
+    path = tmp_path / "answers.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "question", "answer", "contexts"])
+        w.writerow(["a1", "q", "Harper 1998 says 35%.", json.dumps([{"id": "c", "text": "x"}])])
+    c = chunks(tmp_path / "c.jsonl", KB_HOLDING)
+    r = CliRunner().invoke(cli, ["check-answers", "--answers", str(path), "--chunks", str(c)])
+    assert r.exit_code == 0, r.output
