@@ -126,6 +126,12 @@ def test_the_context_field_is_what_was_sent(tmp_path: Path) -> None:
     assert r.exit_code == 0
 
 
+def test_a_flag_is_shown_on_one_line(tmp_path: Path) -> None:
+    """The answer is read a sentence a line ("et al." ends one): a flag never shows that."""
+    r, data = run(tmp_path, [answer("a1", "Per Smith et al. (2019), cats eat.")], KB_PLAIN)
+    assert flags_of(data, "a1") == {"Smith et al. (2019)": "author_year"}
+
+
 def test_a_reference_is_not_found_through_another_year_or_name(tmp_path: Path) -> None:
     kb = ["Harper, J. A. (1998). Protein.", "Smith (2018) and WSAVA 2011."]
     text = "Harper 1999 and Harpers 1998, Smith (2019) and WSAVA 2013."

@@ -172,7 +172,7 @@ class AnswerChecksResult:
 
     def flags_table(self, limit: int | None) -> Table:
         rows = [
-            [a.id, f.kind.value, f.text, V("ABSENT"), " and ".join(f.looked_in)]
+            [a.id, f.kind.value, f.text, V("ABSENT"), ", ".join(f.looked_in).replace("_", " ")]
             for a in self.answers
             for f in a.flags
         ]
@@ -248,7 +248,7 @@ def check_answers(rows: Sequence[AnswerRow], corpus: Corpus) -> AnswerChecksResu
             elif _found(kb, item, 0):
                 check.in_knowledge_base_only += 1
             else:
-                check.flags.append(Flag(item.text, item.kind))
+                check.flags.append(Flag(" ".join(item.text.split()), item.kind))
                 for g in groups:
                     flagged[g] += 1
                 bad_groups |= set(groups)
