@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .api import EmbedderLike, StoreLike
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 #: Width of the rendered summary: wide enough that chunk ids are not cut (as the CLI in a log).
 SUMMARY_WIDTH = 120
 _FAILING = ("FAIL", "BLOCK", "INSUFFICIENT_EVIDENCE")
+R = TypeVar("R")
 
 
 class IndexcheckAssertionError(AssertionError):
@@ -68,17 +69,17 @@ def root_finding(result: Any) -> str:
     texts = [b for s in _terminal_sections(result) for b in s.blocks if hasattr(b, "badge")]
     for b in texts:
         if b.badge == "error":
-            return b.text
+            return str(b.text)
     for b in reversed(texts):
         if b.badge in _FAILING:
-            return b.text
+            return str(b.text)
     return "the check did not pass"
 
 
-def check_passed(result: Any, command: str) -> Any:
+def check_passed(result: R, command: str) -> R:
     """``result`` when ``result.ok``; else raise :class:`IndexcheckAssertionError`."""
     __tracebackhide__ = True
-    if result.ok:
+    if getattr(result, "ok", False):
         return result
     head = f"indexcheck {command} failed: {root_finding(result)}"
     raise IndexcheckAssertionError(f"{head}\n\n{summary_text(result)}", result)

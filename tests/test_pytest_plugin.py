@@ -319,3 +319,23 @@ def test_the_plugin_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     )
     result = pytester.run(os.environ.get("PYTHON", __import__("sys").executable), "-c", probe)
     assert "HEAVY []" in result.stdout.str()
+
+
+def test_the_assertions_from_python_return_or_carry_the_result(
+    small_kb: dict[str, Path],
+) -> None:
+    """Outside pytest too: a pass returns the result; a failure is an AssertionError
+    carrying it, whose text starts with the root finding and has no colour codes."""
+    from indexcheck.testing import IndexcheckAssertionError, assert_index_aligned
+
+    good = assert_index_aligned(f"faiss:{small_kb['good']}", small_kb["chunks"], embedder=HASH32)
+    assert good.ok and good.checked == 100
+    with pytest.raises(AssertionError) as caught:
+        assert_index_aligned(
+            f"faiss:{small_kb['buggy']}", small_kb["chunks"], embedder=HASH32, sample=None
+        )
+    exc = caught.value
+    assert isinstance(exc, IndexcheckAssertionError) and exc.result.ok is False
+    text = str(exc)
+    assert text.startswith("indexcheck check-index failed: shift: offset -1: from 'note1#sec-034'")
+    assert "\x1b[" not in text and "FAIL " in text.splitlines()[-1]
