@@ -241,7 +241,7 @@ def test_ann_assertion_passes_on_exact_search_and_fails_on_a_starved_ivf(
         "IndexcheckAssertionError: indexcheck compare-ann failed: none of the fetch depths "
         "tried (4) brings the best-chunk miss rate to 1%"
     ) in out
-    assert "raise the index's search effort (efSearch, nprobe)" in out
+    assert "the lowest is 54% at fetch 4: fetch deeper or raise" in out  # and how to fix it
     assert "best-chunk miss" in out  # the per-depth table
 
 
