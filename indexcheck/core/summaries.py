@@ -96,7 +96,7 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
         bound = f"; fault rate < {100 * result.fault_rate_upper_95:.1f}% (95%, random rows)"
     extra = ""
     if result.diagnosis_embeddings:
-        extra = f" ({result.diagnosis_embeddings} to explain low chunks"
+        extra = f" ({result.diagnosis_embeddings} texts to explain low chunks"
         if result.shift_model_embeddings:
             extra += f", {result.shift_model_embeddings} of them for the shift model"
         extra += ")"
