@@ -224,6 +224,7 @@ def register_commands(cli: Any) -> None:
     from .model import model_group
     from .probe_scale import convert_threshold_cmd, probe_scale_cmd
     from .sweep_threshold import sweep_threshold_cmd
+    from .traces import traces_group
 
     for cmd in (
         check_index_cmd,
@@ -238,6 +239,7 @@ def register_commands(cli: Any) -> None:
         probe_scale_cmd,
         convert_threshold_cmd,
         sweep_threshold_cmd,
+        traces_group,
     ):
         cli.add_command(cmd)
 

@@ -1,0 +1,96 @@
+"""Production answers that refused, as a question set for ``diagnose``.
+
+A refusal is an answer :func:`~indexcheck.core.answers.is_refusal` marks (the ``refused``
+flag, an empty answer, or the refusal pattern). Each becomes a question-set row whose id is
+the answer's (the trace id), so ``diagnose --questions OUT --answers TRACES`` pairs them.
+A production trace does not know which chunk should have answered: ``expected`` is filled
+with the chunks the application retrieved (``expected_from: "retrieved"``), a starting label
+to replace with the chunk that holds the answer before trusting a retrieval label. A refusal
+that retrieved nothing is listed but not written (it has no label at all).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import OutputError
+from .answers import AnswerRow, compile_pattern, is_refusal
+
+
+@dataclass
+class Refusal:
+    """One answer that refused: its id (the trace id), question, answer and the ids of the
+    documents it was given, in rank order."""
+
+    id: str
+    question: str
+    answer: str
+    retrieved: list[str]
+
+
+@dataclass
+class RefusalsResult:
+    """The refusals among ``answers`` answers of ``source``."""
+
+    source: str
+    answers: int
+    refusals: list[Refusal]
+    refusal_pattern: str
+    answers_source: dict[str, Any] | None = None
+    written: str | None = None
+    not_written: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float | None:
+        return len(self.refusals) / self.answers if self.answers else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "rate": self.rate}
+
+
+def find_refusals(rows: list[AnswerRow], refusal_pattern: str, source: str = "") -> RefusalsResult:
+    """The rows that refused, in file order."""
+    pattern = compile_pattern(refusal_pattern, "--refusal-pattern")
+    refusals = [
+        Refusal(r.id, r.question, r.answer, [p.id for p in r.contexts])
+        for r in rows
+        if is_refusal(r, pattern)
+    ]
+    return RefusalsResult(source, len(rows), refusals, refusal_pattern)
+
+
+def question_rows(result: RefusalsResult) -> list[dict[str, Any]]:
+    """Question-set rows (``id``, ``question``, ``expected``) for the refusals that
+    retrieved something; the others' ids go to ``result.not_written``."""
+    out = []
+    result.not_written = []
+    for r in result.refusals:
+        if not r.retrieved:
+            result.not_written.append(r.id)
+            continue
+        out.append(
+            {
+                "id": r.id,
+                "question": r.question,
+                "expected": r.retrieved,
+                "expected_from": "retrieved",
+                "refused_answer": r.answer,
+            }
+        )
+    return out
+
+
+def write_questions(result: RefusalsResult, path: Path) -> int:
+    """Write the question set (JSONL) to ``path``; the number of rows written."""
+    rows = question_rows(result)
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"could not write --out {path}: {exc.strerror or exc}") from None
+    result.written = str(path)
+    return len(rows)
