@@ -41,7 +41,8 @@ FORMATS = {
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Any:
     pytest.importorskip("openinference.instrumentation.langchain")
-    from tests.builders.traced_pipeline import run_pipeline, write_exports
+    from tests.builders.trace_exports import write_exports
+    from tests.builders.traced_pipeline import run_pipeline
 
     tmp = tmp_path_factory.mktemp("traces")
     rec = run_pipeline(tmp)
@@ -124,8 +125,10 @@ def test_pairing_uses_diff_index_normalised_hash(files: dict[str, Path], tmp_pat
     rows = [json.loads(line) for line in CHUNKS.read_text().splitlines()]
     crlf = tmp_path / "chunks-crlf.jsonl"
     crlf.write_text(
-        "".join(json.dumps({**r, "text": "  " + r["text"].replace("\n", "\r\n") + "\n"}) + "\n"
-                for r in rows)  # fmt: skip
+        "".join(
+            json.dumps({**r, "text": "  " + r["text"].replace("\n", "\r\n") + "\n"}) + "\n"
+            for r in rows
+        )  # fmt: skip
     )
     exact = read_answers(files["openinference_jsonl"], chunks=_chunks()).rows
     loose = read_answers(files["openinference_jsonl"], chunks=load_chunks(crlf, "id", "text"))
@@ -185,12 +188,14 @@ def test_a_document_whose_content_is_in_no_chunk_is_named(
     spans[i]["attributes"]["retrieval.documents.2.document.content"] = "Text from another index."
     bad = tmp_path / "spans.jsonl"
     bad.write_text("".join(json.dumps(s) + "\n" for s in spans))
-    with pytest.raises(DataFileError, match=r"retrieval\.documents\.2\.document\.id is missing "
-                       r"and retrieval\.documents\.2\.document\.content matches no chunk"):  # fmt: skip
+    doc = r"retrieval\.documents\.2\.document"
+    with pytest.raises(DataFileError, match=rf"{doc}\.id is missing and {doc}\.content matches no"):
         read_answers(bad, chunks=_chunks())
 
 
-def test_langsmith_and_genai_missing_fields_are_named(files: dict[str, Path], tmp_path: Path) -> None:
+def test_langsmith_and_genai_missing_fields_are_named(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
     runs = [json.loads(line) for line in files["langsmith"].read_text().splitlines()]
     k = next(i for i, r in enumerate(runs) if r["run_type"] == "retriever")
     doc = runs[k]["outputs"]["documents"][0]

@@ -20,23 +20,15 @@ One run of the questions is recorded three ways at once:
   ``gen_ai.retrieval.query.text``, ``gen_ai.retrieval.documents``,
   ``gen_ai.input.messages``/``gen_ai.output.messages``).
 
-The files are written from those recordings with the real encoders where one exists:
-the OTLP JSON through ``opentelemetry-exporter-otlp-proto-common``'s ``encode_spans`` and
-protobuf's JSON mapping (ids turned to hex, as OTLP/JSON requires). Two are built here from
-the recorded spans because their SDKs cannot export offline: the Parquet file in the column
-layout of Phoenix's spans dataframe (``context.span_id``, ``attributes.*``; Phoenix writes it
-from its server), and the Langfuse export (traces with ``observations``, the public API's
-schema; Langfuse's SDK only sends spans to a Langfuse server).
+:mod:`tests.builders.trace_exports` writes the files from those recordings.
 """
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -53,32 +45,24 @@ REFUSAL = "I don't know; the documents don't cover that."
 K = 3
 
 
-def chunk_rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CHUNKS.read_text(encoding="utf-8").splitlines() if line]
-
-
 def questions() -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
     by_id = {r["id"]: r for r in rows}
     return [by_id[q] for q in QUESTION_IDS]
 
 
-@lru_cache(maxsize=1)
-def _minilm() -> Any:
-    from indexcheck.embedders import open_embedder
-
-    return open_embedder("minilm")
-
-
 def langchain_embeddings() -> Any:
+    """minilm on every text, as ``indexcheck --embedder minilm`` embeds it."""
     from langchain_core.embeddings import Embeddings
+
+    from tests.builders.framework_corpus import embed_correct
 
     class MiniLM(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return _minilm().embed(list(texts)).tolist()
+            return embed_correct(list(texts)).tolist()
 
         def embed_query(self, text: str) -> list[float]:
-            return _minilm().embed([text])[0].tolist()
+            return embed_correct([text])[0].tolist()
 
     return MiniLM()
 
@@ -191,13 +175,12 @@ def _genai_handler(tracer: Any) -> Any:
 class Recorded:
     """One traced run: the answers as the pipeline returned them and the three recordings."""
 
-    answers: list[dict[str, Any]]  # the equivalent answers.jsonl rows (ids = trace ids)
+    answers: list[dict[str, Any]]  # the pipeline's own answers.jsonl rows (ids = trace ids)
     spans: list[Any]  # OpenInference ReadableSpans
     genai_spans: list[Any]  # GenAI-convention ReadableSpans
     runs: list[dict[str, Any]]  # LangSmith runs (flat, parent_run_id/trace_id)
     jsonl_export: str  # what ConsoleSpanExporter wrote
     faiss_dir: Path | None = None
-    question_rows: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, Path] = field(default_factory=dict)  # set by the caller of write_exports
 
 
@@ -213,7 +196,7 @@ def run_pipeline(tmp: Path) -> Recorded:
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    rows = chunk_rows()
+    rows = [json.loads(line) for line in CHUNKS.read_text(encoding="utf-8").splitlines()]
     store = FAISS.from_texts(
         [r["text"] for r in rows],
         langchain_embeddings(),
@@ -233,7 +216,10 @@ def run_pipeline(tmp: Path) -> Recorded:
         ]
     )
 
+    given: list[list[Any]] = []  # the documents each answer was given, as LangChain has them
+
     def join(docs: list[Any]) -> str:
+        given.append(list(docs))
         return "\n\n".join(d.page_content for d in docs)
 
     chain = (
@@ -264,16 +250,9 @@ def run_pipeline(tmp: Path) -> Recorded:
             answer = chain.invoke(q["question"], config={"callbacks": [collector, genai]})
             spans = memory.get_finished_spans()[before:]
             root = next(s for s in spans if s.parent is None)
-            retriever_span = next(
-                s for s in spans if s.attributes.get("openinference.span.kind") == "RETRIEVER"
-            )
-            contexts = []
-            attrs, n = retriever_span.attributes, 0
-            while f"retrieval.documents.{n}.document.content" in attrs:
-                text = attrs[f"retrieval.documents.{n}.document.content"]
-                cid = next(r["id"] for r in rows if r["text"] == text)
-                contexts.append({"id": cid, "text": text, "rank": n + 1})
-                n += 1
+            contexts = [
+                {"id": d.id, "text": d.page_content, "rank": n} for n, d in enumerate(given[-1], 1)
+            ]
             answers.append({"id": f"{root.context.trace_id:032x}", "question": q["question"],
                             "answer": answer, "contexts": contexts})  # fmt: skip
     finally:
@@ -285,7 +264,6 @@ def run_pipeline(tmp: Path) -> Recorded:
         runs=_flat_runs(collector.traced_runs),
         jsonl_export=console.getvalue(),
         faiss_dir=faiss_dir,
-        question_rows=qs,
     )
 
 
@@ -301,129 +279,4 @@ def _flat_runs(roots: list[Any]) -> list[dict[str, Any]]:
         data = run.model_dump(exclude={"child_runs"}) if hasattr(run, "model_dump") else run.dict()
         data.pop("child_runs", None)
         out.append(json.loads(dumps_json(data)))
-    return out
-
-
-# -- the files -------------------------------------------------------------------------------
-
-
-def _hex(b64: str, size: int) -> str:
-    raw = base64.b64decode(b64)
-    return raw.hex().rjust(size, "0")
-
-
-def otlp_json(spans: list[Any]) -> dict[str, Any]:
-    """ExportTraceServiceRequest in OTLP/JSON: the SDK's protobuf encoder, then protobuf's
-    JSON mapping, with trace and span ids as hex (OTLP/JSON's one deviation from it)."""
-    from google.protobuf.json_format import MessageToDict
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-    data = MessageToDict(encode_spans(spans))
-    for rs in data["resourceSpans"]:
-        for ss in rs["scopeSpans"]:
-            for sp in ss["spans"]:
-                sp["traceId"] = _hex(sp["traceId"], 32)
-                sp["spanId"] = _hex(sp["spanId"], 16)
-                if "parentSpanId" in sp:
-                    sp["parentSpanId"] = _hex(sp["parentSpanId"], 16)
-    return data
-
-
-def phoenix_frame(spans: list[Any]) -> Any:
-    """The spans in the columns of Phoenix's spans dataframe (one row per span)."""
-    import pandas as pd
-
-    rows = []
-    for s in spans:
-        row: dict[str, Any] = {
-            "name": s.name,
-            "span_kind": s.attributes.get("openinference.span.kind"),
-            "parent_id": None if s.parent is None else f"{s.parent.span_id:016x}",
-            "start_time": pd.Timestamp(s.start_time, unit="ns", tz="UTC"),
-            "end_time": pd.Timestamp(s.end_time, unit="ns", tz="UTC"),
-            "context.span_id": f"{s.context.span_id:016x}",
-            "context.trace_id": f"{s.context.trace_id:032x}",
-        }
-        for key, value in s.attributes.items():
-            row[f"attributes.{key}"] = value if not isinstance(value, tuple) else list(value)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def langfuse_export(spans: list[Any]) -> list[dict[str, Any]]:
-    """Traces with their observations in Langfuse's public API schema, from the spans."""
-    kinds = {"RETRIEVER": "RETRIEVER", "LLM": "GENERATION", "CHAIN": "CHAIN"}
-    traces: dict[str, dict[str, Any]] = {}
-    for s in sorted(spans, key=lambda s: s.start_time):
-        a = s.attributes
-        tid = f"{s.context.trace_id:032x}"
-        obs: dict[str, Any] = {
-            "id": f"{s.context.span_id:016x}",
-            "traceId": tid,
-            "type": kinds.get(a.get("openinference.span.kind"), "SPAN"),
-            "name": s.name,
-            "startTime": _iso(s.start_time),
-            "endTime": _iso(s.end_time),
-            "parentObservationId": None if s.parent is None else f"{s.parent.span_id:016x}",
-            "input": a.get("input.value"),
-            "output": a.get("output.value"),
-            "metadata": {},
-        }
-        if obs["type"] == "RETRIEVER":
-            n, docs = 0, []
-            while f"retrieval.documents.{n}.document.content" in a:
-                meta = json.loads(a.get(f"retrieval.documents.{n}.document.metadata", "{}"))
-                docs.append({"page_content": a[f"retrieval.documents.{n}.document.content"],
-                             "metadata": meta, "type": "Document"})  # fmt: skip
-                n += 1
-            obs["output"] = docs
-        if obs["type"] == "GENERATION":
-            obs["input"] = _messages(a, "llm.input_messages")
-            out = _messages(a, "llm.output_messages")
-            obs["output"] = out[0] if out else None
-        trace = traces.setdefault(tid, {"id": tid, "observations": []})
-        if s.parent is None:
-            trace |= {"name": s.name, "timestamp": _iso(s.start_time),
-                      "input": a.get("input.value"), "output": a.get("output.value")}  # fmt: skip
-        trace["observations"].append(obs)
-    return list(traces.values())
-
-
-def _messages(attrs: Any, prefix: str) -> list[dict[str, Any]]:
-    out, n = [], 0
-    while f"{prefix}.{n}.message.role" in attrs:
-        out.append({"role": attrs[f"{prefix}.{n}.message.role"],
-                    "content": attrs.get(f"{prefix}.{n}.message.content", "")})  # fmt: skip
-        n += 1
-    return out
-
-
-def _iso(ns: int) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat().replace("+00:00", "Z")
-
-
-def write_exports(rec: Recorded, folder: Path) -> dict[str, Path]:
-    """Every export of ``rec`` in ``folder``: name -> path (plus the equivalent answers)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    out = {
-        "answers": folder / "answers.jsonl",
-        "openinference_jsonl": folder / "phoenix-spans.jsonl",
-        "openinference_json": folder / "phoenix-spans.json",
-        "openinference_parquet": folder / "phoenix-spans.parquet",
-        "otlp": folder / "otlp-openinference.json",
-        "otlp_genai": folder / "otlp-genai.json",
-        "langfuse": folder / "langfuse-traces.json",
-        "langsmith": folder / "langsmith-runs.jsonl",
-    }
-    out["answers"].write_text("".join(json.dumps(a) + "\n" for a in rec.answers), "utf-8")
-    out["openinference_jsonl"].write_text(rec.jsonl_export, "utf-8")
-    spans_json = [json.loads(s.to_json(indent=None)) for s in rec.spans]
-    out["openinference_json"].write_text(json.dumps(spans_json), "utf-8")
-    phoenix_frame(rec.spans).to_parquet(out["openinference_parquet"])
-    out["otlp"].write_text(json.dumps(otlp_json(rec.spans)), "utf-8")
-    out["otlp_genai"].write_text(json.dumps(otlp_json(rec.genai_spans)), "utf-8")
-    out["langfuse"].write_text(json.dumps(langfuse_export(rec.spans)), "utf-8")
-    out["langsmith"].write_text("".join(json.dumps(r) + "\n" for r in rec.runs), "utf-8")
     return out

@@ -53,7 +53,7 @@ def _is_retriever(obs: dict[str, Any]) -> bool:
 def documents(obs: dict[str, Any], where: str) -> list[TraceDoc]:
     out = []
     for n, d in enumerate(_doc_list(obs.get("output")) or []):
-        meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
+        meta: dict[str, Any] = d["metadata"] if isinstance(d.get("metadata"), dict) else {}
         key = "page_content" if "page_content" in d else "pageContent"
         base = f"output[{n}]"
         out.append(

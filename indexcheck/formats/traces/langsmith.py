@@ -32,17 +32,17 @@ from .records import records
 
 def _document(item: Any) -> dict[str, Any]:
     if isinstance(item, dict) and isinstance(item.get("kwargs"), dict) and item.get("lc"):
-        return item["kwargs"]  # langchain_core.load.dumpd form
+        return dict(item["kwargs"])  # langchain_core.load.dumpd form
     return item if isinstance(item, dict) else {}
 
 
 def documents(run: dict[str, Any], where: str) -> list[TraceDoc]:
-    outputs = run.get("outputs") if isinstance(run.get("outputs"), dict) else {}
+    outputs: dict[str, Any] = run["outputs"] if isinstance(run.get("outputs"), dict) else {}
     docs = outputs.get("documents") or outputs.get("output") or []
     out = []
     for n, raw in enumerate(docs if isinstance(docs, list) else []):
         d = _document(raw)
-        meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
+        meta: dict[str, Any] = d["metadata"] if isinstance(d.get("metadata"), dict) else {}
         base = f"outputs.documents[{n}]"
         out.append(
             TraceDoc(
@@ -59,7 +59,7 @@ def documents(run: dict[str, Any], where: str) -> list[TraceDoc]:
 
 
 def _llm_text(run: dict[str, Any]) -> str | None:
-    outputs = run.get("outputs") if isinstance(run.get("outputs"), dict) else {}
+    outputs: dict[str, Any] = run["outputs"] if isinstance(run.get("outputs"), dict) else {}
     gens = outputs.get("generations")
     if isinstance(gens, list) and gens:
         first = gens[0][0] if isinstance(gens[0], list) and gens[0] else gens[0]

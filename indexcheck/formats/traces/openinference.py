@@ -54,7 +54,7 @@ def _attributes(rec: dict[str, Any]) -> dict[str, Any]:
 
 def _events(rec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     out = []
-    events = rec.get("events")
+    events: Any = rec.get("events")
     if hasattr(events, "tolist"):
         events = events.tolist()
     for e in events if isinstance(events, list) else []:
@@ -67,7 +67,7 @@ def _events(rec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def span_from_record(where: str, rec: dict[str, Any], position: int) -> Span:
     """One span from an SDK/Phoenix record; DataFileError naming ``where`` when it has no
     trace or span id."""
-    ctx = rec.get("context") if isinstance(rec.get("context"), dict) else {}
+    ctx: dict[str, Any] = rec["context"] if isinstance(rec.get("context"), dict) else {}
     trace_id = ctx.get("trace_id") or rec.get("context.trace_id") or rec.get("trace_id")
     span_id = ctx.get("span_id") or rec.get("context.span_id") or rec.get("span_id")
     if not trace_id or not span_id:

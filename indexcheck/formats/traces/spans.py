@@ -75,8 +75,8 @@ def _message_text(messages: Any, role: str | None) -> str | None:
             continue
         parts = m.get("parts")
         if isinstance(parts, list):
-            texts = [p.get("content") for p in parts if isinstance(p, dict)]
-            texts = [t for t in texts if isinstance(t, str)]
+            contents = [p.get("content") for p in parts if isinstance(p, dict)]
+            texts = [t for t in contents if isinstance(t, str)]
             if texts:
                 return "".join(texts)
         if isinstance(m.get("content"), str):
