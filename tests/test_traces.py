@@ -286,3 +286,65 @@ def test_traces_refusals_without_chunks_names_the_field(files: dict[str, Path]) 
     assert r.exit_code == 2 and "document.id is missing; pass --chunks" in r.stderr
     r = run("traces", "refusals", "--answers", str(files["langsmith"]), "--refusal-pattern", "x*")
     assert r.exit_code == 2 and "matches an empty text" in r.stderr
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys as Phoenix keeps attributes: nested objects, numbered parts as lists."""
+    root: dict[str, Any] = {}
+    for key, value in flat.items():
+        node: Any = root
+        parts = key.split(".")
+        for part, nxt in zip(parts, parts[1:], strict=False):
+            child = [] if nxt.isdigit() else {}
+            if isinstance(node, list):
+                while len(node) <= int(part):
+                    node.append(child)
+                node = node[int(part)]
+            else:
+                node = node.setdefault(part, child)
+        if isinstance(node, list):
+            node.append(value)
+        else:
+            node[parts[-1]] = value
+    return root
+
+
+def test_phoenix_nested_span_json_reads_as_the_sdk_json(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """Phoenix's span JSON: ``span_kind`` beside the span, attributes nested
+    (``{"retrieval": {"documents": [{"document": {"content": ...}}]}}``)."""
+    spans = [json.loads(line) for line in files["openinference_jsonl"].read_text().splitlines()]
+    for s in spans:
+        s["span_kind"] = s["attributes"].pop("openinference.span.kind")
+        s["attributes"] = _nest(s["attributes"])
+    assert "document" in spans[1]["attributes"]["retrieval"]["documents"][0]
+    nested = tmp_path / "phoenix-nested.json"
+    nested.write_text(json.dumps({"data": spans}))
+    assert sniff_format(nested) == "openinference"
+    got = read_answers(nested, chunks=_chunks()).rows
+    ref = read_answers(files["openinference_jsonl"], chunks=_chunks()).rows
+    assert [(a.id, a.question, a.answer, a.contexts) for a in got] == [
+        (a.id, a.question, a.answer, a.contexts) for a in ref
+    ]
+
+
+def test_other_containers_of_the_same_exports(files: dict[str, Path], tmp_path: Path) -> None:
+    """OTLP as the Collector's file exporter writes it (one request a line), Langfuse as its
+    API pages it (``{"data": [...]}``), LangSmith runs as one JSON list."""
+    request = json.loads(files["otlp"].read_text())
+    one_a_line = tmp_path / "otlp.jsonl"
+    one_a_line.write_text(json.dumps(request) + "\n")
+    paged = tmp_path / "langfuse.json"
+    paged.write_text(json.dumps({"data": json.loads(files["langfuse"].read_text()), "meta": {}}))
+    runs = tmp_path / "runs.json"
+    runs.write_text(
+        json.dumps([json.loads(x) for x in files["langsmith"].read_text().splitlines()])
+    )
+    for copy, original in ((one_a_line, "otlp"), (paged, "langfuse"), (runs, "langsmith")):
+        assert sniff_format(copy) == FORMATS[original]
+        got = read_answers(copy, chunks=_chunks()).rows
+        ref = read_answers(files[original], chunks=_chunks()).rows
+        assert [(a.id, a.answer, a.contexts) for a in got] == [
+            (a.id, a.answer, a.contexts) for a in ref
+        ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,14 @@ def otlp_json(spans: list[Any]) -> dict[str, Any]:
     return data
 
 
+#: attributes Phoenix's dataframe keeps as one list column of ``{"document.content": ...}``
+LIST_COLUMNS = re.compile(r"^(retrieval\.documents|llm\.(?:input|output)_messages)\.(\d+)\.(.+)$")
+
+
 def phoenix_frame(spans: list[Any]) -> Any:
-    """The spans in the columns of Phoenix's spans dataframe (one row per span)."""
+    """The spans in the columns of Phoenix's spans dataframe (one row per span):
+    ``context.*``, ``span_kind``, ``attributes.<name>``; documents and messages as list
+    columns (``attributes.retrieval.documents`` = ``[{"document.content": ...}, ...]``)."""
     import pandas as pd
 
     rows = []
@@ -57,8 +64,15 @@ def phoenix_frame(spans: list[Any]) -> Any:
             "context.span_id": f"{s.context.span_id:016x}",
             "context.trace_id": f"{s.context.trace_id:032x}",
         }
+        lists: dict[str, dict[int, dict[str, Any]]] = {}
         for key, value in s.attributes.items():
-            row[f"attributes.{key}"] = value if not isinstance(value, tuple) else list(value)
+            m = LIST_COLUMNS.match(key)
+            if m:
+                lists.setdefault(m.group(1), {}).setdefault(int(m.group(2)), {})[m.group(3)] = value
+            else:
+                row[f"attributes.{key}"] = list(value) if isinstance(value, tuple) else value
+        for name, items in lists.items():
+            row[f"attributes.{name}"] = [items[i] for i in sorted(items)]
         rows.append(row)
     return pd.DataFrame(rows)
 
