@@ -348,3 +348,30 @@ def test_other_containers_of_the_same_exports(files: dict[str, Path], tmp_path: 
         assert [(a.id, a.answer, a.contexts) for a in got] == [
             (a.id, a.answer, a.contexts) for a in ref
         ]
+
+
+def test_traces_refusals_take_labels_from_a_question_set(recorded: Any, tmp_path: Path) -> None:
+    """With --questions, a refusal whose question is labelled takes those labels: diagnose
+    then tells a refusal with the answer in context (q003: GENERATION_REFUSED) from one whose
+    chunk retrieval ranked below k (q005: RANKED_OUT, its chunk came 4th)."""
+    path = recorded.files["openinference_jsonl"]
+    out, js = tmp_path / "refusals.jsonl", tmp_path / "refusals.json"
+    questions = ROOT / "fixtures" / "questions.jsonl"
+    r = run("traces", "refusals", "--answers", str(path), "--chunks", str(CHUNKS),
+            "--questions", str(questions), "--out", str(out), "--json", str(js))  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert "take as 'expected' the chunks their trace retrieved" not in r.stdout
+    result = json.loads(js.read_text())
+    assert result["labelled_from_questions"] == 2 and result["labelled_from_retrieved"] == 0
+    rows = {row["expected_from"]: row for row in map(json.loads, out.read_text().splitlines())}
+    assert rows["questions:q003"]["expected"] == ["borrowing#library-of-things"]
+    assert rows["questions:q005"]["expected"] == ["borrowing#picking-up-holds"]
+    spec = f"faiss:{recorded.faiss_dir}?index_name=docs"
+    r = run("diagnose", "--store", spec, "--trust-pickle", "--embedder", "minilm",
+            "--questions", str(out), "--chunks", str(CHUNKS), "--answers", str(path),
+            "-k", "3", "--json", "-")  # fmt: skip
+    assert r.exit_code == 1, r.stderr
+    diag = json.loads(r.stdout[r.stdout.index("{") :])
+    labels = {q["id"]: q["label"] for q in diag["questions"]}
+    assert labels[rows["questions:q003"]["id"]] == "GENERATION_REFUSED"
+    assert labels[rows["questions:q005"]["id"]] == "RANKED_OUT"  # ranked 4th, cut by k=3

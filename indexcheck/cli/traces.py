@@ -61,6 +61,14 @@ def traces_group() -> None:
     help="Regex on the answer text marking a refusal.",
 )
 @click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A labelled question set: a refusal whose question is in it takes its 'expected' "
+    "(or in_scope=false) instead of the chunks it retrieved.",
+)
+@click.option(
     "--out",
     "out_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -76,23 +84,30 @@ def refusals_cmd(
     id_column: str,
     text_column: str,
     refusal_pattern: str,
+    questions_path: Path | None,
     out_path: Path | None,
     json_path: str | None,
 ) -> None:
     """List the production answers that refused (exit 0), ready for `diagnose`.
 
-    The question set written by --out has the trace ids as question ids and, as `expected`,
-    the chunks the application retrieved: replace them with the chunk that holds the answer
-    before trusting a retrieval label."""
+    The question set written by --out has the trace ids as question ids; `expected` comes
+    from --questions when the question is in it, else it is the chunks the application
+    retrieved: replace those with the chunk that holds the answer before trusting a
+    retrieval label."""
     from ..core.answers import compile_pattern
     from ..core.trace_refusals import find_refusals, write_questions
 
     compile_pattern(refusal_pattern, "--refusal-pattern")
+    labelled = None
+    if questions_path is not None:
+        from ..questions import load_questions
+
+        labelled = load_questions(questions_path, require_labels=False)
     corpus = open_corpus(chunks_path, id_column, text_column)
     read = read_answers_cli(answers_path, DEFAULT_CITATION_PATTERN, answers_format, corpus)
     result = find_refusals(read.rows, refusal_pattern, str(answers_path))
     result.answers_source = read.source or {"format": read.format}
-    written = write_questions(result, out_path) if out_path is not None else None
+    written = write_questions(result, out_path, labelled) if out_path is not None else None
     write_json(json_path, result.to_dict())
     console = human_console(json_path)
     for r in result.refusals:
@@ -108,10 +123,16 @@ def refusals_cmd(
         markup=False,
     )
     if written is not None:
+        guessed = result.labelled_from_retrieved
+        note = (
+            f"; {guessed} take as 'expected' the chunks their trace retrieved: replace them "
+            "with the chunk that should have answered"
+            if guessed
+            else ""
+        )
         console.print(
-            f"wrote {written} questions to {visible(out_path)}; 'expected' holds the chunks "
-            "each trace retrieved: replace it with the chunk that should have answered, then "
-            f"run diagnose --questions {visible(out_path)} --answers {visible(answers_path)}",
+            f"wrote {written} questions to {visible(out_path)}{note}; then run diagnose "
+            f"--questions {visible(out_path)} --answers {visible(answers_path)}",
             markup=False,
         )
     if result.not_written:
