@@ -375,3 +375,64 @@ def test_traces_refusals_take_labels_from_a_question_set(recorded: Any, tmp_path
     labels = {q["id"]: q["label"] for q in diag["questions"]}
     assert labels[rows["questions:q003"]["id"]] == "GENERATION_REFUSED"
     assert labels[rows["questions:q005"]["id"]] == "RANKED_OUT"  # ranked 4th, cut by k=3
+
+
+def _genai(files: dict[str, Path]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    data = json.loads(files["otlp_genai"].read_text())
+    return data, data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+
+
+def _attr(span: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(a for a in span["attributes"] if a["key"] == key)
+
+
+def test_genai_scores_when_recorded_and_answers_from_choice_events(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """Scores in gen_ai.retrieval.documents reach the passages (no warning); before GenAI
+    1.37 the answer came as a ``gen_ai.choice`` event, which is read too."""
+    data, spans = _genai(files)
+    for sp in spans:
+        if sp["name"].startswith("retrieval"):
+            attr = _attr(sp, "gen_ai.retrieval.documents")
+            docs = json.loads(attr["value"]["stringValue"])
+            for n, d in enumerate(docs):
+                d["score"] = 0.9 - n / 10
+            attr["value"]["stringValue"] = json.dumps(docs)
+        else:  # the answer only as an event on the chat span
+            out = [a for a in sp["attributes"] if a["key"] == "gen_ai.output.messages"]
+            for a in out:
+                sp["attributes"].remove(a)
+            if sp["name"].startswith("chat"):
+                text = json.loads(out[0]["value"]["stringValue"])[0]["parts"][0]["content"]
+                message = {"key": "message", "value": {"kvlistValue": {"values": [
+                    {"key": "content", "value": {"stringValue": text}}]}}}  # fmt: skip
+                sp["events"] = [{"name": "gen_ai.choice", "attributes": [message]}]
+    changed = tmp_path / "genai.json"
+    changed.write_text(json.dumps(data))
+    read = read_answers(changed)
+    assert read.source is not None and read.source["scores"] == "present"
+    assert read.source["warnings"] == []
+    assert [p.score for p in read.rows[0].contexts] == pytest.approx([0.9, 0.8, 0.7])
+    ref = {a.id: a.answer for a in read_answers(files["otlp_genai"]).rows}
+    assert {a.id: a.answer for a in read.rows} == ref
+
+
+def test_a_trace_without_question_or_answer_is_named(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    data, spans = _genai(files)
+    for sp in spans:
+        sp["attributes"] = [a for a in sp["attributes"] if a["key"] != "gen_ai.output.messages"]
+    bad = tmp_path / "genai.json"
+    bad.write_text(json.dumps(data))
+    root = next(s for s in spans if "parentSpanId" not in s)
+    with pytest.raises(DataFileError, match=rf"span {root['spanId']}: the trace records no answer"):
+        read_answers(bad)
+    data, spans = _genai(files)
+    for sp in spans:
+        sp["attributes"] = [a for a in sp["attributes"] if a["key"] not in
+                            ("gen_ai.retrieval.query.text", "gen_ai.input.messages")]  # fmt: skip
+    bad.write_text(json.dumps(data))
+    with pytest.raises(DataFileError, match=r"the trace records no question"):
+        read_answers(bad)
