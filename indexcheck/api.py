@@ -26,6 +26,7 @@ from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
+    from .core.answer_checks import AnswerChecksResult
     from .core.answers import AnswerRow
     from .core.check_index import CheckIndexResult
     from .core.ci import CiResult
@@ -128,20 +129,50 @@ def sweep_threshold(
 def compare_ann(
     store: StoreLike,
     queries: int | np.ndarray | QuerySet = 500,
+    *,
+    truth_from: str | None = None,
+    truth_store: StoreLike | None = None,
+    chunks: str | Path | Corpus | None = None,
+    embedder: EmbedderLike = None,
     **options: Any,
 ) -> AnnResult:
     """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
-    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet."""
+    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet.
+
+    For an index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
+    ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
+    ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids.
+    Other ``options`` as :func:`indexcheck.core.compare_ann.compare_ann`."""
+    from .core.ann_truth import from_chunks, from_store
     from .core.compare_ann import DEFAULT_NOISE, sample_queries
     from .core.compare_ann import compare_ann as run
+    from .core.queries import sample_from_vectors
+    from .errors import InputError
 
+    if truth_from not in (None, "chunks"):
+        raise InputError(f"truth_from must be 'chunks' or None, got {truth_from!r}")
+    if truth_from and truth_store is not None:
+        raise InputError("truth_from and truth_store cannot be combined; pick one")
     noise = options.pop("noise", DEFAULT_NOISE)
+    trust = options.pop("trust_pickle", False)
     started = Run("compare-ann")
-    with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
+    with ExitStack() as stack:
+        s, e = stack.enter_context(_opened(store, embedder if truth_from else False, trust))
+        tv = None
+        if truth_from == "chunks":
+            assert e is not None
+            tv = from_chunks(s, e, _corpus(chunks))
+        elif truth_store is not None:
+            t, _ = stack.enter_context(_opened(truth_store, False, trust))
+            tv = from_store(s, t)
+        seed = options.get("seed", 0)
         if isinstance(queries, int):
-            queries = sample_queries(s, queries, options.get("seed", 0), noise)
-        result = run(s, queries, **options)
-        stamp(result, started, s, seed=options.get("seed"))
+            if tv is not None:
+                queries = sample_from_vectors(tv.ids, tv.vectors, queries, seed, noise)
+            else:
+                queries = sample_queries(s, queries, seed, noise)
+        result = run(s, queries, true_vectors=tv, **options)
+        stamp(result, started, s, e, seed=options.get("seed"))
         return result
 
 
@@ -292,6 +323,37 @@ def judge(
     return result
 
 
+def check_answers(
+    answers: str | Path | Sequence[AnswerRow],
+    chunks: str | Path | Corpus,
+    *,
+    citation_pattern: str | None = None,
+    id_column: str = "id",
+    text_column: str = "text",
+) -> AnswerChecksResult:
+    """Flag what answers state that neither their context nor the knowledge base holds
+    (``indexcheck check-answers``), with no model.
+
+    ``answers`` a JSONL/CSV/Parquet path (read as ``judge`` reads it, ``citation_pattern``
+    marking the citations to drop) or loaded rows; ``chunks`` a chunks file (its
+    ``id_column``/``text_column``) or a loaded corpus. ``result.ok`` is True when nothing is
+    flagged; ``result.to_dict()`` has every answer's flags and the rates with intervals.
+    """
+    from .core.answer_checks import check_answers as run
+    from .core.answers import DEFAULT_CITATION_PATTERN, load_answers
+
+    started = Run("check-answers")
+    pattern = citation_pattern or DEFAULT_CITATION_PATTERN
+    rows = load_answers(Path(answers), pattern) if isinstance(answers, str | Path) else answers
+    corpus = (
+        load_chunks(chunks, id_column, text_column) if isinstance(chunks, str | Path) else chunks
+    )
+    result = run(rows, corpus)
+    path = str(answers) if isinstance(answers, str | Path) else None
+    stamp(result, started, answers_file=path)
+    return result
+
+
 def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
     """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
     from .embedders.cache import CachedEmbedder, EmbeddingCache
@@ -303,6 +365,7 @@ def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
 
 __all__ = [
     "cached_embedder",
+    "check_answers",
     "check_index",
     "compare_ann",
     "diagnose",

@@ -436,3 +436,21 @@ def test_a_trace_without_question_or_answer_is_named(
     bad.write_text(json.dumps(data))
     with pytest.raises(DataFileError, match=r"the trace records no question"):
         read_answers(bad)
+
+
+def test_hostile_nesting_is_one_line(tmp_path: Path) -> None:
+    """A span whose attributes nest thousands deep: exit 2 or read, never a traceback."""
+    deep = '{"a": ' * 5000 + '"x"' + "}" * 5000
+    bad = tmp_path / "deep.json"
+    bad.write_text(
+        '[{"context": {"trace_id": "0x1", "span_id": "0x2"}, "attributes": ' + deep + "}]"
+    )
+    r = run("judge", "--answers", str(bad), "--judge", JUDGE)
+    assert r.exit_code == 2 and "deeper than indexcheck can read" in r.stderr
+    shallow: Any = "x"
+    for _ in range(900):  # parses, but deeper than any trace attribute: kept whole
+        shallow = {"input": shallow}
+    rec = {"context": {"trace_id": "0x1", "span_id": "0x2"}, "attributes": {"input": shallow}}
+    bad.write_text(json.dumps([rec]))
+    r = run("judge", "--answers", str(bad), "--judge", JUDGE)
+    assert r.exit_code == 2 and "the trace records no question" in r.stderr

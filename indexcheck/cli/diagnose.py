@@ -120,6 +120,9 @@ def diagnose_cmd(
     store = opened.open_store(store_spec, trust_pickle)
     embedder = opened.open_embedder(embedder_spec, cache_path)
     if judge_spec and answers is not None:  # paid requests: only once every input is good
+        from ..core.id_pairing import refuse_absent_expected_ids
+
+        refuse_absent_expected_ids(store, questions, corpus)
         judged, judge_stats = _judge_answers(answers, judge_spec, cache_path)
     with progress() as say:
         say("resolving the store's score scale")

@@ -257,6 +257,10 @@ def check_index(
             store, embedder, corpus, min_cosine=min_cosine, window=window, say=say,
             template=template,
         )  # fmt: skip
+    if corpus is not None and only is None:  # other ids than the store's: exit 2
+        from .id_pairing import refuse_foreign_chunk_ids
+
+        refuse_foreign_chunk_ids(store, corpus, corpus.source)
     d = embedder.dimension
     stored: dict[str, np.ndarray] = {}
     stored_dims: dict[str, int] = {}

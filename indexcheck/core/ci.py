@@ -7,8 +7,9 @@ pass: ``INSUFFICIENT_EVIDENCE`` blocks a merge too (exit 1), it just says why di
 
 Gate rows compare one measured value with a declared limit (``metric op number``). A rate
 measured over fewer than ``min_questions`` questions or queries (diagnose's hit@k, recall@k,
-MRR, nDCG@k; compare-ann's recall@k and best-chunk miss rate) is ``INSUFFICIENT_EVIDENCE``
-whatever its value; a missing value (nothing measured) is ``BLOCK``.
+MRR, nDCG@k; compare-ann's recall@k and best-chunk miss rate) is ``INSUFFICIENT_EVIDENCE``,
+unless its 95% interval cannot reach the limit (then more questions cannot save it:
+``BLOCK``); a missing value (nothing measured) is ``BLOCK``.
 
 Configuration parsing lives in :mod:`indexcheck.core.ci_config`, the baseline comparison in
 :mod:`indexcheck.core.noninferiority`; this module runs the checks and gathers verdicts.
@@ -328,6 +329,13 @@ def _run_probe_scale(
                   "==" if c.expect else "fits", PASS, res.message)  # fmt: skip
     if not res.ok:
         row.verdict = BLOCK
+    elif res.source == "operator_assumed":  # pgvector, no ANN index: the query decides
+        row.verdict = INSUFFICIENT
+        row.detail = (
+            f"ASSUMED: {res.transform} is the operator indexcheck chose, not a scale the "
+            "store has; name your query's operator with &operator= (or &metric=) in the "
+            "store spec"
+        )
     elif c.expect is not None and c.expect != res.transform:
         if c.expect in res.equivalent:
             row.detail = f"declared {c.expect} fits as well as {res.transform}; {res.message}"
@@ -358,7 +366,11 @@ def _run_compare_ann(
             continue
         fr = res.row(lim.at)
         n = fr.queries if lim.name in ANN_RATES else None
-        rows.append(judge("compare-ann", lim, getattr(fr, lim.name), n, config.min_questions))
+        ends = getattr(fr, f"{lim.name}_interval", None)
+        rows.append(
+            judge("compare-ann", lim, getattr(fr, lim.name), n, config.min_questions,
+                  None if n is None or not ends else (ends[0], ends[1]))
+        )  # fmt: skip
     return rows
 
 
@@ -406,7 +418,9 @@ def _run_diagnose(
     for lim in c.limits:
         if lim.name in RANK_METRICS:
             m = getattr(res.metrics["exact" if lim.exact else "ann"], lim.name)
-            rows.append(judge("diagnose", lim, m.value, m.observed, config.min_questions))
+            rows.append(
+                judge("diagnose", lim, m.value, m.observed, config.min_questions, (m.low, m.high))
+            )
         elif lim.name == "failing":
             rows.append(judge("diagnose", lim, sum(res.counts[x] for x in FAILING_LABELS)))
         else:

@@ -36,7 +36,8 @@ from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from .check_index import check_index
 from .exact import exact_topk, family_of
 from .generation_stage import label_generation
-from .metrics import MetricSet, retrieval_metrics
+from .id_pairing import refuse_absent_expected_ids
+from .metrics import MetricSet, first_copies, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
 from .verdicts import FAILING_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
 
@@ -131,6 +132,7 @@ def diagnose(
         raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
     if not questions:
         raise InputError("the question set is empty")
+    refuse_absent_expected_ids(store, questions, corpus)  # before any embedding
     sign = 1.0 if higher_is_better else -1.0
 
     def both(x: float) -> dict[str, float | None]:
@@ -146,6 +148,11 @@ def diagnose(
     ann = retrieve(store, embedder, questions, fetch)
     say("computing the exact ranking")
     _, exact_I, source = exact_ranking(store, ann.vectors, fetch)
+    # a store holding one chunk id twice returns it twice; it counts once, at its first
+    # rank, in the labels and the metrics alike (as compare-ann counts it)
+    ann.I, ann_d = first_copies(ann.I, ann.D)
+    ann.D = ann.D if ann_d is None else ann_d
+    exact_I, _ = first_copies(exact_I, None)
 
     expected_ids = sorted({e for q in questions if q.in_scope for e in q.expected})
     alignment: dict[str, Any] = {}

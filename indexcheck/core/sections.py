@@ -118,7 +118,8 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
 
 
 def _probe_scale(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("probe-scale: the store's score formula", verdict or ok_verdict(r["ok"]))
+    own = r.get("verdict") or ok_verdict(r["ok"])  # ASSUMED: an operator indexcheck chose
+    sec = Section("probe-scale: the store's score formula", verdict or own)
     sec.blocks.append(Text(r["message"]))
     keys = ("transform", "documented", "higher_is_better", "to_cosine", "source")
     sec.blocks.append(
@@ -186,10 +187,15 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
             f"{r['ground_truth']}. {r['recommendation']}"
         )
     )
+    if r.get("compression"):
+        from .ann_text import compression_line
+
+        line = compression_line(r["compression"], r.get("truth_vectors"), always=True)
+        sec.blocks.append(Text(line or ""))
     sec.blocks.append(
         Plot("compare-ann", r, "compare-ann", "miss rate and recall against fetch depth")
     )
-    cols = (
+    cols: tuple[str, ...] = (
         "fetch",
         "recall_at_k",
         "best_miss_rate",
@@ -197,12 +203,18 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
         "mean_rank_displacement",
         "ann_seconds",
     )
-    sec.blocks.append(
-        Table(
-            ["fetch", "recall@k", "best miss rate", "misses", "rank displacement", "seconds"],
-            [[x[c] for c in cols] for x in r["by_fetch"]],
-        )
-    )
+    heads = ["fetch", "recall@k", "best miss rate", "misses", "rank displacement", "seconds"]
+    if r.get("truth_vectors"):
+        cols += ("search_recall_at_k", "search_best_miss_rate")
+        heads += ["search-only recall@k", "search-only miss rate"]
+    body = [[x.get(c) for c in cols] for x in r["by_fetch"]]
+    loss = r.get("compression_loss")
+    if loss:
+        body.append(
+            ["exact (compressed)", loss["recall_at_k"], loss["best_miss_rate"],
+             loss["best_misses"], None, None, None, None]
+        )  # fmt: skip
+    sec.blocks.append(Table(heads, body))
     wcols = ("query", "exact_best_id", "missed_at_fetch", "best_position_at_max_fetch")
     sec.blocks.append(
         Table(
@@ -212,6 +224,13 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
         )
     )
     return [sec]
+
+
+def shown_caption(what: str, total: int, shown: int = WORST_ROWS) -> str:
+    """A table caption with its row count, saying how many rows it leaves out."""
+    if total <= shown:
+        return f"{what} ({total})"
+    return f"{what} ({total}; the first {shown} shown, {total - shown} more in the JSON)"
 
 
 def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
@@ -252,7 +271,7 @@ def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
                 [q["id"], q["label"], rank(q["exact_rank"]), rank(q["ann_rank"]), q["detail"]]
                 for q in failing[:WORST_ROWS]
             ],
-            f"questions that did not end where they should ({len(failing)})",
+            shown_caption("questions that did not end where they should", len(failing)),
         )
     )
     return [sec]

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..questions import Question
 from ..sections import Section
 from ..stores.base import VectorStore
+from .id_pairing import refuse_absent_expected_ids
 from .retrieval import refusal_ids, retrieve
 from .stats import wilson
 
@@ -119,6 +120,7 @@ def sweep_threshold(
         raise InputError(f"--rule must be recall or youden, not {rule}")
     if not questions:
         raise InputError("the question set is empty")
+    refuse_absent_expected_ids(store, questions)  # before any embedding
     got = retrieve(store, embedder, questions, fetch)
     refusals = refusal_ids(
         [c for c in got.I.ravel() if c is not None], refusal_pattern, refusal_marked
@@ -203,7 +205,9 @@ def sweep_threshold(
     not_retrieved = [r.id for r in ins if r.id not in exp_key]
     by_content = [r.id for r in oos if r.top_is_refusal]
     ok = best is not None and separable is not False
-    verdict = _verdict(best, separable, overlap, recall_target, rule, not_retrieved, len(ins))
+    verdict = _verdict(
+        best, separable, overlap, recall_target, rule, not_retrieved, len(ins), len(oos)
+    )
     return SweepResult(
         ok=ok,
         k=k,
@@ -235,6 +239,7 @@ def _verdict(
     rule: str,
     not_retrieved: list[str],
     n_in: int,
+    n_out: int = 0,
 ) -> str:
     parts = []
     if best is None:
@@ -259,5 +264,22 @@ def _verdict(
     elif separable is True:
         parts.append("the in-scope and out-of-scope populations separate")
     else:
-        parts.append("separability unknown: the set needs both in-scope and out-of-scope questions")
+        parts.append(_why_unknown(n_in, n_out, len(not_retrieved)))
     return "; ".join(parts)
+
+
+def _why_unknown(n_in: int, n_out: int, n_not_retrieved: int) -> str:
+    """Why separability could not be decided: one of the two score populations is empty."""
+    if n_in == 0 or n_out == 0:
+        return "separability unknown: the set needs both in-scope and out-of-scope questions"
+    if n_not_retrieved == n_in:
+        return (
+            f"separability unknown: none of the {n_in} in-scope questions gets its expected "
+            "chunk into the top k, so there is no in-scope score to compare with the "
+            "out-of-scope ones; find out why they are not retrieved (diagnose) first"
+        )
+    return (
+        f"no separation needed: every one of the {n_out} out-of-scope questions is handled "
+        "by a refusal chunk or gets no result, so no out-of-scope score competes with the "
+        "in-scope ones"
+    )

@@ -280,8 +280,20 @@ class ScaleResult:
     # indexcheck.manifest.stamp, never in the JSON itself.
     manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    @property
+    def verdict(self) -> str:
+        """``PASS``, ``ASSUMED`` (fits, on an operator indexcheck chose) or ``FAIL``."""
+        from .verdicts import ScaleVerdict
+
+        if not self.ok:
+            return ScaleVerdict.FAIL
+        if self.source == "operator_assumed":
+            return ScaleVerdict.ASSUMED
+        return ScaleVerdict.PASS
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["verdict"] = str(self.verdict)
         d.pop("manifest_facts")
         d["to_cosine"] = d.pop("to_cosine_formula")
         d["from_cosine"] = d.pop("from_cosine_formula")

@@ -27,6 +27,16 @@ def worst(verdicts: Iterable[str]) -> Verdict:
     return max((Verdict(v) for v in verdicts), key=lambda v: v.severity, default=Verdict.PASS)
 
 
+class ScaleVerdict(StrEnum):
+    """probe-scale's verdict: ``PASS`` (a formula fits the store's own scores), ``ASSUMED``
+    (a formula fits, but on an operator indexcheck chose: pgvector with no ANN index, where
+    the application's query sets the scale; exit 0, never PASS), ``FAIL`` (none fits)."""
+
+    PASS = "PASS"
+    ASSUMED = "ASSUMED"
+    FAIL = "FAIL"
+
+
 class Label(StrEnum):
     """diagnose: the first stage that lost a question's expected chunk, in pipeline order
     (in-scope labels, then out-of-scope ones)."""
@@ -78,6 +88,7 @@ __all__ = [
     "IN_SCOPE_LABELS",
     "OUT_OF_SCOPE_LABELS",
     "Label",
+    "ScaleVerdict",
     "Status",
     "Verdict",
     "worst",

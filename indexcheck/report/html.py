@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.sections import kind_of
+from ..outputs import write_atomic
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html
 from .builders import Builder
@@ -39,10 +40,10 @@ th{background:#f6f8fa}tr:nth-child(even) td{background:#fbfcfd}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px}
 .v-PASS{background:#dafbe1;color:#116329}.v-BLOCK,.v-FAIL{background:#ffebe9;color:#a40e26}
-.v-INSUFFICIENT_EVIDENCE{background:#fff8c5;color:#7d4e00}
+.v-INSUFFICIENT_EVIDENCE,.v-ASSUMED{background:#fff8c5;color:#7d4e00}
 .banner{padding:14px 18px;border-radius:8px;font-size:18px;font-weight:600;margin:12px 0}
 .b-PASS{background:#dafbe1;color:#116329}.b-BLOCK,.b-FAIL{background:#ffebe9;color:#a40e26}
-.b-INSUFFICIENT_EVIDENCE{background:#fff8c5;color:#7d4e00}
+.b-INSUFFICIENT_EVIDENCE,.b-ASSUMED{background:#fff8c5;color:#7d4e00}
 img{max-width:100%;height:auto;border:1px solid #d0d7de;margin:6px 0}
 pre{background:#f6f8fa;padding:10px;overflow:auto;font-size:12px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
@@ -125,7 +126,7 @@ def write_report(
         sections += builder.sections(p) if isinstance(p, Mapping) else builder.of(p)
     for i, s in enumerate(sections):
         s.anchor = f"s{i + 1}"
-    order = {"PASS": 0, "INSUFFICIENT_EVIDENCE": 1, "FAIL": 2, "BLOCK": 2}
+    order = {"PASS": 0, "ASSUMED": 1, "INSUFFICIENT_EVIDENCE": 2, "FAIL": 3, "BLOCK": 3}
     verdicts = [s.verdict for s in sections if s.verdict]
     overall = max(verdicts, key=order.__getitem__, default="PASS")
     if overall == "FAIL" and any(
@@ -133,9 +134,9 @@ def write_report(
     ):
         overall = "BLOCK"
     page = folder / "report.html"
-    page.write_text(_html(title, overall, sections), encoding="utf-8")
+    write_atomic(page, _html(title, overall, sections))
     md = folder / "report.md"
-    md.write_text(markdown(title, overall, sections, folder), encoding="utf-8")
+    write_atomic(md, markdown(title, overall, sections, folder))
     plots = sorted(p for p in folder.rglob("*.png"))
     return [page, md, *plots]
 

@@ -20,6 +20,7 @@ STYLE = {
     "FAIL": "bold red",
     "BLOCK": "bold red",
     "INSUFFICIENT_EVIDENCE": "bold yellow",
+    "ASSUMED": "bold yellow",
     "error": "red",
     "warning": "yellow",
     "note": "yellow",

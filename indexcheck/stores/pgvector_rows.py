@@ -86,6 +86,8 @@ class PgRows(PgCatalog):
             )
         if self._collection is not None:
             self._resolve_collection()
+        elif "collection_id" in self._columns:
+            self._refuse_mixed_collections()
 
     def _resolve_collection(self) -> None:
         from psycopg import sql
@@ -117,6 +119,44 @@ class PgRows(PgCatalog):
                 f"{self._nsp}.{COLLECTION_TABLE} (collections: {names}); fix &collection="
             )
         self._collection_uuid = match[0]
+
+    def _refuse_mixed_collections(self) -> None:
+        """Without ``&collection=``, a LangChain table holding rows of two or more
+        collections is refused: one check over them all mixes unrelated indexes (each
+        collection's chunks become the other's orphans and shifts). One collection, or
+        none named, reads the whole table as before."""
+        from psycopg import sql
+
+        coll = sql.Identifier(self._nsp, COLLECTION_TABLE)
+        with self._translating("reading the collections"):
+            exists = self.conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", (coll.as_string(self.conn),)
+            ).fetchone()
+            name = sql.SQL("c.name") if exists and exists[0] else sql.SQL("NULL::text")
+            join = (
+                sql.SQL("LEFT JOIN {c} c ON c.uuid = e.collection_id").format(c=coll)
+                if exists and exists[0]
+                else sql.SQL("")
+            )
+            rows = self.conn.execute(
+                sql.SQL(
+                    "SELECT e.collection_id::text, {n}, count(*) FROM {t} e {j} "
+                    "GROUP BY 1, 2 ORDER BY 2, 1"
+                ).format(n=name, t=self._table, j=join)
+            ).fetchall()
+        if len(rows) < 2:
+            return
+        shown = ", ".join(
+            f"{r[1] if r[1] is not None else (r[0] or 'no collection')} ({int(r[2]):,} rows)"
+            for r in rows[:10]
+        )
+        more = f" and {len(rows) - 10} more" if len(rows) > 10 else ""
+        first = next((r[1] for r in rows if r[1] is not None), "NAME")
+        raise InputError(
+            f"pgvector table {self._qualified} holds {len(rows)} LangChain collections "
+            f"({shown}{more}); a check over the whole table mixes them: pick one with "
+            f"&collection=NAME (e.g. &collection={first})"
+        )
 
     # ---- SQL pieces ------------------------------------------------------------------
 

@@ -1,10 +1,11 @@
 """Test-only: a small LangChain RAG pipeline, traced by real instrumentation, and its exports.
 
-The pipeline is a LangChain FAISS index over ``fixtures/chunks.jsonl`` (indexcheck's offline
-``minilm`` model behind a LangChain ``Embeddings``), a retriever (k=3) and a chat model that
-answers from the retrieved context (:class:`ContextEchoChatModel`, a ``BaseChatModel``: the
-first sentence of the first passage; scripted to refuse some questions and to add a
-fabrication to one), wired as ``{context, question} | prompt | model | parser``.
+The pipeline is a LangChain FAISS index over ``fixtures/chunks.jsonl`` (indexcheck's
+offline ``minilm`` model through ``indexcheck.integrations.langchain``), a retriever (k=3)
+and a chat model that answers from the retrieved context (:class:`ContextEchoChatModel`, a
+``BaseChatModel``: the first sentence of the first passage; scripted to refuse some
+questions and to add a fabrication to one), wired as
+``{context, question} | prompt | model | parser``.
 
 One run of the questions is recorded three ways at once:
 
@@ -52,19 +53,11 @@ def questions() -> list[dict[str, Any]]:
 
 
 def langchain_embeddings() -> Any:
-    """minilm on every text, as ``indexcheck --embedder minilm`` embeds it."""
-    from langchain_core.embeddings import Embeddings
+    """indexcheck's ``minilm`` as a LangChain ``Embeddings`` (``indexcheck.integrations``):
+    the index is checked with ``--embedder minilm``."""
+    from indexcheck.integrations.langchain import embeddings
 
-    from tests.builders.framework_corpus import embed_correct
-
-    class MiniLM(Embeddings):
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return embed_correct(list(texts)).tolist()
-
-        def embed_query(self, text: str) -> list[float]:
-            return embed_correct([text])[0].tolist()
-
-    return MiniLM()
+    return embeddings("minilm")
 
 
 def _chat_model(refuse: set[str], fabricate: set[str]) -> Any:

@@ -56,22 +56,29 @@ class Span:
     where: str = ""
 
 
-def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
+#: deeper than this, a value is kept whole (no trace attribute nests this deep; a hostile
+#: file must not exhaust the interpreter's stack)
+MAX_DEPTH = 32
+
+
+def flatten(
+    value: Any, prefix: str = "", out: dict[str, Any] | None = None, depth: int = 0
+) -> dict[str, Any]:
     """Nested dicts and lists as one dict of dotted keys, list positions as numbers:
     ``{"a": {"b": [{"c": 1}]}}`` -> ``{"a.b.0.c": 1}``. Phoenix keeps attributes nested,
     the SDK and OTLP flat; both end up the same. A value under ``metadata`` or a GenAI
     structured attribute (``gen_ai.retrieval.documents``, messages) stays whole."""
     out = {} if out is None else out
-    if prefix.endswith("metadata") or prefix in WHOLE:
+    if prefix.endswith("metadata") or prefix in WHOLE or depth > MAX_DEPTH:
         out[prefix] = value
     elif isinstance(value, dict):
         for k, v in value.items():
-            flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+            flatten(v, f"{prefix}.{k}" if prefix else str(k), out, depth + 1)
     elif isinstance(value, list | tuple) and value and all(isinstance(v, dict) for v in value):
         for i, v in enumerate(value):
-            flatten(v, f"{prefix}.{i}", out)
+            flatten(v, f"{prefix}.{i}", out, depth + 1)
     elif hasattr(value, "tolist") and not isinstance(value, str):
-        flatten(value.tolist(), prefix, out)
+        flatten(value.tolist(), prefix, out, depth + 1)
     else:
         out[prefix] = value
     return out
@@ -83,30 +90,30 @@ def hex_id(value: Any) -> str:
     return text[2:].lower() if text[:2].lower() == "0x" else text.lower()
 
 
-def as_text(value: Any, keys: tuple[str, ...]) -> str | None:
+def as_text(value: Any, keys: tuple[str, ...], depth: int = 0) -> str | None:
     """The text in an input or output: a string (a JSON object string is opened), or the
     first of ``keys`` in an object, or its only string value."""
-    if value is None:
+    if value is None or depth > MAX_DEPTH:
         return None
     if isinstance(value, str):
         stripped = value.strip()
         if stripped.startswith("{"):
             try:
                 parsed = json.loads(stripped)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return value
-            return as_text(parsed, keys) if isinstance(parsed, dict) else value
+            return as_text(parsed, keys, depth + 1) if isinstance(parsed, dict) else value
         return value
     if isinstance(value, dict):
         for k in keys:
             if k in value:
-                return as_text(value[k], keys)
+                return as_text(value[k], keys, depth + 1)
         strings = [v for v in value.values() if isinstance(v, str)]
         if len(strings) == 1:
             return strings[0]
         return None
     if isinstance(value, list) and value and isinstance(value[-1], dict):
-        return as_text(value[-1], keys)  # a message list: the last message
+        return as_text(value[-1], keys, depth + 1)  # a message list: the last message
     return None
 
 

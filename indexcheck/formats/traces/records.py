@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataFileError
+from ...inputfiles import loads_json
 from ...rowfiles import JSONL, PARQUET, iter_rows, utf8_error
 
 Record = tuple[str, dict[str, Any]]
@@ -21,7 +22,7 @@ def load_json(path: Path) -> Any:
     except UnicodeDecodeError:
         raise utf8_error(path) from None
     try:
-        return json.loads(text)
+        return loads_json(text, path.name)
     except json.JSONDecodeError as exc:
         raise DataFileError(
             f"{path.name} line {exc.lineno} column {exc.colno} is not valid JSON ({exc.msg}); "
