@@ -16,6 +16,7 @@ from rich.console import Console
 
 from ..errors import InputError
 from ..outputs import output_error, write_atomic
+from ..redact import scrub_data
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -349,6 +350,7 @@ def human_console(json_path: str | None) -> Console:
 def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
     if json_path is None:
         return
+    payload = scrub_data(payload)  # no secret in use reaches a --json file
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable)
     if json_path == "-":
         sys.stdout.write(text + "\n")

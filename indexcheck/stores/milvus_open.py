@@ -3,7 +3,6 @@ indexcheck errors (split from milvus.py by job)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ from ..errors import (
     SpecError,
 )
 from ..redact import redact_url
+from ..secrets import env_secret
 from .base import StoreSpec, call_translated
 from .milvus import _LITE_USERS, TIMEOUT_S, MilvusStore
 
@@ -97,7 +97,7 @@ def open_milvus(spec: StoreSpec, options: Any) -> MilvusStore:
             )
         shown = redact_url(location)
         where = f"Milvus at {shown}"
-        token = os.environ.get("MILVUS_TOKEN", "")
+        token = env_secret("MILVUS_TOKEN", header=False)  # base64-coded by pymilvus
         client = _call(
             where,
             lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
