@@ -31,6 +31,7 @@ from ..errors import (
     EXIT_OK,
     IndexcheckError,
 )
+from ..noise import install_cli_logging
 from ..outputs import disk_full
 from ..redact import install_log_scrubber, scrub
 from ..secrets import warnings_to
@@ -78,6 +79,7 @@ def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
     """Map errors to one line on stderr and their exit code; a traceback only in debug mode.
     A run that ends in an error (exit 2 or 3) marks its outputs failed (see guard.fail)."""
     install_log_scrubber()
+    install_cli_logging()
     try:
         with warnings_to(_warning):
             yield
