@@ -9,7 +9,8 @@ It knows two kinds of secret:
   library itself (``PGPASSWORD``, ``CHROMA_CLIENT_AUTH_CREDENTIALS``, ``HF_TOKEN``).
 
 :func:`scrub` replaces each of them, and its URL-quoted, JSON-escaped and ``repr`` forms, by
-``***`` in a text; :func:`scrub_data` does it through a JSON-like structure. The CLI runs every
+``***`` in a text; :func:`scrub_data` does it through a JSON-like structure and
+:func:`scrubbed_json` for a JSON document. The CLI runs every
 error line, traceback, ``--json`` payload and report page through them, and
 :func:`install_log_scrubber` does the same for every log record any library emits. A value
 shorter than :data:`MIN_LENGTH` characters is not scrubbed (blanking every "a" would make
@@ -90,6 +91,7 @@ def _forms(value: str) -> set[str]:
     """``value`` as it may appear in a message: raw, URL-quoted, JSON-escaped, repr'd."""
     forms = {value, quote(value, safe=""), quote(value, safe="/:@")}
     forms.add(json.dumps(value)[1:-1])
+    forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
     forms.add(repr(value)[1:-1])
     return {f for f in forms if f}
 
@@ -132,9 +134,22 @@ def scrub_data(data: Any) -> Any:
             return {walk(k): walk(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [walk(v) for v in value]
+        if isinstance(value, os.PathLike):
+            return scrub(os.fspath(value), secrets)  # type: ignore[arg-type]
         return value
 
     return walk(data)
+
+
+def scrubbed_json(data: Any, **dumps: Any) -> str:
+    """``json.dumps(data, **dumps)`` holding no known secret. The text is searched first
+    (a fast scan, even for a 300 MB result); only when a secret shows does the structure get
+    walked and dumped again, so no JSON literal is ever broken by a blind replace."""
+    text = json.dumps(data, **dumps)
+    secrets = known()
+    if not any(s in text for s in secrets):
+        return text
+    return json.dumps(scrub_data(data), **dumps)
 
 
 def install_log_scrubber() -> None:
@@ -172,4 +187,5 @@ __all__ = [
     "remember",
     "scrub",
     "scrub_data",
+    "scrubbed_json",
 ]

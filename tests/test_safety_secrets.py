@@ -399,3 +399,31 @@ def test_auth_error_is_not_retried_and_names_no_key(mistral: MistralEmulator) ->
     with pytest.raises(AuthError) as info:
         embedder.embed(["x"])
     assert "wrong-key" not in str(info.value) and sleeps == [] and len(mistral.requests) == 1
+
+
+def test_a_secret_echoed_by_a_judge_never_reaches_json_or_reports(
+    mistral: MistralEmulator, tmp_path: Path
+) -> None:
+    """A judge reply that quotes the key (kept as ``raw_reply`` of an unparseable answer) is
+    scrubbed from --json, judge.md and report.html."""
+    mistral.chat.default = chat.text(f"I cannot comply, your key is {CANARY}")
+    args, env, out = judge_case(tmp_path, mistral, "mistral")
+    env["MISTRAL_API_KEY"] = CANARY
+    r = cli([*args, "--allow-unjudged"], env, out)
+    assert r.code in (0, 1), r.stderr
+    data = json.loads((out / "r.json").read_text())
+    assert "your key is ***" in json.dumps(data)
+    assert (out / "report" / "judge.md").exists() and (out / "report" / "report.html").exists()
+    assert not r.leaks(CANARY)
+
+
+def test_scrubbed_json_never_breaks_a_literal(monkeypatch: pytest.MonkeyPatch) -> None:
+    redact.remember("true-secret-value")
+    data = {
+        "flag": True,
+        "msg": 'he said "true-secret-value"',
+        "path": Path("/x/true-secret-value"),
+    }
+    text = redact.scrubbed_json(data, default=str)
+    assert json.loads(text) == {"flag": True, "msg": 'he said "***"', "path": "/x/***"}
+    assert redact.scrubbed_json({"clean": 1}) == '{"clean": 1}'
