@@ -152,6 +152,26 @@ def scrubbed_json(data: Any, **dumps: Any) -> str:
     return json.dumps(scrub_data(data), **dumps)
 
 
+class ScrubbedStream:
+    """A text stream that scrubs every write (``sys.stdout`` under a rich Console, so the
+    terminal summary shows no secret either); everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, flush, encoding...
+        return getattr(self._stream, name)
+
+
+def scrubbed_stream(stream: Any) -> Any:
+    """``stream`` wrapped in :class:`ScrubbedStream` (once)."""
+    return stream if isinstance(stream, ScrubbedStream) else ScrubbedStream(stream)
+
+
 def install_log_scrubber() -> None:
     """Scrub every log record any library creates, before any handler formats it."""
     global _log_factory_installed
@@ -179,6 +199,7 @@ def install_log_scrubber() -> None:
 
 __all__ = [
     "MASK",
+    "ScrubbedStream",
     "forget_all",
     "install_log_scrubber",
     "known",
@@ -188,4 +209,5 @@ __all__ = [
     "scrub",
     "scrub_data",
     "scrubbed_json",
+    "scrubbed_stream",
 ]

@@ -427,3 +427,24 @@ def test_scrubbed_json_never_breaks_a_literal(monkeypatch: pytest.MonkeyPatch) -
     text = redact.scrubbed_json(data, default=str)
     assert json.loads(text) == {"flag": True, "msg": 'he said "***"', "path": "/x/***"}
     assert redact.scrubbed_json({"clean": 1}) == '{"clean": 1}'
+
+
+def test_the_terminal_summary_shows_no_secret(mistral: MistralEmulator, tmp_path: Path) -> None:
+    """A chunk whose id holds the key (pasted into a document) is flagged as a fault: the
+    summary on stdout names it with the key scrubbed."""
+    inputs, out = tmp_path / "in", tmp_path / "out"
+    inputs.mkdir()
+    out.mkdir()
+    ids = ["c0", f"doc-{CANARY}"]
+    vectors = np.stack([expected_vector(TEXTS[0]), expected_vector(TEXTS[0])])  # c1 is wrong
+    write_vectors_file(inputs / "v.parquet", ids, vectors, TEXTS)
+    chunks = inputs / "chunks.jsonl"
+    chunks.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, TEXTS, strict=True))
+    )
+    args = ["check-index", "--store", f"parquet:{inputs / 'v.parquet'}", "--chunks", str(chunks),
+            "--embedder", "mistral", "--all", "--json", str(out / "r.json")]  # fmt: skip
+    r = cli(args, {"MISTRAL_SERVER_URL": mistral.url, "MISTRAL_API_KEY": CANARY}, out)
+    assert r.code == 1, r.stderr
+    assert "doc-***" in r.stdout and "doc-***" in r.files
+    assert not r.leaks(CANARY)
