@@ -448,3 +448,25 @@ def test_the_terminal_summary_shows_no_secret(mistral: MistralEmulator, tmp_path
     assert r.code == 1, r.stderr
     assert "doc-***" in r.stdout and "doc-***" in r.files
     assert not r.leaks(CANARY)
+
+
+@pytest.mark.parametrize(
+    "variable,spec",
+    [
+        ("QDRANT_API_KEY", "qdrant:http://127.0.0.1:{port}?collection=docs"),
+        ("MILVUS_TOKEN", "milvus:http://127.0.0.1:{port}?collection=docs"),
+    ],
+)
+def test_store_tokens_are_checked_before_connecting(
+    variable: str, spec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A control character in a store's token is exit 2 before any connection is tried
+    (nothing listens on the port: reaching it would be a different error)."""
+    pytest.importorskip("qdrant_client" if variable == "QDRANT_API_KEY" else "pymilvus")
+    from indexcheck.stores import open_store
+    from tests.util import free_port
+
+    monkeypatch.setenv(variable, EMBEDDED)
+    with pytest.raises(InputError, match=f"{variable} holds a control character") as info:
+        open_store(spec.format(port=free_port()))
+    assert CANARY[:9] not in str(info.value)
