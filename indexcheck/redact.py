@@ -135,7 +135,8 @@ def scrub_data(data: Any) -> Any:
         if isinstance(value, list | tuple):
             return [walk(v) for v in value]
         if isinstance(value, os.PathLike):
-            return scrub(os.fspath(value), secrets)  # type: ignore[arg-type]
+            path = os.fspath(value)
+            return scrub(path, secrets) if isinstance(path, str) else value
         return value
 
     return walk(data)
