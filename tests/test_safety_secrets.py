@@ -237,18 +237,46 @@ def test_upstash_token_with_a_control_character(upstash: UpstashEmulator, tmp_pa
 
 
 # -- deterministic failures are not retried ------------------------------------------------
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
 @pytest.mark.parametrize("case", CASES)
-def test_client_errors_are_sent_once(
-    case: str, status: int, mistral: MistralEmulator, tmp_path: Path
+def test_client_error_is_one_line_and_sent_once(
+    case: str, mistral: MistralEmulator, tmp_path: Path
 ) -> None:
     args, env, out = hosted_case(case, tmp_path, mistral)
     env[VARIABLE[case]] = CANARY
-    mistral.fail(status, times=None)
+    mistral.fail(400, times=None)
     r = cli(args, env, out)
     assert r.code in (2, 3) and len(r.lines) == 1, r.stderr
-    assert f"HTTP {status}" in r.lines[0] and not r.leaks(CANARY)
+    assert "HTTP 400" in r.lines[0] and not r.leaks(CANARY)
     assert len(mistral.requests) == 1  # the emulator's log: one request, no retry
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+@pytest.mark.parametrize("case", CASES)
+def test_client_errors_are_sent_once(case: str, status: int, mistral: MistralEmulator) -> None:
+    """Through the real SDKs, in process: every 4xx that states the request is wrong reaches
+    the emulator once, with no backoff sleep."""
+    from indexcheck.embedders.mistral import MistralEmbedder
+    from indexcheck.errors import IndexcheckError
+    from indexcheck.judges.base import JudgeRequest
+    from indexcheck.judges.mistral import MistralJudge
+    from indexcheck.judges.openai import OpenAIJudge
+
+    sleeps: list[float] = []
+    mistral.fail(status, times=None)
+    request = JudgeRequest("q", "c", "a", ({"role": "user", "content": "x"},))
+    with pytest.raises(IndexcheckError) as info:
+        if case == "mistral-embedder":
+            MistralEmbedder(api_key=CANARY, server_url=mistral.url, sleep=sleeps.append).embed(
+                ["one text"]
+            )
+        elif case == "mistral-judge":
+            MistralJudge("m", api_key=CANARY, server_url=mistral.url, sleep=sleeps.append).ask(
+                request
+            )
+        else:
+            OpenAIJudge(f"{mistral.url}/v1", "m", api_key=CANARY, sleep=sleeps.append).ask(request)
+    assert f"HTTP {status}" in str(info.value) and CANARY not in str(info.value)
+    assert len(mistral.requests) == 1 and sleeps == []
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
