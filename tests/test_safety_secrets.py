@@ -498,3 +498,19 @@ def test_store_tokens_are_checked_before_connecting(
     with pytest.raises(InputError, match=f"{variable} holds a control character") as info:
         open_store(spec.format(port=free_port()))
     assert CANARY[:9] not in str(info.value)
+
+
+def test_upstash_malformed_header_is_not_retried(upstash: UpstashEmulator) -> None:
+    """A token handed to the store directly with a CR/LF: one attempt, no sleep, no token."""
+    from indexcheck.retry import RetryPolicy
+    from indexcheck.stores.upstash import UpstashStore
+
+    url = upstash.add_index("raw", 4)
+    sleeps: list[float] = []
+    store = UpstashStore(
+        url, CANARY + "\r\n", retry=RetryPolicy(max_retries=4), sleep=sleeps.append
+    )
+    with pytest.raises(InputError, match="malformed") as info:
+        store.info()
+    assert CANARY not in str(info.value) and store.requests == 1 and sleeps == []
+    assert upstash.requests == []  # the HTTP client refused to send it
