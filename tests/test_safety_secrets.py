@@ -185,7 +185,8 @@ def test_embedded_control_character_is_exit_2_before_any_request(
     assert VARIABLE[case] in r.lines[0] and "control character" in r.lines[0]
     assert not r.leaks(CANARY[:9]) and not r.leaks(CANARY[9:])
     assert mistral.requests == []
-    assert not (out / "r.json").exists()
+    failed = json.loads((out / "r.json").read_text())  # the failed result, never a success
+    assert failed["ok"] is False and VARIABLE[case] in failed["error"]
 
 
 # -- the Upstash store ---------------------------------------------------------------------
