@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .errors import BackendError, InputError
+from .errors import AuthError, BackendUnavailableError, InputError
 
 #: exception class names (httpx, httpcore, h11, requests/urllib3, http.client) raised for a
 #: request the client refused to build or send; by name so every SDK's copy matches
@@ -114,7 +114,7 @@ def final_error(who: str, exc: BaseException) -> Exception | None:
     """The error to raise at once, instead of retrying, when ``exc`` (a TransientError or an
     SDK exception) carries a cause no retry can fix; None when a retry may help. A malformed
     request is bad input (exit 2: a key or URL in the environment holds stray characters);
-    a final HTTP status is the backend refusing the request (exit 3)."""
+    a final HTTP status is the backend refusing the request (exit 3: AuthError for 401/403)."""
     name = malformed_request(exc)
     if name is not None:
         return InputError(
@@ -123,9 +123,14 @@ def final_error(who: str, exc: BaseException) -> Exception | None:
             )
         )
     status = final_status(exc)
+    if status in (401, 403):
+        return AuthError(
+            f"{who}: the server refused the credentials (HTTP {status}), which no retry can "
+            "fix; check the API key or token in the environment"
+        )
     if status is not None:
-        return BackendError(
+        return BackendUnavailableError(
             f"{who}: HTTP {status} refused the request, which no retry can fix; check the "
-            "credentials, the URL and the model or index name"
+            "URL and the model or index name"
         )
     return None

@@ -515,3 +515,25 @@ def test_upstash_malformed_header_is_not_retried(upstash: UpstashEmulator) -> No
         store.info()
     assert CANARY not in str(info.value) and store.requests == 1 and sleeps == []
     assert upstash.requests == []  # the HTTP client refused to send it
+
+
+@pytest.mark.parametrize("status,kind", [(401, AuthError), (404, Exception), (422, Exception)])
+def test_a_transient_error_with_a_final_status_is_not_retried(status: int, kind: type) -> None:
+    """A provider that files a 4xx as transient: the base loop sends it once."""
+    from indexcheck.errors import IndexcheckError, TransientError
+    from indexcheck.judges.base import BaseJudge, JudgeRequest
+
+    class Refused(Exception):
+        status_code = status
+
+    class Confused(BaseJudge):
+        model_id = "confused"
+
+        def _complete(self, request: JudgeRequest) -> tuple[str, int]:
+            raise TransientError("retry me") from Refused()
+
+    judge = Confused(sleep=lambda s: None)
+    with pytest.raises(IndexcheckError) as info:
+        judge.ask(JudgeRequest("q", "c", "a"))
+    assert isinstance(info.value, kind) and f"HTTP {status}" in str(info.value)
+    assert judge.stats.requests == 1 and judge.stats.retries == 0
