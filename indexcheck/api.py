@@ -130,20 +130,50 @@ def sweep_threshold(
 def compare_ann(
     store: StoreLike,
     queries: int | np.ndarray | QuerySet = 500,
+    *,
+    truth_from: str | None = None,
+    truth_store: StoreLike | None = None,
+    chunks: str | Path | Corpus | None = None,
+    embedder: EmbedderLike = None,
     **options: Any,
 ) -> AnnResult:
     """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
-    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet."""
+    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet.
+
+    For an index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
+    ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
+    ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids.
+    Other ``options`` as :func:`indexcheck.core.compare_ann.compare_ann`."""
+    from .core.ann_truth import from_chunks, from_store
     from .core.compare_ann import DEFAULT_NOISE, sample_queries
     from .core.compare_ann import compare_ann as run
+    from .core.queries import sample_from_vectors
+    from .errors import InputError
 
+    if truth_from not in (None, "chunks"):
+        raise InputError(f"truth_from must be 'chunks' or None, got {truth_from!r}")
+    if truth_from and truth_store is not None:
+        raise InputError("truth_from and truth_store cannot be combined; pick one")
     noise = options.pop("noise", DEFAULT_NOISE)
+    trust = options.pop("trust_pickle", False)
     started = Run("compare-ann")
-    with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
+    with ExitStack() as stack:
+        s, e = stack.enter_context(_opened(store, embedder if truth_from else False, trust))
+        tv = None
+        if truth_from == "chunks":
+            assert e is not None
+            tv = from_chunks(s, e, _corpus(chunks))
+        elif truth_store is not None:
+            t, _ = stack.enter_context(_opened(truth_store, False, trust))
+            tv = from_store(s, t)
+        seed = options.get("seed", 0)
         if isinstance(queries, int):
-            queries = sample_queries(s, queries, options.get("seed", 0), noise)
-        result = run(s, queries, **options)
-        stamp(result, started, s, seed=options.get("seed"))
+            if tv is not None:
+                queries = sample_from_vectors(tv.ids, tv.vectors, queries, seed, noise)
+            else:
+                queries = sample_queries(s, queries, seed, noise)
+        result = run(s, queries, true_vectors=tv, **options)
+        stamp(result, started, s, e, seed=options.get("seed"))
         return result
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import xxhash
 
 from .errors import DataFileError
+from .inputfiles import loads_json
 from .rowfiles import iter_rows
 
 
@@ -195,7 +196,7 @@ def chunk_metadata(row: dict[str, Any] | None) -> dict[str, Any] | None:
         return inner
     if isinstance(inner, str) and inner.lstrip().startswith("{"):
         try:
-            parsed = json.loads(inner)
+            parsed = loads_json(inner, "a 'metadata' cell")
         except json.JSONDecodeError as exc:
             raise DataFileError(f"a 'metadata' cell is not a JSON object ({exc})") from None
         if isinstance(parsed, dict):

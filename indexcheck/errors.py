@@ -10,6 +10,10 @@ The core never imports click; the CLI maps each class to an exit code and prints
     ├── InputError                      exit 2: the user's input is wrong
     │   ├── SpecError                   unknown or malformed --store / --embedder spec
     │   ├── DataFileError               missing/unreadable file, missing column, empty corpus
+    │   │   ├── NotAFileError           a FIFO, device, socket or folder where a file is read
+    │   │   ├── NestingTooDeepError     JSON or TOML nested deeper than can be read
+    │   │   └── VectorTypeError         stored vectors that are not lists of numbers
+    │   ├── OutputOverInputError        an output path is, or lies inside, an input
     │   ├── DimensionMismatchError      embedder and store dimensions differ
     │   ├── MissingDependencyError      an optional extra is not installed (names the pip command)
     │   ├── ModelNotInstalledError      the default model's files are absent or fail their sha256
@@ -22,6 +26,7 @@ The core never imports click; the CLI maps each class to an exit code and prints
         ├── IncompleteResultError       the backend returned less than was asked
         ├── EmbedderOutputError         the embedder returned NaN, infinite or zero vectors
         └── OutputError                 --json, --report or --rows could not be written
+            └── DiskFullError           ... because the disk (or quota) is full
 """
 
 from __future__ import annotations
@@ -50,6 +55,23 @@ class SpecError(InputError):
 
 class DataFileError(InputError):
     """A data file is missing, unreadable, lacks a column, or holds no rows."""
+
+
+class NotAFileError(DataFileError):
+    """A path that should be a regular file is a FIFO, a device, a socket or a folder
+    (refused without reading it: a FIFO would block, /dev/zero never ends)."""
+
+
+class NestingTooDeepError(DataFileError):
+    """JSON or TOML nested deeper than the parser can follow (Python's recursion limit)."""
+
+
+class VectorTypeError(DataFileError):
+    """A store's vector column holds strings, bytes, nested lists or other non-numbers."""
+
+
+class OutputOverInputError(InputError):
+    """An output path is, or lies inside, one of the run's inputs (or another output)."""
 
 
 class DimensionMismatchError(InputError):
@@ -113,6 +135,10 @@ class EmbedderOutputError(BackendError):
 class OutputError(BackendError):
     """An output file could not be written after the work was done (disk full, I/O error);
     its path was checked before the work, so this is a run that could not finish."""
+
+
+class DiskFullError(OutputError):
+    """An output could not be written because the disk or the quota is full."""
 
 
 class TransientError(Exception):

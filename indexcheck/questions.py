@@ -15,6 +15,7 @@ from typing import Any
 
 from .corpus import chunk_id, chunk_text
 from .errors import DataFileError
+from .inputfiles import loads_json
 from .rowfiles import iter_rows
 
 _TRUE = {"1", "true", "yes", "y", "t"}
@@ -72,7 +73,7 @@ def _row_to_question(row: dict[str, Any], where: str, require_labels: bool = Tru
     grades_raw = row.get("grades") or {}
     if isinstance(grades_raw, str):
         try:
-            grades_raw = json.loads(grades_raw)
+            grades_raw = loads_json(grades_raw, f"{where}: 'grades'")
         except json.JSONDecodeError:
             raise DataFileError(f"{where}: 'grades' must be a JSON object") from None
     if not isinstance(grades_raw, dict):

@@ -12,6 +12,10 @@ read whole give the same rows and the same errors:
 
 Bytes that are not UTF-8 and malformed JSON end in a :class:`DataFileError` naming the file
 and line (exit 2); nothing is decoded leniently.
+
+:func:`write_table_file` writes result rows (``check-index --rows``) in the format its
+suffix names (``.parquet``, ``.csv``, ``.jsonl``; any other is refused by
+:func:`check_output_suffix`), atomically (:func:`indexcheck.outputs.replacing`).
 """
 
 from __future__ import annotations
@@ -19,16 +23,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import DataFileError
+from .errors import DataFileError, InputError
+from .inputfiles import loads_json
 
 JSONL = (".jsonl", ".ndjson")
 DELIMITED = {".csv": ",", ".tsv": "\t"}
 PARQUET = (".parquet", ".pq")
 SUFFIXES = (*JSONL, *DELIMITED, *PARQUET)
+
+#: the formats a rows output is written in, by suffix
+OUTPUT_SUFFIXES = (".parquet", ".csv", ".jsonl")
 
 Row = tuple[str, dict[str, Any]]
 """``(where, row)``: where names the file and line or row, for error messages."""
@@ -103,7 +111,7 @@ def _jsonl(path: Path) -> Iterator[Row]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads_json(line, f"{path.name} line {lineno}")
             except json.JSONDecodeError as exc:
                 raise DataFileError(
                     f"{path.name} line {lineno} is not valid JSON ({exc.msg}); "
@@ -150,11 +158,53 @@ def _parquet(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
 
+def check_output_suffix(path: Path, option: str = "--rows") -> str:
+    """The format of a rows output by its suffix, or InputError (exit 2) naming the ones
+    written: a ``.csv`` name never holds Parquet bytes."""
+    suffix = path.suffix.lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        shown = f"'{suffix}'" if suffix else "no extension"
+        raise InputError(
+            f"{option} {path} has {shown}; end the name in .parquet, .csv or .jsonl to "
+            "choose the format"
+        )
+    return suffix
+
+
+def write_table_file(path: Path, schema: Any, tables: Iterable[Any]) -> None:
+    """Write Arrow ``tables`` (each with ``schema``) to ``path`` in the format of its
+    suffix, block by block, as a temporary file renamed into place at the end: a failed
+    or killed run leaves the old file whole, a symlink at ``path`` is replaced."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    from .outputs import replacing
+
+    suffix = check_output_suffix(path)
+    with replacing(path) as tmp:
+        if suffix == ".parquet":
+            with pq.ParquetWriter(str(tmp), schema) as writer:
+                for table in tables:
+                    writer.write_table(table)
+        elif suffix == ".csv":
+            with pcsv.CSVWriter(str(tmp), schema) as writer:
+                for table in tables:
+                    writer.write_table(table)
+        else:
+            with tmp.open("w", encoding="utf-8") as f:
+                for table in tables:
+                    for row in table.to_pylist():
+                        f.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+
+
 __all__ = [
+    "OUTPUT_SUFFIXES",
     "SUFFIXES",
+    "check_output_suffix",
     "check_suffix",
     "decode_error_line",
     "iter_rows",
     "parquet_columns",
     "utf8_error",
+    "write_table_file",
 ]

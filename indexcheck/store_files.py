@@ -5,6 +5,9 @@ naming the file and entry, never a KeyError deep inside a check.
 Hooks in ``stores/faiss_store.py``: ``_read_ids_json`` returns ``parse_ids_json(raw, path)``
 after ``json.loads``; ``read_langchain_pickle`` returns
 ``langchain_rows(payload, path, _state_dict)`` after unpickling.
+
+:func:`store_paths` names the files and folders every store type reads, so no output is
+ever written over them (:mod:`indexcheck.outputs`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import chunk_id
-from .errors import DataFileError
+from .errors import DataFileError, InputError
 
 
 def parse_ids_json(raw: Any, path: Path) -> tuple[list[str], list[str | None] | None]:
@@ -80,3 +83,52 @@ def langchain_rows(
         text = state_dict(doc).get("page_content") if doc is not None else None
         texts.append(text if isinstance(text, str) else None)
     return ids, texts
+
+
+#: schemes whose location is a local file or folder (a URL location is remote: no files)
+_LOCAL_SCHEMES = {
+    "faiss": "folder",
+    "langchain-faiss": "folder",
+    "parquet": "file",
+    "jsonl": "file",
+    "chroma": "folder",
+    "qdrant": "folder",
+    "lancedb": "folder",
+    "milvus": "folder",  # Milvus Lite: a NAME.db folder
+    "llamaindex": "folder",
+}
+
+
+def store_paths(spec: str) -> list[tuple[Path, str]]:
+    """The files and folders a store spec reads, as ``(path, "file" | "folder")``: the
+    faiss folder, the Parquet/JSONL file, the Chroma, Qdrant, LanceDB, Milvus Lite and
+    LlamaIndex folders. Remote stores (a ``scheme://`` location, Upstash, pgvector) have
+    none; a plugin store names its own through a ``local_paths(spec)`` class method
+    returning the same pairs. Never opens the store; an unparsable spec has none (opening
+    it reports the error)."""
+    from .stores.base import StoreSpec
+
+    try:
+        parsed = StoreSpec.parse(spec)
+    except InputError:
+        return []
+    location = parsed.location.strip()
+    if not location or "://" in location:
+        return []
+    kind = _LOCAL_SCHEMES.get(parsed.scheme)
+    if kind is None:
+        return _plugin_paths(parsed)
+    return [(Path(location).expanduser(), kind)]
+
+
+def _plugin_paths(parsed: Any) -> list[tuple[Path, str]]:
+    from .stores import store_class
+
+    try:
+        target = store_class(parsed.scheme)
+    except InputError:
+        return []
+    named = getattr(target, "local_paths", None)
+    if not callable(named):
+        return []
+    return [(Path(p), str(k)) for p, k in named(parsed)]

@@ -221,8 +221,11 @@ def test_unusable_judge_exits_3(
         emu.fail(500, times=None, retry_after=0)
     code, data, r = run(["--answers", str(one_answer(tmp_path)), "--judge", "mistral:m"], tmp_path)
     assert code == 3, r.output
-    assert data == {} and "Traceback" not in r.output
-    assert "wrong-key" not in r.stderr
+    # --json holds the failed result (issue 18 item 7), never a partial success
+    assert (data["ok"], data["complete"], data["exit_code"]) == (False, False, 3)
+    assert set(data) == {"ok", "complete", "command", "exit_code", "error"}
+    assert "Traceback" not in r.output
+    assert "wrong-key" not in r.stderr + json.dumps(data)
     expected = {"auth": "refused the API key", "rate_limit": "rate limited", "down": "HTTP 500"}
     assert expected[failure] in r.stderr
 

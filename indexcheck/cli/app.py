@@ -17,6 +17,7 @@ import click
 
 from .. import plugins
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, InputError
+from ..inputfiles import read_toml, require_file
 from ..plugins import hookimpl
 from ..version import __version__
 from ..waiting import set_override as set_waiting_override
@@ -84,7 +85,7 @@ def _load_config(path: Path | None) -> dict[str, Any]:
             return {}
         path = candidate
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)  # never a FIFO or /dev/zero; too deep is exit 2 too
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}; fix the TOML syntax") from None
 
@@ -187,8 +188,8 @@ class Group(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, config: Path | None) -> None:
     """Prove a RAG vector index is right before users pay for it being wrong."""
-    if config is not None and not config.is_file():
-        raise InputError(f"config file {config} does not exist; check --config")
+    if config is not None:  # a FIFO or a device is refused unread, saying what it is
+        require_file(config, "config file", "check --config")
     ctx.default_map = _load_config(config)
 
 

@@ -66,8 +66,9 @@ from .session import open_corpus, session
     "rows_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    callback=check_file_output("--rows"),
-    help="With --all: write every checked row to this Parquet file, block by block.",
+    callback=check_file_output("--rows", formats=True),
+    help="With --all: write every checked row to this file, block by block, in the format "
+    "its name ends in: .parquet, .csv or .jsonl.",
 )
 @click.option(
     "--block-size",

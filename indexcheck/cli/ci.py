@@ -17,14 +17,17 @@ import click
 from ..core.baseline_guard import check_baseline
 from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
 from ..core.ci_config import needs_embedder
-from ..errors import DataFileError
+from ..errors import OutputError
+from ..inputfiles import require_file
+from ..outputs import write_atomic
 from .command import Command
 from .finish import finish, stamp
+from .guard import ci_paths
 from .options import check_file_output, output_options, progress
 from .session import session
 
 
-@click.command("ci", cls=Command)
+@click.command("ci", cls=Command, more_paths=True)
 @click.option(
     "--config",
     "ci_config",
@@ -70,12 +73,10 @@ def ci_cmd(
     """
     parent = ctx.parent.params.get("config") if ctx.parent is not None else None
     path = ci_config or parent or Path("indexcheck.toml")
-    if not path.is_file():
-        raise DataFileError(
-            f"config file {path} does not exist; pass --config PATH (see examples/indexcheck.toml)"
-        )
+    require_file(path, "config file", "pass --config PATH (see examples/indexcheck.toml)")
     config = CiConfig.from_toml(path)
     baseline_path = baseline_path or config.baseline_path
+    ci_paths(ctx, config, path, baseline_path)  # no output over an input of [ci]
     baseline = load_baseline(baseline_path) if baseline_path is not None else None
     opened = session(ctx, "ci")
     store = opened.open_store(config.store, config.trust_pickle)  # heads the manifest
@@ -97,8 +98,12 @@ def ci_cmd(
     result.baseline_differences = differences
     stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:
-        junit_path.parent.mkdir(parents=True, exist_ok=True)
-        junit_path.write_bytes(junit_xml(result))
+        try:  # atomically: a failed write leaves the old file whole, never half a file
+            write_atomic(junit_path, junit_xml(result))
+        except OSError as exc:
+            raise OutputError(
+                f"could not write --junit {junit_path}: {exc.strerror or exc}"
+            ) from None
     ctx.exit(
         finish(
             ctx,

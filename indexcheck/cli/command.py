@@ -5,6 +5,10 @@ An :class:`~indexcheck.errors.IndexcheckError` (also one raised by an option cal
 parsing) becomes ``error: <message>`` on stderr and its exit code, whether the command runs
 under the ``indexcheck`` group or alone; ``INDEXCHECK_DEBUG=1`` adds the traceback and keeps
 the error's exit code.
+
+Before the body runs, :func:`.guard.guard` refuses output paths that are, or lie inside,
+an input (exit 2); when the body then fails, :func:`.guard.fail` leaves no earlier success
+in its outputs (``--json`` gets the failed result).
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ from typing import Any
 
 import click
 
-from ..errors import EXIT_COULD_NOT_FINISH, IndexcheckError
+from ..errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_COULD_NOT_FINISH,
+    EXIT_INPUT,
+    EXIT_OK,
+    IndexcheckError,
+)
+from ..outputs import disk_full
 from ..textsafe import visible
 
 
@@ -33,34 +44,86 @@ def _debug_traceback() -> None:
         traceback.print_exc(file=sys.stderr)
 
 
+def _failed(ctx: click.Context | None, message: str, code: int) -> None:
+    if ctx is not None:
+        from .guard import fail
+
+        fail(ctx, message, code)
+
+
+def _exit_code(exc: BaseException) -> int:
+    """The exit code a click exit, a SystemExit, a ClickException or an Abort ends with."""
+    if isinstance(exc, click.Abort):
+        return EXIT_COULD_NOT_FINISH
+    if isinstance(exc, click.ClickException):  # the group maps a code of 1 to 2
+        return int(exc.exit_code) if exc.exit_code != EXIT_CHECK_FAILED else EXIT_INPUT
+    if isinstance(exc, click.exceptions.Exit):
+        return int(exc.exit_code)
+    code = getattr(exc, "code", None)  # SystemExit: None is 0, a message is 1
+    if code is None:
+        return EXIT_OK
+    return code if isinstance(code, int) and not isinstance(code, bool) else EXIT_CHECK_FAILED
+
+
 @contextmanager
 def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
-    """Map errors to one line on stderr and their exit code; a traceback only in debug mode."""
+    """Map errors to one line on stderr and their exit code; a traceback only in debug mode.
+    A run that ends in an error (exit 2 or 3) marks its outputs failed (see guard.fail)."""
     try:
         yield
     except IndexcheckError as exc:
         _debug_traceback()
-        click.echo(f"error: {one_line(str(exc))}", err=True)
+        message = one_line(str(exc))
+        click.echo(f"error: {message}", err=True)
+        _failed(ctx, message, exc.exit_code)
         raise click.exceptions.Exit(exc.exit_code) from None
-    except (click.exceptions.Exit, click.ClickException, click.Abort):
+    except (click.exceptions.Exit, SystemExit, click.ClickException, click.Abort) as exc:
+        code = _exit_code(exc)
+        if code not in (EXIT_OK, EXIT_CHECK_FAILED):
+            message = exc.format_message() if isinstance(exc, click.ClickException) else ""
+            _failed(ctx, one_line(message) or f"the run ended with exit code {code}", code)
         raise
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
+        _failed(ctx, "interrupted", EXIT_COULD_NOT_FINISH)
         raise click.exceptions.Exit(EXIT_COULD_NOT_FINISH) from None
     except Exception as exc:  # a bug or an SDK error no backend mapped: still one line
         _debug_traceback()
-        click.echo(
-            one_line(
-                f"error: could not finish: {type(exc).__name__}: {exc} "
+        if disk_full(exc):  # SQLite or a writer deep in a library: name the cause
+            message = one_line(
+                f"the disk is full ({exc}); free some space or write the outputs "
+                "(--json, --report, --rows, --cache) to another disk"
+            )
+        else:
+            message = one_line(
+                f"could not finish: {type(exc).__name__}: {exc} "
                 "(set INDEXCHECK_DEBUG=1 for a traceback)"
-            ),
-            err=True,
-        )
+            )
+        click.echo(f"error: {message}", err=True)
+        _failed(ctx, message, EXIT_COULD_NOT_FINISH)
         raise click.exceptions.Exit(EXIT_COULD_NOT_FINISH) from None
 
 
 class Command(click.Command):
-    """A click command whose option callbacks and body end through :func:`one_line_errors`."""
+    """A click command whose option callbacks and body end through :func:`one_line_errors`,
+    and whose outputs are checked against its inputs before the body runs.
+
+    ``writes``: parameters that are outputs of this command although other commands read
+    them (``judge`` writes ``sheet_dir``; ``sheet export`` reads it). ``more_paths``: the
+    body names more paths (``ci`` reads its config first) through :func:`.guard.add`,
+    which then probes the outputs for writing.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        writes: tuple[str, ...] = (),
+        more_paths: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.writes = writes
+        self.more_paths = more_paths
 
     def make_context(
         self,
@@ -73,7 +136,11 @@ class Command(click.Command):
             return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from .guard import guard
+
         with one_line_errors(ctx):
+            # before any work: no output over an input, then the outputs probed writable
+            guard(ctx, self.writes, complete=not self.more_paths)
             return super().invoke(ctx)
 
 

@@ -1,8 +1,9 @@
 """``indexcheck compare-ann``: how often approximate search misses the best chunk, and how
 deep to fetch (ask f, re-rank exactly, keep k) to bring that under a target.
 
-Exit codes: 0 a fetch depth reaches the target, 1 none of the depths tried does,
-2 bad input, 3 could not finish.
+Exit codes: 0 a setting tried reaches the target (a fetch depth of the index as
+configured, or with ``--sweep`` a swept value and a fetch depth: the recommendation names
+the smallest), 1 none does, 2 bad input, 3 could not finish.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from pathlib import Path
 import click
 
 from ..cachedir import cache_root
+from ..core.ann_truth import TrueVectors, from_chunks, from_store
 from ..core.compare_ann import (
     DEFAULT_NOISE,
     QuerySet,
+    apply_sweep,
     compare_ann,
     embed_questions,
     fetch_depths,
@@ -23,6 +26,7 @@ from ..core.compare_ann import (
     sweep_ann,
 )
 from ..core.exact import engine_scope
+from ..core.queries import sample_from_vectors
 from ..engine import open_engine
 from ..errors import InputError
 from ..stores import StoreOptions, open_store
@@ -30,13 +34,14 @@ from .command import Command
 from .engine_options import engine_options
 from .finish import finish
 from .options import (
+    chunks_option,
     embedder_option,
     output_options,
     progress,
     seed_option,
     store_option,
 )
-from .session import session
+from .session import open_corpus, session
 from .sweep_spec import parse_sweep, with_param
 
 DEFAULT_QUERIES = 500
@@ -131,6 +136,24 @@ def _depths(text: str | None) -> list[int] | None:
     "[default ~/.cache/indexcheck/vectors; env INDEXCHECK_VECTOR_CACHE].",
 )
 @click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
+@click.option(
+    "--truth-from",
+    "truth_from",
+    type=click.Choice(["chunks"]),
+    default=None,
+    help="Measure against the vectors as added, re-embedded from the chunk texts "
+    "(--chunks, or the texts the store holds) with --embedder: for an index that "
+    "compresses (FAISS PQ/SQ/LSH), whose own vectors are decoded codes.",
+)
+@click.option(
+    "--truth-store",
+    "truth_store",
+    default=None,
+    metavar="SPEC",
+    help="Measure against the vectors as added, read from this store (e.g. "
+    "parquet:vectors.parquet) under the index's ids.",
+)
+@chunks_option
 @seed_option
 @engine_options
 @output_options
@@ -151,6 +174,11 @@ def compare_ann_cmd(
     sweep_text: str | None,
     vector_cache: Path | None,
     no_vector_cache: bool,
+    truth_from: str | None,
+    truth_store: str | None,
+    chunks_path: Path | None,
+    id_column: str,
+    text_column: str,
     seed: int,
     engine: str,
     ray_address: str | None,
@@ -170,6 +198,15 @@ def compare_ann_cmd(
     ]
     if len(given) > 1:
         raise click.UsageError(f"{' and '.join(given)} cannot be combined; pick one query source")
+    if truth_from and truth_store:
+        raise click.UsageError(
+            "--truth-from and --truth-store cannot be combined; pick one source of true vectors"
+        )
+    if chunks_path is not None and truth_from != "chunks":
+        raise click.UsageError(
+            "--chunks is read only by --truth-from chunks (it re-embeds their texts); "
+            "add --truth-from chunks or drop --chunks"
+        )
     depths = fetch_depths(k, _depths(fetch_text))
     sweep = parse_sweep(sweep_text) if sweep_text else None
     if sweep is not None:
@@ -180,21 +217,39 @@ def compare_ann_cmd(
     ctx.call_on_close(runner.close)
     opened = session(ctx, "compare-ann")
     store = opened.open_store(store_spec, trust_pickle)
+    corpus = open_corpus(chunks_path, id_column, text_column)
+    truth_at = opened.open_store(truth_store, trust_pickle) if truth_store else None
+    wants_embedder = truth_from == "chunks" or questions_path is not None
+    embedder = opened.open_embedder(embedder_spec, cache_path) if wants_embedder else None
     with progress() as say, engine_scope(runner):
+        true_vectors: TrueVectors | None = None
+        if truth_from == "chunks":
+            assert embedder is not None
+            true_vectors = from_chunks(store, embedder, corpus, say)
+        elif truth_at is not None:
+            true_vectors = from_store(store, truth_at, say)
         if questions_path is not None:
-            embedder = opened.open_embedder(embedder_spec, cache_path)
+            assert embedder is not None
             queries: QuerySet = embed_questions(questions_path, embedder)
         elif query_vectors_path is not None:
             queries = load_query_vectors(query_vectors_path)
+        elif true_vectors is not None:
+            # near the vectors as added, as real questions are, not near their codes
+            say("sampling queries from the true vectors")
+            queries = sample_from_vectors(
+                true_vectors.ids, true_vectors.vectors, n_queries or DEFAULT_QUERIES, seed, noise
+            )
         else:
             say("sampling queries from the store")
             queries = sample_queries(store, n_queries or DEFAULT_QUERIES, seed, noise, cache_dir)
-        result = compare_ann(store, queries, k, depths, target, seed, cache_dir, say)
+        result = compare_ann(
+            store, queries, k, depths, target, seed, cache_dir, say, true_vectors=true_vectors
+        )
         if sweep is not None:
             assert result.truth is not None
             key, values = sweep
             options = StoreOptions(trust_pickle=trust_pickle)
-            result.sweep = sweep_ann(
+            swept = sweep_ann(
                 key,
                 values,
                 lambda v: open_store(with_param(store_spec, key, v), options),
@@ -206,6 +261,7 @@ def compare_ann_cmd(
                 seed=seed,
                 progress=say,
             )
+            apply_sweep(result, swept)
     source = {"source": queries.source, "count": len(queries.labels), **queries.details}
     code = finish(
         ctx,

@@ -10,7 +10,8 @@ import click
 
 from ..core.summaries import summary
 from ..corpus import load_chunks
-from ..errors import InputError
+from ..errors import InputError, OutputError
+from ..outputs import publish, staging
 from ..sections import Section, Text
 from ..stores.faiss_store import write_faiss_folder
 from ..stores.parquet import write_vectors_file
@@ -72,10 +73,22 @@ def embed_cmd(
     with progress() as say:
         say(f"embedding {len(corpus)} chunks with {embedder.model_id}")
         vectors = embedder.embed(corpus.texts)
-    if out_path is not None:
-        write_vectors_file(out_path, corpus.ids, vectors, corpus.texts)
-    if faiss_dir is not None:
-        write_faiss_folder(faiss_dir, corpus.ids, vectors, corpus.texts)
+    # each written in a staging folder beside it, then renamed into place: a failed write
+    # (a full disk) leaves nothing half written, a symlink at the path is replaced
+    try:
+        if out_path is not None:
+            with staging(out_path) as tmp:
+                write_vectors_file(tmp / out_path.name, corpus.ids, vectors, corpus.texts)
+                publish(tmp / out_path.name, out_path)
+        if faiss_dir is not None:
+            with staging(faiss_dir) as tmp:
+                write_faiss_folder(tmp / faiss_dir.name, corpus.ids, vectors, corpus.texts)
+                publish(tmp / faiss_dir.name, faiss_dir)
+    except OSError as exc:  # checked before the work; the disk can still fill up
+        raise OutputError(
+            f"could not write the new index: {exc.strerror or exc}; nothing was half "
+            "written, the embeddings are in --cache when one was given"
+        ) from None
     written = [p for p in (out_path, faiss_dir) if p is not None]
     result = Embedded(len(corpus), len(set(corpus.hashes)), written)
     manifest = {"chunks": result.chunks, "distinct_texts": result.distinct_texts}

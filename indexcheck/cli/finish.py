@@ -19,8 +19,9 @@ from typing import Any, Protocol
 import click
 from rich.console import Console
 
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, OutputError
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..manifest import stamp as stamp_result
+from ..outputs import output_error
 from .options import human_console, write_json
 from .session import current_session
 
@@ -74,9 +75,7 @@ def finish(
                 name = report_name or str(result.manifest.get("command") or ctx.info_name)
                 files = write_markdown(result, report_dir, name)
         except OSError as exc:  # checked before the work; the disk can still fill up
-            raise OutputError(
-                f"could not write the --report folder {report_dir}: {exc.strerror or exc}"
-            ) from None
+            raise output_error(f"the --report folder {report_dir}", exc) from None
     payload = result.to_dict()
     if files is not None and report_key is not None:
         payload[report_key] = [str(p) for p in files]

@@ -25,6 +25,7 @@ from .command import Command
 from .finish import finish
 from .options import (
     F,
+    check_folder_output,
     human_console,
     json_option,
     output_options,
@@ -43,7 +44,7 @@ VERDICT_STYLE = {
 }
 
 
-@click.command("judge", cls=Command)
+@click.command("judge", cls=Command, writes=("sheet_dir",))
 @click.option(
     "--answers",
     "answers_path",
@@ -416,7 +417,9 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 @sheet_group.command("export", cls=Command)
 @_sheet_option
 @click.argument("run_id")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              callback=check_folder_output("--out"),
+              help="A new folder for the audit pack (never inside the sheet).")  # fmt: skip
 def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
     """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest;
     a run that does not verify is refused (exit 1)."""

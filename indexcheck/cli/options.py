@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..errors import InputError, OutputError
+from ..errors import InputError
+from ..outputs import output_error, write_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -144,6 +145,30 @@ def _writable_folder(folder: Path) -> str | None:
     return None
 
 
+_PROBES = "indexcheck.probes"
+
+
+def _probe(ctx: click.Context | None, folder: Path, message: str) -> None:
+    """Probe ``folder`` for writing (``message`` with ``{why}`` is the error). Under a
+    command, the probe waits until the guard has checked every output against the inputs
+    (:func:`run_probes`): probing creates the folder, which must never happen inside an
+    input. Without a context it runs now."""
+    if ctx is not None:
+        ctx.meta.setdefault(_PROBES, []).append((folder, message))
+        return
+    why = _writable_folder(folder)
+    if why is not None:
+        raise InputError(message.format(why=why))
+
+
+def run_probes(ctx: click.Context) -> None:
+    """Run the writability probes the option callbacks of ``ctx`` deferred (exit 2)."""
+    for folder, message in ctx.meta.pop(_PROBES, []):
+        why = _writable_folder(folder)
+        if why is not None:
+            raise InputError(message.format(why=why))
+
+
 def check_json_path(ctx: click.Context | None, param: object, value: str | None) -> str | None:
     """``--json PATH``: a file we can create or overwrite, or '-'; checked before any work."""
     if value is None or value == "-":
@@ -153,37 +178,62 @@ def check_json_path(ctx: click.Context | None, param: object, value: str | None)
         raise InputError(
             f"--json {value} is a folder; pass a file path such as {path / 'result.json'}"
         )
-    why = _writable_folder(path.parent if str(path.parent) else Path("."))
-    if why is not None:
-        raise InputError(f"--json {value} cannot be written ({why}); pass another path")
+    folder = path.parent if str(path.parent) else Path(".")
+    _probe(ctx, folder, f"--json {value} cannot be written ({{why}}); pass another path")
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"--json {value} is not writable; pass another path")
     return value
 
 
-def check_report_dir(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
-    """``--report DIR``: a folder we can create or write into; checked before any work."""
-    if value is None:
+def _dangling(option: str, path: Path) -> None:
+    """Refuse an output folder that is a symlink to nothing (mkdir would fail on it)."""
+    if path.is_symlink() and not path.exists():
+        target = os.readlink(path)
+        raise InputError(
+            f"{option} {path} is a symlink to {target}, which does not exist; create "
+            f"{target} or pass another folder"
+        )
+
+
+def check_folder_output(
+    option: str,
+) -> Callable[[click.Context | None, object, Path | None], Path | None]:
+    """A callback checking that an output folder (``--report``, ``sheet export --out``)
+    can be created or written into: not a file, not a dangling symlink; before any work."""
+
+    def check(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
+        if value is None:
+            return value
+        _dangling(option, value)
+        if value.exists() and not value.is_dir():
+            raise InputError(f"{option} {value} is a file; pass a folder path")
+        _probe(ctx, value, f"{option} {value} cannot be written ({{why}}); pass another folder")
         return value
-    if value.exists() and not value.is_dir():
-        raise InputError(f"--report {value} is a file; pass a folder path")
-    why = _writable_folder(value)
-    if why is not None:
-        raise InputError(f"--report {value} cannot be written ({why}); pass another folder")
-    return value
+
+    return check
 
 
-def check_file_output(option: str) -> Callable[[click.Context, object, Path | None], Path | None]:
-    """A callback checking that an output file (``--junit``, ``--out``) can be written."""
+#: ``--report DIR``: a folder we can create or write into; checked before any work
+check_report_dir = check_folder_output("--report")
+
+
+def check_file_output(
+    option: str, formats: bool = False
+) -> Callable[[click.Context, object, Path | None], Path | None]:
+    """A callback checking that an output file (``--junit``, ``--out``, ``--rows``) can be
+    written; ``formats``: its suffix must name a rows format (.parquet, .csv, .jsonl)."""
 
     def check(ctx: click.Context, param: object, value: Path | None) -> Path | None:
         if value is None:
             return value
+        if formats:
+            from ..rowfiles import check_output_suffix
+
+            check_output_suffix(value, option)
         if value.is_dir():
             raise InputError(f"{option} {value} is a folder; pass a file path")
-        why = _writable_folder(value.parent if str(value.parent) else Path("."))
-        if why is not None:
-            raise InputError(f"{option} {value} cannot be written ({why}); pass another path")
+        folder = value.parent if str(value.parent) else Path(".")
+        _probe(ctx, folder, f"{option} {value} cannot be written ({{why}}); pass another path")
         return value
 
     return check
@@ -304,13 +354,11 @@ def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
         sys.stdout.write(text + "\n")
     else:
         path = Path(json_path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text + "\n", encoding="utf-8")
+        try:  # atomically: a failed write leaves no half file, a symlink is replaced
+            write_atomic(path, text + "\n")
         except OSError as exc:  # checked before the work; the disk can still fill up
-            raise OutputError(
-                f"could not write --json {path}: {exc.strerror or exc}; the check ran, but "
-                "its result was not saved"
+            raise output_error(
+                f"--json {path}", exc, "; the check ran, but its result was not saved"
             ) from None
 
 

@@ -15,7 +15,9 @@ from ..corpus import Corpus, load_chunks
 from ..embedders import open_embedder
 from ..embedders.base import Embedder
 from ..embedders.cache import CachedEmbedder, EmbeddingCache
+from ..errors import DataFileError, OutputError
 from ..manifest import Run
+from ..outputs import disk_full
 from ..secrets import spec_password_warning
 from ..stores import StoreOptions, VectorStore, open_store
 
@@ -97,8 +99,23 @@ def current_session(ctx: click.Context) -> Session | None:
 def open_embedder_cached(spec: str | None, cache_path: Path | None) -> Embedder:
     """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
     inner = open_embedder(spec)
-    cache = EmbeddingCache(cache_path) if cache_path is not None else None
+    cache = open_cache(cache_path) if cache_path is not None else None
     return CachedEmbedder(inner, cache)
+
+
+def open_cache(path: Path) -> EmbeddingCache:
+    """The ``--cache`` file; a disk too full to open or create it is exit 3 saying so,
+    never "not an indexcheck embedding cache ... delete this file"."""
+    try:
+        return EmbeddingCache(path)
+    except DataFileError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and disk_full(cause):
+            raise OutputError(
+                f"--cache {path} cannot be written: the disk is full ({cause}); free some "
+                "space or pass a --cache path on another disk"
+            ) from None
+        raise
 
 
 def open_corpus(path: Path | None, id_column: str, text_column: str) -> Corpus | None:

@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from .ann_result import FetchRow, Truths
+from .ann_truth import MatrixLookup
 from .ground_truth import GroundTruth
+from .stats import bootstrap_mean, wilson
 
 WORST_SHOWN = 10
 
@@ -107,3 +110,64 @@ def worst(
             }
         )
     return out
+
+
+def tolerance(xq: np.ndarray, truth: GroundTruth, tie_rtol: float) -> np.ndarray:
+    """Scores within this of each other are tied: ``tie_rtol`` of the query's scale
+    (the largest of 1, |exact top score| and |query|^2), float64 (q,)."""
+    qnorm = (xq * xq).sum(axis=1).astype(np.float64)
+    gt0 = np.nan_to_num(np.abs(truth.similarity[:, 0]))
+    out: np.ndarray = tie_rtol * np.maximum.reduce([np.ones(len(xq)), gt0, qnorm])
+    return out
+
+
+def true_sim(
+    look: MatrixLookup, xq: np.ndarray, ids: np.ndarray, stored_sim: np.ndarray
+) -> np.ndarray:
+    """Similarities over the true vectors, NaN where the stored one is (a repeat, a gap)."""
+    out = look.similarity(xq, ids)
+    out[np.isnan(stored_sim)] = np.nan
+    return out
+
+
+def fetch_row(f: int, k: int, q: int, pq: PerQuery, secs: float, seed: int) -> FetchRow:
+    rec = wilson(int(pq.hits.sum()), int(pq.slots.sum()))
+    miss = wilson(int((~pq.best_found).sum()), q)
+    m, lo, hi = bootstrap_mean(pq.displacement, seed=seed)
+    return FetchRow(
+        fetch=f,
+        reranked=f > k,
+        queries=q,
+        recall_at_k=float(rec.value or 0.0),
+        recall_at_k_interval=interval(rec.low, rec.high),
+        recall_hits=rec.k,
+        recall_slots=rec.n,
+        best_miss_rate=float(miss.value or 0.0),
+        best_miss_rate_interval=interval(miss.low, miss.high),
+        best_misses=miss.k,
+        mean_rank_displacement=m,
+        mean_rank_displacement_interval=interval(lo, hi),
+        ann_seconds=round(secs, 4),
+    )
+
+
+def compression_loss(xq: np.ndarray, truths: Truths, k: int, tol: np.ndarray) -> dict[str, Any]:
+    """Exact top-k over the vectors the index gives back, scored against exact search
+    over the true vectors: what the compression alone loses."""
+    assert truths.lookup is not None and truths.true is not None
+    ids = truths.stored.ids[:, :k]
+    sim = truths.lookup.similarity(xq, ids)
+    pq = score(sim, truths.true, k, tol)
+    q = len(xq)
+    rec = wilson(int(pq.hits.sum()), int(pq.slots.sum()))
+    miss = wilson(int((~pq.best_found).sum()), q)
+    return {
+        "what": "exact search over the vectors the index gives back, against exact search "
+        "over the vectors as added",
+        "queries": q,
+        "recall_at_k": float(rec.value or 0.0),
+        "recall_at_k_interval": interval(rec.low, rec.high),
+        "best_miss_rate": float(miss.value or 0.0),
+        "best_miss_rate_interval": interval(miss.low, miss.high),
+        "best_misses": miss.k,
+    }

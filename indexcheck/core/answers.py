@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFileError
+from ..inputfiles import loads_json
 from ..rowfiles import iter_rows
 from ..textsafe import visible
 
@@ -116,7 +117,7 @@ def _list(value: Any, where: str, name: str) -> list[Any] | None:
         text = value.strip()
         if text.startswith("["):
             try:
-                value = json.loads(text)
+                value = loads_json(text, f"{where}: '{name}'")
             except json.JSONDecodeError:
                 raise DataFileError(f"{where}: '{name}' is not a valid JSON list") from None
         else:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFileError, InputError
+from ..inputfiles import read_toml
 from .ci_jobs import (
     ANN_METRICS,
     ANN_RATES,
@@ -85,10 +86,8 @@ class CiConfig:
     def from_toml(cls, path: str | Path, env: Mapping[str, str] | None = None) -> CiConfig:
         """Read and validate ``[ci]``; raises InputError naming the offending key."""
         p = Path(path)
-        if not p.is_file():
-            raise DataFileError(f"config file {p} does not exist; pass --config PATH")
-        try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        try:  # never a FIFO or /dev/zero; nested too deep is exit 2 naming the file
+            data = read_toml(p)
         except (OSError, UnicodeDecodeError) as exc:
             raise DataFileError(f"cannot read {p}: {exc}") from None
         except tomllib.TOMLDecodeError as exc:

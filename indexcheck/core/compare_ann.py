@@ -13,7 +13,9 @@ Metrics per depth, all on exact similarities computed here (cos, dot or ``-l2^2`
 - recall@k: results at least as near as the exact k-th neighbour, over k per query;
 - best-chunk miss rate: queries whose exact nearest neighbour is not in the final top-k;
 - mean rank displacement: mean over the k slots of |exact rank of the result - slot|,
-  the exact rank capped at the ground-truth depth (a missing result counts at the cap).
+  the exact rank capped at ``rank_cap(k)`` = max(50, 2k) (a missing result, or one
+  ranked deeper, counts at the cap). The cap depends on k only, never on the fetch
+  depths asked, so a depth's figure is the same whichever other depths run with it.
 
 Scores within ``TIE_RTOL`` (relative to the query's scale) of each other are tied: a result
 tied with the exact k-th (or 1st) counts as found. Rates carry Wilson 95% intervals
@@ -24,17 +26,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import DimensionMismatchError, InputError
-from ..sections import Section
 from ..stores.base import VectorStore, as_float32_matrix
-from .ann_metrics import PerQuery, final_lists, interval, score, worst
-from .ann_text import recommendation
+from .ann_metrics import (
+    PerQuery,
+    compression_loss,
+    fetch_row,
+    final_lists,
+    score,
+    tolerance,
+    true_sim,
+    worst,
+)
+from .ann_result import AnnResult, FetchRow, Truths
+from .ann_text import (
+    compression_warnings,
+    effort_param,
+    recommendation,
+    sentences,
+    sweep_none,
+    sweep_recommendation,
+)
+from .ann_truth import MatrixLookup, TrueVectors, true_truth
+from .compression import compression_of
 from .exact import family_of, prepare
 from .ground_truth import GroundTruth, Lookup, ground_truth
 from .queries import (
@@ -46,10 +66,11 @@ from .queries import (
     read_questions,
     sample_queries,
 )
-from .stats import bootstrap_mean, wilson
 
 DEFAULT_FETCH = (4, 10, 20, 50)
 TIE_RTOL = 1e-5
+#: exact ranks are counted this deep (at least) for the rank displacement
+RANK_CAP = 50
 
 Say = Callable[[str], None]
 
@@ -58,74 +79,9 @@ def _quiet(_msg: str) -> None:
     return None
 
 
-@dataclass
-class FetchRow:
-    """Metrics at one fetch depth (final list: top-k after exact re-rank when fetch > k)."""
-
-    fetch: int
-    reranked: bool
-    queries: int
-    recall_at_k: float
-    recall_at_k_interval: list[float | None]
-    recall_hits: int
-    recall_slots: int
-    best_miss_rate: float
-    best_miss_rate_interval: list[float | None]
-    best_misses: int
-    mean_rank_displacement: float | None
-    mean_rank_displacement_interval: list[float | None]
-    ann_seconds: float
-    #: the backend's query plan at this depth, where it says one (pgvector: EXPLAIN)
-    plan: str | None = None
-
-
-@dataclass
-class AnnResult:
-    """What compare-ann found; ``ok`` when some fetch depth reaches the target miss rate."""
-
-    ok: bool
-    k: int
-    target: float
-    queries: int
-    query_source: str
-    query_details: dict[str, Any]
-    family: str
-    score: str
-    ground_truth: str
-    ground_truth_depth: int
-    ground_truth_seconds: float
-    vector_cache: dict[str, Any] | None
-    tie_rtol: float
-    by_fetch: list[FetchRow]
-    recommended_fetch: int | None
-    recommendation: str
-    worst_queries: list[dict[str, Any]]
-    store: dict[str, Any]
-    sweep: dict[str, Any] | None = None
-    manifest: dict[str, Any] = field(default_factory=dict)
-    #: e.g. a depth PostgreSQL ran as an exact sort (its figure says nothing of the index)
-    warnings: list[str] = field(default_factory=list)
-    truth: GroundTruth | None = field(default=None, repr=False, compare=False)
-    """The ground truth used (not serialised), so a sweep can reuse it."""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name == "truth":
-                continue
-            value = getattr(self, f.name)
-            out[f.name] = [asdict(r) for r in value] if f.name == "by_fetch" else value
-        return out
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from .sections import sections_of
-        from .summaries import compare_ann_summary
-
-        return [*sections_of(self.to_dict()), *compare_ann_summary(self)]
-
-    def row(self, fetch: int) -> FetchRow:
-        return next(r for r in self.by_fetch if r.fetch == fetch)
+def rank_cap(k: int) -> int:
+    """How deep exact ranks are counted for the rank displacement: max(50, 2k)."""
+    return max(RANK_CAP, 2 * k)
 
 
 def fetch_depths(k: int, fetch: Sequence[int] | None) -> list[int]:
@@ -156,7 +112,8 @@ def compare_ann(
     seed: int = 0,
     cache_dir: Path | None = None,
     progress: Say | None = None,
-    truth: GroundTruth | None = None,
+    truth: GroundTruth | Truths | None = None,
+    true_vectors: TrueVectors | None = None,
 ) -> AnnResult:
     """Measure approximate search against exact search at each fetch depth.
 
@@ -164,7 +121,10 @@ def compare_ann(
     depths (each >= k; ``None`` picks k and the defaults deeper than k). ``target`` is the
     best-chunk miss rate to reach; the recommendation is the smallest depth whose
     observed rate is at most it. ``truth`` reuses ground truth from an earlier run on the
-    same queries (a sweep). ``seed`` seeds the bootstrap of the displacement interval.
+    same queries (a sweep). ``true_vectors`` (:mod:`.ann_truth`) are the vectors as
+    added: the figures are then measured against exact search over them, and the
+    compression loss (exact search over what the index gives back, against them) is
+    reported beside. ``seed`` seeds the bootstrap of the displacement interval.
     """
     say = progress or _quiet
     qs = queries if isinstance(queries, QuerySet) else as_query_set(queries)
@@ -184,19 +144,20 @@ def compare_ann(
     if info.count < 1:
         raise InputError(f"{store.spec} holds no vectors; there is nothing to compare")
     q = xr.shape[0]
-    gt_depth = max(depths[-1], k)
+    # the truth's depth depends on k only: a depth's figures never depend on the others
+    gt_depth = rank_cap(k)
     xq = prepare(xr, family)
     lookup = Lookup(store, info.dimension, family)
-    if truth is None:
-        truth = ground_truth(store, xr, gt_depth, family, cache_dir, say, lookup)
-    if truth.ids.shape != (q, truth.ids.shape[1]) or truth.ids.shape[1] < k:
-        raise InputError("the ground truth given does not match these queries and k")
-    if np.isnan(truth.similarity[:, 0]).all():
+    truths = _truths(store, xr, gt_depth, family, cache_dir, say, lookup, truth, true_vectors)
+    for t in (truths.stored, truths.true):
+        if t is not None and (t.ids.shape[0] != q or t.ids.shape[1] < k):
+            raise InputError("the ground truth given does not match these queries and k")
+    truths = truths.cut(gt_depth)
+    if np.isnan(truths.stored.similarity[:, 0]).all():
         raise InputError(f"{store.spec} returned no exact neighbours for any query")
-
-    qnorm = (xq * xq).sum(axis=1)
-    gt0 = np.nan_to_num(np.abs(truth.similarity[:, 0]))
-    tol = TIE_RTOL * np.maximum.reduce([np.ones(q), gt0, qnorm.astype(np.float64)])
+    scored = truths.scored
+    tol = tolerance(xq, scored, TIE_RTOL)
+    stol = tolerance(xq, truths.stored, TIE_RTOL)
 
     rows: list[FetchRow] = []
     per: dict[int, PerQuery] = {}
@@ -209,33 +170,33 @@ def compare_ann(
         I = np.asarray(I, dtype=object)
         say(f"exact re-scoring of the {f} results per query")
         sim = lookup.similarity(xq, I)
-        raw[f] = (I, sim)
-        _, fsim = final_lists(I, sim, k, rerank=f > k)
-        pq = score(fsim, truth, k, tol)
+        # the re-rank uses what the index gives back, as a retriever can; the scoring
+        # uses the true vectors when given
+        fids, fsim = final_lists(I, sim, k, rerank=f > k)
+        search: PerQuery | None = None
+        if truths.lookup is not None and truths.true is not None:
+            raw[f] = (I, true_sim(truths.lookup, xq, I, sim))
+            pq = score(true_sim(truths.lookup, xq, fids, fsim), truths.true, k, tol)
+            search = score(fsim, truths.stored, k, stol)
+        else:
+            raw[f] = (I, sim)
+            pq = score(fsim, truths.stored, k, tol)
         per[f] = pq
-        rec = wilson(int(pq.hits.sum()), int(pq.slots.sum()))
-        miss = wilson(int((~pq.best_found).sum()), q)
-        m, lo, hi = bootstrap_mean(pq.displacement, seed=seed)
-        rows.append(
-            FetchRow(
-                fetch=f,
-                reranked=f > k,
-                queries=q,
-                recall_at_k=float(rec.value or 0.0),
-                recall_at_k_interval=interval(rec.low, rec.high),
-                recall_hits=rec.k,
-                recall_slots=rec.n,
-                best_miss_rate=float(miss.value or 0.0),
-                best_miss_rate_interval=interval(miss.low, miss.high),
-                best_misses=miss.k,
-                mean_rank_displacement=m,
-                mean_rank_displacement_interval=interval(lo, hi),
-                ann_seconds=round(secs, 4),
-                plan=plan_of(store, f),
-            )
-        )
+        row = fetch_row(f, k, q, pq, secs, seed)
+        row.plan = plan_of(store, f)
+        if search is not None:
+            row.search_recall_at_k = float(search.hits.sum() / max(int(search.slots.sum()), 1))
+            row.search_best_miss_rate = float((~search.best_found).sum() / q)
+        rows.append(row)
     recommended = next((r.fetch for r in rows if r.best_miss_rate <= target), None)
-    warnings = exact_plan_warnings(rows)
+    compression = compression_of(store)
+    loss = None
+    if truths.lookup is not None and truths.true is not None:
+        loss = compression_loss(xq, truths, k, tol)
+    warnings = exact_plan_warnings(rows) + compression_warnings(compression, truths, loss, target)
+    effort = effort_param(info.backend, info.details, compression)
+    said = recommendation(rows, k, target, recommended, effort, loss)
+    setting = None if recommended is None else {"fetch": recommended}
     return AnnResult(
         ok=recommended is not None,
         k=k,
@@ -245,16 +206,18 @@ def compare_ann(
         query_details=qs.details,
         family=family,
         score=info.score,
-        ground_truth=truth.source,
-        ground_truth_depth=int(truth.ids.shape[1]),
-        ground_truth_seconds=round(truth.seconds, 4),
-        vector_cache=truth.cache,
+        ground_truth=scored.source,
+        ground_truth_depth=int(scored.ids.shape[1]),
+        ground_truth_seconds=round(scored.seconds, 4),
+        rank_cap=int(scored.ids.shape[1]),
+        vector_cache=truths.stored.cache,
         tie_rtol=TIE_RTOL,
         by_fetch=rows,
         recommended_fetch=recommended,
-        recommendation=" ".join([recommendation(rows, k, target, recommended), *warnings]),
+        recommended_setting=setting,
+        recommendation=sentences([said, *warnings]),
         warnings=warnings,
-        worst_queries=worst(qs.labels, truth, per, raw, depths, family, tol),
+        worst_queries=worst(qs.labels, scored, per, raw, depths, family, tol),
         store={
             "spec": store.spec,
             "backend": info.backend,
@@ -264,8 +227,34 @@ def compare_ann(
             "dimension": info.dimension,
             "details": info.details,
         },
-        truth=truth,
+        compression=compression,
+        truth_vectors=None
+        if truths.vectors is None
+        else {"source": truths.vectors.source, **truths.vectors.details},
+        compression_loss=loss,
+        truth=truths,
     )
+
+
+def _truths(
+    store: VectorStore,
+    xr: np.ndarray,
+    depth: int,
+    family: str,
+    cache_dir: Path | None,
+    say: Say,
+    lookup: Lookup,
+    truth: GroundTruth | Truths | None,
+    true_vectors: TrueVectors | None,
+) -> Truths:
+    if isinstance(truth, Truths):
+        return truth
+    stored = truth or ground_truth(store, xr, depth, family, cache_dir, say, lookup)
+    if true_vectors is None:
+        return Truths(stored)
+    say("exact search over the true vectors")
+    true = true_truth(true_vectors, xr, depth, family)
+    return Truths(stored, true, MatrixLookup(true_vectors, family), true_vectors)
 
 
 def plan_of(store: VectorStore, depth: int) -> str | None:
@@ -299,7 +288,7 @@ def sweep_ann(
     values: Sequence[int],
     open_at: Callable[[int], VectorStore],
     queries: np.ndarray | QuerySet,
-    truth: GroundTruth,
+    truth: GroundTruth | Truths,
     *,
     k: int = 4,
     fetch: Sequence[int] | None = DEFAULT_FETCH,
@@ -307,7 +296,8 @@ def sweep_ann(
     seed: int = 0,
     progress: Say | None = None,
 ) -> dict[str, Any]:
-    """compare-ann at each value of a search parameter, sharing one ground truth.
+    """compare-ann at each value of a search parameter, sharing one ground truth (a
+    :class:`Truths` carries the true one too, when the first run had it).
 
     ``open_at(value)`` gives the same index searched with ``key=value`` (the caller opens
     it; the CLI rewrites the spec); each store is closed here once measured. Returns
@@ -335,12 +325,56 @@ def sweep_ann(
     return {"param": key, "runs": runs}
 
 
+def apply_sweep(result: AnnResult, sweep: dict[str, Any]) -> AnnResult:
+    """Make a sweep part of the verdict (``sweep`` is :func:`sweep_ann`'s result).
+
+    ``ok`` when the index as configured or any swept value reaches the target. The
+    recommendation names the smallest swept value that reaches it, with its smallest fetch
+    depth, unless the index as configured reaches it at a setting no higher (or at a
+    setting the store does not tell: then that value is mentioned as an alternative).
+    """
+    key = str(sweep["param"])
+    raw = result.store.get("details", {}).get(key)
+    configured = int(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+    runs = list(sweep["runs"])
+    reaching = sorted(
+        (int(r["value"]), int(r["recommended_fetch"]))
+        for r in runs
+        if r["recommended_fetch"] is not None
+    )
+    result.sweep = sweep
+    base = result.recommended_fetch
+    if reaching:
+        value, depth = reaching[0]
+        if base is not None and (configured is None or configured <= value):
+            if configured is None:
+                result.recommendation += (
+                    f" Of the {key} values tried, {value} is the smallest that reaches the "
+                    f"target too (at fetch {depth})."
+                )
+            return result
+        run = next(r for r in runs if r["value"] == value)
+        row = next(r for r in run["by_fetch"] if r["fetch"] == depth)
+        text = sweep_recommendation(key, value, row, result.k, result.target, configured, base)
+        result.recommendation = sentences([text, *result.warnings])
+        result.recommended_setting = {key: value, "fetch": depth}
+        result.ok = True
+        return result
+    if base is None:
+        text = sweep_none(key, runs, result.k, result.target, result.compression_loss)
+        result.recommendation = sentences([text, *result.warnings])
+        result.ok = False
+    return result
+
+
 __all__ = [
     "DEFAULT_FETCH",
     "DEFAULT_NOISE",
     "AnnResult",
     "FetchRow",
     "GroundTruth",
+    "TrueVectors",
+    "Truths",
     "QuerySet",
     "compare_ann",
     "embed_questions",
@@ -348,6 +382,7 @@ __all__ = [
     "ground_truth",
     "load_query_vectors",
     "read_questions",
+    "apply_sweep",
     "sample_queries",
     "sweep_ann",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,12 @@ class GroundTruth:
     source: str
     seconds: float
     cache: dict[str, Any] | None = None
+
+    def cut(self, depth: int) -> GroundTruth:
+        """The first ``depth`` neighbours of each query (itself when it holds no more)."""
+        if self.ids.shape[1] <= depth:
+            return self
+        return replace(self, ids=self.ids[:, :depth], similarity=self.similarity[:, :depth])
 
 
 def ground_truth(

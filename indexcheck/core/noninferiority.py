@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFileError
+from ..inputfiles import loads_json, require_file
 from .ci_config import BLOCK, INSUFFICIENT, PASS, REGRESSIONS_SHOWN, RESAMPLES
 from .stats import bootstrap_mean
 from .verdicts import Verdict
@@ -45,13 +46,11 @@ class BaselineRow:
 def load_baseline(path: str | Path) -> dict[str, Any]:
     """A saved ci (or diagnose) JSON result; raises DataFileError when unusable."""
     p = Path(path)
-    if not p.is_file():
-        raise DataFileError(
-            f"baseline {p} does not exist; write one with indexcheck ci --json {p} on the "
-            "accepted index"
-        )
+    require_file(  # a FIFO or device is refused unread, saying what it is
+        p, "baseline", f"write one with indexcheck ci --json {p} on the accepted index"
+    )
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = loads_json(p.read_text(encoding="utf-8"), f"baseline {p}")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataFileError(f"cannot read baseline {p}: {exc}") from None
     if not isinstance(data, dict):

@@ -74,14 +74,44 @@ def sample_queries(
             break
     if not picked:
         raise InputError(f"{store.spec} yielded no usable vectors to sample queries from")
-    base = np.stack(picked).astype(np.float64)
+    return _moved(np.stack(picked), labels, rng, noise, seed)
+
+
+def sample_from_vectors(
+    ids: list[str], vectors: np.ndarray, n: int, seed: int = 0, noise: float = DEFAULT_NOISE
+) -> QuerySet:
+    """As :func:`sample_queries`, drawn from float32 ``vectors`` (m, d) with their ``ids``
+    (the vectors as added, when the index gives back compressed ones)."""
+    if n < 1:
+        raise InputError(f"--queries must be at least 1, got {n}")
+    if noise < 0:
+        raise InputError(f"--noise must be zero or more, got {noise}")
+    if len(ids) < 1:
+        raise InputError("there are no vectors to sample queries from")
+    rng = np.random.default_rng(seed)
+    want = np.sort(rng.choice(len(ids), size=min(n, len(ids)), replace=False))
+    labels = [f"near:{ids[int(p)]}" for p in want]
+    details = {"drawn_from": "the vectors as added"}
+    return _moved(np.asarray(vectors)[want], labels, rng, noise, seed, details)
+
+
+def _moved(
+    picked: np.ndarray,
+    labels: list[str],
+    rng: np.random.Generator,
+    noise: float,
+    seed: int,
+    details: dict[str, Any] | None = None,
+) -> QuerySet:
+    """Each vector moved by noise * |v| along a random unit direction orthogonal to it."""
+    base = picked.astype(np.float64)
     norms = np.linalg.norm(base, axis=1, keepdims=True)
     unit = np.divide(base, norms, out=np.zeros_like(base), where=norms > 0)
     u = rng.standard_normal(base.shape)
     u -= (u * unit).sum(axis=1, keepdims=True) * unit  # orthogonal to v
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     vectors = (base + noise * norms * u).astype(np.float32)
-    return QuerySet(vectors, labels, "sampled", {"noise": noise, "seed": seed})
+    return QuerySet(vectors, labels, "sampled", {"noise": noise, "seed": seed, **(details or {})})
 
 
 def read_questions(path: Path) -> tuple[list[str], list[str]]:

@@ -187,10 +187,15 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
             f"{r['ground_truth']}. {r['recommendation']}"
         )
     )
+    if r.get("compression"):
+        from .ann_text import compression_line
+
+        line = compression_line(r["compression"], r.get("truth_vectors"), always=True)
+        sec.blocks.append(Text(line or ""))
     sec.blocks.append(
         Plot("compare-ann", r, "compare-ann", "miss rate and recall against fetch depth")
     )
-    cols = (
+    cols: tuple[str, ...] = (
         "fetch",
         "recall_at_k",
         "best_miss_rate",
@@ -198,12 +203,18 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
         "mean_rank_displacement",
         "ann_seconds",
     )
-    sec.blocks.append(
-        Table(
-            ["fetch", "recall@k", "best miss rate", "misses", "rank displacement", "seconds"],
-            [[x[c] for c in cols] for x in r["by_fetch"]],
-        )
-    )
+    heads = ["fetch", "recall@k", "best miss rate", "misses", "rank displacement", "seconds"]
+    if r.get("truth_vectors"):
+        cols += ("search_recall_at_k", "search_best_miss_rate")
+        heads += ["search-only recall@k", "search-only miss rate"]
+    body = [[x.get(c) for c in cols] for x in r["by_fetch"]]
+    loss = r.get("compression_loss")
+    if loss:
+        body.append(
+            ["exact (compressed)", loss["recall_at_k"], loss["best_miss_rate"],
+             loss["best_misses"], None, None, None, None]
+        )  # fmt: skip
+    sec.blocks.append(Table(heads, body))
     wcols = ("query", "exact_best_id", "missed_at_fetch", "best_position_at_max_fetch")
     sec.blocks.append(
         Table(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -177,8 +178,9 @@ def write_rows(
     bad: dict[int, ChunkCheck],
     block: int,
 ) -> None:
-    """Every checked row, in corpus order, block by block (pyarrow ParquetWriter)."""
-    import pyarrow.parquet as pq
+    """Every checked row, in corpus order, block by block, in the format of the suffix of
+    ``path`` (.parquet, .csv, .jsonl), written atomically (rowfiles.write_table_file)."""
+    from ..rowfiles import write_table_file
 
     schema = pa.schema(
         [
@@ -191,8 +193,8 @@ def write_rows(
             ("stored_dimension", pa.int64()),
         ]
     )
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with pq.ParquetWriter(str(path), schema) as writer:
+
+    def blocks() -> Iterator[pa.Table]:
         for start in range(0, len(ids), block * 4):
             stop = min(len(ids), start + block * 4)
             sts = ["ok"] * (stop - start)
@@ -213,4 +215,6 @@ def write_rows(
                 pa.array(offs, pa.int64()),
                 pa.array(sdim, pa.int64()),
             ]
-            writer.write_table(pa.Table.from_arrays(cols, schema=schema))
+            yield pa.Table.from_arrays(cols, schema=schema)
+
+    write_table_file(Path(path), schema, blocks())

@@ -137,10 +137,19 @@ def _interval(iv: list[float | None]) -> str:
 
 
 def compare_ann_summary(result: AnnResult) -> list[Section]:
-    """One row per fetch depth, each swept setting, the worst queries, the recommendation."""
+    """One row per fetch depth, each swept setting, the worst queries, the recommendation.
+
+    With true vectors (``--truth-from``/``--truth-store``) two columns give the search's
+    own loss (against the vectors the index gives back) and a last row the compression's."""
+    from .ann_text import compression_line
+
+    true = result.truth_vectors is not None
     headers = ["fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"]
-    rows = [
-        [
+    if true:
+        headers += ["search recall@k", "search miss"]
+    rows = []
+    for r in result.by_fetch:
+        row = [
             f"{r.fetch}" + (" (re-rank)" if r.reranked else ""),
             _pct(r.recall_at_k),
             _interval(r.recall_at_k_interval),
@@ -148,13 +157,35 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
             _interval(r.best_miss_rate_interval),
             "-" if r.mean_rank_displacement is None else f"{r.mean_rank_displacement:.3f}",
         ]
-        for r in result.by_fetch
-    ]
+        if true:
+            row += [_pct(r.search_recall_at_k), _pct(r.search_best_miss_rate)]
+        rows.append(row)
+    loss = result.compression_loss
+    if loss is not None:
+        rows.append(
+            [
+                "exact (compressed)",
+                _pct(loss["recall_at_k"]),
+                _interval(loss["recall_at_k_interval"]),
+                f"{_pct(loss['best_miss_rate'])} ({loss['best_misses']}/{loss['queries']})",
+                _interval(loss["best_miss_rate_interval"]),
+                "-",
+                "-",
+                "-",
+            ]
+        )
+    truth = "exact over the vectors as added" if true else f"exact ({result.ground_truth})"
     title = (
-        f"{result.store['backend']}: top-{result.k} vs exact ({result.ground_truth}), "
+        f"{result.store['backend']}: top-{result.k} vs {truth}, "
         f"{result.queries} {result.query_source} queries"
     )
+    if result.sweep:
+        param = result.sweep["param"]
+        title += f", as configured ({param}={result.store['details'].get(param, 'as saved')})"
     sec = summary(ok_verdict(result.ok), Table(headers, rows, title, right=tuple(headers)))
+    line = compression_line(result.compression, result.truth_vectors)
+    if line:
+        sec.blocks.append(Text(line))
     for run in (result.sweep or {}).get("runs", []):
         rates = ", ".join(
             f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}" for row in run["by_fetch"]

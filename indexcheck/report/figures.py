@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..outputs import replacing
 from ..sections import Fragment, Image, Plot, Section
 from .plots import cosine_histogram, pyplot, threshold_plots
 
@@ -65,7 +66,8 @@ def fragment(block: Fragment) -> Any:
 
 def _save(fig: Any, path: Path) -> None:
     fig.tight_layout()
-    fig.savefig(path)
+    with replacing(path) as tmp:
+        fig.savefig(tmp)
     pyplot().close(fig)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.sections import kind_of
+from ..outputs import write_atomic
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html
 from .builders import Builder
@@ -133,9 +134,9 @@ def write_report(
     ):
         overall = "BLOCK"
     page = folder / "report.html"
-    page.write_text(_html(title, overall, sections), encoding="utf-8")
+    write_atomic(page, _html(title, overall, sections))
     md = folder / "report.md"
-    md.write_text(markdown(title, overall, sections, folder), encoding="utf-8")
+    write_atomic(md, markdown(title, overall, sections, folder))
     plots = sorted(p for p in folder.rglob("*.png"))
     return [page, md, *plots]
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..outputs import write_atomic
 from ..textsafe import escape_html, escape_md
 
 #: background and text colour of a claim row, by final verdict
@@ -153,5 +154,5 @@ def write_report(
     lines += ["", "A supported claim is supported by the context, not proven true.", ""]
     lines += [claims_markdown(payload), "## Manifest", "", "```json",
               json.dumps(payload.get("manifest", {}), indent=2), "```", ""]  # fmt: skip
-    md.write_text("\n".join(lines), encoding="utf-8")
+    write_atomic(md, "\n".join(lines))
     return [md, *write_html([payload], folder, title="indexcheck judge")]

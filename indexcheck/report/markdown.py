@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..outputs import write_atomic
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html, escape_md
 from .sections import Html
@@ -65,5 +66,5 @@ def write_markdown(result: Any, folder: Path, name: str, title: str | None = Non
     ok = result.get("ok") if isinstance(result, dict) else result.ok
     md = folder / f"{name}.md"
     page = markdown(title or f"indexcheck {name}", ok_verdict(ok), sections, folder)
-    md.write_text(page, encoding="utf-8")
+    write_atomic(md, page)
     return [md, *plots]

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..outputs import replacing
+
 
 def pyplot() -> Any:
     """pyplot on the Agg backend (no display needed)."""
@@ -31,7 +33,8 @@ def cosine_histogram(cosines: np.ndarray, threshold: float, path: Path, title: s
     ax.set_title(title)
     ax.legend(loc="upper left")
     fig.tight_layout()
-    fig.savefig(path)
+    with replacing(path) as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
     return path
 
@@ -48,7 +51,8 @@ def threshold_plots(result: dict[str, Any], folder: Path) -> list[Path]:
     paths = []
     for name, fig in threshold_figures(result):
         paths.append(folder / name)
-        fig.savefig(paths[-1])
+        with replacing(paths[-1]) as tmp:
+            fig.savefig(tmp)
         plt.close(fig)
     return paths
 

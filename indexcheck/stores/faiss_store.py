@@ -38,6 +38,7 @@ import numpy as np
 import xxhash
 
 from ..errors import DataFileError, InputError, SpecError
+from ..inputfiles import loads_json
 from ..store_files import langchain_rows, parse_ids_json
 from ._local import exact_knn, ids_of
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
@@ -187,7 +188,7 @@ class FaissStore(BaseStore):
     @staticmethod
     def _read_ids_json(path: Path) -> tuple[list[str], list[str | None] | None]:
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = loads_json(path.read_text(encoding="utf-8"), str(path))
         except (OSError, json.JSONDecodeError) as exc:
             raise DataFileError(f"cannot read {path}: {exc}") from None
         return parse_ids_json(raw, path)
@@ -234,6 +235,13 @@ class FaissStore(BaseStore):
                 **self.search_params,
             },
         )
+
+    def compression(self) -> dict[str, Any]:
+        """The index's codec, and whether its vectors read back as added
+        (:func:`indexcheck.stores.faiss_describe.describe_faiss`)."""
+        from .faiss_describe import describe_faiss
+
+        return describe_faiss(self._owner)
 
     def fingerprint(self) -> str:
         """xxh3-128 over the bytes of index.faiss and the id file."""

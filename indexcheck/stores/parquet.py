@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ..errors import DataFileError
+from ..errors import DataFileError, VectorTypeError
+from ..inputfiles import loads_json
 from ._local import LOCAL_METRICS, exact_knn, ids_of
 from .base import (
     BaseStore,
@@ -50,11 +51,12 @@ def _read_columns(
             for lineno, line in enumerate(f, 1):
                 if line.strip():
                     try:
-                        rows.append(json.loads(line))
+                        rows.append(loads_json(line, f"{path}:{lineno}"))
                     except json.JSONDecodeError as exc:
                         raise DataFileError(f"{path}:{lineno} is not JSON ({exc.msg})") from None
         names = list(rows[0]) if rows else []
         _require(path, names, id_col, vec_col)
+        _check_vector_rows(path, vec_col, [r.get(vec_col) for r in rows], "line")
         return (
             [str(r[id_col]) for r in rows],
             [r.get(vec_col) for r in rows],
@@ -70,6 +72,7 @@ def _read_columns(
         raise DataFileError(f"cannot read {path} as Parquet: {exc}") from None
     _require(path, table.column_names, id_col, vec_col)
     col = table.column(vec_col).combine_chunks()
+    _check_vector_type(path, vec_col, col.type)
     vectors: list[Any] | np.ndarray
     if pa.types.is_fixed_size_list(col.type) and col.null_count == 0:
         flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
@@ -82,7 +85,9 @@ def _read_columns(
         else:
             vectors = col.to_pylist()
     else:
-        vectors = col.to_pylist()
+        rows = col.to_pylist()
+        _check_vector_rows(path, vec_col, rows, "row")
+        vectors = rows
     names = table.column_names
     return (
         [str(x) for x in table.column(id_col).to_pylist()],
@@ -90,6 +95,54 @@ def _read_columns(
         table.column(text_col).to_pylist() if text_col in names else None,
         table.column("metadata").to_pylist() if "metadata" in names else None,
     )
+
+
+_KINDS = {str: "a string", bytes: "bytes", dict: "an object", bool: "a boolean"}
+
+
+def _what(value: Any) -> str:
+    return "null" if value is None else _KINDS.get(type(value), type(value).__name__)
+
+
+def _check_vector_type(path: Path, vec_col: str, kind: Any) -> None:
+    """Refuse (exit 2) a Parquet vector column that is not a list of numbers (strings,
+    bytes, nested lists, structs), naming its Arrow type; the values are never shown."""
+    import pyarrow as pa
+
+    is_list = pa.types.is_list(kind) or pa.types.is_large_list(kind)
+    if is_list or pa.types.is_fixed_size_list(kind):
+        inner = kind.value_type
+        if pa.types.is_integer(inner) or pa.types.is_floating(inner) or pa.types.is_null(inner):
+            return
+        nested = pa.types.is_list(inner) or pa.types.is_large_list(inner)
+        holds = f"nested lists ({kind})" if nested else f"lists of {inner}"
+    else:
+        holds = f"{kind} values"
+    raise VectorTypeError(
+        f"column '{vec_col}' of {path} holds {holds}, not lists of numbers; store each "
+        "vector as a list of floats (pass ?vector=NAME if another column holds them)"
+    )
+
+
+def _check_vector_rows(path: Path, vec_col: str, rows: Sequence[Any], unit: str) -> None:
+    """Refuse (exit 2) the first vector that is not a flat list of numbers, naming its line
+    or row and what it holds; the vector itself is never shown (it may be huge)."""
+    for n, row in enumerate(rows, 1):
+        if row is None:
+            continue
+        if not isinstance(row, list):
+            bad = f"holds {_what(row)}"
+        else:
+            odd = next(
+                (x for x in row if isinstance(x, bool) or not isinstance(x, int | float)), None
+            )
+            if odd is None and all(isinstance(x, int | float) for x in row):
+                continue
+            bad = f"holds a list containing {_what(odd)}"
+        raise VectorTypeError(
+            f"{path} {unit} {n}: '{vec_col}' {bad}, not a list of numbers; store each "
+            "vector as a flat list of floats"
+        )
 
 
 def _require(path: Path, names: Sequence[str], id_col: str, vec_col: str) -> None:
