@@ -358,7 +358,7 @@ def generate_questions(
     run; ``result.drops`` counts every question each gate removed.
     """
     from .core.question_gen import generate_questions as run
-    from .core.question_output import corpus_from_store, write_question_set
+    from .core.question_output import corpus_from_store, manifest_of, write_question_set
     from .core.retrieval import marked_refusals
     from .judges import JudgementCache, open_judge
 
@@ -420,9 +420,8 @@ def generate_questions(
         stamp(result, started, opened_store, emb, **provenance)
         if out is not None and result.questions:
             result.out = str(out)
-            manifest = {**provenance, "embedder": emb.model_id if emb is not None else None}
-            manifest |= {k: result.to_dict()[k] for k in ("corpus", "drops", "calls")}
-            write_question_set(result.questions, Path(out), manifest)
+            model = emb.model_id if emb is not None else None
+            write_question_set(result.questions, Path(out), manifest_of(result, provenance, model))
         return result
 
 

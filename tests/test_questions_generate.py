@@ -182,8 +182,11 @@ def test_budget_cap_stops_writes_what_was_done_and_exits_3(tmp_path: Path) -> No
         [*BASE, "--generator", PY_GEN, "--out", str(out), "--budget-calls", "5"], tmp_path
     )
     assert code == 3, r.output
-    assert data["complete"] is False and data["calls"]["requests"] == 5
-    assert len(read_set(out)) == 5 and data["drops"]["budget"] == 16 - 5
+    assert data["complete"] is False and data["exit_code"] == 3
+    assert "--budget-calls 5 reached" in data["error"] and "5 questions written" in data["error"]
+    side = json.loads((tmp_path / "q.jsonl.manifest.json").read_text())
+    assert side["complete"] is False and side["calls"]["requests"] == 5
+    assert len(read_set(out)) == 5 and side["drops"]["budget"] == 16 - 5
     assert "STOPPED" in r.output and "--budget-calls 5 reached" in r.output
 
 

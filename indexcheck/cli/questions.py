@@ -2,7 +2,8 @@
 
 Exit codes: 0 the set was written (or the dry run printed its cost), 1 every question was
 dropped by the gates (nothing written), 2 bad input, 3 the run could not finish (also when
-``--budget-calls`` stopped it: what was done is written first).
+``--budget-calls`` stopped it: the questions done and their manifest are written first;
+``--json`` then holds the failed result, as for every run that could not finish).
 """
 
 from __future__ import annotations
@@ -12,10 +13,16 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from ..core.question_calls import BudgetReachedError
 from ..core.question_gen import QuestionSetResult, generate_questions
-from ..core.question_output import corpus_from_store, sidecar_path, write_question_set
+from ..core.question_output import (
+    corpus_from_store,
+    manifest_of,
+    sidecar_path,
+    write_question_set,
+)
 from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
-from ..errors import EXIT_COULD_NOT_FINISH, InputError
+from ..errors import InputError
 from ..textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
@@ -245,11 +252,20 @@ def generate_cmd(
     }
     if not dry_run and result.questions:
         result.out = str(out_path)
-        manifest = {**extra, **{k: result.to_dict()[k] for k in ("corpus", "drops", "calls")}}
-        manifest["embedder"] = embedder.model_id if embedder is not None else None
-        write_question_set(result.questions, out_path, manifest)
+        model = embedder.model_id if embedder is not None else None
+        write_question_set(result.questions, out_path, manifest_of(result, extra, model))
     code = finish(ctx, result, json_path=json_path, render=render, manifest=extra)
-    ctx.exit(EXIT_COULD_NOT_FINISH if not result.complete else code)
+    if not result.complete:
+        written = (
+            f"{len(result.questions)} questions written to {out_path}"
+            if result.out
+            else ("no question was complete, nothing written")
+        )
+        raise BudgetReachedError(
+            f"{result.stopped}; {written}; raise --budget-calls, or rerun with --cache so "
+            "the calls already paid for are not paid again"
+        )
+    ctx.exit(code)
 
 
 def render(result: QuestionSetResult, console: Console) -> None:

@@ -20,6 +20,7 @@ from enum import StrEnum
 from importlib import resources
 from typing import Any
 
+from ..errors import BackendError
 from ..judges.base import Judge, JudgeRequest, RawReply
 from ..judges.cache import JudgementCache, judgement_key
 from .judge import Prompt
@@ -174,6 +175,10 @@ def verdict_parser(count: int) -> Callable[[RawReply], dict[str, Any]]:
         return {"verdicts": [found[i] for i in range(1, count + 1)]}
 
     return parse
+
+
+class BudgetReachedError(BackendError):
+    """Exit 3: ``--budget-calls`` stopped the run; what was done is written first."""
 
 
 class BudgetSpent(Exception):

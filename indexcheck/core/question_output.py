@@ -15,6 +15,7 @@ from typing import Any
 
 from ..corpus import Corpus
 from ..errors import OutputError
+from ..outputs import write_atomic
 from ..stores.base import VectorStore
 from .question_calls import Task
 from .question_plan import Slot, title
@@ -69,20 +70,27 @@ def sidecar_path(out: Path) -> Path:
 
 
 def write_question_set(rows: list[dict[str, Any]], out: Path, manifest: dict[str, Any]) -> Path:
-    """Write ``rows`` as JSONL to ``out`` and ``manifest`` beside it; returns the sidecar."""
+    """Write ``rows`` as JSONL to ``out`` and ``manifest`` beside it (each atomically: a
+    reader never sees half a file); returns the sidecar."""
     side = sidecar_path(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        side.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_atomic(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+        write_atomic(side, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise OutputError(
             f"could not write {out}: {exc.strerror or exc}; the questions were generated "
             "but not saved (rerun with --cache to pay for them once)"
         ) from None
     return side
+
+
+def manifest_of(result: Any, provenance: dict[str, Any], embedder: str | None) -> dict[str, Any]:
+    """The sidecar: ``provenance`` (generator, judge, prompts, seed, options), the embedder,
+    and the run's corpus, drops, calls and whether it completed."""
+    data = result.to_dict()
+    keep = ("complete", "stopped", "corpus", "drops", "calls", "multi_hop_note")
+    return {**provenance, "embedder": embedder, **{k: data[k] for k in keep}}
 
 
 def corpus_from_store(store: VectorStore) -> Corpus:
