@@ -124,7 +124,10 @@ def test_each_gate_removes_exactly_the_planted_faults(
     # the not-retrieved drop is reported as a finding, with its question
     assert [f["id"] for f in data["not_retrieved"]] == [slot[chunks[5]]]
     assert "not retrieved" in r.output and "a finding about the index" in r.output
-    assert "dropped per gate: malformed 1, verbatim 1, duplicate 1, not-retrieved 1" in r.output
+    assert (
+        "dropped per gate: malformed 1, verbatim 1, unverified 0, answered-by-kb 1, duplicate 1"
+        in r.output
+    )
     # in-scope rows: expected = their chunk(s), paraphrase levels, provenance
     ins = [q for q in ids.values() if q.get("in_scope", True)]
     assert {q["paraphrase"] for q in ins} == set(gs.LEADS)
@@ -188,6 +191,46 @@ def test_budget_cap_stops_writes_what_was_done_and_exits_3(tmp_path: Path) -> No
     assert side["complete"] is False and side["calls"]["requests"] == 5
     assert len(read_set(out)) == 5 and side["drops"]["budget"] == 16 - 5
     assert "STOPPED" in r.output and "--budget-calls 5 reached" in r.output
+
+
+def test_budget_reached_inside_a_repair_counts_the_lost_call(tmp_path: Path) -> None:
+    chunks, _ = planned_chunks(tmp_path)
+    gs.SCRIPT = gs.fixture_script(malformed_always={chunks[0]})
+    out = tmp_path / "q.jsonl"
+    code, data, r = run(
+        [*BASE, "--generator", PY_GEN, "--out", str(out), "--budget-calls", "2"], tmp_path
+    )
+    assert code == 3, r.output
+    assert "nothing written" in data["error"] and not out.exists()
+    assert "budget 16" in r.output  # 15 calls never made + the one cut off before its repair
+
+
+def test_chunks_read_from_a_store_that_keeps_texts(
+    fixture_kb: dict[str, Any], tmp_path: Path
+) -> None:
+    gs.SCRIPT = gs.fixture_script()
+    out = tmp_path / "q.jsonl"
+    code, data, r = run(
+        [
+            "--store",
+            f"faiss:{fixture_kb['faiss']}",
+            "--n",
+            "3",
+            "--oos",
+            "0",
+            "--multi-hop",
+            "0",
+            "--generator",
+            PY_GEN,
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
+    assert code == 0, r.output
+    got = read_set(out)
+    assert len(got) == 3 and data["corpus"]["chunks"] == 160
+    assert {q["expected"][0] for q in got} <= set(fixture_kb["corpus"].ids)
 
 
 def test_uniform_corpus_gets_a_statement_and_single_hop_questions(tmp_path: Path) -> None:

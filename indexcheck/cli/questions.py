@@ -27,6 +27,7 @@ from ..textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
 from .options import (
+    add_wait_options,
     check_file_output,
     chunks_option,
     embedder_option,
@@ -315,3 +316,6 @@ def render(result: QuestionSetResult, console: Console) -> None:
 
 
 __all__ = ["generate_cmd", "questions_group"]
+
+
+add_wait_options(generate_cmd)  # a group's commands are not given them by the top group

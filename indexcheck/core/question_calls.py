@@ -194,6 +194,8 @@ class CallStats:
     calls: int = 0
     repairs: int = 0
     cache_hits: int = 0
+    interrupted: int = 0
+    """calls made whose repair the budget forbade (their replies are lost)"""
     by_task: dict[str, int] = field(default_factory=dict)
     unusable: list[dict[str, Any]] = field(default_factory=list)
 
@@ -247,7 +249,11 @@ class Caller:
         raw: RawReply = ""
         problem = ""
         for attempt in range(self.retries + 1):
-            self._spend()
+            try:
+                self._spend()
+            except BudgetSpent:
+                self.stats.interrupted += 1 if attempt else 0
+                raise
             if attempt:
                 self.stats.repairs += 1
                 judge.stats.repairs += 1

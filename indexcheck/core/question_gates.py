@@ -31,13 +31,14 @@ class Gate(StrEnum):
     MALFORMED = "malformed"
     """the reply never parsed, after every repair request (counted per reply)"""
     VERBATIM = "verbatim"
-    DUPLICATE = "duplicate"
-    NOT_RETRIEVED = "not-retrieved"
     UNVERIFIED = "unverified"
     """an out-of-scope question whose verification reply never parsed"""
     ANSWERED_BY_KB = "answered-by-kb"
+    DUPLICATE = "duplicate"
+    NOT_RETRIEVED = "not-retrieved"
     BUDGET = "budget"
-    """planned calls not made because ``--budget-calls`` was reached (counted per call)"""
+    """planned calls not made, or cut off before a repair, because ``--budget-calls`` was
+    reached (counted per call)"""
 
 
 _WORD = re.compile(r"\w+")

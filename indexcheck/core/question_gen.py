@@ -224,9 +224,8 @@ def generate_questions(
         result.complete = True
     except BudgetSpent as exc:
         result.stopped = f"{exc}: {caller.stats.made} requests made of {total} planned calls"
-        result.drops[gates.Gate.BUDGET.value] = max(
-            0, calls - caller.stats.calls - caller.stats.cache_hits
-        )
+        s = caller.stats
+        result.drops[gates.Gate.BUDGET.value] = calls - s.calls - s.cache_hits + s.interrupted
     _gate_and_keep(result, corpus, candidates, chunk_vecs, queries, dedupe, max_quote, fetch)
     s = caller.stats
     result.calls = {
