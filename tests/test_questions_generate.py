@@ -39,6 +39,7 @@ def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[MistralEmulator]:
 @pytest.fixture(autouse=True)
 def _fresh_script() -> Iterator[None]:
     gs.SCRIPT = None
+    gs.CALLS.clear()
     yield
     gs.SCRIPT = None
 
@@ -55,6 +56,11 @@ def read_set(path: Path) -> list[dict[str, Any]]:
 
 
 def planned_chunks(tmp_path: Path, spec: str = PY_GEN) -> tuple[list[str], int]:
+    plan, calls, _ = dry_plan(tmp_path, spec)
+    return plan, calls
+
+
+def dry_plan(tmp_path: Path, spec: str) -> tuple[list[str], int, dict[str, Any]]:
     code, dry, r = run(
         [*BASE, "--generator", spec, "--out", str(tmp_path / "q.jsonl"), "--dry-run"],
         tmp_path,
@@ -63,7 +69,7 @@ def planned_chunks(tmp_path: Path, spec: str = PY_GEN) -> tuple[list[str], int]:
     assert code == 0, r.output
     assert "dry run: 16 calls" in r.output and "No call was made" in r.output
     assert not (tmp_path / "q.jsonl").exists()
-    return dry["plan"]["single_hop_chunks"], dry["plan"]["calls"]
+    return dry["plan"]["single_hop_chunks"], dry["plan"]["calls"], dry["plan"]
 
 
 def planted(chunks: list[str]) -> gs.GeneratorScript:
@@ -85,7 +91,8 @@ def test_each_gate_removes_exactly_the_planted_faults(
         "mistral": "mistral:mistral-small-latest",
         "openai": f"openai:{emu.url}/v1?model=qwen2.5-7b-instruct",
     }[kind]
-    chunks, dry_calls = planned_chunks(tmp_path, spec)
+    chunks, dry_calls, dry = dry_plan(tmp_path, spec)
+    assert emu.chat.requests == [] and gs.CALLS == []  # the dry run made no call
     script = planted(chunks)
     if kind == "py":
         gs.SCRIPT = script
@@ -119,6 +126,7 @@ def test_each_gate_removes_exactly_the_planted_faults(
     assert calls["calls"] == dry_calls == 16 and calls["repairs"] == 1 + 2
     if kind != "py":
         assert len(emu.chat.requests) == calls["requests"] == 19
+        assert 0 < calls["generator"]["tokens"] <= dry["tokens_upper_bound"]
         repair = [b for b in emu.chat.requests if len(b["messages"]) == 4]
         assert len(repair) == 2 and "not valid JSON" in repair[0]["messages"][3]["content"]
     # the not-retrieved drop is reported as a finding, with its question
@@ -309,7 +317,7 @@ def test_rerun_with_cache_makes_no_calls(tmp_path: Path) -> None:
 def test_bad_input_exits_2_before_any_call(args: list[str], message: str, tmp_path: Path) -> None:
     code, _, r = run([*args, "--generator", PY_GEN, "--out", str(tmp_path / "q.jsonl")], tmp_path)
     assert code == 2 and message in r.output
-    assert gs.CALLS == [] or gs.SCRIPT is None
+    assert gs.CALLS == []
 
 
 def test_generated_set_drives_sweep_threshold_and_diagnose(
@@ -369,3 +377,20 @@ def test_quote_share_and_near_duplicates_units() -> None:
     got = gates.near_duplicates(v, 0.95)
     assert got[0] is None and got[1] is not None and got[1][0] == 0 and got[2] is None
     assert gates.entities("Title\n\nVisit Harbor City on Monday. Bring ID.") == {"Harbor City"}
+
+
+def test_unknown_generator_spec_names_its_option(tmp_path: Path) -> None:
+    r = CliRunner().invoke(
+        cli,
+        [
+            "questions",
+            "generate",
+            "--chunks",
+            str(CHUNKS),
+            "--generator",
+            "nope:x",
+            "--out",
+            str(tmp_path / "q.jsonl"),
+        ],
+    )
+    assert r.exit_code == 2 and "error: --generator: unknown judge 'nope:x'" in r.output

@@ -22,7 +22,8 @@ from ..core.question_output import (
     write_question_set,
 )
 from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
-from ..errors import InputError
+from ..errors import InputError, SpecError
+from ..judges.base import Judge
 from ..textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
@@ -189,7 +190,7 @@ def generate_cmd(
     """Write in-scope questions (single- and multi-hop, with expected chunks) and verified
     out-of-scope ones from the chunks, through the quality gates."""
     from ..core.answers import compile_pattern
-    from ..judges import JudgementCache, open_judge
+    from ..judges import JudgementCache
 
     if (chunks_path is None) == (store_spec is None):
         raise InputError("questions generate needs --chunks FILE or --store SPEC (one of them)")
@@ -201,8 +202,8 @@ def generate_cmd(
     if corpus is None:
         assert store_spec is not None
         corpus = corpus_from_store(opened.open_store(store_spec, trust_pickle))
-    generator = open_judge(generator_spec)
-    verifier = open_judge(judge_spec) if judge_spec else None
+    generator = _open_model(generator_spec, "--generator")
+    verifier = _open_model(judge_spec, "--judge") if judge_spec else None
     embedder = None if dry_run else opened.open_embedder(embedder_spec, cache_path)
     cache = JudgementCache(cache_path) if cache_path is not None and not dry_run else None
     try:
@@ -267,6 +268,16 @@ def generate_cmd(
             "the calls already paid for are not paid again"
         )
     ctx.exit(code)
+
+
+def _open_model(spec: str, option: str) -> Judge:
+    """A generator or judge opened through the judge seam; a bad spec names its option."""
+    from ..judges import open_judge
+
+    try:
+        return open_judge(spec)
+    except SpecError as exc:
+        raise SpecError(f"{option}: {exc}") from None
 
 
 def render(result: QuestionSetResult, console: Console) -> None:

@@ -137,7 +137,9 @@ def generate_questions(
             "max_repairs": calls * retries,
             "max_requests": calls * (retries + 1),
             "tokens_upper_bound": bound,
-            "tokens_upper_bound_with_repairs": bound * (retries + 1) * 2,
+            # repair k resends the request plus k replies and fixes (each within the reply
+            # allowance already counted): at most (k + 1) times the call's bound
+            "tokens_upper_bound_with_repairs": bound * (retries + 1) * (retries + 2) // 2,
         },
         drops={g.value: 0 for g in gates.Gate},
         corpus={
