@@ -394,3 +394,19 @@ def test_unknown_generator_spec_names_its_option(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 2 and "error: --generator: unknown judge 'nope:x'" in r.output
+
+
+def test_link_pairs_by_cosine_band_then_by_shared_names() -> None:
+    v = np.array([[1, 0, 0], [0.8, 0.6, 0], [0.999, 0.04, 0], [0, 0, 1]], dtype=np.float32)
+    names = [{"Harbor City", "Readmobile"}, set(), set(), {"Harbor City", "Readmobile"}]
+    got = gates.link_pairs(
+        v, [0, 3], [0, 1, 2, 3], 2, link_min=0.5, link_max=0.95, entity_sets=names
+    )
+    # chunk 2 is a near-duplicate of 0 (no second hop): 0 links to 1 by cosine; 3 has no
+    # neighbour in the band, so it links to 0 by the names they share
+    assert got[0][:2] == (0, 1) and got[0][2] == {"by": "embedding", "cosine": 0.8}
+    assert got[1][:2] == (3, 0) and got[1][2] == {
+        "by": "entities",
+        "shared": ["Harbor City", "Readmobile"],
+    }
+    assert gates.link_pairs(v, [3], [0, 1, 2, 3], 1, link_min=0.5, link_max=0.95) == []

@@ -127,6 +127,11 @@ def entities(text: str) -> set[str]:
     return found
 
 
+#: anchors tried per multi-hop pair wanted (at least MIN_ANCHORS) before giving up
+ANCHORS_PER_PAIR = 10
+MIN_ANCHORS = 50
+
+
 def link_pairs(
     vectors: np.ndarray,
     anchors: Sequence[int],
@@ -140,11 +145,12 @@ def link_pairs(
 ) -> list[tuple[int, int, dict[str, object]]]:
     """Up to ``want`` distinct chunk pairs ``(a, b, link)`` for multi-hop questions.
 
-    Each anchor (in order) is paired with its most similar allowed chunk whose cosine lies
-    in ``[link_min, link_max)`` (below: unrelated; above: a near-duplicate, which gives no
-    second hop); failing that, with the allowed chunk sharing the most named entities (at
-    least ``min_shared``). ``link`` records ``{"by": "embedding", "cosine"}`` or
-    ``{"by": "entities", "shared": [...]}``. ``vectors`` float32 (n, d) over all chunks.
+    Each anchor (in order, up to ``ANCHORS_PER_PAIR`` per pair wanted) is paired with its
+    most similar allowed chunk whose cosine lies in ``[link_min, link_max)`` (below:
+    unrelated; above: a near-duplicate, which gives no second hop); failing that, with the
+    allowed chunk sharing the most named entities (at least ``min_shared``). ``link``
+    records ``{"by": "embedding", "cosine"}`` or ``{"by": "entities", "shared": [...]}``.
+    ``vectors`` float32 (n, d) over all chunks.
     """
     if want <= 0 or len(allowed) < 2:
         return []
@@ -152,7 +158,8 @@ def link_pairs(
     pool = np.asarray(allowed, dtype=np.int64)
     pairs: list[tuple[int, int, dict[str, object]]] = []
     seen: set[frozenset[int]] = set()
-    for a in anchors:
+    # a corpus with few links would otherwise try every anchor against every chunk
+    for a in list(anchors)[: max(MIN_ANCHORS, ANCHORS_PER_PAIR * want)]:
         if len(pairs) >= want:
             break
         sims = x[pool] @ x[a]
