@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..judges.base import Judge
 from ..judges.cache import JudgementCache
 from . import question_gates as gates
+from .judge import Prompt
 from .question_calls import BudgetSpent, Call, Caller, Task, prompts, verdict_parser
 from .question_calls import parse_questions as parse_q
 from .question_output import in_scope_row, oos_row
@@ -248,7 +249,7 @@ def _verify(
     result: QuestionSetResult,
     caller: Caller,
     verifier: Judge,
-    prompt: Any,
+    prompt: Prompt,
     corpus: Corpus,
     chunk_vecs: np.ndarray,
     queries: Embedder,
