@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .version import __version__
 
 _PUBLIC = {
+    "check_answers": "indexcheck.api",
     "check_index": "indexcheck.api",
     "probe_scale": "indexcheck.api",
     "sweep_threshold": "indexcheck.api",
@@ -33,6 +34,7 @@ _PUBLIC = {
 
 if TYPE_CHECKING:
     from .api import (
+        check_answers,
         check_index,
         compare_ann,
         diagnose,
@@ -66,6 +68,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "__version__",
+    "check_answers",
     "check_index",
     "compare_ann",
     "diagnose",

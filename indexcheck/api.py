@@ -27,6 +27,7 @@ from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
+    from .core.answer_checks import AnswerChecksResult
     from .core.answers import AnswerRow
     from .core.check_index import CheckIndexResult
     from .core.ci import CiResult
@@ -425,6 +426,37 @@ def generate_questions(
         return result
 
 
+def check_answers(
+    answers: str | Path | Sequence[AnswerRow],
+    chunks: str | Path | Corpus,
+    *,
+    citation_pattern: str | None = None,
+    id_column: str = "id",
+    text_column: str = "text",
+) -> AnswerChecksResult:
+    """Flag what answers state that neither their context nor the knowledge base holds
+    (``indexcheck check-answers``), with no model.
+
+    ``answers`` a JSONL/CSV/Parquet path (read as ``judge`` reads it, ``citation_pattern``
+    marking the citations to drop) or loaded rows; ``chunks`` a chunks file (its
+    ``id_column``/``text_column``) or a loaded corpus. ``result.ok`` is True when nothing is
+    flagged; ``result.to_dict()`` has every answer's flags and the rates with intervals.
+    """
+    from .core.answer_checks import check_answers as run
+    from .core.answers import DEFAULT_CITATION_PATTERN, load_answers
+
+    started = Run("check-answers")
+    pattern = citation_pattern or DEFAULT_CITATION_PATTERN
+    rows = load_answers(Path(answers), pattern) if isinstance(answers, str | Path) else answers
+    corpus = (
+        load_chunks(chunks, id_column, text_column) if isinstance(chunks, str | Path) else chunks
+    )
+    result = run(rows, corpus)
+    path = str(answers) if isinstance(answers, str | Path) else None
+    stamp(result, started, answers_file=path)
+    return result
+
+
 def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
     """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
     from .embedders.cache import CachedEmbedder, EmbeddingCache
@@ -436,6 +468,7 @@ def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
 
 __all__ = [
     "cached_embedder",
+    "check_answers",
     "check_index",
     "compare_ann",
     "diagnose",

@@ -215,6 +215,7 @@ class _Commands:
 @hookimpl
 def register_commands(cli: Any) -> None:
     """The built-in commands, registered through the same hook as a plugin's."""
+    from .check_answers import check_answers_cmd
     from .check_index import check_index_cmd
     from .ci import ci_cmd
     from .compare_ann import compare_ann_cmd
@@ -228,6 +229,7 @@ def register_commands(cli: Any) -> None:
     from .sweep_threshold import sweep_threshold_cmd
 
     for cmd in (
+        check_answers_cmd,
         check_index_cmd,
         compare_ann_cmd,
         ci_cmd,

@@ -133,6 +133,8 @@ _NUMBER = re.compile(
     rf"|(?i:\b(?P<month>{'|'.join(_MONTHS)})\b)"
 )
 _SECOND_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+#: every word :func:`quantities` reads as a number or a date part (for indexes of its keys)
+NUMBER_WORDS: frozenset[str] = frozenset(_UNITS) | frozenset(_MONTHS)
 
 
 @dataclass(frozen=True)
