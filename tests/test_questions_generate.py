@@ -348,6 +348,13 @@ def test_generated_set_drives_sweep_threshold_and_diagnose(
     assert r.exit_code in (0, 1), r.output
     data = json.loads(sweep.read_text())
     assert data["recommended_threshold"] is not None, r.output
+    assert (data["in_scope"], data["out_of_scope"]) == (
+        result.counts["in_scope"],
+        result.counts["out_of_scope"],
+    )
+    # the question marked refusal_expected is the one the KB's refusal chunk handles
+    marked = [q["id"] for q in result.questions if q.get("refusal_expected")]
+    assert marked and data["handled_by_content"] == marked
     diag = tmp_path / "diag.json"
     r = runner.invoke(
         cli,
