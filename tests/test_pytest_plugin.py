@@ -76,11 +76,17 @@ def kb(pytester: pytest.Pytester) -> dict[str, str]:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """An in-process run with only this plugin (no other installed plugin autoloads)."""
+    """A run in a child process with only this plugin (no other installed plugin autoloads).
+
+    Not in process: pytester then drops every module the inner run imported first, and a
+    later test in this session meets a second copy of a class (LangChain's InMemoryDocstore
+    could no longer be pickled by FAISS.save_local in tests/test_traces.py)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         mp.setenv("COLUMNS", "200")  # the short summary line is not cut
-        return pytester.runpytest("-p", PLUGIN, "-p", "no:cacheprovider", "-ra", *args)
+        return pytester.runpytest_subprocess(
+            "-p", PLUGIN, "-p", "no:cacheprovider", "-ra", *args, timeout=300
+        )
 
 
 def readme_test_index() -> str:
