@@ -163,3 +163,33 @@ def test_the_id_map_is_cached_by_the_file_fingerprint(tmp_path: Path) -> None:
     changed = open_store(f"parquet:{path}")
     assert not changed.map_from_cache
     assert changed.fetch(["c5"]).texts == ["changed"]
+
+
+def test_a_faiss_folder_streams_ids_json_and_reads_flat_rows_from_the_file(
+    tmp_path: Path,
+) -> None:
+    from indexcheck.stores.faiss_store import write_faiss_folder
+
+    n, d = 30_000, 8  # ids.json over 1 MB: entries cross the reader's chunks
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((n, d)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    ids = [f"c{i}" for i in range(n)]
+    texts = [f"texte {i} \u00e9\u00fc\u4e2d " + "y" * (i % 40) for i in range(n)]
+    write_faiss_folder(tmp_path / "ix", ids, v, texts)
+    store = open_store(f"faiss:{tmp_path / 'ix'}")
+    assert store._flat is not None  # the rows are read from the file, not held
+    order = rng.permutation(n)[:2000]
+    want = [ids[p] for p in order] + ["nope"]
+    got = store.fetch(want)
+    _same(got.vectors, np.concatenate([v[order], np.zeros((1, d), np.float32)]))
+    _same(got.found, np.array([True] * len(order) + [False]))
+    assert got.texts == [texts[p] for p in order] + [None]
+    scanned = list(store.iter_vectors(4096))
+    assert [i for b in scanned for i in b.ids] == ids
+    assert [t for b in scanned for t in b.texts or []] == texts
+    _same(np.concatenate([b.vectors for b in scanned]), v)
+    D, I = store.query(v[order[:3]], 2)
+    assert list(I[:, 0]) == [ids[p] for p in order[:3]]
+    assert D[:, 0] == pytest.approx(1.0, abs=1e-5)
+    assert open_store(f"faiss:{tmp_path / 'ix'}")._rows.from_cache

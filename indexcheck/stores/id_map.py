@@ -43,6 +43,8 @@ class IdMap:
 
     def __init__(self, keys: np.ndarray, locs: np.ndarray, meta: dict[str, Any]) -> None:
         self.keys, self.locs, self.meta = keys, locs, meta
+        #: more per-row arrays saved beside the map (e.g. row -> byte offset)
+        self.extra: dict[str, np.ndarray] = {}
         self.from_cache = False
 
     @classmethod
@@ -91,6 +93,11 @@ class IdMap:
         if keys.shape != locs.shape or keys.shape[0] != meta.get("count"):
             return None
         found = cls(keys, locs, meta)
+        try:
+            for name in meta.get("extra", []):
+                found.extra[name] = np.load(where / f"extra-{name}.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            return None
         found.from_cache = True
         return found
 
@@ -102,7 +109,10 @@ class IdMap:
             tmp.mkdir(parents=True)
             np.save(tmp / "keys.npy", np.ascontiguousarray(self.keys))
             np.save(tmp / "locs.npy", np.ascontiguousarray(self.locs))
+            for name, values in self.extra.items():
+                np.save(tmp / f"extra-{name}.npy", np.ascontiguousarray(values))
             meta = {**self.meta, "fingerprint": fingerprint, "columns": columns}
+            meta["extra"] = sorted(self.extra)
             meta["count"] = int(self.keys.shape[0])
             (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
             if where.exists():

@@ -29,7 +29,7 @@ import numpy as np
 import xxhash
 
 from ..errors import DataFileError
-from ._local import LOCAL_METRICS, exact_knn
+from ._local import LOCAL_METRICS
 from .base import (
     BaseStore,
     Fetched,
@@ -38,6 +38,7 @@ from .base import (
     VectorBatch,
     as_float32_matrix,
 )
+from .blocked_search import blocked_knn
 from .file_readers import JsonlReader, ParquetReader
 from .id_map import IdMap
 from .params import Choice, Str
@@ -160,27 +161,10 @@ class ParquetStore(BaseStore):
         return self.exact_query(vectors, k)
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact top-k over the file in blocks of SEARCH_ROWS, merged as it goes (earlier
-        rows first among equal scores)."""
+        """Exact top-k over the file, SEARCH_ROWS rows at a time."""
         xq = as_float32_matrix(vectors, self.dimension)
-        q = xq.shape[0]
-        higher = LOCAL_METRICS[self.metric][2]
-        best_d = np.full((q, 0), np.nan, dtype=np.float32)
-        best_i = np.full((q, 0), None, dtype=object)
-        for b in self._scan(SEARCH_ROWS):
-            D, P = exact_knn(b.vectors, xq, k, self.metric)
-            names = np.asarray(b.ids + [None], dtype=object)[np.where(P >= 0, P, len(b.ids))]
-            cat_d = np.concatenate([best_d, D], axis=1)
-            cat_i = np.concatenate([best_i, names], axis=1)
-            key = np.where(np.isnan(cat_d), np.inf, -cat_d if higher else cat_d)
-            order = np.argsort(key, axis=1, kind="stable")[:, :k]
-            best_d = np.take_along_axis(cat_d, order, axis=1)
-            best_i = np.take_along_axis(cat_i, order, axis=1)
-        if best_d.shape[1] < k:
-            pad = k - best_d.shape[1]
-            best_d = np.concatenate([best_d, np.full((q, pad), np.nan, np.float32)], axis=1)
-            best_i = np.concatenate([best_i, np.full((q, pad), None, object)], axis=1)
-        return best_d.astype(np.float32), best_i
+        blocks = ((np.asarray(b.ids, dtype=object), b.vectors) for b in self._scan(SEARCH_ROWS))
+        return blocked_knn(blocks, xq, k, self.metric)
 
 
 class JsonlStore(ParquetStore):
