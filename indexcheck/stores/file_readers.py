@@ -125,9 +125,18 @@ class ParquetReader:
             vectors = flat.reshape(n, dimension)
             dims = np.full(n, dimension, dtype=np.int32)
         else:
-            rows = col.to_pylist()
-            check_vector_rows(self.path, self.vec_col, rows, "row", first + 1)
-            vectors, dims = pack_rows(rows, dimension)
+            # as pack_rows: rows of another length (or null) are zero, with their length
+            # (0 for null) in dims; the survey refused null elements in such a column
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            lengths = pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False)
+            dims = lengths.astype(np.int32)
+            good = (lengths == dimension) & col.is_valid().to_numpy(zero_copy_only=False)
+            vectors = np.zeros((n, dimension), dtype=np.float32)
+            if good.any() and dimension:
+                flat = col.filter(pa.array(good)).flatten().to_numpy(zero_copy_only=False)
+                vectors[good] = flat.astype(np.float32).reshape(-1, dimension)
         j = 2
         texts = metadata = None
         if self.has_text:
