@@ -193,3 +193,37 @@ def test_a_faiss_folder_streams_ids_json_and_reads_flat_rows_from_the_file(
     assert list(I[:, 0]) == [ids[p] for p in order[:3]]
     assert D[:, 0] == pytest.approx(1.0, abs=1e-5)
     assert open_store(f"faiss:{tmp_path / 'ix'}")._rows.from_cache
+
+
+def test_diff_index_batched_text_keys_are_the_per_text_keys() -> None:
+    """diff-index hashes a block of stored texts with Arrow kernels; every key must be the
+    one content_key gives (NFC, \\n line endings, str.strip's whitespace), bit for bit."""
+    from indexcheck.core.hash_join import content_key, content_keys
+
+    texts = [
+        "a",
+        " a\r\n",
+        "x\x1c",
+        "\x1fy ",
+        "",
+        "  ",
+        "e\u0301",
+        "\u00e9",
+        " \u3000z\u3000 ",
+        "a\r\nb",
+        "a\rb",
+        "\u2028q",
+        "\u00df\r\n",
+        "\x85w",
+        "\r\n\r\n",
+        "\t\x0b\x0cz",
+    ]
+    h1, h2 = content_keys(texts)
+    assert [(int(a), int(b)) for a, b in zip(h1, h2, strict=True)] == [
+        content_key(t) for t in texts
+    ]
+    sliced = pa.array(texts).slice(3, 6)
+    k1, k2 = content_keys(sliced)
+    assert [(int(a), int(b)) for a, b in zip(k1, k2, strict=True)] == [
+        content_key(t) for t in texts[3:9]
+    ]
