@@ -227,3 +227,24 @@ def test_diff_index_batched_text_keys_are_the_per_text_keys() -> None:
     assert [(int(a), int(b)) for a, b in zip(k1, k2, strict=True)] == [
         content_key(t) for t in texts[3:9]
     ]
+
+
+@pytest.mark.parametrize("with_null", [False, True])
+def test_a_fixed_size_column_read_from_its_statistics_equals_the_reference(
+    tmp_path: Path, with_null: bool
+) -> None:
+    rows = [r for r in _rows(200, 6) if r["vector"] is None or len(r["vector"]) == 6]
+    if not with_null:
+        rows = [r for r in rows if r["vector"] is not None]
+    path = tmp_path / "fixed.parquet"
+    vec = pa.array([r["vector"] for r in rows], pa.list_(pa.float32(), 6))
+    pq.write_table(
+        pa.table({"id": [r["id"] for r in rows], "vector": vec}), path, row_group_size=50
+    )
+    ids, m, dims, d = _reference(rows)
+    store = open_store(f"parquet:{path}")
+    assert store.info().dimension == d == 6
+    got = store.fetch(ids[::-1])
+    _same(got.vectors, m[::-1])
+    _same(got.dims, dims[::-1])
+    _same(np.concatenate([b.vectors for b in store.iter_vectors(64)]), m)

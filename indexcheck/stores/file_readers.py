@@ -95,6 +95,15 @@ class ParquetReader:
         lengths: Counter[int] = Counter()
         nulls = False
         bad_row: VectorTypeError | None = None
+        size = self._fixed_size_without_nulls()
+        if size is not None:  # nothing to learn from the vectors: read the ids only
+            for start, rb in self._groups(READ_ROWS, [self.id_col]):
+                ids = [str(x) for x in rb.column(0).to_pylist()]
+                keys.append(id_keys(ids))
+                locs.append(np.arange(start, start + len(ids), dtype=np.int64))
+            count = int(self.starts[-1])
+            self.fast = count > 0
+            return keys, locs, {"dimension": size if count else 0, "fast": self.fast}
         for start, rb in self._groups(READ_ROWS, [self.id_col, self.vec_col]):
             ids = [str(x) for x in rb.column(0).to_pylist()]
             keys.append(id_keys(ids))
@@ -115,6 +124,28 @@ class ParquetReader:
             raise bad_row
         meta = {"dimension": _dimension(lengths), "fast": self.fast}
         return keys, locs, meta
+
+    def _fixed_size_without_nulls(self) -> int | None:
+        """The list size of a fixed-size-list vector column whose every row group's
+        statistics count no null (no null vector, no null element); else None."""
+        import pyarrow as pa
+
+        kind = self.pf.schema_arrow.field(self.vec_col).type
+        if not pa.types.is_fixed_size_list(kind):
+            return None
+        md = self.pf.metadata
+        leaves = [
+            j
+            for j in range(md.num_columns)
+            if md.schema.column(j).path.split(".")[0] == self.vec_col
+        ]
+        if len(leaves) != 1:
+            return None
+        for g in range(md.num_row_groups):
+            stats = md.row_group(g).column(leaves[0]).statistics
+            if stats is None or not stats.has_null_count or stats.null_count != 0:
+                return None
+        return int(kind.list_size)
 
     def _convert(self, rb: Any, dimension: int, first: int) -> VectorBatch:
         ids = [str(x) for x in rb.column(0).to_pylist()]
