@@ -58,8 +58,11 @@ class StreamedIds:
         self.fingerprint = h.hexdigest()
         found = IdMap.load(self.fingerprint, "faiss-ids.json")
         if found is None:
-            found = self._survey()
-            found.save(self.fingerprint, "faiss-ids.json")
+            built = self._survey()
+            built.save(self.fingerprint, "faiss-ids.json")
+            found = IdMap.load(self.fingerprint, "faiss-ids.json") or built
+            found.from_cache = False
+            del built
         self._map = found
         self.from_cache = found.from_cache
         self.count = int(found.keys.shape[0])

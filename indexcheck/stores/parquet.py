@@ -86,8 +86,12 @@ class ParquetStore(BaseStore):
         fp = self.fingerprint()
         found = IdMap.load(fp, columns)
         if found is None:
-            found = self._build_map()
-            found.save(fp, columns)
+            built = self._build_map()
+            built.save(fp, columns)
+            # read back mapped: only the pages a lookup touches stay resident
+            found = IdMap.load(fp, columns) or built
+            found.from_cache = False
+            del built
         self._map = found
         self.map_from_cache = found.from_cache
         self.count = int(found.keys.shape[0])
