@@ -8,14 +8,16 @@ Prints, for N chunks (default 10,000) in a local FAISS index:
 
     .venv/bin/python scripts/bench_check_index.py [--n 10000]
 
-With ``--all`` it benchmarks the streamed ``check-index --all`` instead, at 200k and 1M
-chunks (``--sizes``) with the fast deterministic ``py:`` embedder of
-``bench_stream_parts.py`` and a Parquet store read in batches, each size in its own
-process: wall time, time outside embedding, peak RSS and the ratio RSS(1M)/RSS(200k)
-(target <= 1.5); then Ray (a local 2-CPU cluster) against local on the smallest size, with
-the rows of both compared (same statuses, cosines within 1e-6).
+With ``--all`` it benchmarks the streamed ``check-index --all`` instead, through the CLI
+and the shipped stores only: ``indexcheck check-index --all --store parquet:...`` (then
+``faiss:`` and ``lancedb:`` folders built from the same vectors) with the fast
+deterministic ``--embedder py:bench_stream_parts:fast``, each run in its own process under
+``/usr/bin/time -v``, at 200k and 800k chunks (``--sizes``): wall time, time outside
+embedding (from the JSON manifest; target <= 10%), peak RSS and RSS(4n)/RSS(n) per store
+(target <= 1.3), with the 1-minute load average.
 
-    .venv/bin/python scripts/bench_check_index.py --all [--sizes 200000,1000000]
+    .venv/bin/python scripts/bench_check_index.py --all [--sizes 200000,800000]
+        [--stores parquet,faiss,lancedb]
 """
 
 from __future__ import annotations
@@ -70,54 +72,80 @@ def texts_for(n: int, seed: int = 0) -> list[str]:
     ]
 
 
-def _child(*args: str) -> dict:  # type: ignore[type-arg]
-    import json
+def _build(*args: str) -> None:
     import os
     import subprocess
     import sys
 
     here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}"}
+    subprocess.run(
+        [sys.executable, str(here / "bench_stream_parts.py"), *args], env=env, check=True
+    )
+
+
+def _check(folder: Path, spec: str) -> dict:  # type: ignore[type-arg]
+    """One ``indexcheck check-index --all`` under /usr/bin/time -v: wall, RSS, manifest."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}", "INDEXCHECK_QUIET": "1"}
-    out = subprocess.run(
-        [sys.executable, str(here / "bench_stream_parts.py"), *args],
-        env=env, check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
-    return json.loads(lines[-1]) if lines else {}
+    env["INDEXCHECK_CACHE_DIR"] = str(folder / "cache")
+    out = folder / "check.json"
+    exe = Path(sys.executable).with_name("indexcheck")
+    args = [str(exe), "check-index", "--all", "--store", spec, "--chunks",
+            str(folder / "chunks.parquet"), "--embedder", "py:bench_stream_parts:fast",
+            "--json", str(out)]  # fmt: skip
+    load = os.getloadavg()[0]
+    done = subprocess.run(["/usr/bin/time", "-v", *args], env=env, capture_output=True, text=True)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    if done.returncode not in (0, 1) or rss is None:
+        raise SystemExit(f"check-index failed ({done.returncode}): {done.stderr[-3000:]}")
+    m = json.loads(out.read_text())["manifest"]
+    return {
+        "wall": float(m["wall_seconds"]),
+        "embed": float(m["embedding"]["seconds"]),
+        "rss": int(rss.group(1)) / 1024,
+        "ok": done.returncode == 0,
+        "load": max(load, os.getloadavg()[0]),
+    }
 
 
-def bench_all(sizes: list[int], workdir: Path) -> None:
-    import pyarrow.parquet as pq
-
-    rss = {}
+def bench_all(sizes: list[int], workdir: Path, stores: list[str]) -> None:
+    if not Path("/usr/bin/time").exists():
+        raise SystemExit("needs /usr/bin/time (Debian: apt-get install -y time)")
+    rss: dict[str, dict[int, float]] = {s: {} for s in stores}
     for n in sizes:
         folder = workdir / f"n{n}"
         if not (folder / "vectors.parquet").exists():
-            _child("build", str(folder), str(n))
-        r = _child("run", str(folder), "local")
-        rss[n] = r["peak_rss_mb"]
-        outside = 100 * (r["wall"] - r["embed_seconds"]) / r["wall"]
-        print(
-            f"--all n={n}: ok={r['ok']} wall {r['wall']:.1f}s, embedding {r['embed_seconds']:.1f}s"
-            f", outside embedding {outside:.0f}% ({1e6 * (r['wall'] - r['embed_seconds']) / n:.0f}"
-            f" us/chunk), peak RSS {r['peak_rss_mb']:.0f} MB"
-        )
+            _build("build", str(folder), str(n))
+        specs = {
+            "parquet": f"parquet:{folder / 'vectors.parquet'}",
+            "faiss": f"faiss:{folder / 'faiss'}",
+            "lancedb": f"lancedb:{folder / 'lancedb'}?table=chunks",
+        }
+        if "faiss" in stores and not (folder / "faiss").exists():
+            _build("faiss", str(folder))
+        if "lancedb" in stores and not (folder / "lancedb").exists():
+            _build("lancedb", str(folder))
+        for name in stores:
+            r = _check(folder, specs[name])
+            rss[name][n] = r["rss"]
+            outside = 100 * (r["wall"] - r["embed"]) / r["wall"]
+            print(
+                f"--all {name:8} n={n:>9,}: ok={r['ok']} wall {r['wall']:6.1f}s, embedding "
+                f"{r['embed']:5.1f}s, outside embedding {outside:3.0f}%, peak RSS "
+                f"{r['rss']:5.0f} MB (load {r['load']:.1f})",
+                flush=True,
+            )
     if len(sizes) > 1:
         lo, hi = min(sizes), max(sizes)
-        print(f"RSS({hi}) / RSS({lo}) = {rss[hi] / rss[lo]:.2f} (target <= 1.5)")
-    n = min(sizes)
-    folder = workdir / f"n{n}"
-    local = _child("run", str(folder), "local")
-    ray = _child("run", str(folder), "ray")
-    a = pq.read_table(folder / "rows-local.parquet")
-    b = pq.read_table(folder / "rows-ray.parquet")
-    same = a.column("status").equals(b.column("status"))
-    dcos = np.nanmax(np.abs(a.column("cosine").to_numpy() - b.column("cosine").to_numpy()))
-    print(
-        f"ray vs local, n={n}: wall {ray['wall']:.1f}s vs {local['wall']:.1f}s "
-        f"(ratio {ray['wall'] / local['wall']:.2f}, 2-CPU local cluster); identical statuses "
-        f"{same}, max cosine difference {dcos:.1e}"
-    )
+        for name in stores:
+            print(f"{name}: RSS({hi:,}) / RSS({lo:,}) = {rss[name][hi] / rss[name][lo]:.2f}")
 
 
 def main() -> None:
@@ -125,11 +153,13 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--sample", type=int, default=100)
     ap.add_argument("--all", dest="stream", action="store_true", help="streamed --all bench")
-    ap.add_argument("--sizes", default="200000,1000000")
+    ap.add_argument("--sizes", default="200000,800000")
+    ap.add_argument("--stores", default="parquet,faiss,lancedb")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ic-bench")
     args = ap.parse_args()
     if args.stream:
-        bench_all([int(x) for x in args.sizes.split(",")], args.workdir)
+        sizes = [int(x) for x in args.sizes.split(",")]
+        bench_all(sizes, args.workdir, args.stores.split(","))
         return
     ids = [f"c{i:06d}" for i in range(args.n)]
     texts = texts_for(args.n)

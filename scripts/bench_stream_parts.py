@@ -1,17 +1,14 @@
-"""Pieces of ``bench_check_index.py --all``: a fast deterministic embedder, a Parquet store
-read in batches (so the store itself does not hold the vectors), and the data writer.
+"""Pieces of ``bench_check_index.py --all``: a fast deterministic embedder (passed to the
+CLI as ``--embedder py:bench_stream_parts:fast``) and the data writers.
 
-    python scripts/bench_stream_parts.py build DIR N      # chunks.parquet + vectors.parquet
-    python scripts/bench_stream_parts.py run DIR ENGINE   # one check, prints a JSON line
+    python scripts/bench_stream_parts.py build DIR N   # chunks.parquet + vectors.parquet
+    python scripts/bench_stream_parts.py faiss DIR     # DIR/faiss from vectors.parquet
+    python scripts/bench_stream_parts.py lancedb DIR   # DIR/lancedb (table chunks), likewise
 """
 
 from __future__ import annotations
 
-import json
-import resource
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -39,37 +36,6 @@ class FastEmbedder:
 fast = FastEmbedder()
 
 
-class StreamingParquetStore:
-    """Read-only: iterates vectors.parquet in batches; never loads the whole file."""
-
-    has_exact = False
-
-    def __init__(self, path: Path) -> None:
-        from indexcheck.stores.base import StoreInfo
-
-        self.path = path
-        self.spec = f"bench-parquet:{path}"
-        n = pq.ParquetFile(path).metadata.num_rows
-        self._info = StoreInfo("bench", n, D, "cosine", "cos", True, False)
-
-    def info(self):  # type: ignore[no-untyped-def]
-        return self._info
-
-    def iter_vectors(self, batch: int = 1000) -> Iterator:  # type: ignore[type-arg]
-        from indexcheck.stores.base import VectorBatch
-
-        # pre_buffer=False: with it, pyarrow keeps every row group it has read in memory
-        pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
-        for rb in pf.iter_batches(batch):
-            ids = rb.column(0).to_pylist()
-            flat = rb.column(1).values.to_numpy(zero_copy_only=False)
-            vec = flat.reshape(len(ids), D).astype(np.float32)
-            yield VectorBatch(ids, vec, np.full(len(ids), D, np.int32))
-
-    def close(self) -> None:
-        return None
-
-
 def build(folder: Path, n: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     words = "library card renew loan hold fine account room event ebook printer wifi".split()
@@ -93,35 +59,34 @@ def build(folder: Path, n: int) -> None:
     vw.close()
 
 
-def run(folder: Path, engine_name: str) -> None:
-    from indexcheck.chunk_stream import FileChunks
-    from indexcheck.core.check_stream import check_all
-    from indexcheck.embedders.cache import CachedEmbedder
-    from indexcheck.embedders.python_hook import PythonHookEmbedder
-    from indexcheck.engine import open_engine
+def build_faiss(folder: Path) -> None:
+    """A flat inner-product index and ids.json of vectors.parquet (the build holds the
+    vectors; the check under test does not)."""
+    from indexcheck.stores.faiss_store import write_faiss_folder
 
-    engine = open_engine(engine_name)
-    emb = CachedEmbedder(PythonHookEmbedder("bench_stream_parts:fast"), None)
-    t0 = time.perf_counter()
-    r = check_all(
-        StreamingParquetStore(folder / "vectors.parquet"),  # type: ignore[arg-type]
-        emb,
-        FileChunks(folder / "chunks.parquet"),
-        rows_path=folder / f"rows-{engine_name}.parquet",
-        engine=engine,
-    )
-    wall = time.perf_counter() - t0
-    engine.close()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({
-        "n": r.checked, "ok": r.ok, "counts": r.counts, "wall": wall,
-        "embed_seconds": emb.stats.seconds, "peak_rss_mb": rss,
-        "truncated": r.chunks_truncated,
-    }))  # fmt: skip
+    table = pq.read_table(folder / "vectors.parquet")
+    vec = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, D)
+    write_faiss_folder(folder / "faiss", table.column("id").to_pylist(), vec)
+
+
+def build_lancedb(folder: Path) -> None:
+    import lancedb
+
+    db = lancedb.connect(str(folder / "lancedb"))
+    pf = pq.ParquetFile(folder / "vectors.parquet")
+    tbl = None
+    for rb in pf.iter_batches(50_000):
+        t = pa.Table.from_batches([rb])
+        if tbl is None:
+            tbl = db.create_table("chunks", data=t)
+        else:
+            tbl.add(t)
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "build":
         build(Path(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1] == "faiss":
+        build_faiss(Path(sys.argv[2]))
     else:
-        run(Path(sys.argv[2]), sys.argv[3])
+        build_lancedb(Path(sys.argv[2]))

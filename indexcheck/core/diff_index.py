@@ -283,6 +283,8 @@ def _join(
         "o.seq AS oseq, o.id AS oid, o.flag AS oflag FROM n FULL OUTER JOIN o "
         "ON n.h1 = o.h1 AND n.h2 = o.h2 AND n.r = o.r"
     )
+    import pyarrow as pa
+
     rows: list[DiffRow] = []
     counts: dict[str, int] = {}
     vo, vn = VectorFile(so.vectors, so.dimension), VectorFile(sn.vectors, so.dimension)
@@ -296,28 +298,37 @@ def _join(
             "SELECT nseq, oseq, nid, oid, nflag, oflag FROM pairs "
             "WHERE nseq IS NOT NULL AND oseq IS NOT NULL ORDER BY nseq"
         )
-        for b in batches(con, sql, BLOCK):
-            nflag, oflag = b["nflag"].astype(int), b["oflag"].astype(int)
+        for rb in con.sql(sql).to_arrow_reader(BLOCK):
+            # ids stay Arrow strings: only the rows that are not unchanged become Python
+            nseq = rb.column("nseq").to_numpy()
+            oseq = rb.column("oseq").to_numpy()
+            nflag = rb.column("nflag").to_numpy().astype(int)
+            oflag = rb.column("oflag").to_numpy().astype(int)
+
+            def names(at: np.ndarray, rb: Any = rb) -> tuple[list[Any], list[Any]]:
+                take = pa.array(at, pa.int64())
+                return rb.column("nid").take(take).to_pylist(), rb.column("oid").take(
+                    take
+                ).to_pylist()
+
             usable = (nflag == Flag.OK) & (oflag == Flag.OK)
-            for i in np.flatnonzero(~usable):
+            unusable = np.flatnonzero(~usable)
+            for i, nid, oid in zip(unusable.tolist(), *names(unusable), strict=True):
                 st = _BY_FLAG.get(Flag(nflag[i])) or DiffStatus.UNCHECKED
-                rows.append(DiffRow(b["nid"][i], b["oid"][i], st))
+                rows.append(DiffRow(nid, oid, st))
             idx = np.flatnonzero(usable)
             if idx.size == 0:
                 continue
-            cos = (vn.gather(b["nseq"][idx]) * vo.gather(b["oseq"][idx])).sum(axis=1)
+            cos = (vn.gather(nseq[idx]) * vo.gather(oseq[idx])).sum(axis=1)
             compared += idx.size
             low = min(low, float(cos.min()))
             same = int((cos >= min_cosine).sum())
             if same:
                 counts[DiffStatus.UNCHANGED] = counts.get(DiffStatus.UNCHANGED, 0) + same
             bad = np.flatnonzero(cos < min_cosine)
-            moved_seq.append(b["nseq"][idx[bad]].astype(np.int64))
-            for j in bad:
-                i = idx[j]
-                moved_rows.append(
-                    DiffRow(b["nid"][i], b["oid"][i], DiffStatus.VECTOR_CHANGED, float(cos[j]))
-                )
+            moved_seq.append(nseq[idx[bad]].astype(np.int64))
+            for j, nid, oid in zip(bad.tolist(), *names(idx[bad]), strict=True):
+                moved_rows.append(DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, float(cos[j])))
         if moved_rows:
             say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
             matches = _find_holders(con, np.concatenate(moved_seq), vo, vn, min_cosine)

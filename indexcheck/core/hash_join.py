@@ -58,6 +58,44 @@ def content_key(text: str) -> tuple[int, int]:
     return v >> 64, v & 0xFFFFFFFFFFFFFFFF
 
 
+#: what ``str.strip()`` removes from an ASCII string
+_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def content_keys(texts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`content_key` of every text (a list of str, or an Arrow string array) as two
+    uint64 arrays, in batches: ASCII texts are normalised by Arrow kernels (``\r\n`` ->
+    ``\n``, then ``str.strip``'s ASCII whitespace trimmed; NFC changes no ASCII text) and
+    hashed straight from the Arrow data buffer; any other text goes through
+    :func:`normalize_text`. The keys are those of :func:`content_key`, bit for bit."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    n = len(arr)
+    if arr.null_count:
+        raise TypeError("content_keys: a text is null")
+    ascii_ = pc.string_is_ascii(arr).to_numpy(zero_copy_only=False)
+    norm = pc.utf8_trim(pc.replace_substring(arr, "\r\n", "\n"), characters=_ASCII_SPACE)
+    offsets = np.frombuffer(norm.buffers()[1], dtype=np.int32)[norm.offset : norm.offset + n + 1]
+    data = norm.buffers()[2]
+    view = memoryview(data) if data is not None else memoryview(b"")
+    digest = xxhash.xxh3_128_digest
+    starts, stops = offsets[:-1].tolist(), offsets[1:].tolist()
+    out = bytearray()
+    slow = np.flatnonzero(~ascii_)
+    for a, b in zip(starts, stops, strict=True):
+        out += digest(view[a:b])
+    keys = np.frombuffer(bytes(out), dtype=">u8").reshape(n, 2).astype(np.uint64)
+    for i in slow.tolist():
+        keys[i] = content_key(arr[i].as_py())
+    return keys[:, 0].copy(), keys[:, 1].copy()
+
+
 def lsh_planes(dimension: int) -> np.ndarray:
     """float32 (d, LSH_TABLES * LSH_BITS) random hyperplanes, the same for both sides."""
     rng = np.random.default_rng(LSH_SEED)
@@ -72,9 +110,10 @@ def lsh_keys(unit: np.ndarray, planes: np.ndarray) -> np.ndarray:
     0.999 less than 1% of the time; every candidate is re-checked exactly.
     """
     bits = (unit @ planes) > 0
-    weights = (1 << np.arange(LSH_BITS, dtype=np.int64)).astype(np.int64)
-    keys = bits.reshape(len(unit), LSH_TABLES, LSH_BITS).astype(np.int64) @ weights
-    out: np.ndarray = keys.astype(np.int32)
+    # bit j of a table's key is its j-th plane: pack 24 bits little-endian into 3 bytes
+    packed = np.packbits(bits.reshape(len(unit), LSH_TABLES, LSH_BITS), axis=2, bitorder="little")
+    p = packed.astype(np.int32)
+    out: np.ndarray = p[:, :, 0] | (p[:, :, 1] << 8) | (p[:, :, 2] << 16)
     return out
 
 
@@ -140,23 +179,28 @@ def spill_store(
                 h1 = np.zeros(n, dtype=np.uint64)
                 h2 = np.zeros(n, dtype=np.uint64)
                 flag = np.zeros(n, dtype=np.uint8)
-                for i, cid in enumerate(batch.ids):
-                    text: str | None
-                    if corpus is not None and seen is not None:
-                        p = corpus.position.get(cid)
-                        if p is None:
-                            flag[i] = Flag.ORPHAN
-                            continue
-                        seen[p] = True
-                        text = corpus.texts[p]
-                    else:
-                        text = batch.texts[i] if batch.texts is not None else None
-                        if text is None:
-                            raise DataFileError(
-                                f"{store.spec}: vector '{cid}' has no stored text; pass "
-                                f"{chunks_option} with the id and text of every chunk"
-                            )
-                    h1[i], h2[i] = content_key(text)
+                texts = batch.texts
+                stored = corpus is None and texts is not None
+                if stored and all(isinstance(t, str) for t in texts or ()):
+                    h1, h2 = content_keys(texts)  # the store's texts, in one batch
+                else:
+                    for i, cid in enumerate(batch.ids):
+                        text: str | None
+                        if corpus is not None and seen is not None:
+                            p = corpus.position.get(cid)
+                            if p is None:
+                                flag[i] = Flag.ORPHAN
+                                continue
+                            seen[p] = True
+                            text = corpus.texts[p]
+                        else:
+                            text = batch.texts[i] if batch.texts is not None else None
+                            if text is None:
+                                raise DataFileError(
+                                    f"{store.spec}: vector '{cid}' has no stored text; pass "
+                                    f"{chunks_option} with the id and text of every chunk"
+                                )
+                        h1[i], h2[i] = content_key(text)
                 vec, dims = _block_vectors(batch.vectors, batch.dims, dimension, flag)
                 keys = lsh_keys(vec, planes)
                 cols = {

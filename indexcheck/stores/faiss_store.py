@@ -24,6 +24,15 @@ LangChain saves under any name (``save_local(DIR, index_name="docs")`` writes
 Spec parameters: ``?efSearch=N`` (HNSW) and ``?nprobe=N`` (IVF) set the search
 parameter of the normal query, so approximate recall can be measured and swept.
 Scores are faiss's own: ``dot`` for inner-product indexes, ``l2^2`` for L2 ones.
+
+Memory: a flat index (``IndexFlatIP``/``IndexFlatL2``, what ``indexcheck embed`` writes)
+is opened with ``IO_FLAG_MMAP_IFC`` and its rows are read from the file with ``pread``,
+one block at a time, for scans, fetches and (exact, blocked) search: nothing per row is
+held. ``ids.json`` is read element by element; its id -> row map and row -> byte offset
+array (24 bytes a row) live on disk in the cache folder, keyed by the id file's
+xxh3-128 (:mod:`.faiss_rows`). Other index types (HNSW, IVF, PQ, an ``IndexIDMap``) are
+read whole by faiss and their vectors reconstructed once (4 x d bytes a row), and
+LangChain's ``index.pkl`` is unpickled whole (its ids and texts stay in memory).
 """
 
 from __future__ import annotations
@@ -40,14 +49,20 @@ import xxhash
 from ..errors import DataFileError, InputError, SpecError
 from ..inputfiles import loads_json
 from ..store_files import langchain_rows, parse_ids_json
-from ._local import exact_knn, ids_of
-from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
+from ._local import exact_knn
+from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
 from .base import as_float32_matrix as _as_f32
+from .blocked_search import blocked_knn
+from .faiss_rows import FlatRows, ListedIds, StreamedIds
 from .params import Int, Str
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"
 LANGCHAIN_PICKLE = "index.pkl"
+#: the fourcc of the plain flat indexes, whose float32 rows end the file
+FLAT_FOURCC = (b"IxFI", b"IxF2", b"IxFl")
+#: rows read at once by scans and the blocked exact search
+ROWS = 16384
 
 
 class _Loose:
@@ -137,11 +152,14 @@ class FaissStore(BaseStore):
             )
         self.index_name = name
         self._files = [index_path]
+        with index_path.open("rb") as f:
+            flat = f.read(4) in FLAT_FOURCC
         try:
-            index = faiss.read_index(str(index_path))
+            flags = faiss.IO_FLAG_MMAP_IFC if flat else 0
+            index = faiss.read_index(str(index_path), flags)
         except RuntimeError as exc:
             raise DataFileError(f"{index_path} is not a faiss index: {exc}") from None
-        self.texts: list[str | None] | None = None
+        self._rows: ListedIds | StreamedIds
         ids_path = folder / IDS_FILE
         pkl_path = folder / (f"{name}.pkl" if name else LANGCHAIN_PICKLE)
         id_map = None
@@ -151,7 +169,7 @@ class FaissStore(BaseStore):
             index = faiss.downcast_index(index.index)
         # a named LangChain pair is read from its own pickle, never the folder's ids.json
         if not name and ids_path.is_file():
-            self.ids, self.texts = self._read_ids_json(ids_path)
+            self._rows = StreamedIds(ids_path)
             self._files.append(ids_path)
         elif pkl_path.is_file():
             if not trust_pickle:
@@ -159,10 +177,10 @@ class FaissStore(BaseStore):
                     f"{folder} is a LangChain FAISS folder whose {pkl_path.name} is a "
                     "pickle, which can run code when loaded; pass --trust-pickle if you trust it"
                 )
-            self.ids, self.texts = read_langchain_pickle(pkl_path)
+            self._rows = ListedIds(*read_langchain_pickle(pkl_path))
             self._files.append(pkl_path)
         elif id_map is not None:
-            self.ids = [str(int(x)) for x in id_map]
+            self._rows = ListedIds([str(int(x)) for x in id_map], None)
         else:
             if name:
                 raise DataFileError(
@@ -173,17 +191,34 @@ class FaissStore(BaseStore):
                 f"{folder} has {INDEX_FILE} but no {IDS_FILE}; write the chunk id of each "
                 f"row, in order, to {ids_path} as a JSON list"
             )
-        if len(self.ids) != index.ntotal:
+        if self._rows.count != index.ntotal:
             raise DataFileError(
                 f"{folder}: the index holds {index.ntotal} vectors but the id list has "
-                f"{len(self.ids)} entries; they must match row for row"
+                f"{self._rows.count} entries; they must match row for row"
             )
-        self._pos = {v: i for i, v in enumerate(self.ids)}
         self.index = index
+        self._flat = FlatRows(index_path, int(index.ntotal), int(index.d)) if flat else None
+        if self._flat is not None and index.ntotal:
+            last = int(index.ntotal) - 1
+            if not np.array_equal(self._flat.read(last, last + 1)[0], index.reconstruct(last)):
+                self._flat.close()  # not the layout this reader knows: read it whole
+                self._flat = None
         self.metric = "ip" if index.metric_type == faiss.METRIC_INNER_PRODUCT else "l2"
         self.approximate = not isinstance(index, faiss.IndexFlat)
         self._apply_search_params(values)
         self._matrix: np.ndarray | None = None
+
+    @property
+    def texts(self) -> list[str | None] | None:
+        """Every stored text in row order, or None (read in full: for small folders)."""
+        if not self._rows.has_text:
+            return None
+        return [t for _, texts in self._rows.blocks(ROWS) for t in texts or []]
+
+    @property
+    def ids(self) -> list[str]:
+        """Every id in row order (read in full: for small folders)."""
+        return [i for ids, _ in self._rows.blocks(ROWS) for i in ids]
 
     @staticmethod
     def _read_ids_json(path: Path) -> tuple[list[str], list[str | None] | None]:
@@ -209,7 +244,10 @@ class FaissStore(BaseStore):
                 self.search_params[key] = value
 
     def matrix(self) -> np.ndarray:
-        """All stored vectors, float32 (n, d), in row order (reconstructed once)."""
+        """All stored vectors, float32 (n, d), in row order (reconstructed once; a flat
+        index is read from its file, not held)."""
+        if self._flat is not None:
+            return self._flat.read(0, self._flat.rows)
         if self._matrix is None:
             import faiss
 
@@ -263,41 +301,80 @@ class FaissStore(BaseStore):
             )
         return cls(folder, bool(getattr(options, "trust_pickle", False)), spec.params)
 
-    def _fetch_batch(self, ids: list[str]) -> Fetched:
+    def _take(self, rows: np.ndarray) -> np.ndarray:
+        if self._flat is not None:
+            return self._flat.take(rows)
         m = self.matrix()
-        rows = [m[self._pos[i]] if i in self._pos else None for i in ids]
-        vectors, dims = pack_rows(rows, m.shape[1])
-        texts = None
-        if self.texts is not None:
-            texts = [self.texts[self._pos[i]] if i in self._pos else None for i in ids]
-        return Fetched(list(ids), vectors, dims > 0, dims, texts)
+        out = np.zeros((len(rows), m.shape[1]), dtype=np.float32)
+        ok = rows >= 0
+        out[ok] = m[rows[ok]]
+        return out
+
+    def _block(self, start: int, stop: int) -> np.ndarray:
+        if self._flat is not None:
+            return self._flat.read(start, stop)
+        return self.matrix()[start:stop]
+
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
+        rows = self._rows.rows_of(ids)
+        found = rows >= 0
+        vectors = self._take(rows)
+        dims = np.where(found, int(self.index.d), 0).astype(np.int32)
+        texts: list[str | None] | None = None
+        if self._rows.has_text:
+            got = self._rows.at(rows[found])[1] or []
+            texts = [None] * len(ids)
+            for j, t in zip(np.flatnonzero(found).tolist(), got, strict=True):
+                texts[j] = t
+        return Fetched(list(ids), vectors, found, dims, texts)
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
-        m = self.matrix()
-        for start in range(0, m.shape[0], batch):
-            stop = min(start + batch, m.shape[0])
-            texts = self.texts[start:stop] if self.texts is not None else None
+        start = 0
+        d = int(self.index.d)
+        for ids, texts in self._rows.blocks(batch):
+            stop = start + len(ids)
             yield VectorBatch(
-                self.ids[start:stop],
-                m[start:stop],
-                np.full(stop - start, m.shape[1], dtype=np.int32),
-                texts,
+                ids, self._block(start, stop), np.full(stop - start, d, np.int32), texts
             )
+            start = stop
+
+    def _names(self, P: np.ndarray) -> np.ndarray:
+        """Object (q, k) ids of row positions (None for -1)."""
+        out = np.full(P.shape, None, dtype=object)
+        ok = P >= 0
+        if ok.any():
+            out[ok] = np.asarray(self._rows.at(P[ok])[0], dtype=object)
+        return out
+
+    def _blocked(self, xq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        n = int(self.index.ntotal)
+        blocks = (
+            (np.arange(a, min(a + ROWS, n), dtype=np.int64), self._block(a, min(a + ROWS, n)))
+            for a in range(0, n, ROWS)
+        )
+        D, L = blocked_knn(blocks, xq, k, self.metric, missing=-1)
+        return D, self._names(L.astype(np.int64))
 
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         xq = _as_f32(vectors, int(self.index.d))
+        if self._flat is not None:  # a flat search is exact: the same, read in blocks
+            return self._blocked(xq, k)
         D, P = self.index.search(xq, k)
         D = D.astype(np.float32)
         D[P < 0] = np.nan
-        return D, ids_of(P, self.ids)
+        return D, self._names(P)
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         xq = _as_f32(vectors, int(self.index.d))
+        if self._flat is not None:
+            return self._blocked(xq, k)
         D, P = exact_knn(self.matrix(), xq, k, self.metric)
-        return D, ids_of(P, self.ids)
+        return D, self._names(P)
 
     def close(self) -> None:
         self._matrix = None
+        if self._flat is not None:
+            self._flat.close()
 
 
 def open_store(spec: StoreSpec, options: Any) -> FaissStore:

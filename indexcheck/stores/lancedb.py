@@ -21,6 +21,11 @@ Normal query is approximate when the vector column has an index; optional ``&npr
 The store pins the table version current at open, so a concurrent writer cannot change
 what one check reads. Nothing is written: connecting, reading and searching a local
 dataset leave every file untouched (tested by hashing the directory).
+
+Memory: scans read ``to_batches(batch)`` of the id, vector and text columns only (one
+block held); search runs inside LanceDB. The first fetch reads the id column once into an
+id -> row offset dict (about 100 bytes a row in Python) so that later fetches take rows
+by offset instead of scanning the table.
 """
 
 from __future__ import annotations

@@ -1,20 +1,26 @@
-"""Vectors in a file: ``parquet:PATH`` or ``jsonl:PATH``.
+"""Vectors in a file: ``parquet:PATH`` or ``jsonl:PATH``, streamed.
 
 The scheme picks the reader, not the file name: ``jsonl:x.json`` is read as JSON Lines.
 (``parquet:`` still reads a ``.jsonl``/``.ndjson`` name as JSON Lines, as it always has.)
 
 Columns: ``id``, ``vector`` (a list of floats), optional ``text`` and ``metadata``
-(a struct/dict); ``?id=``, ``?vector=``, ``?text=`` rename them. The file is read
-whole; search is exact brute force, with ``?metric=cosine`` (score ``cos``, the
-default), ``ip`` (``dot``) or ``l2`` (``l2^2``). Vectors of uneven length are kept
-and reported by check-index as ``dimension_mismatch``; the store dimension is the
-most common length.
+(a struct/dict); ``?id=``, ``?vector=``, ``?text=`` rename them. Search is exact brute
+force, with ``?metric=cosine`` (score ``cos``, the default), ``ip`` (``dot``) or ``l2``
+(``l2^2``). Vectors of uneven length are kept and reported by check-index as
+``dimension_mismatch``; the store dimension is the most common length.
+
+Memory: the file is never held. Opening reads the ids and vectors once (a Parquet file
+with ``iter_batches``, one row group and 16,384 rows at a time; JSON Lines line by line)
+and writes an id -> row map (row number, or the line's byte offset) to the cache folder,
+keyed by the file's fingerprint, so a second open reads the file's bytes once to hash them
+and nothing else. Per row this costs 16 bytes on disk and, while the map is built, about
+24 bytes in memory (the key, the row and the sort); scans, searches and fetches hold one
+block of rows (the batch asked, or 16,384 rows) at a time, plus the answer itself.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,9 +28,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ..errors import DataFileError, VectorTypeError
-from ..inputfiles import loads_json
-from ._local import LOCAL_METRICS, exact_knn, ids_of
+from ..errors import DataFileError
+from ._local import LOCAL_METRICS
 from .base import (
     BaseStore,
     Fetched,
@@ -32,132 +37,18 @@ from .base import (
     StoreSpec,
     VectorBatch,
     as_float32_matrix,
-    pack_rows,
 )
+from .blocked_search import blocked_knn
+from .file_readers import JsonlReader, ParquetReader
+from .id_map import IdMap
 from .params import Choice, Str
 
-
-def _read_columns(
-    path: Path, id_col: str, vec_col: str, text_col: str, jsonl: bool
-) -> tuple[list[str], list[Any] | np.ndarray, list[Any] | None, list[Any] | None]:
-    """(ids, vectors, texts, metadata) from JSONL (``jsonl``) or Parquet.
-
-    Parquet vectors of one length come back as a float32 (n, d) matrix without a trip
-    through Python lists; JSONL and ragged columns come back as a list of rows.
-    """
-    if jsonl:
-        rows = []
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(loads_json(line, f"{path}:{lineno}"))
-                    except json.JSONDecodeError as exc:
-                        raise DataFileError(f"{path}:{lineno} is not JSON ({exc.msg})") from None
-        names = list(rows[0]) if rows else []
-        _require(path, names, id_col, vec_col)
-        _check_vector_rows(path, vec_col, [r.get(vec_col) for r in rows], "line")
-        return (
-            [str(r[id_col]) for r in rows],
-            [r.get(vec_col) for r in rows],
-            [r.get(text_col) for r in rows] if text_col in names else None,
-            [r.get("metadata") or {} for r in rows] if "metadata" in names else None,
-        )
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:  # pyarrow raises several types for bad files
-        raise DataFileError(f"cannot read {path} as Parquet: {exc}") from None
-    _require(path, table.column_names, id_col, vec_col)
-    col = table.column(vec_col).combine_chunks()
-    _check_vector_type(path, vec_col, col.type)
-    vectors: list[Any] | np.ndarray
-    if pa.types.is_fixed_size_list(col.type) and col.null_count == 0:
-        flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
-        vectors = flat.reshape(len(col), col.type.list_size)
-    elif pa.types.is_list(col.type) and col.null_count == 0 and len(col) > 0:
-        lengths = np.diff(col.offsets.to_numpy())
-        if (lengths == lengths[0]).all():
-            flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32)
-            vectors = flat.reshape(len(col), int(lengths[0]))
-        else:
-            vectors = col.to_pylist()
-    else:
-        rows = col.to_pylist()
-        _check_vector_rows(path, vec_col, rows, "row")
-        vectors = rows
-    names = table.column_names
-    return (
-        [str(x) for x in table.column(id_col).to_pylist()],
-        vectors,
-        table.column(text_col).to_pylist() if text_col in names else None,
-        table.column("metadata").to_pylist() if "metadata" in names else None,
-    )
-
-
-_KINDS = {str: "a string", bytes: "bytes", dict: "an object", bool: "a boolean"}
-
-
-def _what(value: Any) -> str:
-    return "null" if value is None else _KINDS.get(type(value), type(value).__name__)
-
-
-def _check_vector_type(path: Path, vec_col: str, kind: Any) -> None:
-    """Refuse (exit 2) a Parquet vector column that is not a list of numbers (strings,
-    bytes, nested lists, structs), naming its Arrow type; the values are never shown."""
-    import pyarrow as pa
-
-    is_list = pa.types.is_list(kind) or pa.types.is_large_list(kind)
-    if is_list or pa.types.is_fixed_size_list(kind):
-        inner = kind.value_type
-        if pa.types.is_integer(inner) or pa.types.is_floating(inner) or pa.types.is_null(inner):
-            return
-        nested = pa.types.is_list(inner) or pa.types.is_large_list(inner)
-        holds = f"nested lists ({kind})" if nested else f"lists of {inner}"
-    else:
-        holds = f"{kind} values"
-    raise VectorTypeError(
-        f"column '{vec_col}' of {path} holds {holds}, not lists of numbers; store each "
-        "vector as a list of floats (pass ?vector=NAME if another column holds them)"
-    )
-
-
-def _check_vector_rows(path: Path, vec_col: str, rows: Sequence[Any], unit: str) -> None:
-    """Refuse (exit 2) the first vector that is not a flat list of numbers, naming its line
-    or row and what it holds; the vector itself is never shown (it may be huge)."""
-    for n, row in enumerate(rows, 1):
-        if row is None:
-            continue
-        if not isinstance(row, list):
-            bad = f"holds {_what(row)}"
-        else:
-            odd = next(
-                (x for x in row if isinstance(x, bool) or not isinstance(x, int | float)), None
-            )
-            if odd is None and all(isinstance(x, int | float) for x in row):
-                continue
-            bad = f"holds a list containing {_what(odd)}"
-        raise VectorTypeError(
-            f"{path} {unit} {n}: '{vec_col}' {bad}, not a list of numbers; store each "
-            "vector as a flat list of floats"
-        )
-
-
-def _require(path: Path, names: Sequence[str], id_col: str, vec_col: str) -> None:
-    if not names:
-        raise DataFileError(f"{path} holds no vectors")
-    for col, param in ((id_col, "id"), (vec_col, "vector")):
-        if col not in names:
-            raise DataFileError(
-                f"no column '{col}' in {path.name} (columns: {', '.join(names)}); "
-                f"pass ?{param}=NAME in the store spec"
-            )
+#: rows scored at once by the streamed exact search
+SEARCH_ROWS = 65536
 
 
 class ParquetStore(BaseStore):
-    """An in-memory copy of a vectors file; read-only by construction."""
+    """A vectors file read in blocks; read-only by construction."""
 
     ordered = True  # rows come back in the order they were added
 
@@ -170,7 +61,7 @@ class ParquetStore(BaseStore):
     }
     has_exact = True
     approximate = False
-    #: in memory: one call for any number of ids or queries
+    #: one pass over the file per call, for any number of ids or queries
     fetch_batch = query_batch = 1 << 30
     #: the reader, from the scheme; None: Parquet, or JSON Lines for a .jsonl/.ndjson name
     jsonl: bool | None = None
@@ -188,28 +79,44 @@ class ParquetStore(BaseStore):
         jsonl = self.jsonl
         if jsonl is None:
             jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
-        self.ids, raw, self.texts, self.metadata = _read_columns(
-            path, id_col, vec_col, text_col, jsonl
-        )
-        if not self.ids:
+        kind = JsonlReader if jsonl else ParquetReader
+        self._reader: ParquetReader | JsonlReader = kind(path, id_col, vec_col, text_col)
+        self._fp: str | None = None
+        columns = json.dumps(["jsonl" if jsonl else "parquet", id_col, vec_col, text_col])
+        fp = self.fingerprint()
+        found = IdMap.load(fp, columns)
+        if found is None:
+            built = self._build_map()
+            built.save(fp, columns)
+            # read back mapped: only the pages a lookup touches stay resident
+            found = IdMap.load(fp, columns) or built
+            found.from_cache = False
+            del built
+        self._map = found
+        self.map_from_cache = found.from_cache
+        self.count = int(found.keys.shape[0])
+        self.dimension = int(found.meta["dimension"])
+        self._reader.fast = bool(found.meta["fast"])
+        if not self.count:
             raise DataFileError(f"{path} holds no vectors")
-        if isinstance(raw, np.ndarray):
-            self.dimension = int(raw.shape[1])
-            self.vectors = np.ascontiguousarray(raw)
-            self.dims = np.full(len(self.ids), self.dimension, dtype=np.int32)
-        else:
-            lengths = Counter(len(v) for v in raw if v is not None)
-            self.dimension = lengths.most_common(1)[0][0] if lengths else 0
-            self.vectors, self.dims = pack_rows(raw, self.dimension)
-        self._pos = {v: i for i, v in enumerate(self.ids)}
-        if len(self._pos) != len(self.ids):
-            raise DataFileError(f"{path} has duplicate ids; each id must appear once")
+
+    def _build_map(self) -> IdMap:
+        keys, locs, meta = self._reader.survey()
+        built = IdMap.build(keys, locs, meta)
+        pairs = built.shared_keys()
+        if pairs.size:
+            where = np.unique(pairs)
+            names = [i for b in self._reader.take(where, meta["dimension"]) for i in b.ids]
+            name_at = dict(zip(where.tolist(), names, strict=True))
+            if any(name_at[a] == name_at[b] for a, b in pairs.tolist()):
+                raise DataFileError(f"{self.path} has duplicate ids; each id must appear once")
+        return built
 
     def info(self) -> StoreInfo:
         _, score, hib = LOCAL_METRICS[self.metric]
         return StoreInfo(
             backend="parquet",
-            count=len(self.ids),
+            count=self.count,
             dimension=self.dimension,
             metric=self.metric,
             score=score,
@@ -219,44 +126,49 @@ class ParquetStore(BaseStore):
         )
 
     def fingerprint(self) -> str:
-        """xxh3-128 of the file's bytes."""
-        h = xxhash.xxh3_128()
-        with self.path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                h.update(block)
-        return h.hexdigest()
+        """xxh3-128 of the file's bytes (read once per store)."""
+        if self._fp is None:
+            h = xxhash.xxh3_128()
+            with self.path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 22), b""):
+                    h.update(block)
+            self._fp = h.hexdigest()
+        return self._fp
 
     def _fetch_batch(self, ids: list[str]) -> Fetched:
-        pos = [self._pos.get(i, -1) for i in ids]
-        p = np.asarray(pos, dtype=np.int64)
-        ok = p >= 0
-        vectors = np.zeros((len(ids), self.dimension), dtype=np.float32)
-        dims = np.zeros(len(ids), dtype=np.int32)
-        vectors[ok] = self.vectors[p[ok]]
-        dims[ok] = self.dims[p[ok]]
-        texts = None
-        if self.texts is not None:
-            texts = [self.texts[j] if j >= 0 else None for j in pos]
-        return Fetched(list(ids), vectors, ok, dims, texts)
+        n = len(ids)
+        vectors = np.zeros((n, self.dimension), dtype=np.float32)
+        dims = np.zeros(n, dtype=np.int32)
+        found = np.zeros(n, dtype=bool)
+        texts: list[Any] | None = [None] * n if self._reader.has_text else None
+        which, locs = self._map.candidates(ids)
+        if locs.size:
+            uniq = np.unique(locs)
+            parts = self._reader.take(uniq, self.dimension)
+            got_ids = np.asarray([i for p in parts for i in p.ids], dtype=object)
+            at = np.searchsorted(uniq, locs)
+            hit = got_ids[at] == np.asarray(ids, dtype=object)[which]
+            rows, src = which[hit], at[hit]
+            vectors[rows] = np.concatenate([p.vectors for p in parts])[src]
+            dims[rows] = np.concatenate([p.dims for p in parts])[src]
+            found[rows] = True
+            if texts is not None:
+                got_texts = [t for p in parts for t in (p.texts or [])]
+                for r, j in zip(rows.tolist(), src.tolist(), strict=True):
+                    texts[r] = got_texts[j]
+        return Fetched(list(ids), vectors, found, dims, texts)
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
-        for start in range(0, len(self.ids), batch):
-            stop = min(start + batch, len(self.ids))
-            yield VectorBatch(
-                self.ids[start:stop],
-                self.vectors[start:stop],
-                self.dims[start:stop],
-                self.texts[start:stop] if self.texts is not None else None,
-                self.metadata[start:stop] if self.metadata is not None else None,
-            )
+        yield from self._reader.batches(batch, self.dimension)
 
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.exact_query(vectors, k)
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top-k over the file, SEARCH_ROWS rows at a time."""
         xq = as_float32_matrix(vectors, self.dimension)
-        D, P = exact_knn(self.vectors, xq, k, self.metric)
-        return D, ids_of(P, self.ids)
+        blocks = ((np.asarray(b.ids, dtype=object), b.vectors) for b in self._scan(SEARCH_ROWS))
+        return blocked_knn(blocks, xq, k, self.metric)
 
 
 class JsonlStore(ParquetStore):

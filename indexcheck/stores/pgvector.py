@@ -10,6 +10,10 @@ Spec::
 ``&collection=``, ``&order=`` and ``&metadata=`` (LangChain collections, build order,
 LlamaIndex rows) are described in ``pgvector_rows.py``.
 
+Memory: nothing per row is held. Scans page by id (keyset pages of ``batch`` rows when the
+id is unique) or through one server-side cursor (``fetchmany(batch)``); fetches ask for
+their ids only; search runs in PostgreSQL.
+
 The password may also come from ``PGPASSWORD`` or ``~/.pgpass`` (libpq reads them); it
 never appears in ``spec``, messages or reprs. ``vector`` defaults to ``embedding``, or to
 the table's only ``vector``/``halfvec`` column; ``text`` defaults to the first of

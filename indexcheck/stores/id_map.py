@@ -1,0 +1,122 @@
+"""An on-disk id -> row map for the streamed file stores, cached by the file's fingerprint.
+
+A streamed store never holds its ids: one pass over the file gives each id's xxh3-64 key
+and its locator (the row number in a Parquet file, the byte offset of the line in a JSON
+Lines file). The keys are sorted and written, with their locators, as two ``.npy`` files
+under ``<cache root>/idmap/<sha256(fingerprint + columns)[:32]>/``, read back memory-mapped:
+16 bytes a row on disk, and only the pages a lookup touches are resident. A lookup returns
+every candidate locator of an id's key; the store reads those rows and keeps the one whose
+id is the id asked (two ids sharing a 64-bit key still resolve).
+
+A cache folder is written under a temporary name and renamed into place once complete; when
+the cache root cannot be written the map is kept in memory for this run only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from ..cachedir import cache_root
+
+VERSION = 1
+
+
+def id_keys(ids: Sequence[str]) -> np.ndarray:
+    """uint64 xxh3-64 of each id's UTF-8 bytes."""
+    return np.fromiter(
+        (xxhash.xxh3_64_intdigest(i.encode("utf-8")) for i in ids), np.uint64, len(ids)
+    )
+
+
+class IdMap:
+    """Sorted uint64 keys and the int64 locator of each, in key order."""
+
+    def __init__(self, keys: np.ndarray, locs: np.ndarray, meta: dict[str, Any]) -> None:
+        self.keys, self.locs, self.meta = keys, locs, meta
+        #: more per-row arrays saved beside the map (e.g. row -> byte offset)
+        self.extra: dict[str, np.ndarray] = {}
+        self.from_cache = False
+
+    @classmethod
+    def build(cls, keys: list[np.ndarray], locs: list[np.ndarray], meta: dict[str, Any]) -> IdMap:
+        k = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
+        loc = np.concatenate(locs) if locs else np.zeros(0, np.int64)
+        order = np.argsort(k, kind="stable")
+        return cls(k[order], loc[order].astype(np.int64), meta)
+
+    def shared_keys(self) -> np.ndarray:
+        """Locators whose key equals its neighbour's (repeated ids, or a rare collision),
+        in pairs ``(n, 2)`` of adjacent entries."""
+        same = np.flatnonzero(self.keys[1:] == self.keys[:-1])
+        return np.stack([self.locs[same], self.locs[same + 1]], axis=1)
+
+    def candidates(self, ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(which asked id, locator) for every entry whose key is an asked id's key."""
+        k = id_keys(ids)
+        lo = np.searchsorted(self.keys, k, side="left")
+        hi = np.searchsorted(self.keys, k, side="right")
+        count = hi - lo
+        which = np.repeat(np.arange(len(ids), dtype=np.int64), count)
+        if not which.size:
+            return which, np.zeros(0, np.int64)
+        starts = np.repeat(lo - np.cumsum(count) + count, count)
+        at = starts + np.arange(which.size)
+        return which, np.asarray(self.locs[at], dtype=np.int64)
+
+    # -- the cache -------------------------------------------------------------------------
+    @staticmethod
+    def folder(fingerprint: str, columns: str) -> Path:
+        name = hashlib.sha256(f"{VERSION}\0{fingerprint}\0{columns}".encode()).hexdigest()[:32]
+        return cache_root() / "idmap" / name
+
+    @classmethod
+    def load(cls, fingerprint: str, columns: str) -> IdMap | None:
+        where = cls.folder(fingerprint, columns)
+        try:
+            meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
+            if meta.get("fingerprint") != fingerprint or meta.get("columns") != columns:
+                return None
+            keys = np.load(where / "keys.npy", mmap_mode="r")
+            locs = np.load(where / "locs.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            return None
+        if keys.shape != locs.shape or keys.shape[0] != meta.get("count"):
+            return None
+        found = cls(keys, locs, meta)
+        try:
+            for name in meta.get("extra", []):
+                found.extra[name] = np.load(where / f"extra-{name}.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            return None
+        found.from_cache = True
+        return found
+
+    def save(self, fingerprint: str, columns: str) -> None:
+        """Write the map into the cache; a cache root that cannot be written is skipped."""
+        where = self.folder(fingerprint, columns)
+        tmp = where.parent / f".{where.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        try:
+            tmp.mkdir(parents=True)
+            np.save(tmp / "keys.npy", np.ascontiguousarray(self.keys))
+            np.save(tmp / "locs.npy", np.ascontiguousarray(self.locs))
+            for name, values in self.extra.items():
+                np.save(tmp / f"extra-{name}.npy", np.ascontiguousarray(values))
+            meta = {**self.meta, "fingerprint": fingerprint, "columns": columns}
+            meta["extra"] = sorted(self.extra)
+            meta["count"] = int(self.keys.shape[0])
+            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+            if where.exists():
+                shutil.rmtree(where, ignore_errors=True)
+            os.replace(tmp, where)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
