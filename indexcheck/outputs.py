@@ -119,9 +119,33 @@ def _umask() -> int:
     return mask
 
 
+#: pseudo file systems: nothing is ever created, renamed or removed in them
+_PSEUDO = ("/dev/", "/proc/", "/sys/")
+
+
+def _in_pseudo_fs(path: Path) -> bool:
+    """True when ``path``, or any symlink hop on the way to its target, lies in /dev,
+    /proc or /sys. ``/dev/stdout`` is a link to ``/proc/self/fd/1``, and that is a link to
+    whatever stdout is: a *regular file* when the shell redirects it, so the target's own
+    type cannot tell; the hops can."""
+    hop = Path(os.path.abspath(path))
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        if str(hop).startswith(_PSEUDO) or str(os.path.realpath(hop.parent)).startswith(_PSEUDO):
+            return True
+        if not hop.is_symlink():
+            return False
+        link = Path(os.readlink(hop))
+        hop = link if link.is_absolute() else Path(os.path.abspath(hop.parent / link))
+    return True  # a loop of links: never replace what cannot be resolved
+
+
 def _special(path: Path) -> bool:
-    """True when ``path`` (symlinks followed) is a device, FIFO or socket: replacing one
-    would destroy it (``--json /dev/null`` as root would delete the device)."""
+    """True when ``path`` must be written through, never replaced or removed: a device,
+    FIFO or socket (symlinks followed), or a path through /dev, /proc or /sys (``--json
+    /dev/stdout`` with stdout redirected to a file: a rename there, as root, would replace
+    the machine's ``/dev/stdout`` link)."""
+    if _in_pseudo_fs(path):
+        return True
     try:
         mode = os.stat(path).st_mode
     except OSError:

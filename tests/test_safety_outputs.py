@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -265,6 +266,36 @@ def test_devices_are_written_through_never_replaced(
         assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert link.is_symlink()
     assert not [p for p in Path("/dev").glob(".null*")]
+
+
+def test_a_link_to_a_redirected_stdout_is_written_through_never_replaced(
+    tmp_path: Path,
+) -> None:
+    """``--json /dev/stdout`` with stdout redirected to a file: /dev/stdout is a link to
+    /proc/self/fd/1, which is a link to that *regular file*, so the target's type says
+    "file" and a rename would replace the machine's /dev/stdout link (seen as root). The
+    same chain through a link of our own, so that a regression breaks only the test."""
+    w = _world(tmp_path)
+    fake = tmp_path / "fakedev"
+    fake.mkdir()
+    link = fake / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    out = tmp_path / "redirected.txt"
+    cmd = [sys.executable, "-c", "from indexcheck.cli import main; main()"]
+    with out.open("w") as stdout:
+        done = subprocess.run(
+            [*cmd, *_check(w, "--json", str(link))],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            env={**os.environ, "INDEXCHECK_QUIET": "1"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    assert sorted(p.name for p in fake.iterdir()) == ["stdout"]  # no temporary file
+    text = out.read_text()
+    assert '"ok"' in text and '"targets_dropped": 0' in text  # the JSON reached stdout
 
 
 def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
