@@ -49,19 +49,27 @@ class Label(StrEnum):
     CONTEXT_ASSEMBLY_LOSS = "CONTEXT_ASSEMBLY_LOSS"
     GENERATION_REFUSED = "GENERATION_REFUSED"
     UNGROUNDED = "UNGROUNDED"
+    #: diagnose --system only: outcomes differ across runs, or the unchanged control recovered
+    FLAKY = "FLAKY"
     OK = "OK"
     REFUSED_OK = "REFUSED_OK"
     REFUSED_BY_CONTENT = "REFUSED_BY_CONTENT"
     ANSWERED_OUT_OF_SCOPE = "ANSWERED_OUT_OF_SCOPE"
 
 
-IN_SCOPE_LABELS = tuple(Label)[: list(Label).index(Label.OK) + 1]
-OUT_OF_SCOPE_LABELS = tuple(Label)[len(IN_SCOPE_LABELS) :]
+#: Labels only diagnose --system gives (it runs the application repeatedly).
+SYSTEM_ONLY_LABELS = (Label.FLAKY,)
+_OK_AT = list(Label).index(Label.OK) + 1
+IN_SCOPE_LABELS = tuple(x for x in tuple(Label)[:_OK_AT] if x not in SYSTEM_ONLY_LABELS)
+OUT_OF_SCOPE_LABELS = tuple(Label)[_OK_AT:]
 #: Stages past retrieval (diagnose --answers), in the order an answer passes them.
 GENERATION_LABELS = (Label.CONTEXT_ASSEMBLY_LOSS, Label.GENERATION_REFUSED, Label.UNGROUNDED)
 #: Labels of a question that ended where it should.
 GOOD_LABELS = (Label.OK, Label.REFUSED_OK, Label.REFUSED_BY_CONTENT)
-FAILING_LABELS = tuple(label for label in Label if label not in GOOD_LABELS)
+#: (diagnose --system counts every label outside GOOD_LABELS, FLAKY included, as failing)
+FAILING_LABELS = tuple(
+    label for label in Label if label not in GOOD_LABELS and label not in SYSTEM_ONLY_LABELS
+)
 
 
 class Status(StrEnum):
@@ -89,6 +97,7 @@ __all__ = [
     "OUT_OF_SCOPE_LABELS",
     "Label",
     "ScaleVerdict",
+    "SYSTEM_ONLY_LABELS",
     "Status",
     "Verdict",
     "worst",

@@ -1,0 +1,177 @@
+"""diagnose --system: a real LangChain RAG pipeline (FAISS HNSW retriever, fetch-8 /
+threshold / keep-4 assembly, a chat model behind the OpenAI-compatible loopback emulator),
+with one planted case per intervention, each recovered by its intervention and not by the
+control; the staged cache; the call budget (see tests/builders/rag_pipeline.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from indexcheck.cli.app import cli
+from tests.builders import rag_pipeline as rp
+from tests.emulators.mistral_emulator import MistralEmulator
+from tests.emulators.rag_generator import RagGenerator
+
+KEY = "sk-rag-test-71a0"
+SYSTEM = "py:tests.builders.rag_pipeline:APP"
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    spec = rp.build_index(tmp_path / "kb")
+    with MistralEmulator(api_key=KEY) as emu:
+        emu.chat = RagGenerator(rp.generator_script())
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("RAG_CHAT_URL", f"{emu.url}/v1")
+        monkeypatch.setenv("RAG_MODEL", "rag-gen-1")
+        monkeypatch.setenv("RAG_INDEX", str(tmp_path / "kb"))
+        monkeypatch.setenv("INDEXCHECK_QUIET", "1")
+        rp.APP.retrievals = 0
+        yield {
+            "emu": emu,
+            "store": spec,
+            "questions": rp.questions_file(tmp_path / "q.jsonl"),
+            "cache": tmp_path / "cache.sqlite",
+            "tmp": tmp_path,
+        }
+
+
+def diagnose(app: dict[str, Any], *extra: str) -> tuple[int, dict[str, Any], Any]:
+    out = app["tmp"] / "diagnose.json"
+    if out.exists():
+        out.unlink()
+    args = [
+        "diagnose",
+        "--system",
+        SYSTEM,
+        "--store",
+        app["store"],
+        "--trust-pickle",
+        "--embedder",
+        rp.EMBEDDER_SPEC,
+        "--questions",
+        str(app["questions"]),
+        "--chunks",
+        str(rp.CHUNKS),
+        "--cache",
+        str(app["cache"]),
+        "--json",
+        str(out),
+        *extra,
+    ]
+    r = CliRunner().invoke(cli, args)
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return r.exit_code, data, r
+
+
+def labels(data: dict[str, Any]) -> dict[str, str]:
+    return {q["id"]: q["label"] for q in data["questions"]}
+
+
+def test_done_when_command_labels_every_planted_case(app: dict[str, Any]) -> None:
+    code, data, r = diagnose(app, "--runs", "3", "--intervene", "gold-context,fetch=20,exact")
+    assert code == 1, r.output
+    got = labels(data)
+    assert got == {
+        "ok": "OK",
+        "ann": "ANN_MISS",
+        "shift": "MISALIGNED",
+        "budget": "CONTEXT_ASSEMBLY_LOSS",
+        "gen": "GENERATION_REFUSED",
+        "flaky": "FLAKY",
+        "out": "REFUSED_OK",
+    }
+    q = {x["id"]: x for x in data["questions"]}
+    assert q["ann"]["recovered_by"] == ["gold-context", "fetch=20", "exact"]
+    assert q["ann"]["arms"]["control"] == [True, True, True]
+    assert q["gen"]["arms"]["gold-context"] == [True, True, True]
+    assert q["flaky"]["arms"]["control"] != [True, True, True]
+    # upstream of generation: the gold context recovers, neither fetch nor exact
+    assert q["budget"]["recovered_by"] == q["shift"]["recovered_by"] == ["gold-context"]
+    assert q["ok"]["refusal_rate"]["value"] == 0.0 and q["gen"]["refusal_rate"]["value"] == 1.0
+    assert 0 < q["gen"]["refusal_rate"]["low"] < 1 == q["gen"]["refusal_rate"]["high"]
+    assert data["control"] == {"failing": 5, "recovered": 1}
+    assert data["recovered"] == {"gold-context": 3, "fetch=20": 1, "exact": 1}
+    rate = data["false_refusal_rate"]
+    assert rate["k"] == 15 and rate["n"] == 18 and rate["low"] < rate["value"] < rate["high"]
+    # the summary: control, "implicated" with counts, never "cause"; per-question intervals
+    out = r.output
+    assert "Control: 1 of 5 failing questions recovered" in out
+    assert "Implicated: approximate search, in 1 of 5 failing questions" in out
+    assert "recovered under fetch=20: 1; recovered under exact: 1" in out
+    assert "Implicated: upstream of generation, in 3 of 5" in out
+    assert "Implicated: generation, in 1 of 5" in out
+    assert "candidate experiment" in out and "cause" not in out.lower()
+    assert "100% [44%, 100%] (3/3)" in out
+    assert q["flaky"]["flaky"] is True and q["gen"]["flaky"] is False
+    assert data["cost"]["retrieve"]["calls"] >= 7 and data["cost"]["generate"]["calls"] > 0
+    assert data["cost"]["generate"]["tokens"] > 0  # the app reports the emulator's usage
+    assert data["manifest"]["cost"] == data["cost"]
+
+
+def test_each_intervention_recovers_only_its_planted_case(app: dict[str, Any]) -> None:
+    code, data, r = diagnose(
+        app, "--intervene", "gold-context,fetch=20,exact,top-k=8,realigned,threshold=0.1"
+    )
+    assert code == 1, r.output
+    q = {x["id"]: x for x in data["questions"]}
+    assert q["ann"]["recovered_by"] == ["gold-context", "fetch=20", "exact"]
+    assert q["budget"]["recovered_by"] == ["gold-context", "top-k=8"]
+    assert q["shift"]["recovered_by"] == ["gold-context", "realigned"]
+    assert q["gen"]["recovered_by"] == [] and q["flaky"]["recovered_by"] == []
+    assert q["budget"]["label"] == "CONTEXT_ASSEMBLY_LOSS"
+    assert q["shift"]["label"] == "MISALIGNED" and q["ann"]["label"] == "ANN_MISS"
+    assert q["ann"]["arms"]["realigned"] is None  # check-index flagged none of its chunks
+
+
+def test_changing_the_generator_reruns_no_retrieval(
+    app: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, first, _ = diagnose(app, "--intervene", "gold-context,fetch=20")
+    assert code == 1 and rp.APP.retrievals > 0
+    asked = len(app["emu"].chat.requests)
+    rp.APP.retrievals = 0
+    code, again, _ = diagnose(app, "--intervene", "gold-context,fetch=20")
+    assert rp.APP.retrievals == 0 and len(app["emu"].chat.requests) == asked  # all cached
+    assert labels(again) == labels(first)
+    assert set(again["cost"]) == {"assemble"}  # local replays only: nothing paid twice
+    monkeypatch.setenv("RAG_MODEL", "rag-gen-2")  # only the generator changes
+    code, _, r = diagnose(app, "--intervene", "gold-context,fetch=20")
+    assert code == 1, r.output
+    assert rp.APP.retrievals == 0 and "retrieve" not in _["cost"]
+    assert len(app["emu"].chat.requests) > asked
+    models = {b["model"] for b in app["emu"].chat.requests[asked:]}
+    assert models == {"rag-gen-2"}
+
+
+def test_budget_stops_with_exit_3_and_the_rerun_pays_nothing_twice(app: dict[str, Any]) -> None:
+    emu = app["emu"]
+    code, data, r = diagnose(app, "--budget-calls", "10", "--intervene", "gold-context")
+    assert code == 3 and data["complete"] is False
+    assert "--budget-calls 10 reached" in r.output and "resume" in r.output
+    paid = rp.APP.retrievals + len(emu.chat.requests)
+    assert 0 < paid <= 10
+    code, resumed, r = diagnose(app, "--intervene", "gold-context")
+    assert code == 1, r.output
+    paid_after = rp.APP.retrievals + len(emu.chat.requests)
+    # the same work from scratch, on a new cache and a fresh generator
+    emu.chat = RagGenerator(rp.generator_script())
+    rp.APP.retrievals = 0
+    app["cache"] = app["tmp"] / "fresh.sqlite"
+    code, fresh, _ = diagnose(app, "--intervene", "gold-context")
+    assert code == 1
+    assert paid_after == rp.APP.retrievals + len(emu.chat.requests)  # nothing paid twice
+    assert labels(resumed) == labels(fresh)
+
+
+def test_bad_intervention_is_one_line_exit_2(app: dict[str, Any]) -> None:
+    code, _, r = diagnose(app, "--intervene", "gold-context,topk=8")
+    assert code == 2
+    assert "unknown intervention 'topk=8'" in r.output and "Traceback" not in r.output
+    assert rp.APP.retrievals == 0
