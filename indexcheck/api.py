@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .core.judge import JudgeResult
     from .core.probe_scale import ScaleResult
     from .core.sweep_threshold import SweepResult
+    from .core.system_result import SystemDiagnoseResult
     from .judges.base import Judge
 
 StoreLike = str | VectorStore
@@ -181,14 +182,47 @@ def diagnose(
     questions: str | Path | Sequence[Question],
     chunks: str | Path | Corpus | None = None,
     embedder: EmbedderLike = None,
+    *,
+    system: str | Any | None = None,
+    runs: int = 3,
+    intervene: str | Sequence[str] | None = None,
+    budget_calls: int | None = None,
+    cache: str | Path | None = None,
     **options: Any,
-) -> DiagnoseResult:
-    """One stage label per question: where the expected chunk was lost."""
+) -> DiagnoseResult | SystemDiagnoseResult:
+    """One stage label per question: where the expected chunk was lost.
+
+    With ``system`` (``"py:module:object"`` or the application object, see
+    :mod:`indexcheck.core.system_hook`): the application runs ``runs`` times per question,
+    failing questions are replayed under ``intervene`` (``"gold-context,fetch=20,exact"``
+    or a list) beside an unchanged control, retrievals and generations are cached in
+    ``cache`` (the ``--cache`` file), and ``budget_calls`` bounds the application calls
+    (CallBudgetExhausted, exit 3, resumable); ``store`` is the application's index and
+    ``options`` takes ``trust_pickle``, ``min_cosine``, ``k`` and ``answer_refusal_pattern``.
+    """
     from .core.diagnose import diagnose as run
     from .core.retrieval import marked_refusals, scale_converters
 
     corpus = _corpus(chunks)
     started = Run("diagnose")
+    if system is not None:
+        from .core.system_run import diagnose_system_from
+
+        with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+            found = diagnose_system_from(
+                system,
+                _questions(questions),
+                corpus,
+                s,
+                e,
+                runs=runs,
+                intervene=intervene,
+                budget_calls=budget_calls,
+                cache=None if cache is None else Path(cache),
+                **options,
+            )
+            stamp(found, started, s, e, system=found.system, cost=found.cost)
+            return found
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
         assert e is not None
         if "higher_is_better" not in options:

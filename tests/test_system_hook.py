@@ -175,3 +175,78 @@ def test_bad_intervention_is_one_line_exit_2(app: dict[str, Any]) -> None:
     assert code == 2
     assert "unknown intervention 'topk=8'" in r.output and "Traceback" not in r.output
     assert rp.APP.retrievals == 0
+
+
+def test_plain_answer_hook_runs_and_refuses_interventions(app: dict[str, Any]) -> None:
+    code, data, r = diagnose_with(app, "py:tests.builders.rag_pipeline:ANSWER_ONLY")
+    assert code == 1, r.output
+    got = labels(data)
+    assert got["ok"] == "OK" and got["gen"] == "GENERATION_REFUSED" and got["flaky"] == "FLAKY"
+    assert got["budget"] == "NOT_RETRIEVED"  # absent from the contexts answer() returned
+    assert data["control"]["failing"] == 5 and set(data["cost"]) == {"answer"}
+    code, _, r = diagnose_with(
+        app, "py:tests.builders.rag_pipeline:ANSWER_ONLY", "--intervene", "gold-context"
+    )
+    assert code == 2 and "only answer()" in r.output and "Traceback" not in r.output
+
+
+def test_library_function_with_the_app_object(app: dict[str, Any]) -> None:
+    import indexcheck
+
+    result = indexcheck.diagnose(
+        app["store"],
+        app["questions"],
+        rp.CHUNKS,
+        rp.EMBEDDER_SPEC,
+        system=rp.APP,
+        runs=2,
+        intervene=["gold-context", "top-k=8"],
+        cache=app["cache"],
+        trust_pickle=True,
+    )
+    got = {q.id: q.label for q in result.questions}
+    assert got["budget"] == "CONTEXT_ASSEMBLY_LOSS" and got["gen"] == "GENERATION_REFUSED"
+    assert result.runs == 2 and result.manifest["cost"] == result.cost
+
+
+def test_llamaindex_query_engine_adapter(
+    app: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import indexcheck
+
+    engine = rp.llamaindex_app()
+    result = indexcheck.diagnose(
+        app["store"],
+        app["questions"],
+        rp.CHUNKS,
+        rp.EMBEDDER_SPEC,
+        system=engine,
+        runs=3,
+        trust_pickle=True,
+    )
+    got = {q.id: q.label for q in result.questions}
+    assert got["ok"] == "OK" and got["gen"] == "GENERATION_REFUSED"
+    assert got["budget"] == "NOT_RETRIEVED" and got["out"] == "REFUSED_OK"
+    assert result.cost["answer"]["calls"] == len(app["emu"].chat.requests)
+
+
+@pytest.mark.parametrize(
+    ("target", "needle"),
+    [
+        ("py:tests.builders.rag_pipeline:NOPE", "has no attribute 'NOPE'"),
+        ("py:tests.builders.rag_pipeline:CORPUS", "neither retrieve()+generate() nor answer()"),
+        ("tests.builders.rag_pipeline", "must be py:module:function"),
+    ],
+)
+def test_bad_system_hook_is_one_line_exit_2(app: dict[str, Any], target: str, needle: str) -> None:
+    code, _, r = diagnose_with(app, target)
+    assert code == 2 and needle in r.output and "Traceback" not in r.output
+
+
+def diagnose_with(app: dict[str, Any], target: str, *extra: str) -> tuple[int, dict[str, Any], Any]:
+    global SYSTEM
+    saved, SYSTEM = SYSTEM, target
+    try:
+        return diagnose(app, *extra)
+    finally:
+        SYSTEM = saved

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BackendError, InputError, SpecError
+from ..errors import BackendError, InputError
 from ..hooks import load_hook
 from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 
@@ -54,6 +54,8 @@ class Generation:
     refused: bool
     citations: list[str] = field(default_factory=list)
     tokens: int | None = None
+    #: answer() only: the contexts the app reported, as (id, text, score) mappings
+    contexts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -198,11 +200,13 @@ class System:
         raw = self._call("answer", fn, question)
         g = as_generation(raw, self.refusal)
         self._tokens("answer", g.tokens)
-        contexts = _field(raw, "contexts") or [] if not isinstance(raw, str) else []
-        return g, [
-            as_candidate(c) if not isinstance(c, str) else Candidate(f"ctx{i}", c)
-            for i, c in enumerate(contexts)
+        raw_contexts = [] if isinstance(raw, str) else (_field(raw, "contexts") or [])
+        contexts = [
+            as_candidate(c) if not isinstance(c, str) else Candidate(f"context-{i}", c)
+            for i, c in enumerate(raw_contexts)
         ]
+        g.contexts = [{"id": c.id, "text": c.text, "score": c.score} for c in contexts]
+        return g, contexts
 
     def cost(self) -> dict[str, dict[str, Any]]:
         return {s: c.as_dict() for s, c in self.costs.items() if c.calls}
@@ -216,10 +220,9 @@ def load_system(
 ) -> System:
     """The ``py:module:object`` application (the ``py:`` prefix optional), loaded once."""
     spec = target[3:] if target.startswith("py:") else target
-    try:
-        _, obj, _ = load_hook(spec, "system", "retrieve")
-    except SpecError:  # an object with answer() only is not callable itself
-        _, obj, _ = load_hook(spec, "system", "answer")
+    # "__class__" is callable on every object: load_hook imports and finds the object,
+    # and System checks the contract (retrieve+generate, or answer) with its own message
+    _, obj, _ = load_hook(spec, "system", "__class__")
     return System(obj, f"py:{spec}", budget_calls=budget_calls, refusal_pattern=refusal_pattern)
 
 

@@ -57,19 +57,13 @@ class Label(StrEnum):
     ANSWERED_OUT_OF_SCOPE = "ANSWERED_OUT_OF_SCOPE"
 
 
-#: Labels only diagnose --system gives (it runs the application repeatedly).
-SYSTEM_ONLY_LABELS = (Label.FLAKY,)
-_OK_AT = list(Label).index(Label.OK) + 1
-IN_SCOPE_LABELS = tuple(x for x in tuple(Label)[:_OK_AT] if x not in SYSTEM_ONLY_LABELS)
-OUT_OF_SCOPE_LABELS = tuple(Label)[_OK_AT:]
+IN_SCOPE_LABELS = tuple(Label)[: list(Label).index(Label.OK) + 1]
+OUT_OF_SCOPE_LABELS = tuple(Label)[len(IN_SCOPE_LABELS) :]
 #: Stages past retrieval (diagnose --answers), in the order an answer passes them.
 GENERATION_LABELS = (Label.CONTEXT_ASSEMBLY_LOSS, Label.GENERATION_REFUSED, Label.UNGROUNDED)
 #: Labels of a question that ended where it should.
 GOOD_LABELS = (Label.OK, Label.REFUSED_OK, Label.REFUSED_BY_CONTENT)
-#: (diagnose --system counts every label outside GOOD_LABELS, FLAKY included, as failing)
-FAILING_LABELS = tuple(
-    label for label in Label if label not in GOOD_LABELS and label not in SYSTEM_ONLY_LABELS
-)
+FAILING_LABELS = tuple(label for label in Label if label not in GOOD_LABELS)
 
 
 class Status(StrEnum):
@@ -97,7 +91,6 @@ __all__ = [
     "OUT_OF_SCOPE_LABELS",
     "Label",
     "ScaleVerdict",
-    "SYSTEM_ONLY_LABELS",
     "Status",
     "Verdict",
     "worst",

@@ -246,3 +246,69 @@ class _App:
 
 
 APP = _App()
+
+
+class _AnswerOnly:
+    """The same pipeline behind a plain ``answer(question)`` (fewer interventions)."""
+
+    @property
+    def model_id(self) -> str:
+        return os.environ["RAG_MODEL"]
+
+    def answer(self, question: str) -> dict[str, Any]:
+        from indexcheck.core.system_hook import as_candidate
+
+        app = APP._app()
+        context = [
+            as_candidate(c) for c in app.assemble(question, _cands(app.retrieve(question, DEPTH)))
+        ]
+        reply = app.generate(question, context)
+        return {**reply, "contexts": [{"id": c.id, "text": c.text} for c in context]}
+
+
+def _cands(rows: list[dict[str, Any]]) -> list[Any]:
+    from indexcheck.core.system_hook import as_candidate
+
+    return [as_candidate(r) for r in rows]
+
+
+ANSWER_ONLY = _AnswerOnly()
+
+
+def llamaindex_app() -> Any:
+    """A LlamaIndex query engine (VectorStoreIndex of the fixture chunks, top 4, the
+    emulator behind a ``CustomLLM``), wrapped by ``LlamaIndexSystem``."""
+    from llama_index.core import PromptTemplate, VectorStoreIndex
+    from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+    from llama_index.core.schema import TextNode
+
+    from indexcheck.integrations.llamaindex import IndexcheckEmbedding
+    from indexcheck.integrations.llamaindex_system import LlamaIndexSystem
+
+    class EmulatorLLM(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name=os.environ["RAG_MODEL"])
+
+        def complete(self, prompt: str, formatted: bool = False, **kw: Any) -> CompletionResponse:
+            from openai import OpenAI
+
+            client = OpenAI(
+                base_url=os.environ["RAG_CHAT_URL"], api_key=os.environ["OPENAI_API_KEY"]
+            )
+            reply = client.chat.completions.create(
+                model=os.environ["RAG_MODEL"], messages=[{"role": "user", "content": prompt}]
+            )
+            return CompletionResponse(text=reply.choices[0].message.content or "")
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kw: Any) -> Any:
+            raise NotImplementedError
+
+    nodes = [TextNode(id_=i, text=t) for i, t in zip(CORPUS.ids, CORPUS.texts, strict=True)]
+    index = VectorStoreIndex(nodes, embed_model=IndexcheckEmbedding(EMBEDDER_SPEC))
+    engine = index.as_query_engine(
+        llm=EmulatorLLM(),
+        similarity_top_k=TOP_K,
+        text_qa_template=PromptTemplate("Question: {query_str}\n\nContext:\n{context_str}"),
+    )
+    return LlamaIndexSystem(engine, model_id=os.environ["RAG_MODEL"])
