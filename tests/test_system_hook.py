@@ -75,8 +75,12 @@ def labels(data: dict[str, Any]) -> dict[str, str]:
 
 
 def test_done_when_command_labels_every_planted_case(app: dict[str, Any]) -> None:
-    code, data, r = diagnose(app, "--runs", "3", "--intervene", "gold-context,fetch=20,exact")
+    report = app["tmp"] / "report"
+    code, data, r = diagnose(
+        app, "--runs", "3", "--intervene", "gold-context,fetch=20,exact", "--report", str(report)
+    )
     assert code == 1, r.output
+    assert "Implicated: approximate search" in (report / "diagnose.md").read_text()
     got = labels(data)
     assert got == {
         "ok": "OK",
