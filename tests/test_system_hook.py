@@ -254,3 +254,46 @@ def diagnose_with(app: dict[str, Any], target: str, *extra: str) -> tuple[int, d
         return diagnose(app, *extra)
     finally:
         SYSTEM = saved
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "ip"])
+def test_exact_and_realigned_scores_are_on_the_backends_scale(metric: str) -> None:
+    """The app's threshold reads exact candidates: the streamed search (realigned) gives
+    the backend's own scores, as its exact mode does."""
+    import numpy as np
+
+    from indexcheck.core.staged_cache import StagedCache
+    from indexcheck.core.system_hook import System
+    from indexcheck.core.system_run import _Runner
+    from indexcheck.questions import Question
+    from indexcheck.testing import HashEmbedder, MemoryStore
+
+    class Stub:
+        model_id = "stub"
+
+        def retrieve(self, question: str, depth: int, filter: Any = None) -> list[Any]:
+            return []
+
+        def generate(self, question: str, context: Any) -> str:
+            return "ok"
+
+    ids = [f"c{i}" for i in range(40)]
+    texts = [f"text number {i}" for i in range(40)]
+    emb = HashEmbedder(16)
+    vectors = emb.embed(texts)
+    store = MemoryStore(ids, vectors, texts, metric=metric)
+    run = _Runner(
+        System(Stub(), "stub"),
+        StagedCache(),
+        "fp",
+        5,
+        1,
+        store,
+        emb,
+        dict(zip(ids, texts, strict=True)),
+    )
+    q = Question("q", "text number 3", ["c3"])
+    backend = run.exact(q)
+    local = run.exact(q, swap={"c0": vectors[0]})  # a no-op swap forces the streamed path
+    assert [c.id for c in local] == [c.id for c in backend] and backend[0].id == "c3"
+    assert np.allclose([c.score for c in local], [c.score for c in backend], atol=1e-5)

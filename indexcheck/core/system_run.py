@@ -105,29 +105,38 @@ class _Runner:
         return out, seen
 
     def exact(self, q: Question, swap: dict[str, np.ndarray] | None = None) -> list[Candidate]:
-        """Top-``depth`` by indexcheck's exact search over the store (vectors of ``swap``
-        replaced), in the store's score family; texts from the chunks or the store."""
+        """Top-``depth`` by exact search over the store, scores on the backend's own scale
+        (the app's threshold reads them): the backend's exact mode, or streamed here with
+        the vectors of ``swap`` replaced; texts from the chunks or the store."""
         from ..embedders import for_queries
         from .exact import exact_topk, family_of
+        from .transforms import transform_of
 
-        assert self.store is not None and self.embedder is not None
-        qv = for_queries(self.embedder).embed([q.question])
-        family = family_of(self.store.info().score)
+        store, embedder = self.store, self.embedder
+        assert store is not None and embedder is not None
+        qv = for_queries(embedder).embed([q.question])
+        if not swap and store.has_exact:
+            D, ids = store.exact_query(qv, self.depth)
+            scores = np.asarray(D[0], dtype=np.float64)
+        else:
+            score = store.info().score
+            family = family_of(score)
 
-        def blocks() -> Any:
-            for b in self.store.iter_vectors(4096):  # type: ignore[union-attr]
-                vecs = np.array(b.vectors, dtype=np.float32, copy=True)
-                for i, cid in enumerate(b.ids):
-                    if swap and cid in swap:
-                        vecs[i] = swap[cid]
-                    if b.texts is not None and b.texts[i] is not None:
-                        self.texts.setdefault(cid, b.texts[i])
-                yield b.ids, vecs
+            def blocks() -> Any:
+                for b in store.iter_vectors(4096):
+                    vecs = np.array(b.vectors, dtype=np.float32, copy=True)
+                    for i, cid in enumerate(b.ids):
+                        if swap and cid in swap:
+                            vecs[i] = swap[cid]
+                        if b.texts is not None and b.texts[i] is not None:
+                            self.texts.setdefault(cid, b.texts[i])
+                    yield b.ids, vecs
 
-        D, ids = exact_topk(blocks(), qv, self.depth, family)
-        sign = -1.0 if family == "l2" else 1.0
+            D, ids = exact_topk(blocks(), qv, self.depth, family)
+            x = np.asarray(D[0], dtype=np.float64)  # the family's value; l2 comes squared
+            scores = transform_of(score).apply(np.sqrt(np.maximum(x, 0)) if family == "l2" else x)
         return [
-            Candidate(str(c), self.texts.get(str(c), ""), sign * float(D[0, j]))
+            Candidate(str(c), self.texts.get(str(c), ""), float(scores[j]))
             for j, c in enumerate(ids[0])
             if c is not None
         ]
