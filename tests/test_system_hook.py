@@ -134,6 +134,18 @@ def test_each_intervention_recovers_only_its_planted_case(app: dict[str, Any]) -
     assert q["ann"]["arms"]["realigned"] is None  # check-index flagged none of its chunks
 
 
+def test_no_filter_recovers_the_question_the_apps_filter_drops(app: dict[str, Any]) -> None:
+    rp.questions_file(app["questions"], filtered=True)
+    code, data, r = diagnose(app, "--intervene", "no-filter,fetch=20,top-k=8")
+    assert code == 1, r.output
+    q = {x["id"]: x for x in data["questions"]}
+    assert q["filtered"]["recovered_by"] == ["no-filter"]
+    assert q["filtered"]["label"] == "NOT_RETRIEVED" and q["filtered"]["in_candidates"] is False
+    others = [x["recovered_by"] for k, x in q.items() if k != "filtered"]
+    assert all("no-filter" not in arms for arms in others)
+    assert q["budget"]["recovered_by"] == ["top-k=8"] and q["ann"]["recovered_by"] == ["fetch=20"]
+
+
 def test_changing_the_generator_reruns_no_retrieval(
     app: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,8 @@
     # indexcheck diagnose --system py:myapp:APP --questions q.jsonl --runs 3 \\
     #     --intervene gold-context,fetch=20,top-k=8 --store faiss:kb --trust-pickle
 
-- ``retrieve``: ``similarity_search_with_score(question, k=depth, filter=...)`` on a
+- ``retrieve``: ``similarity_search_with_score(question, k=depth, filter=...)`` (the app's
+  own ``filter=`` unless an intervention passes one; ``{}`` is no filter) on a
   VectorStore; else ``retriever.invoke(question, k=depth)`` (scores from
   ``metadata["score"]`` when the retriever puts them there).
 - ``assemble``: sort by score (descending; ``higher_is_better=False`` for distances),
@@ -45,6 +46,7 @@ class LangChainSystem:
         higher_is_better: bool = True,
         assemble: Callable[..., Any] | None = None,
         separator: str = "\n\n",
+        filter: Any = None,
     ) -> None:
         self.retriever, self.chain = retriever, chain
         self._model_id = model_id
@@ -53,12 +55,14 @@ class LangChainSystem:
         self.higher_is_better = higher_is_better
         self._assemble = assemble
         self.separator = separator
+        self.filter = filter
 
     @property
     def model_id(self) -> str:
         return self._model_id
 
     def retrieve(self, question: str, depth: int, filter: Any = None) -> list[dict[str, Any]]:
+        filter = self.filter if filter is None else (filter or None)  # {}: no filter
         search = getattr(self.retriever, "similarity_search_with_score", None)
         if search is not None:
             pairs = search(question, k=depth, **({} if filter is None else {"filter": filter}))

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHUNKS = ROOT / "fixtures" / "chunks.jsonl"
 D, DEPTH, THRESHOLD, TOP_K, EF_SEARCH, M = 32, 8, 0.5, 4, 1, 4
 SHIFTED = (40, 41, 42)  # each stored with the next chunk's vector
+ARCHIVED = 100  # metadata archived=True: the app's own filter {"archived": False} drops it
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -63,6 +64,8 @@ PLANTED: dict[str, tuple[str, int | None, str]] = {
     "flaky": ("What does planted chunk eighty say?", 80, "flaky"),
     "out": ("Who won the 1962 chess olympiad?", None, "out_of_scope"),
 }
+#: asked only by the no-filter test: its chunk is dropped by the app's metadata filter
+FILTERED = {"filtered": ("What does the archived chunk say?", ARCHIVED, "filter")}
 _Q = {
     "ok": FRESH[10],
     "ann": _unit(0.6 * FRESH[150] + 0.4 * _a),
@@ -71,9 +74,10 @@ _Q = {
     "gen": FRESH[60],
     "flaky": FRESH[80],
     "out": _unit(-_a + 0.1 * _b),
+    "filtered": FRESH[ARCHIVED],
 }
 _TABLE = {t: FRESH[i] for i, t in enumerate(CORPUS.texts)}
-_TABLE.update({PLANTED[k][0]: v for k, v in _Q.items()})
+_TABLE.update({{**PLANTED, **FILTERED}[k][0]: v for k, v in _Q.items()})
 
 
 class LookupEmbedder(BaseEmbedder):
@@ -97,9 +101,9 @@ EMBEDDER = LookupEmbedder()
 EMBEDDER_SPEC = "py:tests.builders.rag_pipeline:EMBEDDER"
 
 
-def questions_file(path: Path) -> Path:
+def questions_file(path: Path, filtered: bool = False) -> Path:
     rows = []
-    for qid, (text, chunk, _) in PLANTED.items():
+    for qid, (text, chunk, _) in {**PLANTED, **(FILTERED if filtered else {})}.items():
         row: dict[str, Any] = {"id": qid, "question": text}
         if chunk is None:
             row["in_scope"] = False
@@ -126,8 +130,8 @@ def build_index(folder: Path) -> str:
     index.hnsw.efSearch = EF_SEARCH
     ids = list(CORPUS.ids)
     docs = {
-        i: Document(page_content=t, metadata={"id": i}, id=i)
-        for i, t in zip(ids, CORPUS.texts, strict=True)
+        i: Document(page_content=t, metadata={"id": i, "archived": n == ARCHIVED}, id=i)
+        for n, (i, t) in enumerate(zip(ids, CORPUS.texts, strict=True))
     }
     store = FAISS(
         embedding_function=IndexcheckEmbeddings(EMBEDDER_SPEC),
@@ -156,7 +160,7 @@ def generator_script() -> dict[str, Any]:
     from tests.emulators.rag_generator import Scripted
 
     out = {}
-    for text, chunk, fault in PLANTED.values():
+    for text, chunk, fault in {**PLANTED, **FILTERED}.values():
         if chunk is None:
             continue
         passage = CORPUS.texts[chunk][:80]
@@ -173,6 +177,7 @@ class _WideningFAISS:
 
     def similarity_search_with_score(self, query: str, k: int, **kwargs: Any) -> Any:
         self.store.index.hnsw.efSearch = max(EF_SEARCH, k)
+        kwargs.setdefault("fetch_k", k)  # a filter is applied to the same k results
         return self.store.similarity_search_with_score(query, k=k, **kwargs)
 
 
@@ -224,6 +229,7 @@ class _App:
                 depth=DEPTH,
                 threshold=THRESHOLD,
                 top_k=TOP_K,
+                filter={"archived": False},
             )
             self._key = key
         return self._inner
