@@ -309,3 +309,38 @@ def test_exact_and_realigned_scores_are_on_the_backends_scale(metric: str) -> No
     local = run.exact(q, swap={"c0": vectors[0]})  # a no-op swap forces the streamed path
     assert [c.id for c in local] == [c.id for c in backend] and backend[0].id == "c3"
     assert np.allclose([c.score for c in local], [c.score for c in backend], atol=1e-5)
+
+
+def test_options_of_system_need_system(app: dict[str, Any]) -> None:
+    out = app["tmp"] / "d.json"
+    args = ["diagnose", "--store", app["store"], "--trust-pickle", "--embedder", rp.EMBEDDER_SPEC]
+    args += ["--questions", str(app["questions"]), "--json", str(out), "--intervene", "exact"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 2 and "--intervene needs --system" in r.output
+
+
+def test_a_generator_that_fails_midway_exits_3_and_the_rerun_resumes(
+    app: dict[str, Any],
+) -> None:
+    from tests.emulators import chat
+
+    emu = app["emu"]
+    script = emu.chat
+    original = script._pick
+    served = {"n": 0}
+
+    def failing_after_ten(body: dict[str, Any]) -> Any:
+        served["n"] += 1
+        return chat.status(400) if served["n"] > 10 else original(body)
+
+    script._pick = failing_after_ten  # type: ignore[method-assign]
+    code, data, r = diagnose(app, "--intervene", "gold-context")
+    assert code == 3 and data["complete"] is False
+    (line,) = [x for x in r.output.splitlines() if x.strip()]
+    assert "system's generate() raised" in line and "rerun to resume" in line
+    script._pick = original  # type: ignore[method-assign]
+    before = len(script.requests)
+    code, data, r = diagnose(app, "--intervene", "gold-context")
+    assert code == 1, r.output
+    assert data["cost"]["generate"]["calls"] == len(script.requests) - before
+    assert rp.APP.retrievals == len(rp.PLANTED)  # each question retrieved once, over both runs

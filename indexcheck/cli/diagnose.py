@@ -135,6 +135,16 @@ def diagnose_cmd(
     report_dir: Path | None,
 ) -> None:
     """Trace each question's expected chunk through every stage; label the first that lost it."""
+    if system_spec is None:
+        from click.core import ParameterSource
+
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in ("runs", "intervene", "budget_calls")
+            if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise InputError(f"{given[0]} needs --system py:module:object (your application)")
     questions = load_questions(questions_path)
     if system_spec is not None:
         from .diagnose_system import run_system

@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BackendError, InputError
-from ..hooks import load_hook
+from ..errors import BackendError, IndexcheckError, InputError
+from ..hooks import HookExitError, load_hook
 from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 
 STAGES = ("retrieve", "assemble", "generate", "answer")
@@ -159,6 +159,19 @@ class System:
         started = time.perf_counter()
         try:
             return fn(*args, **kwargs)
+        except SystemExit as exc:
+            raise HookExitError(
+                f"the {self.name} system's {stage}() called sys.exit({exc.code!r}); the run "
+                "could not finish. Everything done so far is in --cache: rerun to resume"
+            ) from None
+        except IndexcheckError:
+            raise
+        except Exception as exc:  # the user's code: named, never the catch-all
+            raise BackendError(
+                f"the {self.name} system's {stage}() raised {type(exc).__name__}: {exc}; the "
+                "run could not finish. Everything done so far is in --cache: fix it and rerun "
+                "to resume (INDEXCHECK_DEBUG=1 shows its traceback)"
+            ) from exc
         finally:
             cost.calls += 1
             cost.seconds += time.perf_counter() - started
