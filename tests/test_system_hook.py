@@ -344,3 +344,36 @@ def test_a_generator_that_fails_midway_exits_3_and_the_rerun_resumes(
     assert code == 1, r.output
     assert data["cost"]["generate"]["calls"] == len(script.requests) - before
     assert rp.APP.retrievals == len(rp.PLANTED)  # each question retrieved once, over both runs
+
+
+class _Hostile:
+    model_id = "hostile"
+
+    def __init__(self, retrieved: Any = (), answer: Any = "fine") -> None:
+        self.retrieved, self.reply = retrieved, answer
+
+    def retrieve(self, question: str, depth: int, filter: Any = None) -> Any:
+        return self.retrieved
+
+    def generate(self, question: str, context: Any) -> Any:
+        return self.reply
+
+
+RETURNS_NONE = _Hostile(retrieved=None)
+NO_IDS = _Hostile(retrieved=[{"text": "a passage", "score": 0.9}])
+NONE_ANSWER = _Hostile(answer=None)
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("RETURNS_NONE", "retrieve() returned NoneType; it must return a list"),
+        ("NO_IDS", "a candidate from the --system hook has no id"),
+        ("NONE_ANSWER", "returned None for an answer"),
+    ],
+)
+def test_a_hook_breaking_the_contract_is_one_line_exit_2(
+    app: dict[str, Any], name: str, needle: str
+) -> None:
+    code, _, r = diagnose_with(app, f"py:tests.test_system_hook:{name}")
+    assert code == 2 and needle in r.output and "Traceback" not in r.output

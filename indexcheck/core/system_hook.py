@@ -99,6 +99,11 @@ def as_candidate(raw: Any) -> Candidate:
 
 def as_generation(raw: Any, refusal: re.Pattern[str]) -> Generation:
     """An answer from a string, a mapping, an object or a LangChain message."""
+    if raw is None:
+        raise InputError(
+            "the --system hook returned None for an answer; return the answer text or "
+            "{'answer': ..., 'refused': ...}"
+        )
     if isinstance(raw, str):
         answer, refused, citations, tokens = raw, None, [], None
     else:
@@ -184,7 +189,15 @@ class System:
     def retrieve(self, question: str, depth: int, filter: Any = None) -> list[Candidate]:
         kwargs = {} if filter is None else {"filter": filter}
         raw = self._call("retrieve", self.obj.retrieve, question, depth, **kwargs)
-        return [as_candidate(r) for r in raw]
+        return [as_candidate(r) for r in self._listed(raw, "retrieve")]
+
+    def _listed(self, raw: Any, stage: str) -> list[Any]:
+        if isinstance(raw, str | bytes | dict) or not hasattr(raw, "__iter__"):
+            raise InputError(
+                f"the {self.name} system's {stage}() returned {type(raw).__name__}; it must "
+                "return a list of candidates (id, text, score)"
+            )
+        return list(raw)
 
     def assemble(
         self,
@@ -200,7 +213,7 @@ class System:
             return kept if top_k is None else kept[:top_k]
         kwargs = {k: v for k, v in (("top_k", top_k), ("threshold", threshold)) if v is not None}
         raw = self._call("assemble", fn, question, list(candidates), **kwargs)
-        return [as_candidate(r) for r in raw]
+        return [as_candidate(r) for r in self._listed(raw, "assemble")]
 
     def generate(self, question: str, context: Sequence[Candidate]) -> Generation:
         raw = self._call("generate", self.obj.generate, question, list(context))

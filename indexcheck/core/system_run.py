@@ -95,7 +95,8 @@ class _Runner:
     def answer_only(self, q: Question, arm: str) -> tuple[list[bool], list[Candidate]]:
         out, seen = [], []
         for r in range(self.runs):
-            key = StagedCache.generation_key(q.question, [], self.system.model_id, f"{arm}:{r}")
+            model = f"{self.system.model_id}@{self.fingerprint}"  # answer() retrieves too
+            key = StagedCache.generation_key(q.question, [], model, f"{arm}:{r}")
             g: Generation | None = self.cache.generation(key)
             if g is None:
                 g, _ = self.system.answer(q.question)
