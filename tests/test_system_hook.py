@@ -135,7 +135,7 @@ def test_each_intervention_recovers_only_its_planted_case(app: dict[str, Any]) -
 
 
 def test_no_filter_recovers_the_question_the_apps_filter_drops(app: dict[str, Any]) -> None:
-    rp.questions_file(app["questions"], filtered=True)
+    rp.questions_file(app["questions"], extra=("filtered",))
     code, data, r = diagnose(app, "--intervene", "no-filter,fetch=20,top-k=8")
     assert code == 1, r.output
     q = {x["id"]: x for x in data["questions"]}
@@ -144,6 +144,17 @@ def test_no_filter_recovers_the_question_the_apps_filter_drops(app: dict[str, An
     others = [x["recovered_by"] for k, x in q.items() if k != "filtered"]
     assert all("no-filter" not in arms for arms in others)
     assert q["budget"]["recovered_by"] == ["top-k=8"] and q["ann"]["recovered_by"] == ["fetch=20"]
+
+
+def test_threshold_recovers_the_question_under_the_apps_threshold(app: dict[str, Any]) -> None:
+    rp.questions_file(app["questions"], extra=("faint",))
+    code, data, r = diagnose(app, "--intervene", "threshold=0.3,top-k=8,fetch=20")
+    assert code == 1, r.output
+    q = {x["id"]: x for x in data["questions"]}
+    assert q["faint"]["recovered_by"] == ["threshold=0.3"]
+    assert q["faint"]["label"] == "BELOW_THRESHOLD" and q["faint"]["in_context"] is False
+    assert q["budget"]["recovered_by"] == ["top-k=8"]  # its chunk passes 0.5 already
+    assert "Implicated: the threshold, in 1 of 6 failing questions" in r.output
 
 
 def test_changing_the_generator_reruns_no_retrieval(

@@ -16,6 +16,8 @@ Planted questions (:data:`PLANTED`, question id -> (text, expected chunk, plante
 does); ``shift``'s chunk 40 is stored with chunk 41's vector (a positional shift of 3);
 ``budget``'s chunk 24 ranks 5th (kept out by keep-4); ``gen`` is always refused by the
 generator; ``flaky`` is refused at random (seeded); ``ok`` works; ``out`` is out of scope.
+:data:`EXTRA` adds ``filtered`` (chunk 100 is dropped by the app's metadata filter) and
+``faint`` (chunk 90 ranks first at 0.41, under the threshold) for the tests that ask them.
 """
 
 from __future__ import annotations
@@ -64,8 +66,12 @@ PLANTED: dict[str, tuple[str, int | None, str]] = {
     "flaky": ("What does planted chunk eighty say?", 80, "flaky"),
     "out": ("Who won the 1962 chess olympiad?", None, "out_of_scope"),
 }
-#: asked only by the no-filter test: its chunk is dropped by the app's metadata filter
-FILTERED = {"filtered": ("What does the archived chunk say?", ARCHIVED, "filter")}
+#: asked only by the tests that name them: ``filtered``'s chunk is dropped by the app's
+#: metadata filter; ``faint``'s chunk ranks first at 0.41, under the app's threshold 0.5
+EXTRA = {
+    "filtered": ("What does the archived chunk say?", ARCHIVED, "filter"),
+    "faint": ("What does the faint chunk ninety say?", 90, "threshold"),
+}
 _Q = {
     "ok": FRESH[10],
     "ann": _unit(0.6 * FRESH[150] + 0.4 * _a),
@@ -75,9 +81,12 @@ _Q = {
     "flaky": FRESH[80],
     "out": _unit(-_a + 0.1 * _b),
     "filtered": FRESH[ARCHIVED],
+    "faint": _unit(
+        FRESH[90] + 1.4 * _unit(-_a + 0.2 * np.random.default_rng(5).standard_normal(D))
+    ),
 }
 _TABLE = {t: FRESH[i] for i, t in enumerate(CORPUS.texts)}
-_TABLE.update({{**PLANTED, **FILTERED}[k][0]: v for k, v in _Q.items()})
+_TABLE.update({{**PLANTED, **EXTRA}[k][0]: v for k, v in _Q.items()})
 
 
 class LookupEmbedder(BaseEmbedder):
@@ -101,9 +110,9 @@ EMBEDDER = LookupEmbedder()
 EMBEDDER_SPEC = "py:tests.builders.rag_pipeline:EMBEDDER"
 
 
-def questions_file(path: Path, filtered: bool = False) -> Path:
+def questions_file(path: Path, extra: tuple[str, ...] = ()) -> Path:
     rows = []
-    for qid, (text, chunk, _) in {**PLANTED, **(FILTERED if filtered else {})}.items():
+    for qid, (text, chunk, _) in {**PLANTED, **{k: EXTRA[k] for k in extra}}.items():
         row: dict[str, Any] = {"id": qid, "question": text}
         if chunk is None:
             row["in_scope"] = False
@@ -160,7 +169,7 @@ def generator_script() -> dict[str, Any]:
     from tests.emulators.rag_generator import Scripted
 
     out = {}
-    for text, chunk, fault in {**PLANTED, **FILTERED}.values():
+    for text, chunk, fault in {**PLANTED, **EXTRA}.values():
         if chunk is None:
             continue
         passage = CORPUS.texts[chunk][:80]
