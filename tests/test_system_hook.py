@@ -182,6 +182,7 @@ def test_budget_stops_with_exit_3_and_the_rerun_pays_nothing_twice(app: dict[str
     code, data, r = diagnose(app, "--budget-calls", "10", "--intervene", "gold-context")
     assert code == 3 and data["complete"] is False
     assert "--budget-calls 10 reached" in r.output and "resume" in r.output
+    assert "(retrieve " in r.output and "generate " in r.output  # what was spent
     paid = rp.APP.retrievals + len(emu.chat.requests)
     assert 0 < paid <= 10
     code, resumed, r = diagnose(app, "--intervene", "gold-context")

@@ -155,10 +155,11 @@ class System:
 
     def _call(self, stage: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if self.budget_calls is not None and self.calls >= self.budget_calls:
+            made = ", ".join(f"{s} {c.calls}" for s, c in self.costs.items() if c.calls)
             raise CallBudgetExhausted(
-                f"--budget-calls {self.budget_calls} reached before the next {stage} call; "
-                "everything done so far is in --cache: rerun with the same --cache and a "
-                "larger --budget-calls to resume"
+                f"--budget-calls {self.budget_calls} reached before the next {stage} call "
+                f"({made}); everything done so far is in --cache: rerun with the same --cache "
+                "and a larger --budget-calls to resume"
             )
         cost = self.costs[stage]
         started = time.perf_counter()
