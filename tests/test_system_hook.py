@@ -96,6 +96,7 @@ def test_done_when_command_labels_every_planted_case(app: dict[str, Any]) -> Non
     assert q["ann"]["arms"]["control"] == [True, True, True]
     assert q["gen"]["arms"]["gold-context"] == [True, True, True]
     assert q["flaky"]["arms"]["control"] != [True, True, True]
+    assert q["flaky"]["arms"]["gold-context"] is None  # flaky: no intervention paid for
     # upstream of generation: the gold context recovers, neither fetch nor exact
     assert q["budget"]["recovered_by"] == q["shift"]["recovered_by"] == ["gold-context"]
     assert q["ok"]["refusal_rate"]["value"] == 0.0 and q["gen"]["refusal_rate"]["value"] == 1.0

@@ -5,7 +5,8 @@ per question.
 Outcome of one run: refused or answered (the app's ``refused``, else the answer refusal
 pattern). A question fails when any run refused an in-scope question. An arm (the control
 or an intervention) *recovers* a failing question when at least one of its ``runs``
-generations answers. Labels, in the stage order of :class:`~.verdicts.Label`:
+generations answers; a question that is flaky (outcomes differ, or the control recovers) is
+not replayed under the interventions. Labels, in the stage order of :class:`~.verdicts.Label`:
 
 - recovered by the control, or outcomes that differ across runs: ``FLAKY``;
 - under ``realigned``: ``MISALIGNED``; under ``no-filter``: ``NOT_RETRIEVED``; under ``exact``
@@ -305,6 +306,9 @@ def _run(
             recovered["control"] += 1
             sq.flaky = True
         for iv in interventions:
+            if sq.flaky:  # flaky, not diagnosed: no intervention is paid for
+                sq.arms[iv.arm] = None
+                continue
             ctx = _arm_context(run, iv, q, cands, context, swap)
             arm = None if ctx is None else run.generate(q, ctx, iv.arm)
             sq.arms[iv.arm] = arm
