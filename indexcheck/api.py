@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .core.probe_scale import ScaleResult
     from .core.question_gen import QuestionSetResult
     from .core.sweep_threshold import SweepResult
+    from .core.system_result import SystemDiagnoseResult
     from .judges.base import Judge
 
 StoreLike = str | VectorStore
@@ -183,15 +184,29 @@ def diagnose(
     questions: str | Path | Sequence[Question],
     chunks: str | Path | Corpus | None = None,
     embedder: EmbedderLike = None,
+    *,
+    system: str | Any | None = None,
+    runs: int = 3,
+    intervene: str | Sequence[str] | None = None,
+    budget_calls: int | None = None,
+    cache: str | Path | None = None,
     **options: Any,
-) -> DiagnoseResult:
-    """One stage label per question: where the expected chunk was lost."""
+) -> DiagnoseResult | SystemDiagnoseResult:
+    """One stage label per question: where the expected chunk was lost. With ``system``
+    (``py:module:object`` or the app object): run it ``runs`` times, replay failing questions
+    under ``intervene`` beside a control (:mod:`indexcheck.core.system_run`)."""
     from .core.diagnose import diagnose as run
     from .core.retrieval import marked_refusals, scale_converters
+    from .core.system_run import diagnose_system_from as system_run
 
     corpus = _corpus(chunks)
     started = Run("diagnose")
     with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+        if system is not None:
+            kw = dict(runs=runs, intervene=intervene, budget_calls=budget_calls, cache=cache)
+            r = system_run(system, _questions(questions), corpus, s, e, **kw, **options)
+            stamp(r, started, s, e, system=r.system, cost=r.cost)
+            return r
         assert e is not None
         if "higher_is_better" not in options:
             hib, to_cos, _ = scale_converters(s)

@@ -77,6 +77,35 @@ from .traces import answers_format_option, read_answers_cli
     show_default=True,
     help="Regex on the answer text marking a refusal (a 'refused' column wins).",
 )
+@click.option(
+    "--system",
+    "system_spec",
+    default=None,
+    metavar="py:MODULE:OBJECT",
+    help="Run your own RAG application (retrieve/assemble/generate, or answer); see the "
+    "README 'Diagnosing your own pipeline'. --store is then the application's index.",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="With --system: runs of every question (refusal rate, Wilson interval, flaky).",
+)
+@click.option(
+    "--intervene",
+    default=None,
+    metavar="LIST",
+    help="With --system: gold-context,fetch=F,exact,threshold=T,top-k=K,no-filter,realigned; "
+    "each replayed on the failing questions beside an unchanged control.",
+)
+@click.option(
+    "--budget-calls",
+    type=click.IntRange(1),
+    default=None,
+    help="With --system: stop before the application call that would exceed N (exit 3; "
+    "rerun with the same --cache to resume).",
+)
 @seed_option
 @output_options
 @click.pass_context
@@ -100,12 +129,49 @@ def diagnose_cmd(
     answers_format: str | None,
     judge_spec: str | None,
     answer_refusal_pattern: str,
+    system_spec: str | None,
+    runs: int,
+    intervene: str | None,
+    budget_calls: int | None,
     seed: int,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
     """Trace each question's expected chunk through every stage; label the first that lost it."""
+    if system_spec is None:
+        from click.core import ParameterSource
+
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in ("runs", "intervene", "budget_calls")
+            if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise InputError(f"{given[0]} needs --system py:module:object (your application)")
     questions = load_questions(questions_path)
+    if system_spec is not None:
+        from .diagnose_system import run_system
+
+        run_system(
+            ctx,
+            system_spec,
+            questions,
+            store_spec=store_spec,
+            trust_pickle=trust_pickle,
+            embedder_spec=embedder_spec,
+            cache_path=cache_path,
+            corpus=open_corpus(chunks_path, id_column, text_column),
+            runs=runs,
+            intervene=intervene,
+            budget_calls=budget_calls,
+            k=k,
+            min_cosine=min_cosine,
+            answer_refusal_pattern=answer_refusal_pattern,
+            json_path=json_path,
+            report_dir=report_dir,
+            manifest={"seed": seed, "questions": str(questions_path)},
+        )
+        return
     answers = judged = judge_stats = answers_source = None
     if judge_spec and answers_path is None:
         raise InputError("--judge needs --answers: the answers to judge")

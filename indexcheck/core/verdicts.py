@@ -49,6 +49,8 @@ class Label(StrEnum):
     CONTEXT_ASSEMBLY_LOSS = "CONTEXT_ASSEMBLY_LOSS"
     GENERATION_REFUSED = "GENERATION_REFUSED"
     UNGROUNDED = "UNGROUNDED"
+    #: diagnose --system only: outcomes differ across runs, or the unchanged control recovered
+    FLAKY = "FLAKY"
     OK = "OK"
     REFUSED_OK = "REFUSED_OK"
     REFUSED_BY_CONTENT = "REFUSED_BY_CONTENT"

@@ -1,7 +1,8 @@
 """The one opener for the shared ``--cache`` file: refuses, read-only, any SQLite file that is not
 an indexcheck cache, before anything is written to it.
 
-An indexcheck cache holds at most two tables, ``vectors`` (embeddings) and ``judgements``, of
+An indexcheck cache holds at most the tables ``vectors`` (embeddings), ``judgements`` and
+``system_retrievals``/``system_generations`` (diagnose --system), of
 exactly the schemas below, and carries SQLite's ``application_id`` :data:`APPLICATION_ID`
 (0x49584348, "IXCH") in its header. An existing file is inspected through a read-only
 connection (``immutable=1`` when no ``-wal`` file lies beside it, so not even a ``-shm`` file
@@ -30,6 +31,19 @@ JUDGEMENTS_SQL = (
     "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
     "prompt_version TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL)"
 )
+#: diagnose --system: the application's retrievals and generations (staged cache)
+SYSTEM_RETRIEVALS_SQL = (
+    "CREATE TABLE IF NOT EXISTS system_retrievals (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+)
+SYSTEM_GENERATIONS_SQL = (
+    "CREATE TABLE IF NOT EXISTS system_generations (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+)
+_TABLES = {
+    "vectors": VECTORS_SQL,
+    "judgements": JUDGEMENTS_SQL,
+    "system_retrievals": SYSTEM_RETRIEVALS_SQL,
+    "system_generations": SYSTEM_GENERATIONS_SQL,
+}
 _MAGIC = b"SQLite format 3\x00"
 SPACE_HINT = (
     "; check that the disk has space and the folder is writable, or point --cache elsewhere"
@@ -44,9 +58,9 @@ def _columns(db: sqlite3.Connection, table: str) -> list[tuple[object, ...]]:
 def _schemas() -> dict[str, list[tuple[object, ...]]]:
     db = sqlite3.connect(":memory:")
     try:
-        db.execute(VECTORS_SQL)
-        db.execute(JUDGEMENTS_SQL)
-        return {t: _columns(db, t) for t in ("vectors", "judgements")}
+        for sql in _TABLES.values():
+            db.execute(sql)
+        return {t: _columns(db, t) for t in _TABLES}
     finally:
         db.close()
 
