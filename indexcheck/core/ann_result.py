@@ -25,6 +25,8 @@ class Truths:
     true: GroundTruth | None = None
     lookup: MatrixLookup | None = None
     vectors: TrueVectors | None = None
+    #: under metadata filters: what the filtered truth pass learnt (.filtered_truth)
+    filtered: Any = None
 
     @property
     def scored(self) -> GroundTruth:
@@ -33,7 +35,7 @@ class Truths:
 
     def cut(self, depth: int) -> Truths:
         true = None if self.true is None else self.true.cut(depth)
-        return Truths(self.stored.cut(depth), true, self.lookup, self.vectors)
+        return Truths(self.stored.cut(depth), true, self.lookup, self.vectors, self.filtered)
 
 
 @dataclass
@@ -59,6 +61,12 @@ class FetchRow:
     #: over the vectors the index gives back (the search's own loss, compression aside)
     search_recall_at_k: float | None = None
     search_best_miss_rate: float | None = None
+    #: under filters: share of filtered queries that got fewer than min(fetch, matching)
+    #: results although that many chunks match, and per selectivity bucket the figures
+    short_result_rate: float | None = None
+    short_result_rate_interval: list[float | None] | None = None
+    short_results: int | None = None
+    by_selectivity: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -98,6 +106,10 @@ class AnnResult:
     #: with a true truth: exact search over the vectors the index gives back, measured
     #: against exact search over the vectors as added (recall@k, best-chunk miss rate)
     compression_loss: dict[str, Any] | None = None
+    #: every distinct metadata filter of the run, with the chunks it matches
+    filters: list[dict[str, Any]] | None = None
+    #: per query, its filter (canonical JSON), when the run is filtered
+    query_filters: list[str | None] | None = None
     truth: Truths | None = field(default=None, repr=False, compare=False)
     """The ground truths used (not serialised), so a sweep can reuse them."""
 

@@ -32,8 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DimensionMismatchError, InputError
+from ..errors import DimensionMismatchError, FilterError, InputError
+from ..filters import fields_of
 from ..stores.base import VectorStore, as_float32_matrix
+from .ann_filtered import (
+    filter_figures,
+    filtered_search,
+    returned_counts,
+    short_sentence,
+    with_empty_filters,
+)
 from .ann_metrics import (
     PerQuery,
     compression_loss,
@@ -56,6 +64,7 @@ from .ann_text import (
 from .ann_truth import MatrixLookup, TrueVectors, true_truth
 from .compression import compression_of
 from .exact import family_of, prepare
+from .filtered_truth import FilterTruth, filtered_ground_truth
 from .ground_truth import GroundTruth, Lookup, ground_truth
 from .queries import (
     DEFAULT_NOISE,
@@ -114,6 +123,7 @@ def compare_ann(
     progress: Say | None = None,
     truth: GroundTruth | Truths | None = None,
     true_vectors: TrueVectors | None = None,
+    filters: Sequence[Any] | None = None,
 ) -> AnnResult:
     """Measure approximate search against exact search at each fetch depth.
 
@@ -125,6 +135,9 @@ def compare_ann(
     added: the figures are then measured against exact search over them, and the
     compression loss (exact search over what the index gives back, against them) is
     reported beside. ``seed`` seeds the bootstrap of the displacement interval.
+    ``filters``: one portable metadata filter per query (None: unfiltered); the truth is
+    then exact search over the chunks each filter matches, the store is searched under
+    the filter, and the short-result rate is reported (:mod:`.ann_filtered`).
     """
     say = progress or _quiet
     qs = queries if isinstance(queries, QuerySet) else as_query_set(queries)
@@ -148,12 +161,24 @@ def compare_ann(
     gt_depth = rank_cap(k)
     xq = prepare(xr, family)
     lookup = Lookup(store, info.dimension, family)
+    if filters is not None and len(filters) != q:
+        raise InputError(f"{len(filters)} filters for {q} queries; give one per query")
+    if filters is not None and not any(f is not None for f in filters):
+        filters = None
+    if filters is not None and not isinstance(truth, Truths):
+        if true_vectors is not None:
+            raise InputError("--truth-from/--truth-store cannot be combined with filters yet")
+        stored, ftruth = filtered_ground_truth(store, xr, filters, gt_depth, family, say)
+        truth = Truths(stored, filtered=ftruth)
     truths = _truths(store, xr, gt_depth, family, cache_dir, say, lookup, truth, true_vectors)
+    ft = truths.filtered
     for t in (truths.stored, truths.true):
         if t is not None and (t.ids.shape[0] != q or t.ids.shape[1] < k):
             raise InputError("the ground truth given does not match these queries and k")
     truths = truths.cut(gt_depth)
     if np.isnan(truths.stored.similarity[:, 0]).all():
+        if ft is not None:
+            raise FilterError(f"no query's filter matches any chunk of {store.spec}")
         raise InputError(f"{store.spec} returned no exact neighbours for any query")
     scored = truths.scored
     tol = tolerance(xq, scored, TIE_RTOL)
@@ -165,7 +190,7 @@ def compare_ann(
     for f in depths:
         say(f"approximate search, {q} queries, fetch {f}")
         t0 = time.perf_counter()
-        _, I = store.query(xr, f)
+        _, I = store.query(xr, f) if ft is None else filtered_search(store, xr, f, ft)
         secs = time.perf_counter() - t0
         I = np.asarray(I, dtype=object)
         say(f"exact re-scoring of the {f} results per query")
@@ -181,9 +206,15 @@ def compare_ann(
         else:
             raw[f] = (I, sim)
             pq = score(fsim, truths.stored, k, tol)
+        if ft is not None:
+            pq = with_empty_filters(pq, ft)
         per[f] = pq
         row = fetch_row(f, k, q, pq, secs, seed)
-        row.plan = plan_of(store, f)
+        row.plan = plan_of(store, f, None if ft is None else _main_filter(ft))
+        if ft is not None:
+            figures = filter_figures(f, pq, returned_counts(I), ft)
+            for name, value in figures.items():
+                setattr(row, name, value)
         if search is not None:
             row.search_recall_at_k = float(search.hits.sum() / max(int(search.slots.sum()), 1))
             row.search_best_miss_rate = float((~search.best_found).sum() / q)
@@ -196,6 +227,11 @@ def compare_ann(
     warnings = exact_plan_warnings(rows) + compression_warnings(compression, truths, loss, target)
     effort = effort_param(info.backend, info.details, compression)
     said = recommendation(rows, k, target, recommended, effort, loss)
+    if ft is not None:
+        fields = list(dict.fromkeys(x for n in ft.groups.nodes.values() for x in fields_of(n)))
+        short = short_sentence(rows, k, info.backend, info.details, fields)
+        if short is not None:
+            warnings.append(short)
     setting = None if recommended is None else {"fetch": recommended}
     return AnnResult(
         ok=recommended is not None,
@@ -232,6 +268,8 @@ def compare_ann(
         if truths.vectors is None
         else {"source": truths.vectors.source, **truths.vectors.details},
         compression_loss=loss,
+        filters=None if ft is None else ft.per_filter,
+        query_filters=None if ft is None else ft.groups.keys,
         truth=truths,
     )
 
@@ -257,10 +295,21 @@ def _truths(
     return Truths(stored, true, MatrixLookup(true_vectors, family), true_vectors)
 
 
-def plan_of(store: VectorStore, depth: int) -> str | None:
-    """The store's query plan at ``depth`` when it can tell (``plan_for``), else None."""
+def plan_of(store: VectorStore, depth: int, filter: Any = None) -> str | None:
+    """The store's query plan at ``depth`` (under ``filter``) when it can tell
+    (``plan_for``), else None."""
     plan_for = getattr(store, "plan_for", None)
-    return None if plan_for is None else str(plan_for(depth))
+    if plan_for is None:
+        return None
+    return str(plan_for(depth) if filter is None else plan_for(depth, filter))
+
+
+def _main_filter(ft: FilterTruth) -> Any:
+    """The filter most queries carry (its plan stands for the run's), None if unfiltered."""
+    keys = [key for key in ft.groups.keys if key is not None]
+    if not keys:
+        return None
+    return ft.groups.nodes[max(set(keys), key=keys.count)]
 
 
 def exact_plan_warnings(rows: Sequence[FetchRow]) -> list[str]:
@@ -271,7 +320,8 @@ def exact_plan_warnings(rows: Sequence[FetchRow]) -> list[str]:
     plans = sorted({r.plan for r in rows if r.fetch in exact and r.plan})
     return [
         f"at fetch {', '.join(map(str, exact))} PostgreSQL chose an exact plan "
-        f"({', '.join(plans)}), not the ANN index: the figure says nothing about the index"
+        f"({', '.join(plans)}), not the ANN index: the search was exact and the figure "
+        "says nothing about the index"
     ]
 
 
@@ -295,6 +345,7 @@ def sweep_ann(
     target: float = 0.01,
     seed: int = 0,
     progress: Say | None = None,
+    filters: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """compare-ann at each value of a search parameter, sharing one ground truth (a
     :class:`Truths` carries the true one too, when the first run had it).
@@ -310,7 +361,9 @@ def sweep_ann(
         say(f"sweep {key}={v}")
         store = open_at(v)
         try:
-            r = compare_ann(store, queries, k, fetch, target, seed, progress=say, truth=truth)
+            r = compare_ann(
+                store, queries, k, fetch, target, seed, progress=say, truth=truth, filters=filters
+            )
         finally:
             store.close()
         runs.append(
