@@ -40,7 +40,8 @@ def _data() -> tuple[np.ndarray, list[dict[str, Any]], np.ndarray]:
     rng = np.random.default_rng(7)
     vecs = rng.standard_normal((N, D)).astype(np.float32)
     meta: list[dict[str, Any]] = [
-        {"profile": "rare" if i % 100 == 0 else "common", "year": 2000 + (i // 100) % 25} for i in range(N)
+        {"profile": "rare" if i % 100 == 0 else "common", "year": 2000 + (i // 100) % 25}
+        for i in range(N)
     ]
     queries = rng.standard_normal((Q, D)).astype(np.float32)
     return vecs, meta, queries

@@ -137,12 +137,15 @@ def filtered_ground_truth(
         if n == 0:
             continue
         count += n
-        if b.metadata is None and groups.any:
+        metadata = b.metadata
+        if metadata is None and groups.any and hasattr(store, "metadata_of"):
+            metadata = store.metadata_of(b.ids)  # kept beside the vectors (LangChain FAISS)
+        if metadata is None and groups.any:
             raise FilterError(
                 f"{store.spec} gives no metadata with its vectors, so no filter can be "
                 "evaluated on it; point the store at the metadata (e.g. &metadata=COLUMN)"
             )
-        meta = b.metadata or []
+        meta = metadata or []
         if groups.any:
             known.update(metadata_fields(meta))
         ids = list(b.ids)
