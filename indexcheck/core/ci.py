@@ -356,7 +356,10 @@ def _run_compare_ann(
 
     def go() -> Any:
         qs = sample_queries(store, c.queries, config.seed, c.noise, c.cache_dir)
-        return compare_ann(store, qs, c.k, c.fetch, c.target, config.seed, c.cache_dir, say)
+        filters = None if c.filter is None else [c.filter] * len(qs.labels)
+        return compare_ann(
+            store, qs, c.k, c.fetch, c.target, config.seed, c.cache_dir, say, filters=filters
+        )
 
     res = timed("compare-ann", go)
     rows = []

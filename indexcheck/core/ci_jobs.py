@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .ci_toml import Limit, TomlTable, default_limit, parse_limits, with_k
@@ -93,6 +94,8 @@ class CompareAnnConfig:
     target: float = 0.01
     cache_dir: Path | None = None
     limits: list[Limit] = field(default_factory=list)
+    #: a metadata filter every query is searched with (canonical object), or None
+    filter: dict[str, Any] | None = None
 
 
 @dataclass
@@ -167,6 +170,7 @@ def compare_ann_config(t: TomlTable) -> CompareAnnConfig:
     c.target = t.float_("target", c.target, 0.0, 1.0)
     cache_dir = t.str_("cache_dir", None)
     c.cache_dir = Path(cache_dir) if cache_dir else None
+    c.filter = t.filter_("filter")
 
     def resolve(metric: str) -> tuple[str, int | None, bool]:
         base, _, depth = metric.partition("@")
