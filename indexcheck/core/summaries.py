@@ -337,6 +337,14 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
     )
     say(Text(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}"))
     say(Text(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}"))
+    for f in result.by_filter or []:
+        judged = {True: "separable", False: "NOT separable", None: "separability not judged"}
+        say(
+            Text(
+                f"filter {f['filter']}: {f['questions']} questions, {judged[f['separable']]}"
+                + (f" ({f['why_not_judged']})" if f.get("why_not_judged") else "")
+            )
+        )
     if result.handled_by_content:
         say(Text(f"handled by refusal chunks: {', '.join(result.handled_by_content)}"))
     if result.not_retrieved:
