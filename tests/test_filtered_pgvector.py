@@ -174,3 +174,12 @@ def test_injection_in_value_matches_literally(spec: str) -> None:
         assert store.info().count == N  # the table is intact
         with pytest.raises(FilterError, match="cannot express|not a plain identifier"):
             store.query(queries[:1], 4, {"a;drop": 1})
+
+
+def test_probe_scale_under_a_filter_on_pgvector(spec: str) -> None:
+    from indexcheck.core.probe_scale import probe_scale
+
+    with open_store(spec) as store:
+        result = probe_scale(store, filter={"profile": "common"})
+    assert result.ok and result.transform == "1-cos"
+    assert result.manifest_facts["filters"] == ['{"profile":{"$eq":"common"}}']

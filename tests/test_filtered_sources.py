@@ -151,3 +151,24 @@ def test_ci_compare_ann_takes_a_filter(kb: dict[str, Path]) -> None:
     )
     with pytest.raises(InputError, match=r"compare-ann.filter is not a valid filter"):
         CiConfig.from_toml(toml)
+
+
+def test_probe_scale_under_a_filter(kb: dict[str, Path]) -> None:
+    from indexcheck.cli.probe_scale import probe_scale_cmd
+
+    out = kb["root"] / "p.json"
+    group = Group(name="indexcheck", commands={"probe-scale": probe_scale_cmd})
+    res = CliRunner().invoke(
+        group,
+        [
+            "probe-scale", "--store", f"parquet:{kb['store']}?metric=cosine",
+            "--filter", '{"profile": "copd"}', "--json", str(out),
+        ],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["transform"] == "cos"
+    assert data["manifest"]["filters"] == ['{"profile":{"$eq":"copd"}}']
+    assert "searched under the filter" in data["message"]
+    ids = {p["id"] for p in data["pairs"]}
+    assert ids and all(int(i[1:]) % 3 != 0 for i in ids)  # only copd chunks came back
