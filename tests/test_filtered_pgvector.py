@@ -144,6 +144,8 @@ def test_cli_filter_json_and_sweep(spec: str, tmp_path: Path) -> None:
     assert runs[1]["by_fetch"][0]["short_result_rate"] < runs[0]["by_fetch"][0]["short_result_rate"]
     assert data["manifest"]["filters"] == ['{"profile":{"$eq":"rare"}}']
     assert "short results" in res.output
+    assert 'filter {"profile":{"$eq":"rare"}}: 40 queries, matches 30 chunks (1.0%' in res.output
+    assert "ef_search=1000: best-chunk miss fetch 4:" in res.output
 
 
 @pytest.mark.parametrize(

@@ -233,6 +233,9 @@ def compare_ann(
         if short is not None:
             warnings.append(short)
     setting = None if recommended is None else {"fetch": recommended}
+    worst_queries = worst(qs.labels, scored, per, raw, depths, family, tol)
+    for w in worst_queries if ft is not None else []:
+        w["filter"] = ft.groups.keys[w["index"]]
     return AnnResult(
         ok=recommended is not None,
         k=k,
@@ -253,7 +256,7 @@ def compare_ann(
         recommended_setting=setting,
         recommendation=sentences([said, *warnings]),
         warnings=warnings,
-        worst_queries=worst(qs.labels, scored, per, raw, depths, family, tol),
+        worst_queries=worst_queries,
         store={
             "spec": store.spec,
             "backend": info.backend,

@@ -144,9 +144,12 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     from .ann_text import compression_line
 
     true = result.truth_vectors is not None
+    filtered = result.filters is not None
     headers = ["fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"]
     if true:
         headers += ["search recall@k", "search miss"]
+    if filtered:
+        headers += ["short results"]
     rows = []
     for r in result.by_fetch:
         row = [
@@ -159,6 +162,8 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
         ]
         if true:
             row += [_pct(r.search_recall_at_k), _pct(r.search_best_miss_rate)]
+        if filtered:
+            row += [f"{_pct(r.short_result_rate)} ({r.short_results})"]
         rows.append(row)
     loss = result.compression_loss
     if loss is not None:
@@ -186,9 +191,31 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     line = compression_line(result.compression, result.truth_vectors)
     if line:
         sec.blocks.append(Text(line))
+    for f in result.filters or []:
+        sec.blocks.append(
+            Text(
+                f"filter {f['canonical']}: {f['queries']} queries, matches "
+                f"{f['matching_chunks']} chunks ({_pct(f['share'])}, bucket {f['bucket']})"
+            )
+        )
+    for r in result.by_fetch if filtered else []:
+        for b in r.by_selectivity or []:
+            sec.blocks.append(
+                Text(
+                    f"  fetch {r.fetch}, filters matching {b['bucket']}: {b['queries']} queries, "
+                    f"recall@k {_pct(b['recall'])}, best-chunk miss {_pct(b['best_miss_rate'])}, "
+                    f"short results {_pct(b['short_result_rate'])}"
+                )
+            )
     for run in (result.sweep or {}).get("runs", []):
         rates = ", ".join(
-            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}" for row in run["by_fetch"]
+            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}"
+            + (
+                f" (short results {_pct(row['short_result_rate'])})"
+                if row.get("short_result_rate") is not None
+                else ""
+            )
+            for row in run["by_fetch"]
         )
         best = run["recommended_fetch"]
         reach = f"fetch {best} reaches the target" if best else "no depth reaches the target"
@@ -201,6 +228,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
             Text(
                 f"  worst: {w['query']} best chunk {w['exact_best_id']} missed at fetch {missed}; "
                 f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
+                + (f"; filter {w['filter']}" if w.get("filter") else "")
             )
         )
     sec.blocks.append(Text(result.recommendation, badge=ok_verdict(result.ok)))
