@@ -180,3 +180,37 @@ def test_a_store_that_cannot_filter_says_so(tmp_path: Path) -> None:
     with open_store(f"faiss:{tmp_path / 'f'}") as store:
         with pytest.raises(FilterError, match="holds no metadata"):
             store.query(queries, K, {"profile": "ckd"})
+
+
+def test_lancedb_postfilter_is_short_and_prefilter_fixes_it(tmp_path: Path) -> None:
+    """LanceDB with an IVF_PQ index searched with prefilter=False filters the k nearest
+    afterwards: a 2% filter leaves short results, and the recommendation names
+    prefiltering; with prefilter=True the same search is full."""
+    import lancedb
+    from lancedb.index import IvfPq
+
+    rng = np.random.default_rng(3)
+    n, d = 1000, 16
+    vecs = rng.standard_normal((n, d)).astype(np.float32)
+    cols = {
+        "id": pa.array([str(i) for i in range(n)]),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), d),
+        "profile": pa.array(["rare" if i % 50 == 0 else "common" for i in range(n)]),
+    }
+    db = lancedb.connect(str(tmp_path / "db"))
+    tbl = db.create_table("chunks", pa.table(cols))
+    tbl.create_index(
+        "vector", config=IvfPq(distance_type="cosine", num_partitions=4, num_sub_vectors=4)
+    )
+    queries = rng.standard_normal((20, d)).astype(np.float32)
+    filters = [{"profile": "rare"}] * len(queries)
+    rates = {}
+    for pre in ("false", "true"):
+        spec = f"lancedb:{tmp_path / 'db'}?table=chunks&prefilter={pre}"
+        with open_store(spec) as store:
+            result = compare_ann(store, queries, k=K, fetch=[K], filters=filters)
+        rates[pre] = result.by_fetch[0].short_result_rate
+        if pre == "false":
+            assert "prefilter=True" in result.recommendation
+    assert rates["false"] is not None and rates["false"] > 0.5
+    assert rates["true"] == 0.0

@@ -133,14 +133,23 @@ def short_result_fix(backend: str, details: dict[str, Any], fields: list[str]) -
         )
     if backend == "qdrant":
         return (
-            f"create a payload index on {names} (create_payload_index) so Qdrant plans the "
-            "filter inside the HNSW search, or raise hnsw_ef (--sweep hnsw_ef=...)"
+            f"create a payload index on {names} (create_payload_index) so Qdrant applies the "
+            "filter inside the HNSW search, or raise hnsw_ef in the application's search "
+            "params"
         )
     if backend == "lancedb":
-        return "search with prefilter=True so LanceDB filters before the vector search"
+        return (
+            "search with prefilter=True so LanceDB filters before the vector search "
+            "(open the store with &prefilter=true to measure it)"
+        )
     if backend == "milvus":
-        return "raise the search effort (--sweep ef=...) or partition the collection by " + names
-    return "raise the search effort of the index (--sweep) or fetch deeper"
+        return (
+            "raise the search's ef (HNSW) or nprobe (IVF) in the application's search "
+            f"params, or partition the collection by {names}"
+        )
+    if backend == "faiss":
+        return "raise efSearch (HNSW) or nprobe (IVF): --sweep efSearch=... or nprobe=..."
+    return "raise the index's search effort, or fetch deeper"
 
 
 def short_sentence(
@@ -152,7 +161,7 @@ def short_sentence(
         return None
     first = bad[0]
     return (
-        f"Under the filter, {first.short_result_rate:.0%} of queries got fewer than "
-        f"min({first.fetch}, matching chunks) results at fetch {first.fetch} although "
-        f"enough chunks match (short results): {short_result_fix(backend, details, fields)}"
+        f"At fetch {first.fetch}, {first.short_result_rate:.0%} of the filtered queries "
+        f"({first.short_results}) got fewer results than asked although enough chunks match "
+        f"their filter (short results): {short_result_fix(backend, details, fields)}"
     )
