@@ -17,10 +17,36 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..stores.base import VectorStore
 from .ann_metrics import PerQuery
-from .filtered_truth import BUCKETS, FilterTruth
+from .ann_result import Truths
+from .filtered_truth import BUCKETS, FilterTruth, filtered_ground_truth
 from .stats import wilson
+
+
+def filtered_truths(
+    store: VectorStore,
+    xr: np.ndarray,
+    filters: Any,
+    depth: int,
+    family: str,
+    say: Any,
+    truth: Any,
+    true_vectors: Any,
+) -> Any:
+    """The truth compare-ann measures against: ``truth`` as given, or, when some query
+    carries a filter, exact search over the chunks each filter matches."""
+    if filters is None:
+        return truth
+    if len(filters) != xr.shape[0]:
+        raise InputError(f"{len(filters)} filters for {xr.shape[0]} queries; give one per query")
+    if not any(f is not None for f in filters) or isinstance(truth, Truths):
+        return truth
+    if true_vectors is not None:
+        raise InputError("--truth-from/--truth-store cannot be combined with filters yet")
+    stored, ftruth = filtered_ground_truth(store, xr, filters, depth, family, say)
+    return Truths(stored, filtered=ftruth)
 
 
 def filtered_search(

@@ -38,6 +38,7 @@ from ..stores.base import VectorStore, as_float32_matrix
 from .ann_filtered import (
     filter_figures,
     filtered_search,
+    filtered_truths,
     returned_counts,
     short_sentence,
     with_empty_filters,
@@ -52,6 +53,7 @@ from .ann_metrics import (
     true_sim,
     worst,
 )
+from .ann_plans import exact_plan_warnings, main_filter, plan_of
 from .ann_result import AnnResult, FetchRow, Truths
 from .ann_text import (
     compression_warnings,
@@ -64,7 +66,6 @@ from .ann_text import (
 from .ann_truth import MatrixLookup, TrueVectors, true_truth
 from .compression import compression_of
 from .exact import family_of, prepare
-from .filtered_truth import FilterTruth, filtered_ground_truth
 from .ground_truth import GroundTruth, Lookup, ground_truth
 from .queries import (
     DEFAULT_NOISE,
@@ -161,15 +162,7 @@ def compare_ann(
     gt_depth = rank_cap(k)
     xq = prepare(xr, family)
     lookup = Lookup(store, info.dimension, family)
-    if filters is not None and len(filters) != q:
-        raise InputError(f"{len(filters)} filters for {q} queries; give one per query")
-    if filters is not None and not any(f is not None for f in filters):
-        filters = None
-    if filters is not None and not isinstance(truth, Truths):
-        if true_vectors is not None:
-            raise InputError("--truth-from/--truth-store cannot be combined with filters yet")
-        stored, ftruth = filtered_ground_truth(store, xr, filters, gt_depth, family, say)
-        truth = Truths(stored, filtered=ftruth)
+    truth = filtered_truths(store, xr, filters, gt_depth, family, say, truth, true_vectors)
     truths = _truths(store, xr, gt_depth, family, cache_dir, say, lookup, truth, true_vectors)
     ft = truths.filtered
     for t in (truths.stored, truths.true):
@@ -210,7 +203,7 @@ def compare_ann(
             pq = with_empty_filters(pq, ft)
         per[f] = pq
         row = fetch_row(f, k, q, pq, secs, seed)
-        row.plan = plan_of(store, f, None if ft is None else _main_filter(ft))
+        row.plan = plan_of(store, f, None if ft is None else main_filter(ft))
         if ft is not None:
             figures = filter_figures(f, pq, returned_counts(I), ft)
             for name, value in figures.items():
@@ -296,36 +289,6 @@ def _truths(
     say("exact search over the true vectors")
     true = true_truth(true_vectors, xr, depth, family)
     return Truths(stored, true, MatrixLookup(true_vectors, family), true_vectors)
-
-
-def plan_of(store: VectorStore, depth: int, filter: Any = None) -> str | None:
-    """The store's query plan at ``depth`` (under ``filter``) when it can tell
-    (``plan_for``), else None."""
-    plan_for = getattr(store, "plan_for", None)
-    if plan_for is None:
-        return None
-    return str(plan_for(depth) if filter is None else plan_for(depth, filter))
-
-
-def _main_filter(ft: FilterTruth) -> Any:
-    """The filter most queries carry (its plan stands for the run's), None if unfiltered."""
-    keys = [key for key in ft.groups.keys if key is not None]
-    if not keys:
-        return None
-    return ft.groups.nodes[max(set(keys), key=keys.count)]
-
-
-def exact_plan_warnings(rows: Sequence[FetchRow]) -> list[str]:
-    """One warning naming the depths whose plan did not use the ANN index."""
-    exact = [r.fetch for r in rows if r.plan is not None and not r.plan.startswith("Index")]
-    if not exact:
-        return []
-    plans = sorted({r.plan for r in rows if r.fetch in exact and r.plan})
-    return [
-        f"at fetch {', '.join(map(str, exact))} PostgreSQL chose an exact plan "
-        f"({', '.join(plans)}), not the ANN index: the search was exact and the figure "
-        "says nothing about the index"
-    ]
 
 
 def _as_query_set(vectors: np.ndarray) -> QuerySet:
