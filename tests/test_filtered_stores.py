@@ -214,3 +214,24 @@ def test_lancedb_postfilter_is_short_and_prefilter_fixes_it(tmp_path: Path) -> N
             assert "prefilter=True" in result.recommendation
     assert rates["false"] is not None and rates["false"] > 0.5
     assert rates["true"] == 0.0
+
+
+def test_a_store_whose_query_takes_no_filter_is_exit_2() -> None:
+    from indexcheck.testing import MemoryStore
+
+    ids, vecs, _, queries = _data()
+    store = MemoryStore(ids, vecs)
+    with pytest.raises(FilterError, match="cannot filter its search") as err:
+        compare_ann(store, queries, k=K, fetch=[K], filters=[{"profile": "ckd"}] * len(queries))
+    assert err.value.exit_code == 2
+
+
+def test_injection_through_the_milvus_store_matches_literally(engine: Any) -> None:
+    scheme, _, store = engine
+    if scheme != "milvus":
+        pytest.skip("the Milvus expression")
+    evil = 'ckd" or pk != "'
+    _, Ix = store.query(_data()[3], K, {"profile": evil})
+    assert all(v is None for v in Ix.ravel())  # nothing matches the literal text
+    with pytest.raises(FilterError, match="not a plain identifier"):
+        store.query(_data()[3], K, {'profile == "x" or pk': "y"})

@@ -46,6 +46,27 @@ def bucket_of(share: float) -> str:
     return next(name for name, top in BUCKETS if share <= top)
 
 
+def can_filter(store: Any) -> bool:
+    """True when the store's ``query`` takes a ``filter`` (every BaseStore does)."""
+    import inspect
+
+    try:
+        params = inspect.signature(store.query).parameters
+    except (TypeError, ValueError):
+        return False
+    return "filter" in params
+
+
+def require_filtering(store: Any) -> None:
+    """FilterError (exit 2) for a store whose search cannot take a filter."""
+    if not can_filter(store):
+        name = getattr(store, "spec", "") or type(store).__name__
+        raise FilterError(
+            f"{name} cannot filter its search (its query takes no filter); run without "
+            "--filter and without per-question filters"
+        )
+
+
 def as_node(value: Any) -> Node | None:
     """A parsed filter from JSON text, a dict or a node; None stays None."""
     if value is None or isinstance(value, Cond | And | Or):
@@ -116,6 +137,8 @@ def filtered_ground_truth(
     """
     say = progress or (lambda _m: None)
     groups = FilterGroups.of(filters)
+    if groups.any:
+        require_filtering(store)
     info = store.info()
     missing = ENGINE_MISSING.get(info.backend, Missing.INCLUDE)
     t0 = time.perf_counter()

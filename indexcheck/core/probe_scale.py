@@ -233,6 +233,10 @@ def probe_scale(
         raise InputError(f"{store.spec} holds no finite non-zero vector to probe with")
     d = base.shape[1]
     queries = build_queries(base, probes, np.random.default_rng(seed))
+    if filter is not None:
+        from .filtered_truth import require_filtering
+
+        require_filtering(store)
     found = store.query(queries, k) if filter is None else store.query(queries, k, filter)
     obs = _observe(store, queries, d, found, rtol)
     made, fetched = probes, obs.fetched

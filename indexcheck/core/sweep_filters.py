@@ -21,7 +21,7 @@ from ..errors import DimensionMismatchError
 from ..filters import canonical
 from ..questions import Question
 from ..stores.base import VectorStore
-from .filtered_truth import as_node
+from .filtered_truth import as_node, require_filtering
 from .retrieval import Retrieved
 
 #: questions a filter needs before its own separability is reported
@@ -43,6 +43,7 @@ def filtered_retrieve(
     filters: Sequence[Any],
 ) -> Retrieved:
     """Embed the questions once, then query the store per distinct filter."""
+    require_filtering(store)
     info = store.info()
     if info.dimension and info.dimension != embedder.dimension:
         raise DimensionMismatchError(
