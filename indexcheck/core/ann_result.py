@@ -69,6 +69,24 @@ class FetchRow:
     by_selectivity: list[dict[str, Any]] | None = None
 
 
+_FILTER_KEYS = frozenset({"filters", "query_filters"})
+_ROW_FILTER_KEYS = (
+    "short_result_rate",
+    "short_result_rate_interval",
+    "short_results",
+    "by_selectivity",
+)
+
+
+def row_dict(row: FetchRow) -> dict[str, Any]:
+    """A fetch row as JSON; the filter figures only when the run was filtered."""
+    out = asdict(row)
+    if row.short_result_rate is None and row.by_selectivity is None:
+        for key in _ROW_FILTER_KEYS:
+            out.pop(key, None)
+    return out
+
+
 @dataclass
 class AnnResult:
     """What compare-ann found; ``ok`` when some fetch depth reaches the target miss rate."""
@@ -116,10 +134,10 @@ class AnnResult:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name == "truth":
-                continue
+            if f.name == "truth" or (f.name in _FILTER_KEYS and getattr(self, f.name) is None):
+                continue  # an unfiltered run reads as before filters existed
             value = getattr(self, f.name)
-            out[f.name] = [asdict(r) for r in value] if f.name == "by_fetch" else value
+            out[f.name] = [row_dict(r) for r in value] if f.name == "by_fetch" else value
         return out
 
     def sections(self) -> list[Section]:
@@ -133,4 +151,4 @@ class AnnResult:
         return next(r for r in self.by_fetch if r.fetch == fetch)
 
 
-__all__ = ["AnnResult", "FetchRow", "Truths"]
+__all__ = ["AnnResult", "FetchRow", "Truths", "row_dict"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,7 @@ from .ann_metrics import (
     worst,
 )
 from .ann_plans import exact_plan_warnings, main_filter, plan_of
-from .ann_result import AnnResult, FetchRow, Truths
+from .ann_result import AnnResult, FetchRow, Truths, row_dict
 from .ann_text import (
     compression_warnings,
     effort_param,
@@ -336,7 +335,7 @@ def sweep_ann(
             {
                 "value": v,
                 "spec": store.spec,
-                "by_fetch": [asdict(row) for row in r.by_fetch],
+                "by_fetch": [row_dict(row) for row in r.by_fetch],
                 "recommended_fetch": r.recommended_fetch,
                 "recommendation": r.recommendation,
             }

@@ -82,7 +82,12 @@ class SweepResult:
     by_filter: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.by_filter is None:  # an unfiltered run reads as before filters existed
+            out.pop("by_filter")
+            for q in out["questions"]:
+                q.pop("filter", None)
+        return out
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""

@@ -57,6 +57,7 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .chroma_filter import ChromaFilter
 from .chroma_snapshot import SQLITE_FILE, _remove_tree, _snapshot
 from .params import Str
 
@@ -121,7 +122,7 @@ def _index_params(collection: Any) -> dict[str, Any]:
     return {"index": "hnsw", "index_params": {}}
 
 
-class ChromaStore(BaseStore):
+class ChromaStore(ChromaFilter, BaseStore):
     """A read-only view of one Chroma collection (local snapshot or HTTP server).
 
     Scores: Chroma's distance for the collection space (``l2^2``, ``1-dot`` or ``1-cos``),
@@ -308,62 +309,22 @@ class ChromaStore(BaseStore):
                 "while paging; run the check again when no writer is active"
             )
 
-    def query(
-        self, vectors: np.ndarray, k: int, filter: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """HNSW search: float32 (q, d) -> D float32 (q, k) Chroma distances (lower is
-        nearer; NaN where missing), I object (q, k) ids (None where missing); under a
-        portable metadata ``filter`` (Chroma's ``where``) when given."""
+    def query(self, vectors: np.ndarray, k: int, filter: Any = None) -> tuple[Any, Any]:
+        """HNSW search (under ``filter``: ChromaFilter): float32 (q, d) -> D float32 (q, k)
+        distances (lower is nearer; NaN where missing), I object (q, k) ids or None."""
         q = as_float32_matrix(vectors, self._dimension or None)
         if k < 1 or q.shape[0] == 0:
             return empty_result(q.shape[0], k)
         return super().query(q, k, filter)
 
-    def _native_filter(self, node: Any) -> Any:
-        """Chroma's ``where``; fractional bounds on integer fields made integral."""
-        from ..filters import translate
-        from ..filters.grammar import RANGE_OPS, iter_conds
-
-        fractional = {
-            c.field for c in iter_conds(node) if c.op in RANGE_OPS and isinstance(c.value, float)
-        }
-        return translate(node, "chroma", integer_fields=self._integer_fields(fractional))
-
-    def _integer_fields(self, fields: set[str]) -> set[str]:
-        """Of ``fields``, those whose every metadata value is an integer (one paged read)."""
-        if not fields:
-            return set()
-        kinds: dict[str, set[type]] = {f: set() for f in fields}
-        offset = 0
-        while True:
-            got = self._sdk("get", self._col.get, limit=1000, offset=offset, include=["metadatas"])
-            metas = got.get("metadatas") or []
-            if not metas:
-                break
-            offset += len(metas)
-            for m in metas:
-                for f in fields:
-                    if m and m.get(f) is not None:
-                        kinds[f].add(type(m[f]))
-        return {f for f, seen in kinds.items() if seen == {int}}
-
-    def _filtered_query_batch(
-        self, part: np.ndarray, k: int, native: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
-        return self._query_batch(part, k, native)
-
-    def _query_batch(
-        self, part: np.ndarray, k: int, where: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(self, part: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         D, I = empty_result(part.shape[0], k)
-        extra = {} if where is None else {"where": where}
         got = self._sdk(
             "query",
             self._col.query,
             query_embeddings=part,
             n_results=k,
             include=["distances"],
-            **extra,
         )
         for row, (rid, dist) in enumerate(
             zip(got.get("ids") or [], got.get("distances") or [], strict=True)
