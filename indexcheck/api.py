@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .core.retrieval import DEFAULT_REFUSAL_PATTERN
 from .corpus import Corpus, load_chunks
 from .embedders import open_embedder
 from .embedders.base import Embedder
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .core.diff_index import DiffResult
     from .core.judge import JudgeResult
     from .core.probe_scale import ScaleResult
+    from .core.question_gen import QuestionSetResult
     from .core.sweep_threshold import SweepResult
     from .judges.base import Judge
 
@@ -323,6 +325,107 @@ def judge(
     return result
 
 
+def generate_questions(
+    chunks: str | Path | Corpus | None,
+    generator: str | Judge,
+    *,
+    out: str | Path | None = None,
+    store: StoreLike | None = None,
+    embedder: EmbedderLike = None,
+    judge: str | Judge | None = None,
+    n: int = 30,
+    oos: int = 10,
+    multi_hop: float = 0.25,
+    seed: int = 0,
+    dedupe: float = 0.95,
+    max_quote: float = 0.6,
+    fetch: int = 20,
+    link_min: float = 0.5,
+    refusal_pattern: str | None = DEFAULT_REFUSAL_PATTERN,
+    retries: int = 2,
+    cache: str | Path | None = None,
+    budget_calls: int | None = None,
+    dry_run: bool = False,
+    trust_pickle: bool = False,
+) -> QuestionSetResult:
+    """A verified question set from the chunks (``indexcheck questions generate``).
+
+    ``chunks`` a chunks file or Corpus, or None with ``store`` (a store that keeps its
+    texts); ``generator`` and ``judge`` (default: the generator) are judge specs
+    (``mistral:MODEL``, ``openai:URL?model=M``, ``py:module:function``) or opened judges;
+    ``embedder`` as elsewhere (default minilm). With ``out``, the kept questions are written
+    as JSONL and their provenance as ``OUT.manifest.json``. ``cache`` a SQLite file for
+    replies and embeddings. ``result.complete`` is False when ``budget_calls`` stopped the
+    run; ``result.drops`` counts every question each gate removed.
+    """
+    from .core.question_gen import generate_questions as run
+    from .core.question_output import corpus_from_store, manifest_of, write_question_set
+    from .core.retrieval import marked_refusals
+    from .judges import JudgementCache, open_judge
+
+    started = Run("questions generate")
+    with ExitStack() as stack:
+        corpus = _corpus(chunks)
+        opened_store = None
+        if corpus is None:
+            if store is None:
+                from .errors import InputError
+
+                raise InputError("generate_questions needs chunks or a store that holds texts")
+            opened_store, _ = stack.enter_context(_opened(store, trust_pickle=trust_pickle))
+            corpus = corpus_from_store(opened_store)
+        gen = open_judge(generator) if isinstance(generator, str) else generator
+        ver = open_judge(judge) if isinstance(judge, str) else judge
+        for spec, opened in ((generator, gen), (judge, ver)):
+            if isinstance(spec, str):
+                stack.callback(getattr(opened, "close", lambda: None))
+        emb = None
+        if not dry_run:
+            emb = (
+                embedder
+                if isinstance(embedder, Embedder)
+                else cached_embedder(
+                    embedder if isinstance(embedder, str) else None,
+                    Path(cache) if cache is not None else None,
+                )
+            )
+        replies = JudgementCache(Path(cache)) if cache is not None and not dry_run else None
+        if replies is not None:
+            stack.callback(replies.close)
+        result = run(
+            corpus,
+            gen,
+            emb,
+            judge=ver,
+            n=n,
+            oos=oos,
+            multi_hop=multi_hop,
+            seed=seed,
+            dedupe=dedupe,
+            max_quote=max_quote,
+            fetch=fetch,
+            link_min=link_min,
+            refusal_pattern=refusal_pattern,
+            refusal_marked=marked_refusals(corpus),
+            retries=retries,
+            cache=replies,
+            budget_calls=budget_calls,
+            dry_run=dry_run,
+        )
+        provenance = {
+            "seed": seed,
+            "generator": {"model_id": gen.model_id},
+            "judge": result.judge,
+            "prompts": result.prompt_versions,
+        }
+        stamp(result, started, opened_store, emb, **provenance)
+        if out is not None and result.questions:
+            result.out = str(out)
+            model = emb.model_id if emb is not None else None
+            write_question_set(result.questions, Path(out), manifest_of(result, provenance, model))
+        return result
+
+
 def check_answers(
     answers: str | Path | Sequence[AnswerRow],
     chunks: str | Path | Corpus,
@@ -370,6 +473,7 @@ __all__ = [
     "compare_ann",
     "diagnose",
     "diff_index",
+    "generate_questions",
     "judge",
     "load_chunks",
     "load_questions",

@@ -4,6 +4,9 @@
   give equal vectors, different texts nearly orthogonal ones. No model, no network.
 - :class:`MemoryStore`: an in-memory, read-only :class:`~indexcheck.stores.base.VectorStore`
   with exact search, for building planted-fault indexes in tests.
+- the assertions of :mod:`indexcheck.assertions` (``assert_index_aligned``,
+  ``assert_no_ann_miss``, ``assert_threshold_separates``, ``assert_grounded``), which fail
+  with the check's terminal summary; the pytest fixtures are in :mod:`indexcheck.pytest_plugin`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,14 @@ from typing import Any
 import numpy as np
 import xxhash
 
+from .assertions import (
+    IndexcheckAssertionError,
+    assert_grounded,
+    assert_index_aligned,
+    assert_no_ann_miss,
+    assert_threshold_separates,
+    summary_text,
+)
 from .corpus import text_hash
 from .embedders.base import BaseEmbedder
 from .stores._local import LOCAL_METRICS, exact_knn, ids_of
@@ -132,3 +143,17 @@ def positional_cache_bug(texts: Sequence[str], fresh: np.ndarray) -> np.ndarray:
 
 #: A ready-made 32-d hash embedder for ``--embedder py:indexcheck.testing:HASH32``.
 HASH32 = HashEmbedder(32)
+
+
+__all__ = [
+    "HASH32",
+    "HashEmbedder",
+    "IndexcheckAssertionError",
+    "MemoryStore",
+    "assert_grounded",
+    "assert_index_aligned",
+    "assert_no_ann_miss",
+    "assert_threshold_separates",
+    "positional_cache_bug",
+    "summary_text",
+]

@@ -78,9 +78,13 @@ def test_clean_passes_and_planted_shift_is_diagnosed(backend: str, tmp_path: Pat
     r = check_index(store, HashEmbedder(32), chunks, sample=None)
     store.close()
     assert not r.ok
-    shifts = [f for f in r.findings if f.kind == "shift"]
-    assert [f.details["start_id"] for f in shifts] == [ids[34], ids[71]]
-    assert [f.details["preceding_duplicate"]["id"] for f in shifts] == [ids[33], ids[70]]
+    # issue 17: one root finding; its stretches start after each repeat
+    (shift,) = [f for f in r.findings if f.kind == "shift"]
+    assert shift.details["start_id"] == ids[34]
+    assert shift.details["preceding_duplicate"]["id"] == ids[33]
+    stretches = shift.details["stretches"]
+    assert [s["start_id"] for s in stretches] == [ids[34], ids[71]]
+    assert [s["trigger_id"] for s in stretches] == [ids[33], ids[70]]
     by_id = {c.id: c for c in r.chunks}
     assert by_id[ids[50]].holds_vector_of == ids[49]
     assert by_id[ids[90]].holds_vector_of == ids[88]

@@ -258,7 +258,9 @@ def test_bad_answer_rows_exit_2_with_one_line(
     tmp_path: Path, rows: list[dict[str, Any]], message: str
 ) -> None:
     r, data = run(tmp_path, rows, KB_PLAIN)
-    assert r.exit_code == 2 and data is None
+    # a failed run leaves its failed result at --json, never a result claiming success
+    assert r.exit_code == 2 and data is not None
+    assert (data["ok"], data["complete"], data["exit_code"]) == (False, False, 2)
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
 

@@ -30,12 +30,17 @@ def test_positional_cache_bug_is_diagnosed_as_shift_at_the_right_chunk() -> None
     store = MemoryStore(ids, positional_cache_bug(texts, fresh), texts)
     r = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=None)
     assert not r.ok
-    shifts = [f for f in r.findings if f.kind == "shift"]
-    # one run per cumulative offset: the repeats at 40 and 41 (both served from the cache)
-    # shift everything after them by 2; the repeat at 90 adds one more
-    assert [f.details["offset"] for f in shifts] == [-2, -3]
-    assert [f.details["start_id"] for f in shifts] == [ids[42], ids[91]]
-    assert [f.details["preceding_duplicate"]["id"] for f in shifts] == [ids[41], ids[90]]
+    # issue 17: one bug, one root finding; the stretches (one per cumulative offset: the
+    # repeats at 40 and 41, both served from the cache, shift everything after them by 2;
+    # the repeat at 90 adds one more) are its details
+    (shift,) = [f for f in r.findings if f.kind == "shift"]
+    assert shift.details["start_id"] == ids[42]
+    assert shift.details["preceding_duplicate"]["id"] == ids[40]  # the first repeat
+    assert shift.details["offset_range"] == [-3, -2]
+    stretches = shift.details["stretches"]
+    assert [s["offset"] for s in stretches] == [-2, -3]
+    assert [s["start_id"] for s in stretches] == [ids[42], ids[91]]
+    assert [s["trigger_id"] for s in stretches] == [ids[41], ids[90]]
     by_id = {c.id: c for c in r.chunks}
     assert by_id[ids[42]].holds_vector_of == ids[40]
     assert by_id[ids[100]].holds_vector_of == ids[97]

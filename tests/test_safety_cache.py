@@ -119,7 +119,19 @@ def test_chroma_sqlite3_as_cache_is_refused_before_any_work(tmp_path) -> None:
     )
     assert r.exit_code == 2, r.output
     (line,) = r.stderr.strip().splitlines()
+    # the output guard sees it first: the cache would lie inside the store's own folder
+    assert "--cache" in line and "chroma.sqlite3" in line and "Traceback" not in r.output
+    assert tree_digest(store, mtimes=True, dirs=True) == before
+    # a copy of Chroma's database outside the store reaches the cache check, read-only
+    copy = tmp_path / "elsewhere" / "chroma.sqlite3"
+    copy.parent.mkdir()
+    copy.write_bytes((store / "chroma.sqlite3").read_bytes())
+    held = copy.read_bytes()
+    r = CliRunner().invoke(cli, ["check-index", "--store", spec, *EMB, "--cache", str(copy)])
+    assert r.exit_code == 2, r.output
+    (line,) = r.stderr.strip().splitlines()
     assert "is not an indexcheck cache" in line and "chroma.sqlite3" in line
+    assert copy.read_bytes() == held and sorted(copy.parent.iterdir()) == [copy]
     assert tree_digest(store, mtimes=True, dirs=True) == before
 
 

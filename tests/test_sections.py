@@ -139,9 +139,10 @@ def test_check_index_terminal_summary_is_escaped_and_complete() -> None:
     assert "\\x1b[2J" in out and "\x1b" not in out  # control characters shown, not sent
     assert "chunks under 0.999 or without a usable vector" in out
     assert "error shift: offset -1 from" in out
-    assert out.rstrip().endswith(
-        "FAIL 0/1 chunks (sample) at cosine >= 0.999; min 0.1000, median 0.1000; "
-        "2 embedding requests, 9 tokens, 1.2s"
+    # issue 17 item 6: the verdict line counts what failed ("0/1 at >=" read as 0 failures)
+    assert " ".join(out.split()).endswith(
+        "FAIL 1 of 1 sampled chunks below cosine 0.999 or without a usable vector (0 pass); "
+        "min 0.1000, median 0.1000; 2 embedding requests, 9 tokens, 1.2s"
     )
 
 

@@ -70,7 +70,7 @@ def test_every_chunk_after_a_repeat_is_sampled_even_when_there_are_many() -> Non
     more repeats than half the sample, the sample grows and half of it stays random."""
     from indexcheck.core.sampling import choose_sample
 
-    dup_of = {p: 0 for p in range(10, 400, 10)}  # 39 repeats, --sample 20
+    dup_of = {p: p - 5 for p in range(10, 400, 10)}  # 39 repeated texts, --sample 20
     chosen, targeted = choose_sample(1000, 20, 0, dup_of)
     assert targeted == {p + 1 for p in dup_of}
     assert targeted <= set(chosen)

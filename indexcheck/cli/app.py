@@ -225,7 +225,9 @@ def register_commands(cli: Any) -> None:
     from .judge import judge_cmd, sheet_group
     from .model import model_group
     from .probe_scale import convert_threshold_cmd, probe_scale_cmd
+    from .questions import questions_group
     from .sweep_threshold import sweep_threshold_cmd
+    from .traces import traces_group
 
     for cmd in (
         check_answers_cmd,
@@ -240,7 +242,9 @@ def register_commands(cli: Any) -> None:
         model_group,
         probe_scale_cmd,
         convert_threshold_cmd,
+        questions_group,
         sweep_threshold_cmd,
+        traces_group,
     ):
         cli.add_command(cmd)
 

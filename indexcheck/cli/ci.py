@@ -20,6 +20,8 @@ from ..core.ci_config import needs_embedder
 from ..errors import OutputError
 from ..inputfiles import require_file
 from ..outputs import write_atomic
+from ..redact import scrub
+from ..textsafe import xml_safe
 from .command import Command
 from .finish import finish, stamp
 from .guard import ci_paths
@@ -196,5 +198,10 @@ def junit_xml(result: CiResult) -> bytes:
             failure.text = f"{c['verdict']}: {c['detail']} ({c['out']})"
         ET.SubElement(tc, "system-out").text = c["out"]
     ET.SubElement(suite, "system-out").text = result.summary
+    for el in root.iter():  # store paths, ids and messages may hold what XML 1.0 forbids
+        if el.text:
+            el.text = xml_safe(scrub(el.text))
+        for name, value in el.attrib.items():
+            el.attrib[name] = xml_safe(scrub(value))
     ET.indent(root)
     return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True)) + b"\n"

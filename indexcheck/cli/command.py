@@ -4,7 +4,9 @@ Exit codes: 0 passed, 1 check failed, 2 usage or bad input, 3 could not finish.
 An :class:`~indexcheck.errors.IndexcheckError` (also one raised by an option callback while
 parsing) becomes ``error: <message>`` on stderr and its exit code, whether the command runs
 under the ``indexcheck`` group or alone; ``INDEXCHECK_DEBUG=1`` adds the traceback and keeps
-the error's exit code.
+the error's exit code. Every line (traceback included) goes through the one redactor
+(:func:`indexcheck.redact.scrub`), so no secret in use is printed, whatever raised it; secret
+warnings (a key with stray whitespace) print as ``warning: ...`` lines.
 
 Before the body runs, :func:`.guard.guard` refuses output paths that are, or lie inside,
 an input (exit 2); when the body then fails, :func:`.guard.fail` leaves no earlier success
@@ -29,19 +31,26 @@ from ..errors import (
     EXIT_OK,
     IndexcheckError,
 )
+from ..noise import install_cli_logging
 from ..outputs import disk_full
+from ..redact import install_log_scrubber, scrub
+from ..secrets import warnings_to
 from ..textsafe import visible
 
 
 def one_line(text: str) -> str:
     """``text`` on one line: runs of whitespace, newlines included, become one space, and
     control characters a message quotes from user data are shown, never sent."""
-    return visible(" ".join(text.split()))
+    return visible(" ".join(scrub(text).split()))
 
 
 def _debug_traceback() -> None:
     if os.environ.get("INDEXCHECK_DEBUG"):
-        traceback.print_exc(file=sys.stderr)
+        sys.stderr.write(scrub(traceback.format_exc()))
+
+
+def _warning(message: str) -> None:
+    click.echo(f"warning: {one_line(message)}", err=True)
 
 
 def _failed(ctx: click.Context | None, message: str, code: int) -> None:
@@ -69,8 +78,11 @@ def _exit_code(exc: BaseException) -> int:
 def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
     """Map errors to one line on stderr and their exit code; a traceback only in debug mode.
     A run that ends in an error (exit 2 or 3) marks its outputs failed (see guard.fail)."""
+    install_log_scrubber()
+    install_cli_logging()
     try:
-        yield
+        with warnings_to(_warning):
+            yield
     except IndexcheckError as exc:
         _debug_traceback()
         message = one_line(str(exc))

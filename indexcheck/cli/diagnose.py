@@ -26,6 +26,7 @@ from .options import (
     store_option,
 )
 from .session import open_corpus, session
+from .traces import answers_format_option, read_answers_cli
 
 
 @click.command("diagnose", cls=Command)
@@ -59,9 +60,10 @@ from .session import open_corpus, session
     "answers_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Answers file (as for `judge`, ids = question ids): continue past retrieval with "
-    "CONTEXT_ASSEMBLY_LOSS and GENERATION_REFUSED.",
+    help="Answers file or trace export (as for `judge`, ids = question ids): continue past "
+    "retrieval with CONTEXT_ASSEMBLY_LOSS and GENERATION_REFUSED.",
 )
+@answers_format_option
 @click.option(
     "--judge",
     "judge_spec",
@@ -95,6 +97,7 @@ def diagnose_cmd(
     min_cosine: float,
     refusal_pattern: str,
     answers_path: Path | None,
+    answers_format: str | None,
     judge_spec: str | None,
     answer_refusal_pattern: str,
     seed: int,
@@ -103,15 +106,16 @@ def diagnose_cmd(
 ) -> None:
     """Trace each question's expected chunk through every stage; label the first that lost it."""
     questions = load_questions(questions_path)
-    answers = judged = judge_stats = None
+    answers = judged = judge_stats = answers_source = None
     if judge_spec and answers_path is None:
         raise InputError("--judge needs --answers: the answers to judge")
-    if answers_path is not None:
-        from ..core.answers import compile_pattern, load_answers
-
-        answers = load_answers(answers_path)
-        compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
     corpus = open_corpus(chunks_path, id_column, text_column)
+    if answers_path is not None:
+        from ..core.answers import DEFAULT_CITATION_PATTERN, compile_pattern
+
+        read = read_answers_cli(answers_path, DEFAULT_CITATION_PATTERN, answers_format, corpus)
+        answers, answers_source = read.rows, read.source
+        compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
     opened = session(ctx, "diagnose")
     store = opened.open_store(store_spec, trust_pickle)
     embedder = opened.open_embedder(embedder_spec, cache_path)
@@ -157,6 +161,7 @@ def diagnose_cmd(
             "scale": scale,
             "questions": str(questions_path),
             **({"judging": judge_stats} if judge_stats is not None else {}),
+            **({"answers_source": answers_source} if answers_source is not None else {}),
         },
     )
     ctx.exit(code)

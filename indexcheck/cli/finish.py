@@ -22,6 +22,7 @@ from rich.console import Console
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..manifest import stamp as stamp_result
 from ..outputs import output_error
+from ..redact import scrubbed_stream
 from .options import human_console, write_json
 from .session import current_session
 
@@ -81,6 +82,7 @@ def finish(
         payload[report_key] = [str(p) for p in files]
     write_json(json_path, payload)
     console = human_console(json_path)
+    console.file = scrubbed_stream(console.file)  # the summary shows no secret in use
     if render is not None:
         render(result, console)
     elif callable(getattr(result, "sections", None)):

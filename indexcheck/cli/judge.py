@@ -14,7 +14,6 @@ from ..core.answers import (
     DEFAULT_ANSWER_REFUSAL_PATTERN,
     DEFAULT_CITATION_PATTERN,
     compile_pattern,
-    load_answers,
 )
 from ..core.claim_checks import Verdict
 from ..core.judge import AnswerStatus, JudgeResult, judge_answers, load_prompt
@@ -26,6 +25,7 @@ from .finish import finish
 from .options import (
     F,
     check_folder_output,
+    chunks_option,
     human_console,
     json_option,
     output_options,
@@ -33,7 +33,8 @@ from .options import (
     seed_option,
     write_json,
 )
-from .session import session
+from .session import open_corpus, session
+from .traces import answers_format_option, read_answers_cli
 
 VERDICT_STYLE = {
     "SUPPORTED": "green",
@@ -50,8 +51,11 @@ VERDICT_STYLE = {
     "answers_path",
     type=click.Path(path_type=Path),
     required=True,
-    help="Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}].",
+    help="Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}]; "
+    "or a trace export (Phoenix/OpenInference, OTLP, Langfuse, LangSmith).",
 )
+@answers_format_option
+@chunks_option
 @click.option(
     "--judge",
     "judge_spec",
@@ -137,6 +141,10 @@ VERDICT_STYLE = {
 def judge_cmd(
     ctx: click.Context,
     answers_path: Path,
+    answers_format: str | None,
+    chunks_path: Path | None,
+    id_column: str,
+    text_column: str,
     judge_spec: str,
     prompt_path: Path | None,
     retries: int,
@@ -160,7 +168,9 @@ def judge_cmd(
     from ..judges import JudgementCache, open_judge
 
     # every input is read and checked before the first request that costs money
-    rows = load_answers(answers_path, citation_pattern)
+    corpus = open_corpus(chunks_path, id_column, text_column)  # pairs trace documents
+    read = read_answers_cli(answers_path, citation_pattern, answers_format, corpus)
+    rows = read.rows
     compile_pattern(refusal_pattern, "--refusal-pattern")
     prompt = load_prompt(prompt_path)
     labels = None
@@ -236,6 +246,7 @@ def judge_cmd(
             "judging": judge.stats.as_dict(),
             "prompt": {"version": prompt.version, "source": prompt.source},
             "answers": str(answers_path),
+            **({"answers_source": read.source} if read.source is not None else {}),
             "store_fingerprint": fingerprint,
         },
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -16,6 +15,7 @@ from rich.console import Console
 
 from ..errors import InputError
 from ..outputs import output_error, write_atomic
+from ..redact import scrubbed_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -349,7 +349,8 @@ def human_console(json_path: str | None) -> Console:
 def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
     if json_path is None:
         return
-    text = json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable)
+    # no secret in use reaches a --json file (redact.scrubbed_json: json.dumps, scrubbed)
+    text = scrubbed_json(payload, indent=2, ensure_ascii=False, default=_jsonable)
     if json_path == "-":
         sys.stdout.write(text + "\n")
     else:

@@ -7,6 +7,9 @@ answer), ``expected`` and ``in_scope`` as in question sets, ``refused`` (true/fa
 markers in the answer text (``--citation-pattern``, default ``\\[([^\\]]+)\\]``) are attached to
 the sentence they stand in; a marker that is a number n names the n-th passage. A bad row
 raises DataFileError with its line number.
+
+Production trace exports (OpenInference/Phoenix, OTLP, Langfuse, LangSmith) are read into
+the same rows by :mod:`indexcheck.formats.traces` (:func:`read_answers`).
 """
 
 from __future__ import annotations
@@ -246,15 +249,43 @@ def compile_pattern(pattern: str, option: str, *, ids: bool = False) -> re.Patte
     return compiled
 
 
-def load_answers(
-    path: str | Path, citation_pattern: str = DEFAULT_CITATION_PATTERN
-) -> list[AnswerRow]:
-    """Read an answers file; raises DataFileError naming the file and line of a bad row."""
+@dataclass
+class AnswersRead:
+    """The answers of an ``--answers`` file, its format and, for a trace export, what the
+    export said about itself (traces, documents, ``scores`` present/absent, documents
+    paired by content hash, warnings): ``source`` is None for indexcheck's own format."""
+
+    rows: list[AnswerRow]
+    format: str = "own"
+    source: dict[str, Any] | None = None
+
+
+def read_answers(
+    path: str | Path,
+    citation_pattern: str = DEFAULT_CITATION_PATTERN,
+    *,
+    fmt: str | None = None,
+    chunks: Any = None,
+) -> AnswersRead:
+    """Read an answers file or a trace export (``fmt``: own, openinference, otlp, langfuse,
+    langsmith; None sniffs it); ``chunks`` (a Corpus) pairs documents without ids by
+    content hash. Raises DataFileError naming the file and line (or span) of a bad row."""
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"answers file {p} does not exist; check --answers")
     pattern = compile_pattern(citation_pattern, "--citation-pattern", ids=True)
-    rows = list(iter_rows(p))
+    from ..formats.traces import check_named, read_traces, sniff_format
+
+    if fmt is None:
+        fmt = sniff_format(p)
+    else:
+        check_named(p, fmt)
+    source = None
+    if fmt == "own":
+        rows = list(iter_rows(p))
+    else:
+        traces = read_traces(p, fmt, chunks)
+        rows, source = traces.rows, traces.summary()
     if not rows:
         raise DataFileError(f"{p} holds no answers")
     answers = [row_to_answer(row, where, pattern) for where, row in rows]
@@ -263,7 +294,19 @@ def load_answers(
         if a.id in seen:
             raise DataFileError(f"{p.name}: answer id '{visible(a.id)}' appears twice")
         seen.add(a.id)
-    return answers
+    return AnswersRead(answers, fmt, source)
+
+
+def load_answers(
+    path: str | Path,
+    citation_pattern: str = DEFAULT_CITATION_PATTERN,
+    *,
+    fmt: str | None = None,
+    chunks: Any = None,
+) -> list[AnswerRow]:
+    """Read an answers file (or a trace export, see :func:`read_answers`); raises
+    DataFileError naming the file and line of a bad row."""
+    return read_answers(path, citation_pattern, fmt=fmt, chunks=chunks).rows
 
 
 def is_refusal(row: AnswerRow, pattern: re.Pattern[str]) -> bool:

@@ -7,8 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..corpus import Corpus
 from .shift_chains import blame_stretches, describe_chain, shift_chains
+from .shift_model import SKIP_REPEAT, fit, story
 from .text_differs import ADVICE, LowCosineVerdict
 from .verdicts import Status
 
@@ -29,6 +32,10 @@ class ChunkCheck:
     #: a shifted chunk whose own vector was found stored under this other id (sampled
     #: checks on stores with no build order, where whose vector it holds is not searched)
     vector_held_by: str | None = None
+    #: rows that are not ok: the document the chunk came from (where the store knows it,
+    #: e.g. a LlamaIndex node's ref_doc_id) and the start of its text
+    ref_doc_id: str | None = None
+    text: str | None = None
 
 
 @dataclass
@@ -40,6 +47,13 @@ class Finding:
     message: str
     chunk_ids: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+
+
+#: the duplicate_text warning lists at most this many repeat ids (``details.repeats`` has
+#: the count), groups, and ids per group: a text repeated a million times is one line
+DUP_IDS_LISTED = 1000
+DUP_GROUPS_LISTED = 200
+DUP_GROUP_IDS = 20
 
 
 def excerpt(text: str, n: int = 60) -> str:
@@ -63,7 +77,7 @@ def run_finding(
     assert offset is not None
     (stretch,) = blame_stretches([(start, run[-1].position, offset)], dup_of)
     trigger = stretch.repeat_position
-    if trigger is None:
+    if trigger is None or trigger > start:  # never name a trigger after the start
         dups = [q for q in sorted(dup_of) if q < start]
         trigger = dups[-1] if dups else None
     details: dict[str, Any] = {
@@ -93,6 +107,125 @@ def run_finding(
             "without advancing"
         )
     return Finding("shift", "error", msg, [c.id for c in run], details)
+
+
+def story_finding(
+    checks: list[ChunkCheck],
+    corpus: Corpus,
+    dup_of: dict[int, int],
+    order: str,
+    all_checked: bool,
+    observed: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[Finding | None, list[ChunkCheck]]:
+    """(the root finding, the shifted chunks it does not explain) when the positional-cache
+    model (:mod:`.shift_model`) fits the checked chunks; else (None, every shifted chunk).
+
+    One finding for one bug: the first shifted chunk and its position, the first repeat
+    that triggered it, the chunks affected, the offset range and the repeats that widened
+    the lag; the stretches go to ``details.stretches``. ``observed`` (checked positions,
+    held positions or -1), when given, replaces what ``checks`` says (the streamed check
+    keeps only the rows that are not ok)."""
+    shifted = [c for c in checks if c.status == "shift" and c.offset is not None]
+    if not shifted or not dup_of:
+        return None, shifted
+    if observed is not None:
+        checked, held = observed
+    else:
+        comp = [c for c in checks if c.cosine is not None]
+        checked = np.asarray([c.position for c in comp], dtype=np.int64)
+        held = np.asarray(
+            [c.position + c.offset if c.status == "shift" and c.offset is not None else -1
+             for c in comp],
+            dtype=np.int64,
+        )  # fmt: skip
+    got = fit(len(corpus), dup_of, checked, held)
+    if got is None:
+        return None, shifted
+    explained = set(got.explained.tolist())
+    rest = [c for c in shifted if c.position not in explained]
+    d = story(got, corpus.ids, all_checked)
+    start, trig = d["start_position"], d["first_trigger_position"]
+    lo, hi = d["offset_range"]
+    d["order"] = order
+    d["offset"] = d["stretches"][0]["offset"] if d["stretches"] else hi
+    d["start_text"] = _snippet(corpus, start)
+    d["preceding_duplicate"] = {
+        "id": corpus.ids[trig],
+        "position": trig,
+        "duplicate_of": corpus.ids[dup_of[trig]],
+        "text": _snippet(corpus, dup_of[trig]),
+    }
+    span = f"offset {lo:+d}" if lo == hi else f"offsets {lo:+d} to {hi:+d}"
+    if all_checked:
+        count = f"{d['chunks_affected']} chunks"
+    else:
+        count = (
+            f"{d['chunks_predicted']} of {len(corpus)} chunks (predicted; "
+            f"{d['shifted_checked']} of {len(checks)} checked chunks confirm it)"
+        )
+    if got.model.kind == SKIP_REPEAT:
+        how = "hold the vector of a chunk before them, the lag growing by one at each repeated text"
+        cause = (
+            "a text-hash cache served the repeat without advancing its position into the "
+            "fresh embeddings"
+        )
+    else:
+        how = "hold the vector of a chunk after them, one more at each repeated text"
+        cause = "the de-duplicated texts' vectors were handed out by position"
+    where = "after" if trig < start else "at"
+    msg = (
+        f"one positional shift from '{corpus.ids[start]}' (position {start}) on: {count} "
+        f"{how} ({d['repeats_widening']} repeats, {span}). It starts {where} "
+        f"'{corpus.ids[trig]}' (position {trig}), the first repeated text (a copy of "
+        f"'{corpus.ids[dup_of[trig]]}'): {cause}. Fix the indexer and re-embed from "
+        f"position {start} on; {d['stretches_total']} stretches in details.stretches"
+    )
+    ids = [corpus.ids[p] for p in got.explained.tolist()]
+    return Finding("shift", "error", msg, ids, d), rest
+
+
+def _snippet(corpus: Corpus, p: int) -> str | None:
+    texts = corpus.texts
+    try:
+        return excerpt(texts[p])
+    except (KeyError, IndexError):
+        return None
+
+
+SNIPPET = 60
+#: streamed --all: rows that are not ok get a text snippet up to this many
+SNIPPET_ROWS = 200
+
+
+def annotate(
+    checks: list[ChunkCheck], texts: Any, store: Any, findings: list[Finding] | None = None
+) -> None:
+    """Give the rows that are not ok (all of them when ``texts`` answers every position, a
+    ``dict`` of positions otherwise) a text snippet and, where the store knows it, the
+    document each chunk came from; the root shift finding names its start's document."""
+    bad = [c for c in checks if c.status != "ok"]
+    for c in bad:
+        try:
+            c.text = excerpt(texts[c.position], SNIPPET)
+        except (KeyError, IndexError):
+            pass
+    refs_of = getattr(store, "ref_doc_ids", None)
+    if refs_of is None:
+        return
+    want = [c.id for c in bad]
+    roots = [f for f in findings or [] if f.kind == "shift" and "model" in f.details]
+    want += [f.details["start_id"] for f in roots]
+    refs = refs_of(want)
+    for c in bad:
+        c.ref_doc_id = refs.get(c.id)
+    for f in roots:
+        ref = refs.get(f.details["start_id"])
+        if ref is not None:
+            f.details["start_ref_doc_id"] = ref
+            pos = f"(position {f.details['start_position']})"
+            f.message = f.message.replace(
+                pos, f"(position {f.details['start_position']}, document '{ref}')", 1
+            )
 
 
 CHAIN_ORDER = "holds_vector_of chains"
@@ -198,18 +331,25 @@ def other_findings(
         groups: dict[int, list[str]] = {}
         for p, first in dup_of.items():
             groups.setdefault(first, [corpus.ids[first]]).append(corpus.ids[p])
+        listed = [i for g in groups.values() for i in g[1:DUP_IDS_LISTED]][:DUP_IDS_LISTED]
         findings.append(
             Finding(
                 "duplicate_text",
                 "warning",
                 f"{len(dup_of)} chunk(s) repeat an earlier chunk's text; a cache keyed by "
                 "position misaligns every vector after the first repeat",
-                [i for g in groups.values() for i in g[1:]],
+                listed,
                 {
+                    "repeats": len(dup_of),
+                    "texts": len(groups),
                     "groups": [
-                        {"ids": g, "text": excerpt(corpus.texts[corpus.position[g[0]]])}
-                        for g in groups.values()
-                    ]
+                        {
+                            "ids": g[:DUP_GROUP_IDS],
+                            "copies": len(g),
+                            "text": excerpt(corpus.texts[corpus.position[g[0]]]),
+                        }
+                        for g in list(groups.values())[:DUP_GROUPS_LISTED]
+                    ],
                 },
             )
         )

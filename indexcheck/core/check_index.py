@@ -45,9 +45,9 @@ from ..vectors import normalize_rows as _unit
 from .check_findings import (
     ChunkCheck,
     Finding,
+    annotate,
     chain_findings,
     other_findings,
-    run_finding,
     truncated_finding,
 )
 from .check_order import (
@@ -57,7 +57,8 @@ from .check_order import (
     ordered_rows,
     render_corpus,
 )
-from .sampling import choose_sample
+from .sampling import plan_sample
+from .shift_sample import model_candidates, shift_findings
 from .stats import fault_rate_upper
 from .verdicts import Status
 
@@ -97,6 +98,11 @@ class CheckIndexResult:
     chunks_truncated: bool = False
     #: a passing sample: one-sided 95% upper bound on the fault rate (random rows only)
     fault_rate_upper_95: float | None = None
+    #: of ``diagnosis_embeddings``: texts embedded to test the shift model's predicted
+    #: holders of low chunks (at most ``SHIFT_MODEL_PER_LOW`` per low chunk)
+    shift_model_embeddings: int = 0
+    #: sampling: targets after repeated texts left out by the per-text cap
+    targets_dropped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -275,14 +281,14 @@ def check_index(
     n = len(corpus)
     all_mode = sample is None and only is None and max_fault_rate is None
     targeted: set[int] | None = None
+    dropped = 0
     if only is not None:
         checked_pos = sorted({corpus.position[i] for i in only if i in corpus.position})
     elif all_mode:
         checked_pos = list(range(n))
     else:
-        checked_pos, targeted = choose_sample(
-            n, sample, seed, corpus.duplicate_of(), max_fault_rate
-        )
+        plan = plan_sample(n, sample, seed, corpus.duplicate_of(), max_fault_rate)
+        checked_pos, targeted, dropped = plan.positions, plan.targeted, plan.dropped
 
     # Stored vectors: --all streams the whole store (and so finds orphans); a sample
     # fetches by id in batches.
@@ -339,6 +345,7 @@ def check_index(
             c.targeted = c.position in targeted
     low = [c for c in checks if c.status == "low"]
     why: MismatchWhy | None = None
+    shift_model_embeddings = 0
 
     def explain(cands: list[ChunkCheck]) -> list[ChunkCheck]:
         """Mark candidates whose stored vector is another chunk's fresh one; return the rest."""
@@ -368,6 +375,13 @@ def check_index(
         near = {q for c in low for q in range(c.position - window, c.position + window + 1)}
         fresh.ensure([q for q in near if 0 <= q < n], extra=True)
         unexplained = explain(low)
+        if unexplained and ordered_rows(store, from_store):
+            # before calling a low chunk stale, test whose vector the shift model says it
+            # holds (beyond the window too): at most SHIFT_MODEL_PER_LOW texts each
+            before = fresh.extra
+            fresh.ensure(model_candidates(unexplained, checks, corpus, fresh.vectors), extra=True)
+            shift_model_embeddings = fresh.extra - before
+            unexplained = explain(unexplained)
         if unexplained and len(fresh.vectors) < n and n - len(fresh.vectors) <= diagnose_budget:
             fresh.ensure(range(n), extra=True)
             unexplained = explain(unexplained)
@@ -384,7 +398,7 @@ def check_index(
 
     if ordered_rows(store, from_store):
         order = order_label(store, from_store)
-        findings = _shift_findings(
+        findings = shift_findings(
             checks, corpus, stored, stored_dims, fresh, fetch, min_cosine, order
         )
     else:
@@ -396,6 +410,7 @@ def check_index(
         for f in findings:
             if f.kind == why.status:
                 f.details.update(why.details)
+    annotate(checks, corpus.texts, store, findings)
     cut = getattr(embedder, "truncated", None) or set()
     long_ids = [c.id for c in checks if corpus.hashes[c.position] in cut]
     if (warn := truncated_finding(long_ids, embedder.model_id)) is not None:
@@ -422,59 +437,9 @@ def check_index(
         counts=counts,
         diagnosis_embeddings=fresh.extra,
         fault_rate_upper_95=bound,
+        shift_model_embeddings=shift_model_embeddings,
+        targets_dropped=dropped,
     )
-
-
-def _shift_findings(
-    checks: list[ChunkCheck],
-    corpus: Corpus,
-    stored: dict[str, np.ndarray],
-    stored_dims: dict[str, int],
-    fresh: _FreshVectors,
-    fetch: Callable[[Sequence[int]], None],
-    min_cosine: float,
-    order: str,
-) -> list[Finding]:
-    """Group shifted chunks into runs of one offset; pin each run's start by bisection."""
-    dup_of = corpus.duplicate_of()
-    by_pos = {c.position: c for c in checks}
-    runs: list[list[ChunkCheck]] = []
-    prev: ChunkCheck | None = None
-    for c in sorted(checks, key=lambda c: c.position):
-        if c.status == "shift":
-            if prev is not None and prev.status == "shift" and prev.offset == c.offset:
-                runs[-1].append(c)
-            else:
-                runs.append([c])
-        prev = c
-
-    def has_offset(p: int, offset: int) -> bool:
-        q = p + offset
-        if not 0 <= q < len(corpus):
-            return False
-        fetch([p])
-        cid = corpus.ids[p]
-        if stored_dims.get(cid, 0) != fresh.embedder.dimension:
-            return False
-        fresh.ensure([q], extra=True)
-        return float(np.dot(_unit(stored[cid]), fresh.vectors[q])) >= min_cosine
-
-    findings = []
-    for run in runs:
-        offset = run[0].offset
-        assert offset is not None
-        first = run[0].position
-        before = [q for q in by_pos if q < first]
-        lo = max(before) if before else -1
-        hi = first
-        while hi - lo > 1:  # invariant: hi has the run's offset, lo does not
-            mid = (lo + hi) // 2
-            if has_offset(mid, offset):
-                hi = mid
-            else:
-                lo = mid
-        findings.append(run_finding(run, hi, corpus, dup_of, order))
-    return findings
 
 
 def _explain_mismatch(

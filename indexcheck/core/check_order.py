@@ -93,6 +93,46 @@ def own_nearest_blocks(
     return result
 
 
+def why_low_streamed(
+    fresh: Any,
+    pending: Any,
+    waiting: list[int],
+    shift: dict[int, int],
+    comparable: np.ndarray,
+    cosine: np.ndarray,
+    min_cosine: float,
+    block: int,
+    why_sample: int = 2000,
+) -> MismatchWhy:
+    """check-index --all (``check_stream``): another model or another embedded text,
+    judged on at most ``why_sample`` of the unexplained chunks (seeded), each against
+    every fresh vector read block by block. ``comparable`` bool (n,): chunks with a
+    vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files."""
+    rows = [j for j, q in enumerate(waiting) if q not in shift]
+    if len(rows) > why_sample:
+        pick = np.random.default_rng(0).choice(len(rows), why_sample, replace=False)
+        rows = [rows[int(i)] for i in np.sort(pick)]
+    pos = np.asarray([waiting[j] for j in rows], dtype=np.int64)
+    stored = pending.take(np.asarray(rows, dtype=np.int64))
+    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
+    comparable = comparable.copy()
+    comparable[list(shift)] = False
+    cand = np.flatnonzero(comparable)
+    near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
+    at = {int(q): i for i, q in enumerate(cand)}
+    for q, v in zip(pos, near_rows, strict=True):
+        near[at[int(q)]] = bool(v)
+    sampled = np.zeros(len(cand), dtype=bool)
+    sampled[[at[int(q)] for q in pos]] = True
+    low = cosine[cand] < min_cosine
+    keep = ~low | sampled  # the share is taken over the sampled low chunks only
+    empty = np.zeros((0, fresh.d), np.float32)
+    return mismatch_verdict(
+        cosine[cand][keep].astype(np.float64), empty, empty, np.zeros(0, np.int64),
+        min_cosine, near[keep],
+    )  # fmt: skip
+
+
 # --- --embed-template: the text the indexer sent ----------------------------------------
 
 

@@ -39,21 +39,22 @@ from ..errors import DataFileError, DimensionMismatchError, InputError, OutputEr
 from ..stores.base import VectorStore
 from ..vectors import normalize_rows as _unit
 from .check_findings import (
+    SNIPPET_ROWS,
     ChunkCheck,
+    annotate,
     chain_findings,
     other_findings,
     run_finding,
+    story_finding,
     truncated_finding,
 )
 from .check_index import CheckIndexResult
 from .check_order import (
-    MismatchWhy,
     TemplatedStoreChunks,
-    mismatch_verdict,
     order_label,
     ordered_rows,
-    own_nearest_blocks,
     render_corpus,
+    why_low_streamed,
 )
 from .shift_chains import blame_stretches
 from .stream_store import (
@@ -269,7 +270,17 @@ def _run(
     mismatch = len(unexplained) >= max(2, comparable / 2)
     why = None
     if mismatch:
-        why = _why_low(fresh, pending, waiting, shift, status, cosine, min_cosine, block)
+        why = why_low_streamed(
+            fresh,
+            pending,
+            waiting,
+            shift,
+            (status == _OK) | (status == _LOW),
+            cosine,
+            min_cosine,
+            block,
+            WHY_SAMPLE,
+        )
     bad: dict[int, ChunkCheck] = {}
     for q in np.flatnonzero(status != _OK):
         q = int(q)
@@ -304,17 +315,28 @@ def _run(
         [(r[0].position, r[-1].position, r[0].offset or 0) for r in runs], dup_pos
     )
     triggers |= {b.repeat_position for b in blamed if b.repeat_position is not None}
+    triggers |= set(starts) | ({min(dup_of)} if dup_of else set())  # quoted by the root
+    worst = sorted((c for c in checks if c.cosine is not None), key=lambda c: c.cosine or 0.0)
+    shown = {c.position for c in checks[:SNIPPET_ROWS]} | {c.position for c in worst[:SNIPPET_ROWS]}
     # the finding builders read a Corpus; this view answers for the positions they quote
-    view: Any = SparseCorpus(ids, dup_of, _texts_at(source, triggers | set(dup_of.values()), block))
+    quoted = triggers | shown | set(dup_of.values())
+    view: Any = SparseCorpus(ids, dup_of, _texts_at(source, quoted, block))
     if ordered_rows(store, from_store):
         order = order_label(store, from_store)
-        findings = [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
+        seen = np.flatnonzero((status == _OK) | (status == _LOW))
+        held = np.full(n, -1, np.int64)
+        for q, t in shift.items():
+            held[q] = t
+        root, rest = story_finding(checks, view, dup_of, order, True, (seen, held[seen]))
+        findings = [] if root is None else [root]
+        left = {c.position for c in rest}
+        runs = [kept for r in runs if (kept := [c for c in r if c.position in left])]
+        findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
     else:
-        view = SparseCorpus(
-            ids, dup_of, _texts_at(source, set(dup_of) | set(dup_of.values()), block)
-        )
+        view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
         findings = chain_findings(checks, view)
     findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    annotate(checks, view.texts, store, findings)
     if why is not None:
         for found in findings:
             if found.kind == why.status:
@@ -360,43 +382,6 @@ def _run(
     )
     result.chunks_truncated = truncated
     return result
-
-
-def _why_low(
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    waiting: list[int],
-    shift: dict[int, int],
-    status: np.ndarray,
-    cosine: np.ndarray,
-    min_cosine: float,
-    block: int,
-) -> MismatchWhy:
-    """Another model or another embedded text, judged on at most ``WHY_SAMPLE`` of the
-    unexplained chunks (seeded), each against every fresh vector read block by block."""
-    rows = [j for j, q in enumerate(waiting) if q not in shift]
-    if len(rows) > WHY_SAMPLE:
-        pick = np.random.default_rng(0).choice(len(rows), WHY_SAMPLE, replace=False)
-        rows = [rows[int(i)] for i in np.sort(pick)]
-    pos = np.asarray([waiting[j] for j in rows], dtype=np.int64)
-    stored = pending.take(np.asarray(rows, dtype=np.int64))
-    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
-    comparable = (status == _OK) | (status == _LOW)
-    comparable[list(shift)] = False
-    cand = np.flatnonzero(comparable)
-    near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
-    at = {int(q): i for i, q in enumerate(cand)}
-    for q, v in zip(pos, near_rows, strict=True):
-        near[at[int(q)]] = bool(v)
-    sampled = np.zeros(len(cand), dtype=bool)
-    sampled[[at[int(q)] for q in pos]] = True
-    low = cosine[cand] < min_cosine
-    keep = ~low | sampled  # the share is taken over the sampled low chunks only
-    empty = np.zeros((0, fresh.d), np.float32)
-    return mismatch_verdict(
-        cosine[cand][keep].astype(np.float64), empty, empty, np.zeros(0, np.int64),
-        min_cosine, near[keep],
-    )  # fmt: skip
 
 
 def _global_search(

@@ -89,6 +89,27 @@ class DiagnoseResult:
         return [*sections_of(self.to_dict()), *diagnose_summary(self)]
 
 
+def misaligned_detail(c: Any, finding: Any = None) -> str:
+    """Why a MISALIGNED question's chunk fails, in check-index's words: whose vector it
+    holds (and the shift finding it belongs to), else its status."""
+    if c.holds_vector_of:
+        out = f"stored vector of '{c.id}' holds the vector of '{c.holds_vector_of}'"
+        if c.offset is not None:
+            out += f" (offset {c.offset:+d})"
+        if finding is not None and "start_id" in finding.details:
+            out += (
+                f": the positional shift check-index reports from "
+                f"'{finding.details['start_id']}' on"
+            )
+        return out
+    if getattr(c, "vector_held_by", None):
+        return (
+            f"stored vector of '{c.id}' is another chunk's; its own vector is stored under "
+            f"'{c.vector_held_by}'"
+        )
+    return f"stored vector of '{c.id}' is {c.status}"
+
+
 def exact_ranking(
     store: VectorStore, queries: np.ndarray, depth: int
 ) -> tuple[np.ndarray, np.ndarray, str]:
@@ -156,10 +177,12 @@ def diagnose(
 
     expected_ids = sorted({e for q in questions if q.in_scope for e in q.expected})
     alignment: dict[str, Any] = {}
+    story: dict[str, Any] = {}
     if expected_ids:
         say(f"re-embedding {len(expected_ids)} expected chunks")
         check = check_index(store, embedder, corpus, only=expected_ids, min_cosine=min_cosine)
         alignment = {c.id: c for c in check.chunks}
+        story = {cid: f for f in check.findings if f.kind == "shift" for cid in f.chunk_ids}
     refusals = refusal_ids(
         [c for c in ann.I.ravel() if c is not None], refusal_pattern, refusal_marked
     )
@@ -199,7 +222,7 @@ def diagnose(
             d.expected_id = bad[0].id
             d.holds_vector_of = bad[0].holds_vector_of
             d.cosine_to_own_text = bad[0].cosine
-            d.detail = f"stored vector of '{bad[0].id}' is {bad[0].status}"
+            d.detail = misaligned_detail(bad[0], story.get(bad[0].id))
         elif d.exact_rank is None:
             d.label = Label.NOT_RETRIEVED
             d.detail = f"expected chunk not in the exact top {fetch}"

@@ -101,7 +101,8 @@ NOT_NAMES = frozenset(
 )
 #: upper-case words that stand before a year without being an organisation
 NOT_ACRONYMS = frozenset(
-    "AD BC CE BCE FY Q1 Q2 Q3 Q4 H1 H2 AM PM UTC GMT IN ON AT BY OF FOR THE AND US UK EU USA".split()
+    "AD BC CE BCE FY Q1 Q2 Q3 Q4 H1 H2 AM PM UTC GMT IN ON AT BY OF FOR THE AND "
+    "US UK EU USA".split()
 )
 _CURRENCY = "$£€¥"
 

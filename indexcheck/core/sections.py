@@ -102,19 +102,37 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
                 [[f["kind"], f["severity"], f["message"]] for f in r["findings"]],
             )
         )
+    for f in r["findings"]:
+        stretches = f["details"].get("stretches") if f["kind"] == "shift" else None
+        if stretches:
+            sec.blocks.append(_stretches(f["details"]))
     worst = sorted(
         r["chunks"],
         key=lambda c: (c["status"] == "ok", -1 if c["cosine"] is None else c["cosine"]),
     )[:WORST_ROWS]
-    cols = ("position", "id", "cosine", "status", "holds_vector_of", "offset")
+    cols = ["position", "id", "cosine", "status", "holds_vector_of", "offset"]
+    cols += [k for k in ("ref_doc_id", "text") if any(c.get(k) for c in worst)]
+    names = {"holds_vector_of": "holds vector of", "ref_doc_id": "document"}
+    rows = [[c[k] for k in cols] for c in worst]
     sec.blocks.append(
-        Table(
-            ["position", "id", "cosine", "status", "holds vector of", "offset"],
-            [[c[k] for k in cols] for c in worst],
-            "worst chunks (lowest cosine first)",
-        )
+        Table([names.get(k, k) for k in cols], rows, "worst chunks (lowest cosine first)")
     )
     return [sec]
+
+
+def _stretches(d: Payload) -> Code:
+    """The root shift finding's stretches, collapsed (``<details>``): one line each."""
+    lines = [f"{'start':>8} {'end':>8} {'offset':>7} {'chunks':>7}  trigger (repeat)"]
+    for s in d["stretches"]:
+        trig = "-" if s["trigger_id"] is None else f"{s['trigger_id']} ({s['trigger_position']})"
+        lines.append(f"{s['start']:>8} {s['end']:>8} {s['offset']:>+7d} {s['chunks']:>7}  {trig}")
+    shown, total = len(d["stretches"]), d.get("stretches_total", len(d["stretches"]))
+    if total > shown:
+        lines.append(f"... {total - shown} more stretches (first {shown} listed)")
+    return Code(
+        f"the shift's {total} stretches (position, offset, the repeat behind each)",
+        "\n".join(lines),
+    )
 
 
 def _probe_scale(r: Payload, verdict: str | None) -> list[Section]:

@@ -35,17 +35,31 @@ def summary(verdict: str | None = None, *blocks: Any) -> Section:
 
 
 def check_index_summary(result: CheckIndexResult) -> list[Section]:
-    """What is wrong (first 20 chunks), the findings, and a one-line verdict with its cost."""
+    """The root finding first (one positional shift told as one story), what is wrong
+    (first 20 chunks), the other findings, and a one-line verdict with its cost."""
     sec = summary(ok_verdict(result.ok))
+    roots = [f for f in result.findings if f.kind == "shift" and "model" in f.details]
+    for f in roots:
+        sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
     bad = [c for c in result.chunks if c.status != "ok"]
+    docs = any(c.ref_doc_id for c in bad[:SHOWN_ROWS])  # e.g. LlamaIndex's node -> document
     if bad:
         sec.blocks.append(
             Table(
-                ["position", "id", "cosine", "status", "holds vector of", "offset"],
+                [
+                    "position",
+                    "id",
+                    *(["document"] if docs else []),
+                    "cosine",
+                    "status",
+                    "holds vector of",
+                    "offset",
+                ],
                 [
                     [
                         str(c.position),
                         c.id,
+                        *([c.ref_doc_id or ""] if docs else []),
                         _f4(c.cosine),
                         str(c.status),
                         c.holds_vector_of or "",
@@ -60,7 +74,8 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
         if len(bad) > SHOWN_ROWS:
             sec.blocks.append(Text(f"... and {len(bad) - SHOWN_ROWS} more (see --json)"))
     for f in result.findings:
-        sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
+        if f not in roots:
+            sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
     m: dict[str, Any] = result.manifest.get("embedding", {})
     if result.chunks_truncated:
         sec.blocks.append(
@@ -69,19 +84,48 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
                 "(over 100,000 checked); every row is in --rows"
             )
         )
+    if result.targets_dropped:
+        sec.blocks.append(
+            Text(
+                f"targeted sampling: {result.targets_dropped} chunks after a repeated text "
+                "left out (the chunk after the first 3 copies of each text is checked)"
+            )
+        )
     bound = ""
     if result.fault_rate_upper_95 is not None and result.ok:
         bound = f"; fault rate < {100 * result.fault_rate_upper_95:.1f}% (95%, random rows)"
+    extra = ""
+    if result.diagnosis_embeddings:
+        extra = f" ({result.diagnosis_embeddings} texts to explain low chunks"
+        if result.shift_model_embeddings:
+            extra += f", {result.shift_model_embeddings} of them for the shift model"
+        extra += ")"
     sec.blocks.append(
         Text(
-            f"{result.counts.get('ok', 0)}/{result.checked} chunks ({result.mode}) at cosine >= "
-            f"{result.threshold:g}; min {_f4(result.min_cosine)}, median "
-            f"{_f4(result.median_cosine)}; {m.get('requests', 0)} embedding requests, "
+            f"{_verdict_count(result)}; min {_f4(result.min_cosine)}, median "
+            f"{_f4(result.median_cosine)}; {m.get('requests', 0)} embedding requests{extra}, "
             f"{m.get('tokens', 0)} tokens, {result.manifest.get('wall_seconds', 0):.1f}s{bound}",
             badge=ok_verdict(result.ok),
         )
     )
     return [sec]
+
+
+def _verdict_count(result: CheckIndexResult) -> str:
+    """What the verdict counts, said as it is: the chunks that pass when all pass, the
+    chunks that fail otherwise ("198 of 204 sampled chunks fail", not "6/204")."""
+    noun = {"sample": "sampled chunks", "all": "chunks", "ids": "chunks checked by id"}.get(
+        result.mode, "chunks"
+    )
+    ok = result.counts.get("ok", 0)
+    t = f"{result.threshold:g}"
+    if ok == result.checked:
+        return f"{ok}/{result.checked} chunks ({result.mode}) at cosine >= {t}"
+    failed = result.checked - ok
+    return (
+        f"{failed} of {result.checked} {noun} below cosine {t} or without a usable vector "
+        f"({ok} pass)"
+    )
 
 
 def diff_index_summary(result: DiffResult) -> list[Section]:

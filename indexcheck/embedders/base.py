@@ -3,7 +3,9 @@
 Providers subclass :class:`BaseEmbedder` and implement ``_embed_batch`` for one request;
 they raise :class:`~indexcheck.errors.TransientError` for a 429 or a transient 5xx and
 let the base retry with exponential backoff. Everything else (auth, bad input) is raised
-as the matching :class:`~indexcheck.errors.IndexcheckError` and not retried.
+as the matching :class:`~indexcheck.errors.IndexcheckError` and not retried; so is a
+TransientError whose cause no retry can fix (:func:`indexcheck.retry.cannot_succeed`: a
+malformed request, a 400/401/403/404/422), whatever the provider called it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..errors import (
     RateLimitError,
     TransientError,
 )
-from ..retry import RetryPolicy
+from ..retry import RetryPolicy, final_error
 from ..vectors import normalize_rows
 
 #: Row-normalise float32 (n, d); re-exported for providers.
@@ -143,6 +145,9 @@ class BaseEmbedder:
                 spent = time.perf_counter() - t0
                 self.stats.seconds += spent
                 waited += spent
+                final = final_error(self.model_id, exc)
+                if final is not None:
+                    raise final from None
                 if exc.rate_limited and exc.retry_after is not None:
                     until = time.monotonic() + min(self.retry.max_delay, exc.retry_after)
                     self._gate = max(getattr(self, "_gate", 0.0), until)

@@ -10,8 +10,12 @@ built with retry strategy ``"none"``, and this module turns a 429 into a rate-li
 :class:`~indexcheck.errors.TransientError` (carrying ``Retry-After``), and 408/500/502/503/504,
 timeouts and dropped connections into a plain one. 401/403 become
 :class:`~indexcheck.errors.AuthError`, other 4xx :class:`~indexcheck.errors.InputError` with the
-server's message. The API key is read from ``MISTRAL_API_KEY`` and never appears in a message,
-``model_id`` or repr; ``MISTRAL_SERVER_URL`` overrides the server (a proxy or an emulator).
+server's message. The API key is read from ``MISTRAL_API_KEY`` through
+:func:`indexcheck.secrets.env_secret` (stray whitespace stripped with a warning, a control
+character refused, exit 2) and never appears in a message, ``model_id`` or repr;
+``MISTRAL_SERVER_URL`` overrides the server (a proxy or an emulator). A request the HTTP
+client refuses to send (h11's ``LocalProtocolError`` for an illegal header byte) is bad input,
+never retried, and its text (the header, key included) is never shown.
 
 Batch size: the API refuses a request over 16,384 tokens in total ("Too many tokens in batch.
 Max is 16384", its 400 message) and caps the number of inputs per request (256 or 512 by
@@ -41,7 +45,9 @@ from ..errors import (
     SpecError,
     TransientError,
 )
-from ..retry import RetryPolicy
+from ..redact import remember
+from ..retry import RetryPolicy, malformed_message, malformed_request
+from ..secrets import env_secret
 from ..waiting import current as current_waiting
 from .base import BaseEmbedder
 
@@ -99,7 +105,8 @@ class MistralEmbedder(BaseEmbedder):
         super().__init__(retry=retry, sleep=sleep, progress=progress)
         self.timeout_s = waiting.timeout if timeout_s is None else timeout_s
         self.model = model.strip() or DEFAULT_MODEL
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+        key = env_secret(API_KEY_ENV) if api_key is None else api_key
+        remember(key)
         if not key.strip():
             raise InputError(
                 f"the mistral embedder needs an API key; set {API_KEY_ENV} in the environment"
@@ -151,7 +158,7 @@ class MistralEmbedder(BaseEmbedder):
             mapped = self._map_error(exc)
             if mapped is None:
                 raise
-            if isinstance(mapped, AuthError):
+            if isinstance(mapped, AuthError | InputError):
                 raise mapped from None  # the chained request carries the key in its headers
             raise mapped from exc
         return self._parse(response, len(texts))
@@ -186,6 +193,15 @@ class MistralEmbedder(BaseEmbedder):
 
     def _map_error(self, exc: Exception) -> Exception | None:
         """The indexcheck exception for an SDK or transport failure, or None to re-raise."""
+        malformed = malformed_request(exc)
+        if malformed is not None:
+            return InputError(
+                malformed_message(
+                    self.model_id,
+                    malformed,
+                    f"check {API_KEY_ENV} and {SERVER_URL_ENV} for stray characters",
+                )
+            )
         names = {cls.__name__ for cls in type(exc).__mro__}
         if names & _TRANSIENT_TRANSPORT:
             return TransientError(

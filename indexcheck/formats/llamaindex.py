@@ -164,6 +164,8 @@ class LlamaIndexIndex:
     metadata: list[dict[str, Any]]
     metric: str
     files: list[Path] = field(default_factory=list)
+    #: each node's source document (its SOURCE relationship), None when it has none
+    ref_doc_ids: list[str | None] = field(default_factory=list)
 
 
 def _read_json(path: Path) -> Any:
@@ -249,6 +251,7 @@ def read_persist_dir(folder: str | Path, index_id: str | None = None) -> LlamaIn
     texts: list[str] = []
     embedded: list[str] = []
     metas: list[dict[str, Any]] = []
+    refs: list[str | None] = []
     for nid in ids:
         entry = docs.get(nid)
         if not isinstance(entry, dict) or not isinstance(entry.get("__data__"), dict):
@@ -261,10 +264,19 @@ def read_persist_dir(folder: str | Path, index_id: str | None = None) -> LlamaIn
         texts.append(node_text(node))
         embedded.append(embedded_text(node, entry.get("__type__"), where))
         metas.append(dict(node.get("metadata") or {}))
+        refs.append(_ref_doc_id(node))
     return LlamaIndexIndex(
         layout, iid, ids, vectors, texts, embedded, metas, metric,
-        [vec_path, root / DOCSTORE, root / INDEX_STORE],
+        [vec_path, root / DOCSTORE, root / INDEX_STORE], refs,
     )  # fmt: skip
+
+
+def _ref_doc_id(node: Mapping[str, Any]) -> str | None:
+    """``BaseNode.ref_doc_id``: the node id of its SOURCE relationship ("1")."""
+    rel = node.get("relationships")
+    src = rel.get("1") if isinstance(rel, Mapping) else None
+    nid = src.get("node_id") if isinstance(src, Mapping) else None
+    return str(nid) if nid is not None else None
 
 
 def _read_simple(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarray]:

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from ..embedders.mistral import _retry_after, _server_message
 from ..errors import AuthError, BackendUnavailableError, InputError, TransientError
+from ..retry import malformed_message, malformed_request
 
 TRANSIENT_STATUS = frozenset({408, 409, 500, 502, 503, 504})
 # Transport failures worth a retry, by class name: httpx, httpx2 (mistralai 3.x) and openai.
@@ -34,7 +35,15 @@ def where(url: str | None, default: str) -> str:
 
 
 def map_error(exc: Exception, model_id: str, server: str, key_env: str) -> Exception | None:
-    """The indexcheck exception for an SDK or transport failure, or None to re-raise."""
+    """The indexcheck exception for an SDK or transport failure, or None to re-raise.
+
+    A request the HTTP client refused to build (openai wraps h11's LocalProtocolError in an
+    APIConnectionError) is bad input and final: its text holds the headers, key included."""
+    malformed = malformed_request(exc)
+    if malformed is not None:
+        return InputError(
+            malformed_message(f"judge {model_id}", malformed, f"check {key_env} and the server URL")
+        )
     names = {cls.__name__ for cls in type(exc).__mro__}
     if names & TRANSIENT_TRANSPORT:
         return TransientError(f"{type(exc).__name__} talking to {server}")

@@ -5,8 +5,9 @@ A judge grades one answer against the context it was given. Providers subclass
 :class:`~indexcheck.errors.TransientError` for a 429, a transient 5xx or a dropped
 connection, and the base retries with exponential backoff. Auth failures and other
 refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
-retried. Replies that do not parse are not this module's business: the caller sends a
-repair request (:meth:`JudgeRequest.repaired`) and asks again.
+retried, and so is a TransientError whose cause no retry can fix
+(:func:`indexcheck.retry.cannot_succeed`). Replies that do not parse are not this module's
+business: the caller sends a repair request (:meth:`JudgeRequest.repaired`) and asks again.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import BackendUnavailableError, RateLimitError, TransientError
-from ..retry import RetryPolicy
+from ..retry import RetryPolicy, final_error
 
 #: what a judge hands back: the reply text to parse, or a dict it already parsed
 RawReply = str | dict[str, Any]
@@ -112,6 +113,9 @@ class BaseJudge:
                 reply, tokens = self._complete(request)
             except TransientError as exc:
                 self.stats.seconds += time.perf_counter() - t0
+                final = final_error(f"judge {self.model_id}", exc)
+                if final is not None:
+                    raise final from None
                 if attempt >= self.retry.max_retries:
                     if exc.rate_limited:
                         raise RateLimitError(

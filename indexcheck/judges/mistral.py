@@ -17,7 +17,9 @@ from typing import Any
 
 from ..embedders.mistral import API_KEY_ENV, SERVER_URL_ENV, _load_sdk
 from ..errors import AuthError, InputError, SpecError
+from ..redact import remember
 from ..retry import RetryPolicy
+from ..secrets import env_secret
 from ._http import map_error, message_text, where
 from .base import BaseJudge, JudgeRequest, RawReply
 
@@ -42,7 +44,8 @@ class MistralJudge(BaseJudge):
             raise SpecError(
                 "mistral: needs a chat model, e.g. --judge mistral:mistral-small-latest"
             )
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+        key = env_secret(API_KEY_ENV) if api_key is None else api_key
+        remember(key)
         if not key.strip():
             raise InputError(f"the mistral judge needs an API key; set {API_KEY_ENV}")
         self.model_id = f"mistral:{self.model}"
@@ -78,7 +81,7 @@ class MistralJudge(BaseJudge):
             mapped = map_error(exc, self.model_id, self._where(), API_KEY_ENV)
             if mapped is None:
                 raise
-            if isinstance(mapped, AuthError):
+            if isinstance(mapped, AuthError | InputError):
                 raise mapped from None  # the chained request carries the key in its headers
             raise mapped from exc
         choices = list(response.choices or [])

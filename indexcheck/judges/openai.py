@@ -11,14 +11,15 @@ the judgement and ``usage.total_tokens`` the tokens billed. The key comes from
 from __future__ import annotations
 
 import importlib
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import AuthError, InputError, MissingDependencyError, SpecError
+from ..redact import remember
 from ..retry import RetryPolicy
+from ..secrets import env_secret
 from ._http import map_error, message_text, where
 from .base import BaseJudge, JudgeRequest, RawReply
 
@@ -40,7 +41,8 @@ class OpenAIJudge(BaseJudge):
         json_mode: bool = True,
     ) -> None:
         super().__init__(retry=retry, sleep=sleep)
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+        key = env_secret(API_KEY_ENV) if api_key is None else api_key
+        remember(key)
         if not key.strip():
             raise InputError(
                 f"the openai judge needs an API key; set {API_KEY_ENV} "
@@ -79,7 +81,7 @@ class OpenAIJudge(BaseJudge):
             mapped = map_error(exc, self.model_id, where(self.base_url, ""), API_KEY_ENV)
             if mapped is None:
                 raise
-            if isinstance(mapped, AuthError):
+            if isinstance(mapped, AuthError | InputError):
                 raise mapped from None
             raise mapped from exc
         choices = list(response.choices or [])

@@ -20,8 +20,9 @@ from typing import Any
 
 from ..core.sections import kind_of
 from ..outputs import write_atomic
+from ..redact import scrub
 from ..sections import Code, Image, Section, Table, Text, V, fmt
-from ..textsafe import escape_html
+from ..textsafe import escape_html, xml_safe
 from .builders import Builder
 from .judge import CSS as JUDGE_CSS
 from .markdown import markdown
@@ -105,7 +106,9 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
                 )
                 out.append(f"<table><tr>{head}</tr>{body}</table>")
     out.append("</main></body></html>")
-    return "\n".join(out) + "\n"
+    # the last step: no secret in use, and no character XML 1.0 forbids (so the page
+    # parses as XHTML too and no encoder chokes on a lone surrogate from a file name)
+    return xml_safe(scrub("\n".join(out) + "\n"))
 
 
 def write_report(

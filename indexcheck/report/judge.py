@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..outputs import write_atomic
+from ..redact import scrub_data
 from ..textsafe import escape_html, escape_md
 
 #: background and text colour of a claim row, by final verdict
@@ -143,6 +144,7 @@ def write_report(
     payload: Mapping[str, Any], rows: Sequence[Any] | None, folder: Path
 ) -> list[Path]:
     """judge.md and report.html (through the shared HTML report) into ``folder``."""
+    payload = scrub_data(payload)  # no secret in use reaches a report
     from .html import write_report as write_html
 
     folder = Path(folder)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..outputs import write_atomic
+from ..redact import scrub
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html, escape_md
 from .sections import Html
@@ -50,7 +51,7 @@ def markdown(title: str, verdict: str, sections: list[Section], folder: Path) ->
                 out.append("|" + "---|" * len(b.headers))
                 out += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in b.rows]
                 out.append("")
-    return "\n".join(out) + "\n"
+    return scrub("\n".join(out) + "\n")
 
 
 def write_markdown(result: Any, folder: Path, name: str, title: str | None = None) -> list[Path]:

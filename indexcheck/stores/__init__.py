@@ -15,6 +15,8 @@ from typing import Any
 from .. import plugins
 from ..default_plugins import STORES as BACKENDS
 from ..errors import SpecError
+from ..redact import remember
+from ..secrets import spec_password
 from ..textsafe import visible
 from .base import BaseStore, Fetched, StoreInfo, VectorBatch, VectorStore
 from .params import Choice, Float, Int, Param, StoreSpec, Str, with_params
@@ -60,6 +62,7 @@ def store_class(scheme: str) -> Any:
 def open_store(spec: str, options: StoreOptions | None = None) -> VectorStore:
     """Open a store from ``scheme:location?params``; SpecError (exit 2) for an unknown
     scheme, an unknown option (with a did-you-mean) or an option value out of range."""
+    remember(spec_password(spec))  # a DSN password is scrubbed from every message
     parsed = StoreSpec.parse(spec)
     registry = plugins.registry("stores")
     target = registry.load(parsed.scheme)

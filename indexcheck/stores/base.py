@@ -40,7 +40,7 @@ from ..errors import (
     SpecError,
     TransientError,
 )
-from ..retry import RetryPolicy
+from ..retry import RetryPolicy, final_error
 from .params import Param, check_params
 from .params import StoreSpec as StoreSpec  # re-exported: stores import it from here
 
@@ -373,6 +373,9 @@ class BaseStore:
                     raise
                 if not isinstance(err, TransientError):
                     raise err from None
+                final = final_error(self.scheme or type(self).__name__, exc)
+                if final is not None:  # a malformed request or a 4xx: no retry helps
+                    raise final from None
                 policy = self.retry
                 waited += time.monotonic() - t0
                 delay = 0.0 if policy is None else policy.delay(attempt, err.retry_after, rng)

@@ -80,6 +80,16 @@ class LlamaIndexStore(BaseStore):
                     h.update(block)
         return h.hexdigest()
 
+    def ref_doc_ids(self, ids: list[str]) -> dict[str, str]:
+        """Chunk id -> the LlamaIndex document it came from, for the ids that have one."""
+        refs = self.index.ref_doc_ids
+        out = {}
+        for cid in ids:
+            j = self._pos.get(cid)
+            if j is not None and j < len(refs) and refs[j] is not None:
+                out[cid] = str(refs[j])
+        return out
+
     def _fetch_batch(self, ids: list[str]) -> Fetched:
         pos = np.asarray([self._pos.get(i, -1) for i in ids], dtype=np.int64)
         ok = pos >= 0

@@ -3,7 +3,6 @@ indexcheck errors (split from milvus.py by job)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +17,9 @@ from ..errors import (
     RateLimitError,
     SpecError,
 )
+from ..noise import library_noise
 from ..redact import redact_url
+from ..secrets import env_secret
 from .base import StoreSpec, call_translated
 from .milvus import _LITE_USERS, TIMEOUT_S, MilvusStore
 
@@ -97,12 +98,13 @@ def open_milvus(spec: StoreSpec, options: Any) -> MilvusStore:
             )
         shown = redact_url(location)
         where = f"Milvus at {shown}"
-        token = os.environ.get("MILVUS_TOKEN", "")
-        client = _call(
-            where,
-            lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
-            "connect",
-        )
+        token = env_secret("MILVUS_TOKEN", header=False)  # base64-coded by pymilvus
+        with library_noise():  # gRPC's channel set-up may print to fd 2
+            client = _call(
+                where,
+                lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
+                "connect",
+            )
     safe_spec = f"milvus:{shown}?collection={collection}{extras}"
     try:
         if not _call(where, lambda: client.has_collection(collection), "find the collection"):
@@ -164,7 +166,8 @@ def _open_lite(
     running = getattr(manager, "_servers", {})
     started_here = key in _LITE_USERS or key not in running
     try:
-        client = client_cls(uri=key, db_name=db_name, timeout=TIMEOUT_S)
+        with library_noise():  # Lite logs its own traceback when the folder is locked
+            client = client_cls(uri=key, db_name=db_name, timeout=TIMEOUT_S)
     except ConnectionConfigException:
         raise BackendUnavailableError(
             f"cannot open {where}; milvus-lite lets one process hold a .db at a time, so "
@@ -178,6 +181,7 @@ def _open_lite(
         _LITE_USERS[key] -= 1
         if _LITE_USERS[key] <= 0:
             del _LITE_USERS[key]
-            manager.release_server(key)  # flushes nothing new; frees the folder lock
+            with library_noise():
+                manager.release_server(key)  # flushes nothing new; frees the folder lock
 
     return client, release

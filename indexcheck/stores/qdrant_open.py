@@ -3,7 +3,6 @@ mapped to indexcheck errors (split from qdrant.py by job)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -21,6 +20,7 @@ from ..errors import (
     SpecError,
 )
 from ..redact import redact_url
+from ..secrets import env_secret
 from .base import StoreSpec, call_translated
 from .qdrant import TIMEOUT_S, QdrantStore
 
@@ -130,7 +130,7 @@ def open_qdrant(spec: StoreSpec, options: Any) -> QdrantStore:
             client.close()
             raise
 
-    api_key = os.environ.get("QDRANT_API_KEY") or None
+    api_key = env_secret("QDRANT_API_KEY") or None
     parts = urlsplit(location)
     if parts.username or parts.password:
         raise SpecError(

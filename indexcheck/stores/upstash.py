@@ -3,8 +3,8 @@
 Spec: ``upstash:[URL][?namespace=NS&text_field=F&retries=N&retry_interval=S&timeout=S&batch=N]``
 
 - ``URL`` is the index REST URL; when empty, ``UPSTASH_VECTOR_REST_URL`` is used. The token
-  comes only from ``UPSTASH_VECTOR_REST_TOKEN`` (a read-only token is enough) and never
-  appears in ``spec``, messages or reprs.
+  comes only from ``UPSTASH_VECTOR_REST_TOKEN`` (a read-only token is enough), checked by
+  :func:`indexcheck.secrets.env_secret`, and never appears in ``spec``, messages or reprs.
 - ``namespace``: the namespace to read (default: the default namespace ``""``).
 - ``text_field``: metadata key holding the chunk text when the ``data`` field is empty
   (default ``text``).
@@ -45,7 +45,8 @@ from ..errors import (
     TransientError,
 )
 from ..redact import redactor
-from ..retry import RetryPolicy
+from ..retry import RetryPolicy, malformed_message, malformed_request
+from ..secrets import env_secret
 from ..waiting import current as current_waiting
 from .base import (
     BaseStore,
@@ -158,7 +159,7 @@ class UpstashStore(BaseStore):
                 "upstash spec: remove credentials and query strings from the URL; "
                 f"the token goes in {TOKEN_ENV}"
             )
-        token = os.environ.get(TOKEN_ENV, "").strip()
+        token = env_secret(TOKEN_ENV)  # stray whitespace stripped (warned), controls refused
         if not token:
             raise InputError(
                 f"{TOKEN_ENV} is not set; export the index's REST token (read-only is enough)"
@@ -212,6 +213,15 @@ class UpstashStore(BaseStore):
         status, httpx = self._status, self._httpx
         message = self._redact(str(exc))[:200]
         retry_after = self._retry_after
+        malformed = malformed_request(exc)
+        if malformed is not None:  # h11 refused a header: final, and its text holds the token
+            return InputError(
+                malformed_message(
+                    f"Upstash {doing} on {self.host}",
+                    malformed,
+                    f"check {TOKEN_ENV} and {URL_ENV} for stray characters",
+                )
+            )
         if status in (401, 403) or (status is None and message.startswith("Unauthorized")):
             return AuthError(
                 f"Upstash refused the token for {self.host} (HTTP {status or 401}); set "

@@ -87,11 +87,15 @@ def test_positional_cache_shift_names_each_repeat(
     shifts = [f for f in result.findings if f.kind == "shift"]
     assert shifts and all(f.severity == "error" for f in shifts)
     if (framework, layout) in ORDERED:
-        # one finding per stretch, each blamed on its own repeat, in build order
-        assert [f.details["offset"] for f in shifts] == [1, 2]
-        got = [f.details["preceding_duplicate"]["id"] for f in shifts]
-        assert got == [c.ids[r] for r in repeats]
-        assert all(f.details["order"] in ("store order", "&order=id") for f in shifts)
+        # issue 17: one root finding (the de-duplicated vectors handed out by position);
+        # its stretches, in build order, are each blamed on their own repeat
+        (root,) = shifts
+        assert root.details["model"] == "dedup_by_position"
+        assert root.details["preceding_duplicate"]["id"] == c.ids[repeats[0]]
+        stretches = root.details["stretches"]
+        assert [s["offset"] for s in stretches] == [1, 2]
+        assert [s["trigger_id"] for s in stretches] == [c.ids[r] for r in repeats]
+        assert root.details["order"] in ("store order", "&order=id")
     else:
         # no build order: one finding per holds_vector_of chain, breaking at the repeats
         assert all(f.details["order"] == "holds_vector_of chains" for f in shifts)
@@ -281,11 +285,11 @@ def test_sampled_check_reports_shifts_the_same_way(framework_index, framework, l
     assert code == 1
     shifts = [f for f in out["findings"] if f["kind"] == "shift"]
     if layout == "faiss":
-        assert [f["details"]["offset"] for f in shifts] == [1, 2]
-        assert [f["details"]["preceding_duplicate"]["id"] for f in shifts] == [
-            c.ids[r] for r in sorted(c.repeat_of)
-        ]
-        assert {f["details"]["order"] for f in shifts} == {"store order"}
+        (root,) = shifts  # issue 17: one root finding, the stretches in its details
+        stretches = root["details"]["stretches"]
+        assert [s["offset"] for s in stretches] == [1, 2]
+        assert [s["trigger_id"] for s in stretches] == [c.ids[r] for r in sorted(c.repeat_of)]
+        assert root["details"]["order"] == "store order"
     else:
         assert {f["details"]["order"] for f in shifts} == {"holds_vector_of chains"}
         assert 1 <= len(shifts) <= 3
