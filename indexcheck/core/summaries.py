@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..sections import Section, Table, Text, V, interval, ok_verdict
+from .filter_summaries import ann_filter_lines, short_cell, short_suffix, threshold_filter_lines
 
 if TYPE_CHECKING:
     from .check_index import CheckIndexResult
@@ -192,8 +193,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     headers = ["fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"]
     if true:
         headers += ["search recall@k", "search miss"]
-    if filtered:
-        headers += ["short results"]
+    headers += ["short results"] if filtered else []
     rows = []
     for r in result.by_fetch:
         row = [
@@ -206,8 +206,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
         ]
         if true:
             row += [_pct(r.search_recall_at_k), _pct(r.search_best_miss_rate)]
-        if filtered:
-            row += [f"{_pct(r.short_result_rate)} ({r.short_results})"]
+        row += [short_cell(r)] if filtered else []
         rows.append(row)
     loss = result.compression_loss
     if loss is not None:
@@ -235,30 +234,10 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     line = compression_line(result.compression, result.truth_vectors)
     if line:
         sec.blocks.append(Text(line))
-    for f in result.filters or []:
-        sec.blocks.append(
-            Text(
-                f"filter {f['canonical']}: {f['queries']} queries, matches "
-                f"{f['matching_chunks']} chunks ({_pct(f['share'])}, bucket {f['bucket']})"
-            )
-        )
-    for r in result.by_fetch if filtered else []:
-        for b in r.by_selectivity or []:
-            sec.blocks.append(
-                Text(
-                    f"  fetch {r.fetch}, filters matching {b['bucket']}: {b['queries']} queries, "
-                    f"recall@k {_pct(b['recall'])}, best-chunk miss {_pct(b['best_miss_rate'])}, "
-                    f"short results {_pct(b['short_result_rate'])}"
-                )
-            )
+    sec.blocks.extend(ann_filter_lines(result))
     for run in (result.sweep or {}).get("runs", []):
         rates = ", ".join(
-            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}"
-            + (
-                f" (short results {_pct(row['short_result_rate'])})"
-                if row.get("short_result_rate") is not None
-                else ""
-            )
+            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}{short_suffix(row)}"
             for row in run["by_fetch"]
         )
         best = run["recommended_fetch"]
@@ -409,14 +388,7 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
     )
     say(Text(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}"))
     say(Text(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}"))
-    for f in result.by_filter or []:
-        judged = {True: "separable", False: "NOT separable", None: "separability not judged"}
-        say(
-            Text(
-                f"filter {f['filter']}: {f['questions']} questions, {judged[f['separable']]}"
-                + (f" ({f['why_not_judged']})" if f.get("why_not_judged") else "")
-            )
-        )
+    sec.blocks.extend(threshold_filter_lines(result))
     if result.handled_by_content:
         say(Text(f"handled by refusal chunks: {', '.join(result.handled_by_content)}"))
     if result.not_retrieved:
