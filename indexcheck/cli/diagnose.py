@@ -11,7 +11,10 @@ import numpy as np
 from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..core.diagnose import diagnose
 from ..core.retrieval import marked_refusals, scale_converters
+from ..core.sweep_filters import question_filters
 from ..errors import InputError
+from ..filtered_questions import filters_manifest
+from ..filters import parse_filter
 from ..questions import load_questions
 from .command import Command
 from .finish import finish
@@ -77,6 +80,14 @@ from .traces import answers_format_option, read_answers_cli
     show_default=True,
     help="Regex on the answer text marking a refusal (a 'refused' column wins).",
 )
+@click.option(
+    "--filter",
+    "filter_text",
+    default=None,
+    metavar="JSON",
+    help="A metadata filter every question is searched with (AND-ed with a question's "
+    "own 'filter'); adds FILTERED_OUT and SHORT_RESULTS.",
+)
 @seed_option
 @output_options
 @click.pass_context
@@ -100,11 +111,13 @@ def diagnose_cmd(
     answers_format: str | None,
     judge_spec: str | None,
     answer_refusal_pattern: str,
+    filter_text: str | None,
     seed: int,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
     """Trace each question's expected chunk through every stage; label the first that lost it."""
+    common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)
     answers = judged = judge_stats = answers_source = None
     if judge_spec and answers_path is None:
@@ -150,6 +163,7 @@ def diagnose_cmd(
             answers=answers,
             judged=judged,
             answer_refusal_pattern=answer_refusal_pattern,
+            filter=common,
         )
     code = finish(
         ctx,
@@ -160,6 +174,7 @@ def diagnose_cmd(
             "seed": seed,
             "scale": scale,
             "questions": str(questions_path),
+            **filters_manifest(question_filters(questions, common)),
             **({"judging": judge_stats} if judge_stats is not None else {}),
             **({"answers_source": answers_source} if answers_source is not None else {}),
         },

@@ -110,6 +110,8 @@ class DiagnoseConfig:
     min_cosine: float = 0.999
     refusal_pattern: str = DEFAULT_REFUSAL_PATTERN
     limits: list[Limit] = field(default_factory=list)
+    #: a metadata filter AND-ed with each question's own (canonical object), or None
+    filter: dict[str, Any] | None = None
 
 
 def check_index_config(t: TomlTable) -> CheckIndexConfig:
@@ -196,6 +198,7 @@ def diagnose_config(t: TomlTable) -> DiagnoseConfig:
     if not questions:
         raise t.error("questions", "is required: the question set (JSONL or CSV) to gate on")
     c = DiagnoseConfig(Path(questions))
+    c.filter = t.filter_("filter")
     c.k = t.int_("k", c.k, lo=1)
     c.fetch = t.int_("fetch", c.fetch, lo=c.k)
     c.threshold = t.float_("threshold", None, -math.inf, math.inf)

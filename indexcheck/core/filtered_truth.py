@@ -115,6 +115,8 @@ class FilterTruth:
     groups: FilterGroups
     missing: str
     per_filter: list[dict[str, Any]] = field(default_factory=list)
+    #: the metadata of the chunks asked for with ``keep_metadata_of`` (e.g. expected ones)
+    metadata_of: dict[str, Any] = field(default_factory=dict)
 
     def share(self) -> np.ndarray:
         return self.matching / max(self.count, 1)
@@ -128,6 +130,7 @@ def filtered_ground_truth(
     family: str,
     progress: Say | None = None,
     batch: int | None = None,
+    keep_metadata_of: Any = (),
 ) -> tuple[GroundTruth, FilterTruth]:
     """Exact top-``depth`` of each query among the chunks its filter matches (all chunks
     for a query without one), in one pass over the store; NaN / None where fewer match.
@@ -154,6 +157,7 @@ def filtered_ground_truth(
     matched = {key: 0 for key in rows_of}
     known: set[str] = set()
     count = 0
+    wanted, kept = set(keep_metadata_of), {}
     say(f"exact search under {len(groups.nodes)} distinct filters over every stored vector")
     for b in store.iter_vectors(batch or min(block_rows(info.dimension), 8192)):
         n = len(b.ids)
@@ -172,6 +176,8 @@ def filtered_ground_truth(
         if groups.any:
             known.update(metadata_fields(meta))
         ids = list(b.ids)
+        for i in (j for j, vid in enumerate(ids) if vid in wanted):
+            kept[ids[i]] = meta[i] if i < len(meta) else {}
         vecs = np.asarray(b.vectors, dtype=np.float32)
         ok = np.asarray(b.dims) == info.dimension
         for key, qrows in rows_of.items():
@@ -208,4 +214,4 @@ def filtered_ground_truth(
             }
         )
     truth = GroundTruth(best_i, sim, GROUND_TRUTH_FILTERED, time.perf_counter() - t0)
-    return truth, FilterTruth(matching, count, groups, str(missing), per_filter)
+    return truth, FilterTruth(matching, count, groups, str(missing), per_filter, kept)
