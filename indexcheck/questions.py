@@ -1,5 +1,7 @@
 """Question sets: JSONL or CSV rows with ``id``, ``question`` and either ``expected`` chunk
-ids or ``in_scope: false``; optional ``topic``, ``refusal_expected`` and ``grades``.
+ids or ``in_scope: false``; optional ``topic``, ``refusal_expected``, ``grades`` and
+``filter`` (a portable metadata filter, :mod:`indexcheck.filters`: a JSON object, or in
+CSV its JSON text; checked when the set is read).
 
 ``expected`` is a JSON list, or in CSV a ``|``-separated string. ``grades`` (optional) maps
 chunk id -> graded relevance (numbers) for nDCG. A bad row raises DataFileError with its
@@ -33,6 +35,9 @@ class Question:
     topic: str | None = None
     refusal_expected: bool = False
     grades: dict[str, float] = field(default_factory=dict)
+    #: the metadata filter the application searches this question with (canonical JSON
+    #: object), None when it searches the whole index
+    filter: dict[str, Any] | None = None
 
 
 def _bool(value: Any, where: str, name: str) -> bool:
@@ -83,6 +88,7 @@ def _row_to_question(row: dict[str, Any], where: str, require_labels: bool = Tru
     except (TypeError, ValueError):
         raise DataFileError(f"{where}: 'grades' values must be numbers") from None
     topic = row.get("topic")
+    filter_ = _filter(row.get("filter"), where)
     return Question(
         id=str(qid),
         question=text,
@@ -91,7 +97,21 @@ def _row_to_question(row: dict[str, Any], where: str, require_labels: bool = Tru
         topic=str(topic) if topic not in (None, "") else None,
         refusal_expected=_bool(row.get("refusal_expected", False), where, "refusal_expected"),
         grades=grades,
+        filter=filter_,
     )
+
+
+def _filter(raw: Any, where: str) -> dict[str, Any] | None:
+    """The question's filter as its canonical object; a bad one names the row."""
+    if raw in (None, ""):
+        return None
+    from .errors import FilterError
+    from .filters import parse_filter, to_obj
+
+    try:
+        return to_obj(parse_filter(raw if isinstance(raw, str | dict) else json.dumps(raw)))
+    except FilterError as err:
+        raise DataFileError(f"{where}: 'filter' is not a valid filter: {err}") from None
 
 
 def load_questions(path: str | Path, require_labels: bool = True) -> list[Question]:

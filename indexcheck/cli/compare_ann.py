@@ -29,6 +29,8 @@ from ..core.exact import engine_scope
 from ..core.queries import sample_from_vectors
 from ..engine import open_engine
 from ..errors import InputError
+from ..filtered_questions import filters_manifest, question_filters, run_filters
+from ..filters import parse_filter
 from ..stores import StoreOptions, open_store
 from .command import Command
 from .engine_options import engine_options
@@ -153,6 +155,14 @@ def _depths(text: str | None) -> list[int] | None:
     help="Measure against the vectors as added, read from this store (e.g. "
     "parquet:vectors.parquet) under the index's ids.",
 )
+@click.option(
+    "--filter",
+    "filter_text",
+    default=None,
+    metavar="JSON",
+    help='A metadata filter applied to every query, e.g. \'{"profile": "ckd"}\' '
+    "(AND-ed with a question's own 'filter'); see README 'Filtered search'.",
+)
 @chunks_option
 @seed_option
 @engine_options
@@ -176,6 +186,7 @@ def compare_ann_cmd(
     no_vector_cache: bool,
     truth_from: str | None,
     truth_store: str | None,
+    filter_text: str | None,
     chunks_path: Path | None,
     id_column: str,
     text_column: str,
@@ -208,6 +219,7 @@ def compare_ann_cmd(
             "add --truth-from chunks or drop --chunks"
         )
     depths = fetch_depths(k, _depths(fetch_text))
+    common_filter = parse_filter(filter_text) if filter_text is not None else None
     sweep = parse_sweep(sweep_text) if sweep_text else None
     if sweep is not None:
         with_param(store_spec, sweep[0], sweep[1][0])  # refuse a parameter early
@@ -242,8 +254,19 @@ def compare_ann_cmd(
         else:
             say("sampling queries from the store")
             queries = sample_queries(store, n_queries or DEFAULT_QUERIES, seed, noise, cache_dir)
+        own = question_filters(questions_path) if questions_path is not None else None
+        filters = run_filters(len(queries.labels), own, common_filter)
         result = compare_ann(
-            store, queries, k, depths, target, seed, cache_dir, say, true_vectors=true_vectors
+            store,
+            queries,
+            k,
+            depths,
+            target,
+            seed,
+            cache_dir,
+            say,
+            true_vectors=true_vectors,
+            filters=filters,
         )
         if sweep is not None:
             assert result.truth is not None
@@ -260,6 +283,7 @@ def compare_ann_cmd(
                 target=target,
                 seed=seed,
                 progress=say,
+                filters=filters,
             )
             apply_sweep(result, swept)
     source = {"source": queries.source, "count": len(queries.labels), **queries.details}
@@ -268,6 +292,6 @@ def compare_ann_cmd(
         result,
         json_path=json_path,
         report_dir=report_dir,
-        manifest={"seed": seed, "queries": source},
+        manifest={"seed": seed, "queries": source, **filters_manifest(filters)},
     )
     ctx.exit(code)

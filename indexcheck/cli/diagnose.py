@@ -11,7 +11,10 @@ import numpy as np
 from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..core.diagnose import diagnose
 from ..core.retrieval import marked_refusals, scale_converters
+from ..core.sweep_filters import question_filters
 from ..errors import InputError
+from ..filtered_questions import filters_manifest
+from ..filters import parse_filter
 from ..questions import load_questions
 from .command import Command
 from .finish import finish
@@ -106,6 +109,14 @@ from .traces import answers_format_option, read_answers_cli
     help="With --system: stop before the application call that would exceed N (exit 3; "
     "rerun with the same --cache to resume).",
 )
+@click.option(
+    "--filter",
+    "filter_text",
+    default=None,
+    metavar="JSON",
+    help="A metadata filter every question is searched with (AND-ed with a question's "
+    "own 'filter'); adds FILTERED_OUT and SHORT_RESULTS.",
+)
 @seed_option
 @output_options
 @click.pass_context
@@ -133,6 +144,7 @@ def diagnose_cmd(
     runs: int,
     intervene: str | None,
     budget_calls: int | None,
+    filter_text: str | None,
     seed: int,
     json_path: str | None,
     report_dir: Path | None,
@@ -148,6 +160,12 @@ def diagnose_cmd(
         ]
         if given:
             raise InputError(f"{given[0]} needs --system py:module:object (your application)")
+    if system_spec is not None and filter_text is not None:
+        raise InputError(
+            "--filter does not apply with --system: your application filters itself "
+            "(the no-filter intervention replays it without its filter)"
+        )
+    common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)
     if system_spec is not None:
         from .diagnose_system import run_system
@@ -216,6 +234,7 @@ def diagnose_cmd(
             answers=answers,
             judged=judged,
             answer_refusal_pattern=answer_refusal_pattern,
+            filter=common,
         )
     code = finish(
         ctx,
@@ -226,6 +245,7 @@ def diagnose_cmd(
             "seed": seed,
             "scale": scale,
             "questions": str(questions_path),
+            **filters_manifest(question_filters(questions, common)),
             **({"judging": judge_stats} if judge_stats is not None else {}),
             **({"answers_source": answers_source} if answers_source is not None else {}),
         },

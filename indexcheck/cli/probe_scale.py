@@ -19,6 +19,7 @@ from ..core.probe_scale import (
 )
 from ..core.summaries import summary
 from ..errors import InputError
+from ..filters import canonical, parse_filter
 from ..sections import Section, Text
 from .command import Command
 from .finish import finish, stamp
@@ -40,6 +41,14 @@ from .session import session
 )
 @seed_option
 @click.option("--no-cache", is_flag=True, help="Do not record the result for later commands.")
+@click.option(
+    "--filter",
+    "filter_text",
+    default=None,
+    metavar="JSON",
+    help="Probe the search run under this metadata filter (not cached: the unfiltered "
+    "scale stays the one later commands read).",
+)
 @json_option
 @click.pass_context
 def probe_scale_cmd(
@@ -50,6 +59,7 @@ def probe_scale_cmd(
     k: int,
     seed: int,
     no_cache: bool,
+    filter_text: str | None,
     json_path: str | None,
 ) -> None:
     """Measure which formula the store's scores follow (cos, dot or l2 based) and how to
@@ -58,13 +68,14 @@ def probe_scale_cmd(
     The result is kept per index fingerprint (in $INDEXCHECK_CACHE_DIR/scale, default
     ~/.cache/indexcheck/scale) for later commands and convert-threshold --store.
     """
+    node = parse_filter(filter_text) if filter_text is not None else None
     store = session(ctx, "probe-scale").open_store(store_spec, trust_pickle)
-    extra = {}
+    extra: dict[str, Any] = {} if node is None else {"filters": [canonical(node)]}
     with progress() as say:
         say(f"probing {store.spec} with {probes} queries")
-        result = probe_scale(store, probes=probes, k=k, seed=seed)
+        result = probe_scale(store, probes=probes, k=k, seed=seed, filter=node)
         stamp(ctx, result)  # the cached copy carries the manifest too
-        if not no_cache:
+        if not no_cache and node is None:
             path = cache_path(store)
             write_cache(result, path)
             extra["cache"] = str(path)

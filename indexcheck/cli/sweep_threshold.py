@@ -7,7 +7,10 @@ from pathlib import Path
 import click
 
 from ..core.retrieval import marked_refusals, scale_converters
+from ..core.sweep_filters import question_filters
 from ..core.sweep_threshold import SweepResult, sweep_threshold
+from ..filtered_questions import filters_manifest
+from ..filters import parse_filter
 from ..questions import load_questions
 from .command import Command
 from .finish import finish
@@ -43,6 +46,14 @@ from .session import open_corpus, session
     show_default=True,
     help="How to pick the recommended threshold.",
 )
+@click.option(
+    "--filter",
+    "filter_text",
+    default=None,
+    metavar="JSON",
+    help="A metadata filter every question is searched with (AND-ed with a question's "
+    "own 'filter'); see README 'Filtered search'.",
+)
 @chunks_option
 @output_options
 @click.pass_context
@@ -58,6 +69,7 @@ def sweep_threshold_cmd(
     recall_target: float,
     rule: str,
     refusal_pattern: str,
+    filter_text: str | None,
     chunks_path: Path | None,
     id_column: str,
     text_column: str,
@@ -68,6 +80,7 @@ def sweep_threshold_cmd(
 
     Chunks (optional) may mark refusal chunks with a truthy 'refusal' column.
     """
+    common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
     marked = marked_refusals(corpus)
@@ -91,6 +104,7 @@ def sweep_threshold_cmd(
             rule=rule,
             refusal_pattern=refusal_pattern,
             refusal_marked=marked,
+            filter=common,
         )
     code = finish(
         ctx,
@@ -99,7 +113,10 @@ def sweep_threshold_cmd(
         report_dir=report_dir,
         report=_plots,
         report_key=None,
-        manifest={"questions": str(questions_path)},
+        manifest={
+            "questions": str(questions_path),
+            **filters_manifest(question_filters(questions, common)),
+        },
     )
     ctx.exit(code)
 

@@ -25,6 +25,8 @@ class Truths:
     true: GroundTruth | None = None
     lookup: MatrixLookup | None = None
     vectors: TrueVectors | None = None
+    #: under metadata filters: what the filtered truth pass learnt (.filtered_truth)
+    filtered: Any = None
 
     @property
     def scored(self) -> GroundTruth:
@@ -33,7 +35,7 @@ class Truths:
 
     def cut(self, depth: int) -> Truths:
         true = None if self.true is None else self.true.cut(depth)
-        return Truths(self.stored.cut(depth), true, self.lookup, self.vectors)
+        return Truths(self.stored.cut(depth), true, self.lookup, self.vectors, self.filtered)
 
 
 @dataclass
@@ -59,6 +61,30 @@ class FetchRow:
     #: over the vectors the index gives back (the search's own loss, compression aside)
     search_recall_at_k: float | None = None
     search_best_miss_rate: float | None = None
+    #: under filters: share of filtered queries that got fewer than min(fetch, matching)
+    #: results although that many chunks match, and per selectivity bucket the figures
+    short_result_rate: float | None = None
+    short_result_rate_interval: list[float | None] | None = None
+    short_results: int | None = None
+    by_selectivity: list[dict[str, Any]] | None = None
+
+
+_FILTER_KEYS = frozenset({"filters", "query_filters"})
+_ROW_FILTER_KEYS = (
+    "short_result_rate",
+    "short_result_rate_interval",
+    "short_results",
+    "by_selectivity",
+)
+
+
+def row_dict(row: FetchRow) -> dict[str, Any]:
+    """A fetch row as JSON; the filter figures only when the run was filtered."""
+    out = asdict(row)
+    if row.short_result_rate is None and row.by_selectivity is None:
+        for key in _ROW_FILTER_KEYS:
+            out.pop(key, None)
+    return out
 
 
 @dataclass
@@ -98,16 +124,20 @@ class AnnResult:
     #: with a true truth: exact search over the vectors the index gives back, measured
     #: against exact search over the vectors as added (recall@k, best-chunk miss rate)
     compression_loss: dict[str, Any] | None = None
+    #: every distinct metadata filter of the run, with the chunks it matches
+    filters: list[dict[str, Any]] | None = None
+    #: per query, its filter (canonical JSON), when the run is filtered
+    query_filters: list[str | None] | None = None
     truth: Truths | None = field(default=None, repr=False, compare=False)
     """The ground truths used (not serialised), so a sweep can reuse them."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name == "truth":
-                continue
+            if f.name == "truth" or (f.name in _FILTER_KEYS and getattr(self, f.name) is None):
+                continue  # an unfiltered run reads as before filters existed
             value = getattr(self, f.name)
-            out[f.name] = [asdict(r) for r in value] if f.name == "by_fetch" else value
+            out[f.name] = [row_dict(r) for r in value] if f.name == "by_fetch" else value
         return out
 
     def sections(self) -> list[Section]:
@@ -121,4 +151,4 @@ class AnnResult:
         return next(r for r in self.by_fetch if r.fetch == fetch)
 
 
-__all__ = ["AnnResult", "FetchRow", "Truths"]
+__all__ = ["AnnResult", "FetchRow", "Truths", "row_dict"]

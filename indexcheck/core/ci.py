@@ -356,7 +356,10 @@ def _run_compare_ann(
 
     def go() -> Any:
         qs = sample_queries(store, c.queries, config.seed, c.noise, c.cache_dir)
-        return compare_ann(store, qs, c.k, c.fetch, c.target, config.seed, c.cache_dir, say)
+        filters = None if c.filter is None else [c.filter] * len(qs.labels)
+        return compare_ann(
+            store, qs, c.k, c.fetch, c.target, config.seed, c.cache_dir, say, filters=filters
+        )
 
     res = timed("compare-ann", go)
     rows = []
@@ -409,6 +412,7 @@ def _run_diagnose(
             to_cosine=to_cos,
             min_cosine=c.min_cosine,
             refusal_pattern=c.refusal_pattern or None,
+            filter=c.filter,
             refusal_marked=marked_refusals(corpus),
             seed=config.seed,
             progress=say,
@@ -422,9 +426,9 @@ def _run_diagnose(
                 judge("diagnose", lim, m.value, m.observed, config.min_questions, (m.low, m.high))
             )
         elif lim.name == "failing":
-            rows.append(judge("diagnose", lim, sum(res.counts[x] for x in FAILING_LABELS)))
+            rows.append(judge("diagnose", lim, sum(res.counts.get(x, 0) for x in FAILING_LABELS)))
         else:
-            rows.append(judge("diagnose", lim, res.counts[lim.name.upper()]))
+            rows.append(judge("diagnose", lim, res.counts.get(lim.name.upper(), 0)))
     expected = {q.id: q.expected for q in questions}
     outcomes = []
     for d in res.questions:

@@ -80,6 +80,9 @@ class CiConfig:
         for cfg in ("check_index", "compare_ann", "diagnose", "diff_index"):
             if d[cfg] is not None:
                 d[cfg]["limits"] = [lim["text"] for lim in d[cfg]["limits"]]
+        for cfg in ("compare_ann", "diagnose"):
+            if d[cfg] is not None and d[cfg].get("filter") is None:
+                d[cfg].pop("filter", None)  # unfiltered: as before filters existed
         return json.loads(json.dumps(d, default=str))  # type: ignore[no-any-return]
 
     @classmethod

@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .ci_toml import Limit, TomlTable, default_limit, parse_limits, with_k
@@ -93,6 +94,8 @@ class CompareAnnConfig:
     target: float = 0.01
     cache_dir: Path | None = None
     limits: list[Limit] = field(default_factory=list)
+    #: a metadata filter every query is searched with (canonical object), or None
+    filter: dict[str, Any] | None = None
 
 
 @dataclass
@@ -107,6 +110,8 @@ class DiagnoseConfig:
     min_cosine: float = 0.999
     refusal_pattern: str = DEFAULT_REFUSAL_PATTERN
     limits: list[Limit] = field(default_factory=list)
+    #: a metadata filter AND-ed with each question's own (canonical object), or None
+    filter: dict[str, Any] | None = None
 
 
 def check_index_config(t: TomlTable) -> CheckIndexConfig:
@@ -167,6 +172,7 @@ def compare_ann_config(t: TomlTable) -> CompareAnnConfig:
     c.target = t.float_("target", c.target, 0.0, 1.0)
     cache_dir = t.str_("cache_dir", None)
     c.cache_dir = Path(cache_dir) if cache_dir else None
+    c.filter = t.filter_("filter")
 
     def resolve(metric: str) -> tuple[str, int | None, bool]:
         base, _, depth = metric.partition("@")
@@ -192,6 +198,7 @@ def diagnose_config(t: TomlTable) -> DiagnoseConfig:
     if not questions:
         raise t.error("questions", "is required: the question set (JSONL or CSV) to gate on")
     c = DiagnoseConfig(Path(questions))
+    c.filter = t.filter_("filter")
     c.k = t.int_("k", c.k, lo=1)
     c.fetch = t.int_("fetch", c.fetch, lo=c.k)
     c.threshold = t.float_("threshold", None, -math.inf, math.inf)

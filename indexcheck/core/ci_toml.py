@@ -104,6 +104,23 @@ class TomlTable:
         value: list[int] = self._typed(name, default, ok, "a non-empty list of integers >= 1")
         return sorted(set(value))
 
+    def filter_(self, name: str) -> dict[str, Any] | None:
+        """A portable metadata filter, as an inline table or its JSON text, checked
+        (:func:`indexcheck.filters.parse_filter`) and returned as its canonical object."""
+        from ..errors import FilterError
+        from ..filters import parse_filter, to_obj
+
+        got = self._get(name)
+        if got is None:
+            return None
+        key, value = got
+        if not isinstance(value, str | dict):
+            raise self.error(key, f'must be a filter such as {{profile = "ckd"}}, not {value!r}')
+        try:
+            return to_obj(parse_filter(value))
+        except FilterError as err:
+            raise self.error(key, f"is not a valid filter: {err}") from None
+
     def table(self, name: str) -> TomlTable | None:
         got = self._get(name)
         if got is None:

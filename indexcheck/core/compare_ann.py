@@ -26,14 +26,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import DimensionMismatchError, InputError
+from ..errors import DimensionMismatchError, FilterError, InputError
+from ..filters import fields_of
 from ..stores.base import VectorStore, as_float32_matrix
+from .ann_filtered import (
+    filter_figures,
+    filtered_search,
+    filtered_truths,
+    returned_counts,
+    short_sentence,
+    with_empty_filters,
+)
 from .ann_metrics import (
     PerQuery,
     compression_loss,
@@ -44,7 +52,8 @@ from .ann_metrics import (
     true_sim,
     worst,
 )
-from .ann_result import AnnResult, FetchRow, Truths
+from .ann_plans import exact_plan_warnings, main_filter, plan_of
+from .ann_result import AnnResult, FetchRow, Truths, row_dict
 from .ann_text import (
     compression_warnings,
     effort_param,
@@ -114,6 +123,7 @@ def compare_ann(
     progress: Say | None = None,
     truth: GroundTruth | Truths | None = None,
     true_vectors: TrueVectors | None = None,
+    filters: Sequence[Any] | None = None,
 ) -> AnnResult:
     """Measure approximate search against exact search at each fetch depth.
 
@@ -125,6 +135,9 @@ def compare_ann(
     added: the figures are then measured against exact search over them, and the
     compression loss (exact search over what the index gives back, against them) is
     reported beside. ``seed`` seeds the bootstrap of the displacement interval.
+    ``filters``: one portable metadata filter per query (None: unfiltered); the truth is
+    then exact search over the chunks each filter matches, the store is searched under
+    the filter, and the short-result rate is reported (:mod:`.ann_filtered`).
     """
     say = progress or _quiet
     qs = queries if isinstance(queries, QuerySet) else as_query_set(queries)
@@ -148,12 +161,16 @@ def compare_ann(
     gt_depth = rank_cap(k)
     xq = prepare(xr, family)
     lookup = Lookup(store, info.dimension, family)
+    truth = filtered_truths(store, xr, filters, gt_depth, family, say, truth, true_vectors)
     truths = _truths(store, xr, gt_depth, family, cache_dir, say, lookup, truth, true_vectors)
+    ft = truths.filtered
     for t in (truths.stored, truths.true):
         if t is not None and (t.ids.shape[0] != q or t.ids.shape[1] < k):
             raise InputError("the ground truth given does not match these queries and k")
     truths = truths.cut(gt_depth)
     if np.isnan(truths.stored.similarity[:, 0]).all():
+        if ft is not None:
+            raise FilterError(f"no query's filter matches any chunk of {store.spec}")
         raise InputError(f"{store.spec} returned no exact neighbours for any query")
     scored = truths.scored
     tol = tolerance(xq, scored, TIE_RTOL)
@@ -165,7 +182,7 @@ def compare_ann(
     for f in depths:
         say(f"approximate search, {q} queries, fetch {f}")
         t0 = time.perf_counter()
-        _, I = store.query(xr, f)
+        _, I = store.query(xr, f) if ft is None else filtered_search(store, xr, f, ft)
         secs = time.perf_counter() - t0
         I = np.asarray(I, dtype=object)
         say(f"exact re-scoring of the {f} results per query")
@@ -181,9 +198,15 @@ def compare_ann(
         else:
             raw[f] = (I, sim)
             pq = score(fsim, truths.stored, k, tol)
+        if ft is not None:
+            pq = with_empty_filters(pq, ft)
         per[f] = pq
         row = fetch_row(f, k, q, pq, secs, seed)
-        row.plan = plan_of(store, f)
+        row.plan = plan_of(store, f, None if ft is None else main_filter(ft))
+        if ft is not None:
+            figures = filter_figures(f, pq, returned_counts(I), ft)
+            for name, value in figures.items():
+                setattr(row, name, value)
         if search is not None:
             row.search_recall_at_k = float(search.hits.sum() / max(int(search.slots.sum()), 1))
             row.search_best_miss_rate = float((~search.best_found).sum() / q)
@@ -196,7 +219,15 @@ def compare_ann(
     warnings = exact_plan_warnings(rows) + compression_warnings(compression, truths, loss, target)
     effort = effort_param(info.backend, info.details, compression)
     said = recommendation(rows, k, target, recommended, effort, loss)
+    if ft is not None:
+        fields = list(dict.fromkeys(x for n in ft.groups.nodes.values() for x in fields_of(n)))
+        short = short_sentence(rows, k, info.backend, info.details, fields)
+        if short is not None:
+            warnings.append(short)
     setting = None if recommended is None else {"fetch": recommended}
+    worst_queries = worst(qs.labels, scored, per, raw, depths, family, tol)
+    for w in worst_queries if ft is not None else []:
+        w["filter"] = ft.groups.keys[w["index"]]
     return AnnResult(
         ok=recommended is not None,
         k=k,
@@ -217,7 +248,7 @@ def compare_ann(
         recommended_setting=setting,
         recommendation=sentences([said, *warnings]),
         warnings=warnings,
-        worst_queries=worst(qs.labels, scored, per, raw, depths, family, tol),
+        worst_queries=worst_queries,
         store={
             "spec": store.spec,
             "backend": info.backend,
@@ -232,6 +263,8 @@ def compare_ann(
         if truths.vectors is None
         else {"source": truths.vectors.source, **truths.vectors.details},
         compression_loss=loss,
+        filters=None if ft is None else ft.per_filter,
+        query_filters=None if ft is None else ft.groups.keys,
         truth=truths,
     )
 
@@ -257,24 +290,6 @@ def _truths(
     return Truths(stored, true, MatrixLookup(true_vectors, family), true_vectors)
 
 
-def plan_of(store: VectorStore, depth: int) -> str | None:
-    """The store's query plan at ``depth`` when it can tell (``plan_for``), else None."""
-    plan_for = getattr(store, "plan_for", None)
-    return None if plan_for is None else str(plan_for(depth))
-
-
-def exact_plan_warnings(rows: Sequence[FetchRow]) -> list[str]:
-    """One warning naming the depths whose plan did not use the ANN index."""
-    exact = [r.fetch for r in rows if r.plan is not None and not r.plan.startswith("Index")]
-    if not exact:
-        return []
-    plans = sorted({r.plan for r in rows if r.fetch in exact and r.plan})
-    return [
-        f"at fetch {', '.join(map(str, exact))} PostgreSQL chose an exact plan "
-        f"({', '.join(plans)}), not the ANN index: the figure says nothing about the index"
-    ]
-
-
 def _as_query_set(vectors: np.ndarray) -> QuerySet:
     x = as_float32_matrix(vectors)
     return QuerySet(x, [str(i) for i in range(x.shape[0])], "vectors")
@@ -295,6 +310,7 @@ def sweep_ann(
     target: float = 0.01,
     seed: int = 0,
     progress: Say | None = None,
+    filters: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """compare-ann at each value of a search parameter, sharing one ground truth (a
     :class:`Truths` carries the true one too, when the first run had it).
@@ -310,14 +326,16 @@ def sweep_ann(
         say(f"sweep {key}={v}")
         store = open_at(v)
         try:
-            r = compare_ann(store, queries, k, fetch, target, seed, progress=say, truth=truth)
+            r = compare_ann(
+                store, queries, k, fetch, target, seed, progress=say, truth=truth, filters=filters
+            )
         finally:
             store.close()
         runs.append(
             {
                 "value": v,
                 "spec": store.spec,
-                "by_fetch": [asdict(row) for row in r.by_fetch],
+                "by_fetch": [row_dict(row) for row in r.by_fetch],
                 "recommended_fetch": r.recommended_fetch,
                 "recommendation": r.recommendation,
             }

@@ -34,12 +34,14 @@ from ..sections import Section
 from ..stores.base import VectorStore
 from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from .check_index import check_index
+from .diagnose_filters import filtered_out, filtered_run, missing_rule, short_results
 from .exact import exact_topk, family_of
 from .generation_stage import label_generation
 from .id_pairing import refuse_absent_expected_ids
 from .metrics import MetricSet, first_copies, retrieval_metrics
 from .retrieval import refusal_ids, retrieve
-from .verdicts import FAILING_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
+from .sweep_filters import question_filters
+from .verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
 
 EXAMPLES = 5
 
@@ -146,8 +148,10 @@ def diagnose(
     answers: Sequence[AnswerRow] | None = None,
     judged: Sequence[Any] | None = None,
     answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    filter: Any = None,
 ) -> DiagnoseResult:
-    """Label every question; ``threshold`` is on the backend's scale (None: no threshold)."""
+    """Label every question; ``threshold`` is on the backend's scale (None: no threshold).
+    Each question is searched under its own ``filter`` AND ``filter`` (diagnose_filters)."""
     say = progress or (lambda _m: None)
     if k < 1 or fetch < k:
         raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
@@ -166,9 +170,16 @@ def diagnose(
         return threshold is None or sign * x >= sign * threshold
 
     say(f"retrieving {len(questions)} questions (fetch {fetch})")
-    ann = retrieve(store, embedder, questions, fetch)
-    say("computing the exact ranking")
-    _, exact_I, source = exact_ranking(store, ann.vectors, fetch)
+    filters = question_filters(questions, filter)
+    run = None if filters is None else filtered_run(store, embedder, questions, fetch, filters)
+    missing = None
+    if run is None:
+        ann = retrieve(store, embedder, questions, fetch)
+        say("computing the exact ranking")
+        _, exact_I, source = exact_ranking(store, ann.vectors, fetch)
+    else:
+        ann, exact_I, source = run.ann, run.exact_I, "local_exact_filtered"
+        missing = missing_rule(store)
     # a store holding one chunk id twice returns it twice; it counts once, at its first
     # rank, in the labels and the metrics alike (as compare-ann counts it)
     ann.I, ann_d = first_copies(ann.I, ann.D)
@@ -217,7 +228,11 @@ def diagnose(
             else (ann_ids[d.ann_rank] if d.ann_rank is not None else q.expected[0])
         )
         bad = [alignment[e] for e in q.expected if e in alignment and alignment[e].status != "ok"]
-        if bad:
+        out_why = None if run is None or bad else filtered_out(run, row, q, missing)
+        short_why = None if run is None else short_results(run, row, len(ann_ids), k)
+        if out_why is not None:
+            d.label, d.detail = Label.FILTERED_OUT, out_why
+        elif bad:
             d.label = Label.MISALIGNED
             d.expected_id = bad[0].id
             d.holds_vector_of = bad[0].holds_vector_of
@@ -226,6 +241,8 @@ def diagnose(
         elif d.exact_rank is None:
             d.label = Label.NOT_RETRIEVED
             d.detail = f"expected chunk not in the exact top {fetch}"
+        elif short_why is not None and (d.ann_rank is None or d.ann_rank >= k):
+            d.label, d.detail = Label.SHORT_RESULTS, short_why
         elif d.ann_rank is None:
             d.label = Label.ANN_MISS
             d.detail = f"exact rank {d.exact_rank + 1}, absent from the backend's top {fetch}"
@@ -251,7 +268,8 @@ def diagnose(
             None if judged is None else {j.id: j for j in judged},
             texts,
         )
-    counts: dict[str, int] = {label: 0 for label in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS)}
+    shown = [x for x in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS) if run or x not in FILTER_LABELS]
+    counts: dict[str, int] = {label: 0 for label in shown}
     examples: dict[str, list[str]] = {label: [] for label in counts}
     for d in out:
         counts[d.label] += 1
@@ -267,7 +285,7 @@ def diagnose(
         "exact": retrieval_metrics(questions, exact_rank_lists, k, seed),
         "ann": retrieval_metrics(questions, ann_rank_lists, k, seed),
     }
-    failing = sum(counts[x] for x in FAILING_LABELS)
+    failing = sum(counts.get(x, 0) for x in FAILING_LABELS)
     return DiagnoseResult(
         ok=failing == 0,
         k=k,

@@ -203,7 +203,13 @@ def _observe(
 
 
 def probe_scale(
-    store: VectorStore, probes: int = 16, k: int = 8, seed: int = 0, *, rtol: float = RTOL
+    store: VectorStore,
+    probes: int = 16,
+    k: int = 8,
+    seed: int = 0,
+    *,
+    rtol: float = RTOL,
+    filter: Any = None,
 ) -> ScaleResult:
     """Measure the store's score formula from ``probes`` queries of ``k`` neighbours each.
 
@@ -213,7 +219,8 @@ def probe_scale(
     through ``exact_query`` (quantized distances), and its formula is named only if it is
     also the one nearest the approximate scores (median residual within 10% of their
     spread). Raises InputError when the store holds no usable vector or the arguments
-    are out of range.
+    are out of range. ``filter``: a portable metadata filter the normal search runs
+    under (some engines score filtered queries through another path).
     """
     if not 1 <= probes <= MAX_PROBES:
         raise InputError(f"--probes must be between 1 and {MAX_PROBES}, not {probes}")
@@ -226,7 +233,12 @@ def probe_scale(
         raise InputError(f"{store.spec} holds no finite non-zero vector to probe with")
     d = base.shape[1]
     queries = build_queries(base, probes, np.random.default_rng(seed))
-    obs = _observe(store, queries, d, store.query(queries, k), rtol)
+    if filter is not None:
+        from .filtered_truth import require_filtering
+
+        require_filtering(store)
+    found = store.query(queries, k) if filter is None else store.query(queries, k, filter)
+    obs = _observe(store, queries, d, found, rtol)
     made, fetched = probes, obs.fetched
     result = _judge(info, obs, base, rtol)
     if not result.ok and info.approximate and store.has_exact and obs.ids:
@@ -263,6 +275,13 @@ def probe_scale(
         "k": k,
         "rtol": rtol,
     }
+    if filter is not None:
+        from ..filters import canonical
+        from .filtered_truth import as_node
+
+        node = as_node(filter)
+        result.manifest_facts["filters"] = [canonical(node)]
+        result.message += f" (searched under the filter {canonical(node)})"
     return result
 
 

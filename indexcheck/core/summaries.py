@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..sections import Section, Table, Text, V, interval, ok_verdict
+from .filter_summaries import ann_filter_lines, short_cell, short_suffix, threshold_filter_lines
 
 if TYPE_CHECKING:
     from .check_index import CheckIndexResult
@@ -188,9 +189,11 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     from .ann_text import compression_line
 
     true = result.truth_vectors is not None
+    filtered = result.filters is not None
     headers = ["fetch", "recall@k", "95% CI", "best-chunk miss", "95% CI", "rank shift"]
     if true:
         headers += ["search recall@k", "search miss"]
+    headers += ["short results"] if filtered else []
     rows = []
     for r in result.by_fetch:
         row = [
@@ -203,6 +206,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
         ]
         if true:
             row += [_pct(r.search_recall_at_k), _pct(r.search_best_miss_rate)]
+        row += [short_cell(r)] if filtered else []
         rows.append(row)
     loss = result.compression_loss
     if loss is not None:
@@ -230,9 +234,11 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     line = compression_line(result.compression, result.truth_vectors)
     if line:
         sec.blocks.append(Text(line))
+    sec.blocks.extend(ann_filter_lines(result))
     for run in (result.sweep or {}).get("runs", []):
         rates = ", ".join(
-            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}" for row in run["by_fetch"]
+            f"fetch {row['fetch']}: {_pct(row['best_miss_rate'])}{short_suffix(row)}"
+            for row in run["by_fetch"]
         )
         best = run["recommended_fetch"]
         reach = f"fetch {best} reaches the target" if best else "no depth reaches the target"
@@ -245,6 +251,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
             Text(
                 f"  worst: {w['query']} best chunk {w['exact_best_id']} missed at fetch {missed}; "
                 f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
+                + (f"; filter {w['filter']}" if w.get("filter") else "")
             )
         )
     sec.blocks.append(Text(result.recommendation, badge=ok_verdict(result.ok)))
@@ -381,6 +388,7 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
     )
     say(Text(f"lowest in-scope best expected score: {_s(result.min_in_scope_best)}"))
     say(Text(f"highest out-of-scope top score:      {_s(result.max_out_of_scope_top)}"))
+    sec.blocks.extend(threshold_filter_lines(result))
     if result.handled_by_content:
         say(Text(f"handled by refusal chunks: {', '.join(result.handled_by_content)}"))
     if result.not_retrieved:

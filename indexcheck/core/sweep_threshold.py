@@ -24,12 +24,14 @@ import numpy as np
 
 from ..embedders.base import Embedder
 from ..errors import InputError
+from ..filters import canonical
 from ..questions import Question
 from ..sections import Section
 from ..stores.base import VectorStore
 from .id_pairing import refuse_absent_expected_ids
 from .retrieval import refusal_ids, retrieve
 from .stats import wilson
+from .sweep_filters import filtered_retrieve, per_filter, question_filters
 
 Score = dict[str, float | None]
 
@@ -47,6 +49,8 @@ class QuestionRecord:
     expected_id: str | None = None
     expected_rank: int | None = None
     expected_score: Score | None = None
+    #: the metadata filter the question was searched with (canonical JSON), or None
+    filter: str | None = None
 
 
 @dataclass
@@ -74,9 +78,16 @@ class SweepResult:
     verdict: str
     plots: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: under filters: per distinct filter, its questions and separability (sweep_filters)
+    by_filter: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.by_filter is None:  # an unfiltered run reads as before filters existed
+            out.pop("by_filter")
+            for q in out["questions"]:
+                q.pop("filter", None)
+        return out
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""
@@ -107,12 +118,14 @@ def sweep_threshold(
     rule: str = "recall",
     refusal_pattern: str | None = None,
     refusal_marked: Sequence[str] = (),
+    filter: Any = None,
 ) -> SweepResult:
     """Sweep every observed score as a threshold.
 
     ``higher_is_better`` and ``to_cosine`` (backend score array -> cosine array) come from
     the probed scale. ``rule``: ``recall`` (the strictest threshold keeping in-scope recall
-    >= ``recall_target``) or ``youden`` (max recall + rejection - 1).
+    >= ``recall_target``) or ``youden`` (max recall + rejection - 1). Each question is
+    searched with its own ``filter`` AND ``filter`` (one for every question), when given.
     """
     if k < 1 or fetch < k:
         raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
@@ -121,7 +134,12 @@ def sweep_threshold(
     if not questions:
         raise InputError("the question set is empty")
     refuse_absent_expected_ids(store, questions)  # before any embedding
-    got = retrieve(store, embedder, questions, fetch)
+    filters = question_filters(questions, filter)
+    if filters is None:
+        got = retrieve(store, embedder, questions, fetch)
+    else:
+        got = filtered_retrieve(store, embedder, questions, fetch, filters)
+    keys = [None if f is None else canonical(f) for f in (filters or [None] * len(questions))]
     refusals = refusal_ids(
         [c for c in got.I.ravel() if c is not None], refusal_pattern, refusal_marked
     )
@@ -136,6 +154,7 @@ def sweep_threshold(
             top_id=top_id,
             top_score=_both(top, to_cosine),
             top_is_refusal=top_id in refusals,
+            filter=keys[row],
         )
         if q.in_scope:
             rank = got.rank_of(row, q.expected)
@@ -228,6 +247,7 @@ def sweep_threshold(
         table=table,
         questions=records,
         verdict=verdict,
+        by_filter=None if filters is None else per_filter(records, keys, exp_key, top_key, unkey),
     )
 
 

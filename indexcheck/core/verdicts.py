@@ -42,7 +42,11 @@ class Label(StrEnum):
     (in-scope labels, then out-of-scope ones)."""
 
     MISALIGNED = "MISALIGNED"
+    #: the expected chunk does not match the question's filter: a metadata bug
+    FILTERED_OUT = "FILTERED_OUT"
     NOT_RETRIEVED = "NOT_RETRIEVED"
+    #: the backend returned fewer than k under the filter while more chunks match
+    SHORT_RESULTS = "SHORT_RESULTS"
     ANN_MISS = "ANN_MISS"
     RANKED_OUT = "RANKED_OUT"
     BELOW_THRESHOLD = "BELOW_THRESHOLD"
@@ -64,6 +68,8 @@ GENERATION_LABELS = (Label.CONTEXT_ASSEMBLY_LOSS, Label.GENERATION_REFUSED, Labe
 #: Labels of a question that ended where it should.
 GOOD_LABELS = (Label.OK, Label.REFUSED_OK, Label.REFUSED_BY_CONTENT)
 FAILING_LABELS = tuple(label for label in Label if label not in GOOD_LABELS)
+#: Labels only a filtered run can give (left out of an unfiltered run's counts).
+FILTER_LABELS = (Label.FILTERED_OUT, Label.SHORT_RESULTS)
 
 
 class Status(StrEnum):

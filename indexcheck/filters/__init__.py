@@ -7,7 +7,8 @@
     mask = evaluate(node, rows, missing=ENGINE_MISSING["qdrant"])   # exact truth, (n,) bool
     native = translate(node, "qdrant")               # models.Filter
 
-Not yet wired into the commands: the stores and the ``--filter`` option come later.
+Wired into the stores (``store.query(vectors, k, filter)``), compare-ann, sweep-threshold,
+probe-scale and ci; see the README section "Filtered search".
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import (
     BackendUnavailableError,
+    FilterError,
     IndexcheckError,
     InputError,
     RateLimitError,
@@ -116,8 +117,11 @@ class VectorStore(Protocol):
 
     def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]: ...
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate (normal) search: ``vectors`` float32 (q, d) -> (D (q, k), I (q, k))."""
+    def query(
+        self, vectors: np.ndarray, k: int, filter: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate (normal) search: ``vectors`` float32 (q, d) -> (D (q, k), I (q, k)),
+        under a portable metadata ``filter`` (:mod:`indexcheck.filters`) when given."""
         ...
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -206,6 +210,31 @@ class BaseStore:
         D, P = exact_knn(matrix, vectors, k, metric if metric in LOCAL_METRICS else "cosine")
         return D, ids_of(P, ids)
 
+    def _native_filter(self, node: Any) -> Any:
+        """The engine's own filter for a parsed portable filter (:mod:`indexcheck.filters`);
+        a store that cannot filter keeps this default, which refuses (exit 2)."""
+        raise FilterError(
+            f"the {self.scheme or type(self).__name__} store cannot filter its search; "
+            "run without --filter (or without per-question filters) on this store"
+        )
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Normal search under ``native`` (what ``_native_filter`` returned) for at most
+        ``query_batch`` vectors; a store that filters implements it."""
+        raise FilterError(
+            f"the {self.scheme or type(self).__name__} store cannot filter its search"
+        )
+
+    def native_filter(self, filter: Any) -> Any:
+        """Parse (JSON text, a dict, or an already parsed node) and translate once."""
+        from ..filters import parse_filter
+        from ..filters.grammar import And, Cond, Or
+
+        node = filter if isinstance(filter, Cond | And | Or) else parse_filter(filter)
+        return self._native_filter(node)
+
     def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
         """The IndexcheckError for an SDK exception raised while ``doing`` something, a
         :class:`TransientError` when retrying may help, or None when it is not the SDK's."""
@@ -290,14 +319,26 @@ class BaseStore:
             raise SpecError(f"batch must be at least 1, got {batch}")
         yield from self._scan(int(batch))
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def query(
+        self, vectors: np.ndarray, k: int, filter: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Normal (approximate) search: ``vectors`` float32 (q, d) -> (D float32 (q, k) in
-        the backend's scale, NaN where missing; I object (q, k) ids, None where missing)."""
+        the backend's scale, NaN where missing; I object (q, k) ids, None where missing).
+
+        ``filter``: a portable metadata filter (JSON text, dict or parsed node), validated
+        and translated once (``_native_filter``), then passed to the engine per batch."""
         xq = as_float32_matrix(vectors)
+        native = None if filter is None else self.native_filter(filter)
+
+        def run(part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            if filter is None:
+                return self._query_batch(part, k)
+            return self._filtered_query_batch(part, k, native)
+
         size = max(1, int(self.query_batch))
         if xq.shape[0] <= size:
-            return self._query_batch(xq, k)
-        parts = [self._query_batch(xq[i : i + size], k) for i in range(0, xq.shape[0], size)]
+            return run(xq)
+        parts = [run(xq[i : i + size]) for i in range(0, xq.shape[0], size)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def _all_vectors(self) -> tuple[list[str], np.ndarray]:

@@ -57,6 +57,7 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .chroma_filter import ChromaFilter
 from .chroma_snapshot import SQLITE_FILE, _remove_tree, _snapshot
 from .params import Str
 
@@ -121,7 +122,7 @@ def _index_params(collection: Any) -> dict[str, Any]:
     return {"index": "hnsw", "index_params": {}}
 
 
-class ChromaStore(BaseStore):
+class ChromaStore(ChromaFilter, BaseStore):
     """A read-only view of one Chroma collection (local snapshot or HTTP server).
 
     Scores: Chroma's distance for the collection space (``l2^2``, ``1-dot`` or ``1-cos``),
@@ -308,13 +309,13 @@ class ChromaStore(BaseStore):
                 "while paging; run the check again when no writer is active"
             )
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """HNSW search: float32 (q, d) -> D float32 (q, k) Chroma distances (lower is
-        nearer; NaN where missing), I object (q, k) ids (None where missing)."""
+    def query(self, vectors: np.ndarray, k: int, filter: Any = None) -> tuple[Any, Any]:
+        """HNSW search (under ``filter``: ChromaFilter): float32 (q, d) -> D float32 (q, k)
+        distances (lower is nearer; NaN where missing), I object (q, k) ids or None."""
         q = as_float32_matrix(vectors, self._dimension or None)
         if k < 1 or q.shape[0] == 0:
             return empty_result(q.shape[0], k)
-        return super().query(q, k)
+        return super().query(q, k, filter)
 
     def _query_batch(self, part: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         D, I = empty_result(part.shape[0], k)

@@ -371,6 +371,33 @@ class FaissStore(BaseStore):
         D, P = exact_knn(self.matrix(), xq, k, self.metric)
         return D, self._names(P)
 
+    def metadata_of(self, ids: Sequence[str]) -> list[dict[str, Any]] | None:
+        """The LangChain docstore metadata of ``ids`` (None: the folder holds none)."""
+        from ._filtering import langchain_metadata
+
+        meta = langchain_metadata(self)
+        if meta is None:
+            return None
+        return [meta[self._pos[i]] if i in self._pos else {} for i in ids]
+
+    def _native_filter(self, node: Any) -> Any:
+        """The rows whose LangChain metadata matches: positions for an IDSelectorBatch."""
+        from ._filtering import langchain_metadata, select
+
+        return select(self.scheme, langchain_metadata(self), node, self.spec)
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The index's own search (efSearch/nprobe as set) under the id selector."""
+        from ._filtering import faiss_selected
+
+        xq = _as_f32(vectors, int(self.index.d))
+        D, P = faiss_selected(self.index, native, xq, k, self.search_params)
+        D = D.astype(np.float32)
+        D[P < 0] = np.nan
+        return D, ids_of(P, self.ids)
+
     def close(self) -> None:
         self._matrix = None
         if self._flat is not None:

@@ -31,7 +31,7 @@ by offset instead of scanning the table.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -93,6 +93,8 @@ class LanceDBStore(BaseStore):
         "nprobes": Int(min=1),
         "refine_factor": Int(min=1),
         "ef": Int(min=1),
+        #: a filtered search filters before (true) or after (false) the vector search
+        "prefilter": Choice("true", "false"),
     }
     sweepable = ("nprobes", "refine_factor", "ef")
     fetch_batch = FETCH_BATCH
@@ -110,6 +112,7 @@ class LanceDBStore(BaseStore):
         self._vcol: str = params["vector"]
         self._idcol: str = params["id"]
         self._search = {k: params[k] for k in ("nprobes", "refine_factor", "ef")}
+        self._prefilter = params.get("prefilter")
         schema = table.schema
         names = list(schema.names)
         if self._idcol not in names:
@@ -225,7 +228,9 @@ class LanceDBStore(BaseStore):
     def _ids_of(self, col: Any) -> list[str]:
         return [str(v) for v in col.to_pylist()]
 
-    def _vector_search(self, q: np.ndarray, k: int, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _vector_search(
+        self, q: np.ndarray, k: int, exact: bool, where: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         D, I = empty_result(q.shape[0], k)
         if k < 1 or q.shape[0] == 0:
             return D, I
@@ -243,6 +248,11 @@ class LanceDBStore(BaseStore):
                 .select([self._idcol, "_distance"])
                 .limit(k)
             )
+            if where is not None:
+                if self._prefilter is None:  # LanceDB's own default, as the application
+                    builder = builder.where(where)
+                else:
+                    builder = builder.where(where, prefilter=self._prefilter == "true")
             if exact:
                 builder = builder.bypass_vector_index()
             else:
@@ -416,6 +426,37 @@ class LanceDBStore(BaseStore):
         """Normal (index) search: float32 (q, d) -> D float32 (q, k) ``_distance`` (lower is
         nearer; NaN where missing), I object (q, k) ids (None where missing)."""
         return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, False)
+
+    def _native_filter(self, node: Any) -> Any:
+        """The ``where`` string over the table's columns, or inside its ``metadata``
+        struct column when the filter's fields are not top-level columns."""
+        from ..filters import check_fields, fields_of, translate
+        from ._filtering import lance_fields
+
+        top, struct, integers = lance_fields(self._tbl.schema, self._vcol)
+        heads = {f.split(".")[0] for f in fields_of(node)}
+        inside = struct is not None and not heads <= set(top)
+        if not inside:
+            check_fields(node, top)
+        return translate(
+            node,
+            "lancedb",
+            struct=struct if inside else None,
+            integer_fields=integers.get(struct if inside else "", ()),
+        )
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        q = as_float32_matrix(vectors, self._dimension or None)
+        return self._vector_search(q, k, False, native)
+
+    def metadata_of(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The non-vector columns of ``ids`` (read once for the table, then looked up)."""
+        from ._filtering import lance_metadata
+
+        rows = lance_metadata(self)
+        return [rows.get(i, {}) for i in ids]
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Flat scan (``bypass_vector_index``) with the same distance type: exact ``_distance``."""

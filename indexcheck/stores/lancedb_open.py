@@ -63,6 +63,7 @@ def open_lancedb(spec: StoreSpec, options: Any = None) -> LanceDBStore:
         "nprobes": values.get("nprobes"),
         "refine_factor": values.get("refine_factor"),
         "ef": values.get("ef"),
+        "prefilter": values.get("prefilter"),
     }
     lancedb = _import_lancedb()
     try:
@@ -86,7 +87,17 @@ def open_lancedb(spec: StoreSpec, options: Any = None) -> LanceDBStore:
             f"lancedb: cannot open table '{name}' in '{path}' ({type(exc).__name__}: {exc}); "
             "check the dataset files are complete"
         ) from exc
-    keep = ("table", "vector", "id", "text", "metric", "nprobes", "refine_factor", "ef")
+    keep = (
+        "table",
+        "vector",
+        "id",
+        "text",
+        "metric",
+        "nprobes",
+        "refine_factor",
+        "ef",
+        "prefilter",
+    )
     safe_spec = f"lancedb:{location}?" + urlencode(
         {k: spec.params[k] for k in keep if spec.params.get(k)}
     )

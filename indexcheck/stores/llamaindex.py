@@ -115,6 +115,21 @@ class LlamaIndexStore(BaseStore):
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.exact_query(vectors, k)
 
+    def _native_filter(self, node: Any) -> Any:
+        """The positions whose node metadata matches (what LlamaIndex's
+        ``MetadataFilters`` select in a SimpleVectorStore): an id selector."""
+        from ._filtering import select
+
+        return select(self.scheme, self.index.metadata, node, self.spec)
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        from ._filtering import exact_over
+
+        xq = _as_f32(vectors, int(self.vectors.shape[1]))
+        return exact_over(self.vectors, self.ids, native, xq, k, self.metric)
+
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         xq = _as_f32(vectors, int(self.vectors.shape[1]))
         D, P = exact_knn(self.vectors, xq, k, self.metric)

@@ -390,6 +390,18 @@ class MilvusStore(BaseStore):
         """Normal search: float32 (q, d) -> (D (q, k) Milvus distance, I (q, k) ids)."""
         return self._search(vectors, k, {})
 
+    def _native_filter(self, node: Any) -> Any:
+        """The ``filter`` expression over the scalar fields (a field that is not one is
+        read as a dynamic field); string values are quoted, names checked."""
+        from ..filters import translate
+
+        return translate(node, "milvus", json_field=None, columns=self._scalars)
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self._search(vectors, k, {}, expr=native)
+
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact search in the same scale: FLAT as is, IVF_FLAT probing every list."""
         if self._exact_params is None:
@@ -400,7 +412,7 @@ class MilvusStore(BaseStore):
         return self._search(vectors, k, self._exact_params)
 
     def _search(
-        self, vectors: np.ndarray, k: int, params: dict[str, Any]
+        self, vectors: np.ndarray, k: int, params: dict[str, Any], expr: str = ""
     ) -> tuple[np.ndarray, np.ndarray]:
         xq = as_float32_matrix(vectors)
         if xq.shape[1] != self._dimension:
@@ -424,6 +436,7 @@ class MilvusStore(BaseStore):
                     limit=k,
                     anns_field=self._vector,
                     search_params=search_params,
+                    filter=expr,
                     output_fields=[self._id_field],
                     consistency_level="Strong",
                 ),

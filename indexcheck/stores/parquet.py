@@ -164,6 +164,20 @@ class ParquetStore(BaseStore):
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.exact_query(vectors, k)
 
+    def _native_filter(self, node: Any) -> Any:
+        """The positions whose ``metadata`` matches: an id selector."""
+        from ._filtering import select
+
+        return select(self.scheme, self.metadata, node, self.spec)
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        from ._filtering import exact_over
+
+        xq = as_float32_matrix(vectors, self.dimension)
+        return exact_over(self.vectors, self.ids, native, xq, k, self.metric)
+
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k over the file, SEARCH_ROWS rows at a time."""
         xq = as_float32_matrix(vectors, self.dimension)

@@ -72,6 +72,7 @@ from ..errors import (
     AuthError,
     BackendUnavailableError,
     DimensionMismatchError,
+    FilterError,
     IndexcheckError,
     InputError,
     MissingDependencyError,
@@ -385,14 +386,17 @@ class PgvectorStore(PgRows):
         return arr
 
     def _run_knn(
-        self, arr: np.ndarray, k: int, exact: bool = False
+        self, arr: np.ndarray, k: int, exact: bool = False, native: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         D, ids = empty_result(arr.shape[0], k)
         if arr.shape[0] == 0 or k <= 0:
             return D, ids
+        extra, params = native if native is not None else (None, [])
         cur = self.conn.cursor()
         cur.executemany(
-            self._knn_sql(k, exact), [(vector_literal(v),) for v in arr], returning=True
+            self._knn_sql(k, exact, extra),
+            [(vector_literal(v), *params) for v in arr],
+            returning=True,
         )
         qi = 0
         while True:
@@ -405,24 +409,53 @@ class PgvectorStore(PgRows):
                 break
         return D, ids
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def query(
+        self, vectors: np.ndarray, k: int, filter: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Normal search (``ORDER BY col <op> q LIMIT k``, the ANN index when the planner
         uses it): ``vectors`` float32 (q, d) -> (D float32 (q, k) operator value, lower
-        is better; I object (q, k) str ids, None where missing)."""
-        return super().query(self._check_queries(vectors), k)
+        is better; I object (q, k) str ids, None where missing). ``filter``: a portable
+        metadata filter, run as a parameterized ``WHERE`` on the metadata jsonb column."""
+        return super().query(self._check_queries(vectors), k, filter)
 
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         with self._translating("querying"):
             return self._run_knn(vectors, k)
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _native_filter(self, node: Any) -> Any:
+        """``(condition, params)`` on the json/jsonb metadata column (values as params)."""
+        from ..filters import translate
+
+        if self._meta_col is None:
+            raise FilterError(
+                f"pgvector table {self._qualified} has no json/jsonb metadata column to "
+                "filter on; name it with &metadata=COLUMN"
+            )
+        if self._columns[self._meta_col][1] != "jsonb":
+            raise FilterError(
+                f"pgvector column {self._qualified}.{self._meta_col} is "
+                f"{self._columns[self._meta_col][1]}, not jsonb: the filter's containment "
+                "tests need jsonb (ALTER the column to jsonb, or filter a jsonb copy)"
+            )
+        return translate(node, "pgvector", metadata_column=self._meta_col)
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        with self._translating("querying with a filter"):
+            return self._run_knn(vectors, k, native=native)
+
+    def exact_query(
+        self, vectors: np.ndarray, k: int, filter: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Exact search: the same statement with index scans off (sequential scan and
         sort in the server); same shapes and score as :meth:`query`."""
         arr = self._check_queries(vectors)
+        native = None if filter is None else self.native_filter(filter)
         with self._translating("querying exactly"), self.conn.transaction():
             for guc in ("enable_indexscan", "enable_bitmapscan", "enable_indexonlyscan"):
                 self.conn.execute(f"SET LOCAL {guc} = off")
-            return self._run_knn(arr, k, exact=True)
+            return self._run_knn(arr, k, exact=True, native=native)
 
     def close(self) -> None:
         if self._conn is not None and not self._conn.closed:

@@ -278,17 +278,23 @@ class PgCatalog(BaseStore):
             parts.append(sql.SQL("{}::text AS ic_text").format(sql.Identifier(self._text_col)))
         return sql.SQL(", ").join(parts)
 
-    def _knn_sql(self, k: int, exact: bool = False) -> sql.Composed:
+    def _knn_sql(
+        self, k: int, exact: bool = False, extra: sql.Composable | None = None
+    ) -> sql.Composed:
         """The k-NN statement; ``exact`` skips rows of another dimension (which would make
-        the distance operator fail) and so can never use the ANN index."""
+        the distance operator fail) and so can never use the ANN index; ``extra`` is a
+        metadata filter's parameterized condition (its values follow the query vector)."""
         from psycopg import sql
 
-        where: sql.Composable = sql.SQL(" WHERE {f}").format(f=self._rows_filter())
+        rows = self._rows_filter()
+        if extra is not None:
+            rows = sql.SQL("{} AND {}").format(rows, extra)
+        where: sql.Composable = sql.SQL(" WHERE {f}").format(f=rows)
         if exact:
             where = sql.SQL(" WHERE vector_dims({v}) = {d} AND {f}").format(
                 v=sql.Identifier(self._vec_col or ""),
                 d=sql.Literal(self._dimension),
-                f=self._rows_filter(),
+                f=rows,
             )
         return sql.SQL(
             "SELECT {id}::text AS ic_id, {v} {op} %s::{vt} AS ic_score FROM {t}{w} "
@@ -305,14 +311,15 @@ class PgCatalog(BaseStore):
 
     # ---- Protocol --------------------------------------------------------------------
 
-    def _plan_node(self, k: int = 10) -> str:
+    def _plan_node(self, k: int = 10, native: Any = None) -> str:
         """How the server runs query() for ``k`` results (EXPLAIN, never ANALYZE):
-        'Index Scan using X' or 'Seq Scan'."""
+        'Index Scan using X' or 'Seq Scan'; ``native`` a filter's ``(condition, params)``."""
         probe = vector_literal(np.ones(self._dimension, dtype=np.float32))
         from psycopg import sql
 
+        extra, params = native if native is not None else (None, [])
         plan = self.conn.execute(
-            sql.SQL("EXPLAIN (FORMAT JSON) ") + self._knn_sql(k), (probe,)
+            sql.SQL("EXPLAIN (FORMAT JSON) ") + self._knn_sql(k, extra=extra), (probe, *params)
         ).fetchone()
         nodes: list[dict[str, Any]] = [plan[0][0]["Plan"]] if plan else []
         while nodes:
@@ -324,14 +331,15 @@ class PgCatalog(BaseStore):
             nodes.extend(node.get("Plans", []))
         return "unknown"
 
-    def plan_for(self, k: int) -> str:
+    def plan_for(self, k: int, filter: Any = None) -> str:
         """The plan PostgreSQL picks for a query of depth ``k`` (EXPLAIN without ANALYZE,
-        read-only): 'Index Scan using X' runs through the ANN index, anything else
-        ('Seq Scan', a sort) is exact."""
+        read-only), under a portable metadata ``filter`` when given: 'Index Scan using X'
+        runs through the ANN index, anything else ('Seq Scan', a sort) is exact."""
         if not self._dimension:
             return "empty"
+        native = None if filter is None else self.native_filter(filter)  # type: ignore[attr-defined]
         with self._translating("explaining the query plan"):
-            return self._plan_node(int(k))
+            return self._plan_node(int(k), native)
 
     def _id_filter(self, ids: Sequence[str]) -> tuple[sql.Composable, Any]:
         """A WHERE clause matching ``ids`` that keeps the id index usable, and its param."""

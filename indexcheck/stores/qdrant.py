@@ -423,11 +423,24 @@ class QdrantStore(BaseStore):
         """Normal search: float32 (q, d) -> (D (q, k) Qdrant score, I (q, k) ids)."""
         return self._search(vectors, k, exact=False)
 
+    def _native_filter(self, node: Any) -> Any:
+        """A ``models.Filter`` on the payload (dotted paths address nested keys)."""
+        from ..filters import translate
+
+        return translate(node, "qdrant")
+
+    def _filtered_query_batch(
+        self, vectors: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self._search(vectors, k, exact=False, query_filter=native)
+
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Full-scan search (``exact=true``, quantization ignored); same scale as query."""
         return self._search(vectors, k, exact=True)
 
-    def _search(self, vectors: np.ndarray, k: int, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _search(
+        self, vectors: np.ndarray, k: int, exact: bool, query_filter: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         xq = as_float32_matrix(vectors)
         if xq.shape[1] != self._dimension:
             raise DimensionMismatchError(
@@ -447,6 +460,7 @@ class QdrantStore(BaseStore):
                 models.QueryRequest(
                     query=row.tolist(),
                     using=self._vector,
+                    filter=query_filter,
                     limit=k,
                     params=params,
                     with_payload=payload,

@@ -409,13 +409,28 @@ class UpstashStore(BaseStore):
             seen.add(nxt)
             cursor = nxt
 
-    def _query_block(self, block: np.ndarray, k: int) -> Any:
-        queries = [{"vector": v.tolist(), "top_k": k} for v in block]
+    def _query_block(self, block: np.ndarray, k: int, filter: str = "") -> Any:
+        where = {"filter": filter} if filter else {}
+        queries = [{"vector": v.tolist(), "top_k": k, **where} for v in block]
         return self._index.query_many(queries=queries, namespace=self.namespace)
 
-    def query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _native_filter(self, node: Any) -> Any:
+        """Upstash's metadata filter string (values quoted, keys checked)."""
+        from ..filters import translate
+
+        return translate(node, "upstash")
+
+    def _filtered_query_batch(
+        self, block: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self._query_batch(block, k, native)
+
+    def query(
+        self, vectors: np.ndarray, k: int, filter: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Approximate top-k: float32 (q, d) -> (D float32 (q, k) in Upstash's score,
-        higher is better, NaN where missing; I object (q, k) of ids, None where missing)."""
+        higher is better, NaN where missing; I object (q, k) of ids, None where missing);
+        under a portable metadata ``filter`` (Upstash's filter string) when given."""
         if k < 1:
             raise InputError(f"k must be at least 1 for an Upstash query, got {k}")
         dim = self._dimension()
@@ -425,11 +440,13 @@ class UpstashStore(BaseStore):
                 f"query vectors have dimension {q.shape[1]} but the Upstash index at "
                 f"{self.host} holds {dim}; embed with the index's model"
             )
-        return super().query(q, k)
+        return super().query(q, k, filter)
 
-    def _query_batch(self, block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query_batch(
+        self, block: np.ndarray, k: int, filter: str = ""
+    ) -> tuple[np.ndarray, np.ndarray]:
         D, I = empty_result(block.shape[0], k)
-        results = self._call("query", partial(self._query_block, block, k))
+        results = self._call("query", partial(self._query_block, block, k, filter))
         if len(results) != len(block):
             raise IncompleteResultError(
                 f"Upstash answered {len(results)} result lists for {len(block)} queries "

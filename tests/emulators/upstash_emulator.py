@@ -282,13 +282,18 @@ class UpstashEmulator:
     def _query(self, index: EmulatedIndex, store: dict[str, Any], body: Any) -> list[Any]:
         if not isinstance(body, dict):
             raise ApiError(400, "a query must be a JSON object")
-        if body.get("filter"):
-            raise ApiError(400, "metadata filters are not supported by the emulator")
         q = _vector(index, body.get("vector"))
         top_k = int(body.get("topK", 10))
         if not 0 < top_k <= self.max_reads:
             raise ApiError(400, f"topK must be between 1 and {self.max_reads}")
         ids = self._candidates(index, store, q)
+        if body.get("filter"):  # the documented syntax, evaluated on the candidates
+            from tests.emulators.upstash_filter import FilterSyntaxError, keep
+
+            try:
+                ids = keep(str(body["filter"]), ids, store)
+            except FilterSyntaxError as err:
+                raise ApiError(400, str(err)) from None
         if not ids:
             return []
         s = scores(index.similarity, q[None, :], np.stack([store[i]["vector"] for i in ids]))[0]
