@@ -71,6 +71,37 @@ def test_uuid_ids_checked_with_own_chunks_exit_2(uuid_index: dict, mode: list[st
     assert "missing_vector" not in r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("mode", [[], ["--all"]])
+def test_uuid_ids_on_a_store_without_texts_exit_2(tmp_path, mode: list[str]) -> None:
+    """No stored text to pair by, and not one id shared: an id scheme mismatch. Before,
+    every chunk was 'missing_vector ... index them' and every vector 'orphan ... delete'."""
+    import uuid
+
+    from indexcheck.stores.faiss_store import write_faiss_folder
+
+    texts = [f"Fact {i} about topic {i % 7}." for i in range(60)]
+    own = [f"doc#{i:03d}" for i in range(60)]
+    built = [str(uuid.UUID(int=i + 1)) for i in range(60)]
+    write_faiss_folder(tmp_path / "ix", built, HashEmbedder(32).embed(texts))  # no texts
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(own, texts, strict=True))
+    )
+    args = ["check-index", "--store", f"faiss:{tmp_path / 'ix'}", "--chunks", str(chunks)]
+    hashed = ["--embedder", "py:indexcheck.testing:HASH32"]
+    r = CliRunner().invoke(cli, [*args, *hashed, "--sample", "20", *mode])
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    line = one_line(r.stderr)
+    assert "the store holds 60 vectors" in line and "60 chunks, only 0 ids shared" in line
+    assert "'doc#000'" in line and "keeps no texts" in line and "--id-column" in line
+    assert "missing_vector" not in r.stdout + r.stderr
+    # an index that really lacks most of its vectors is still told to index them
+    write_faiss_folder(tmp_path / "part", own[:5], HashEmbedder(32).embed(texts[:5]))
+    args[2] = f"faiss:{tmp_path / 'part'}"
+    r = CliRunner().invoke(cli, [*args, *hashed, "--all"])
+    assert r.exit_code == 1 and "missing_vector" in r.stdout, (r.stdout, r.stderr)
+
+
 def test_uuid_index_passes_without_chunks(uuid_index: dict) -> None:
     r = CliRunner().invoke(cli, ["check-index", "--store", uuid_index["spec"], *EMB, "--all"])
     assert r.exit_code == 0, (r.stdout, r.stderr)
@@ -104,10 +135,15 @@ def test_overlapping_ids_and_stores_without_texts_are_not_refused() -> None:
 
     store, emb = small(ids, texts)
     assert check_index(store, emb, corpus, sample=10).ok
-    # other ids, but no texts in the store: nothing pairs, the usual findings stand
+    # other ids and no texts in the store: nothing pairs, and not one id is shared: an id
+    # scheme mismatch, refused (every chunk "missing", every vector "orphan" was wrong advice)
     store, emb = small([f"u{i}" for i in range(20)], texts, with_texts=False)
+    with pytest.raises(InputError, match="only 0 ids shared.*keeps no texts"):
+        check_index(store, emb, corpus, sample=10)
+    # a store that lacks most vectors but shares its ids is told what it lacks
+    store, emb = small(ids[:15] + [f"u{i}" for i in range(5)], texts, with_texts=False)
     res = check_index(store, emb, corpus, sample=10)
-    assert not res.ok and res.counts.get("missing_vector") == 10
+    assert not res.ok and res.counts.get("missing_vector")
     # other ids with the texts: refused before any embedding
     store, emb = small([f"u{i}" for i in range(20)], texts)
     emb.stats.requests = 0

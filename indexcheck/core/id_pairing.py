@@ -24,6 +24,7 @@ from ..corpus import Corpus
 from ..errors import InputError
 from ..questions import Question
 from ..stores.base import VectorStore
+from ..textsafe import visible
 from .hash_join import content_key
 
 PROBE = 64  # chunk ids fetched to see whether the ids overlap at all
@@ -64,7 +65,8 @@ def refuse_foreign_chunk_ids(store: VectorStore, chunks: Any, source: str = "--c
     """Raise InputError when the chunk ids barely overlap the store's ids (fewer than half
     of the chunks found by id) while most of the rest pair with a stored text by content
     hash. ``chunks`` is a Corpus or a ChunkSource; ``source`` names it in the message.
-    A store without texts, or ids that overlap, pass silently."""
+    A store without texts is refused when almost no id is shared (:func:`_refuse_unpairable`);
+    ids that overlap pass silently."""
     first = next(_blocks(chunks), ([], []))[0]
     probe = _spread(first, PROBE)
     if not probe or 2 * len(_found(store, probe)) >= len(probe):
@@ -75,16 +77,19 @@ def refuse_foreign_chunk_ids(store: VectorStore, chunks: Any, source: str = "--c
         store_ids.update(batch.ids)
         if batch.texts is not None:
             keys.update(_key(t) for t in batch.texts if t is not None)
-    if not keys:
-        return
     n = by_id = by_text = 0
+    example = ""
     for ids, texts in _blocks(chunks):
         for cid, text in zip(ids, texts, strict=True):
             n += 1
+            example = example or cid
             if cid in store_ids:
                 by_id += 1
-            elif _key(text) in keys:
+            elif keys and _key(text) in keys:
                 by_text += 1
+    if not keys:
+        _refuse_unpairable(store_ids, n, by_id, example, source)
+        return
     if by_text == 0 or 2 * by_id >= n or 2 * by_text < n - by_id:
         return
     raise InputError(
@@ -94,6 +99,25 @@ def refuse_foreign_chunk_ids(store: VectorStore, chunks: Any, source: str = "--c
         "LangChain's default uuid4); drop --chunks to check the store's own texts, or "
         "pass --id-column naming the column that holds the store's ids, or name the "
         "store's id field in the spec (?id=)"
+    )
+
+
+def _refuse_unpairable(
+    store_ids: set[str], n: int, by_id: int, example: str, source: str
+) -> None:
+    """A store with no texts whose ids share almost none (under 10%) of the chunks' while it
+    holds at least half as many vectors: an id scheme mismatch, not an index missing its
+    vectors. Calling every chunk missing ("index them") and every vector an orphan ("delete
+    them") would be wrong advice, and there is no text to pair them by."""
+    if not store_ids or 10 * by_id >= n or 2 * len(store_ids) < n:
+        return
+    stored = min(store_ids)
+    raise InputError(
+        f"the ids do not match: the store holds {len(store_ids):,} vectors and {source} "
+        f"{n:,} chunks, only {by_id:,} ids shared (e.g. chunk id {visible(example)!r}, "
+        f"stored id {visible(stored)!r}), and the store keeps no texts to pair them by "
+        "content; pass --id-column naming the column of the chunks that holds the ids the "
+        "index was built with, or name the store's id field in the spec (?id=)"
     )
 
 
