@@ -378,7 +378,8 @@ class FaissStore(BaseStore):
         meta = langchain_metadata(self)
         if meta is None:
             return None
-        return [meta[self._pos[i]] if i in self._pos else {} for i in ids]
+        rows = self._rows.rows_of(list(ids))
+        return [meta[int(r)] if r >= 0 else {} for r in rows]
 
     def _native_filter(self, node: Any) -> Any:
         """The rows whose LangChain metadata matches: positions for an IDSelectorBatch."""
@@ -396,7 +397,7 @@ class FaissStore(BaseStore):
         D, P = faiss_selected(self.index, native, xq, k, self.search_params)
         D = D.astype(np.float32)
         D[P < 0] = np.nan
-        return D, ids_of(P, self.ids)
+        return D, self._names(P)
 
     def close(self) -> None:
         self._matrix = None

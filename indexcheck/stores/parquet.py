@@ -165,18 +165,33 @@ class ParquetStore(BaseStore):
         return self.exact_query(vectors, k)
 
     def _native_filter(self, node: Any) -> Any:
-        """The positions whose ``metadata`` matches: an id selector."""
+        """The positions (sorted int64) whose ``metadata`` matches: an id selector. The
+        metadata is read in one streamed pass (one dict a row is held while it is judged)."""
         from ._filtering import select
 
-        return select(self.scheme, self.metadata, node, self.spec)
+        metadata: list[dict[str, Any]] | None = None
+        if self._reader.has_meta:
+            metadata = [m or {} for b in self._scan(SEARCH_ROWS) for m in (b.metadata or [])]
+        return select(self.scheme, metadata, node, self.spec)
 
     def _filtered_query_batch(
         self, vectors: np.ndarray, k: int, native: Any
     ) -> tuple[np.ndarray, np.ndarray]:
-        from ._filtering import exact_over
-
+        """Exact top-k over the selected positions only, streamed block by block."""
         xq = as_float32_matrix(vectors, self.dimension)
-        return exact_over(self.vectors, self.ids, native, xq, k, self.metric)
+        positions = np.asarray(native, dtype=np.int64)
+
+        def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            start = 0
+            for b in self._scan(SEARCH_ROWS):
+                n = len(b.ids)
+                lo, hi = np.searchsorted(positions, [start, start + n])
+                rows = positions[lo:hi] - start
+                if rows.size:
+                    yield np.asarray(b.ids, dtype=object)[rows], b.vectors[rows]
+                start += n
+
+        return blocked_knn(blocks(), xq, k, self.metric)
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k over the file, SEARCH_ROWS rows at a time."""
