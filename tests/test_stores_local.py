@@ -112,6 +112,9 @@ def _langchain_folder(tmp_path: Path, ids: list[str], v: np.ndarray, texts: list
     InMemoryDocstore.__qualname__, Document.__qualname__ = "InMemoryDocstore", "Document"
     mods["langchain_community.docstore.in_memory"].InMemoryDocstore = InMemoryDocstore
     mods["langchain_core.documents.base"].Document = Document
+    # the real packages may be imported already (framework tests): put them back after,
+    # else later imports make second copies of their classes (pickle and isinstance fail)
+    saved = {name: sys.modules[name] for name in mods if name in sys.modules}
     sys.modules.update(mods)
     try:
         uuids = [f"uuid-{i}" for i in range(len(ids))]
@@ -128,6 +131,7 @@ def _langchain_folder(tmp_path: Path, ids: list[str], v: np.ndarray, texts: list
     finally:
         for name in mods:
             sys.modules.pop(name, None)
+        sys.modules.update(saved)
     return folder
 
 
