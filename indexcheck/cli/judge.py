@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..core.answer_checks import check_answers, checks_line
 from ..core.answers import (
     DEFAULT_ANSWER_REFUSAL_PATTERN,
     DEFAULT_CITATION_PATTERN,
@@ -172,6 +173,8 @@ def judge_cmd(
     read = read_answers_cli(answers_path, citation_pattern, answers_format, corpus)
     rows = read.rows
     compile_pattern(refusal_pattern, "--refusal-pattern")
+    # no model: the answers' URLs, references and numbers against the context and --chunks
+    checks = check_answers(rows, corpus).block()
     prompt = load_prompt(prompt_path)
     labels = None
     if labels_path is not None:
@@ -203,6 +206,7 @@ def judge_cmd(
         if cache is not None:
             cache.close()
         getattr(judge, "close", lambda: None)()
+    result.answer_checks = checks
     if labels is not None:
         from ..core.calibration import calibrate
 
@@ -284,6 +288,8 @@ def render(result: JudgeResult, console: Console) -> None:
     if result.unjudged:
         ids = ", ".join(escape(i) for i in result.unjudged[:10])
         console.print(f"[red]UNJUDGED[/red] (reply never parsed): {ids}")
+    if result.answer_checks is not None:
+        console.print(escape(checks_line(result.answer_checks)))
     if result.sheet:
         console.print(f"evidence sheet: run {escape(str(result.sheet['run_id']))}")
     tag = "[bold green]PASS[/bold green]" if result.ok else "[bold red]FAIL[/bold red]"

@@ -96,12 +96,14 @@ class AnswerChecksResult:
 
     ok: bool
     answers: list[AnswerCheck]
-    chunks: int
+    chunks: int | None
     checked: dict[str, int]
     flagged: dict[str, int]
     rates: dict[str, dict[str, Any]]
     manifest: dict[str, Any] = field(default_factory=dict)
     manifest_facts: dict[str, Any] = field(default_factory=dict)
+    looked_in: tuple[str, ...] = LOOKED_IN
+    """``("context",)`` when no knowledge base was given (``chunks`` is then None)."""
 
     @property
     def flags(self) -> int:
@@ -113,13 +115,18 @@ class AnswerChecksResult:
             "answers_checked": len(self.answers),
             "answers_flagged": sum(not a.ok for a in self.answers),
             "chunks": self.chunks,
-            "looked_in": list(LOOKED_IN),
+            "looked_in": list(self.looked_in),
             "checked": self.checked,
             "flagged": self.flagged,
             "rates": self.rates,
             "answers": [a.to_dict() for a in self.answers],
             "manifest": self.manifest,
         }
+
+    def block(self) -> dict[str, Any]:
+        """The ``answer_checks`` block of judge's and diagnose's JSON: this result's JSON
+        form without its manifest (the command's own manifest covers the run)."""
+        return {k: v for k, v in self.to_dict().items() if k != "manifest"}
 
     def sections(self) -> list[Section]:
         """The report's sections, then the terminal summary."""
@@ -188,6 +195,19 @@ _LOOKED = (
 )
 
 
+def checks_line(block: dict[str, Any]) -> str:
+    """judge's and diagnose's terminal line for an ``answer_checks`` block: "answer checks:
+    2 of 12 answers hold a URL, reference or number absent from the context and the
+    knowledge base" (or "... from the context (no --chunks: ...)" without a knowledge base)."""
+    where = "the context and the knowledge base"
+    if Where.KNOWLEDGE_BASE.value not in block["looked_in"]:
+        where = "the context (no --chunks: the knowledge base was not searched)"
+    return (
+        f"answer checks: {block['answers_flagged']} of {block['answers_checked']} answers hold "
+        f"a URL, reference or number absent from {where}"
+    )
+
+
 def _interval(r: dict[str, Any]) -> str:
     if r["value"] is None:
         return "–"
@@ -211,18 +231,20 @@ def _answer_text(row: AnswerRow) -> str:
     return row.answer
 
 
-def check_answers(rows: Sequence[AnswerRow], corpus: Corpus) -> AnswerChecksResult:
+def check_answers(rows: Sequence[AnswerRow], corpus: Corpus | None) -> AnswerChecksResult:
     """Flag every answer item found neither in its context nor in any chunk of ``corpus``.
 
     ``rows`` as :func:`.answers.load_answers` reads them (``context`` or ``contexts``);
-    ``result.ok`` is True when nothing is flagged.
+    ``result.ok`` is True when nothing is flagged. ``corpus=None`` (judge without --chunks)
+    looks in the context only, and every flag and the result say so (``looked_in``).
     """
     if not rows:
         raise InputError("no answers to check; the answers file holds no rows")
-    if len(corpus) == 0:
+    if corpus is not None and len(corpus) == 0:
         raise InputError("the knowledge base holds no chunks; pass the chunks the answers drew on")
+    looked_in = LOOKED_IN if corpus is not None else (Where.CONTEXT.value,)
     started = time.perf_counter()
-    kb = build_index(corpus.texts)
+    kb = build_index(corpus.texts) if corpus is not None else None
     contexts = build_index([r.context_sent for r in rows], docs=list(range(len(rows))))
     indexed = time.perf_counter()
     checks: list[AnswerCheck] = []
@@ -245,10 +267,10 @@ def check_answers(rows: Sequence[AnswerRow], corpus: Corpus) -> AnswerChecksResu
                 checked[g] += 1
             if _found(contexts, item, i):
                 check.in_context += 1
-            elif _found(kb, item, 0):
+            elif kb is not None and _found(kb, item, 0):
                 check.in_knowledge_base_only += 1
             else:
-                check.flags.append(Flag(" ".join(item.text.split()), item.kind))
+                check.flags.append(Flag(" ".join(item.text.split()), item.kind, looked_in))
                 for g in groups:
                     flagged[g] += 1
                 bad_groups |= set(groups)
@@ -257,19 +279,22 @@ def check_answers(rows: Sequence[AnswerRow], corpus: Corpus) -> AnswerChecksResu
         checks.append(check)
     n = len(rows)
     rates = {
-        g: {**wilson(without[g], n).as_dict(), "phrase": _phrase(g, without[g], n)} for g in without
+        g: {**wilson(without[g], n).as_dict(), "phrase": _phrase(g, without[g], n, looked_in)}
+        for g in without
     }
     result = AnswerChecksResult(
         ok=all(c.ok for c in checks),
         answers=checks,
-        chunks=len(corpus),
+        chunks=len(corpus) if corpus is not None else None,
         checked=checked,
         flagged=flagged,
         rates=rates,
+        looked_in=looked_in,
     )
     result.manifest_facts = {
-        "chunks_file": corpus.source or None,
-        "index": {"chunks": kb.texts, "number_keys": int(kb.numbers.size),
+        "chunks_file": corpus.source or None if corpus is not None else None,
+        "index": None if kb is None else
+                 {"chunks": kb.texts, "number_keys": int(kb.numbers.size),
                   "name_number_pairs": int(kb.pairs.size), "links": len(kb.links)},
         "seconds": {"index": round(indexed - started, 3),
                     "check": round(time.perf_counter() - indexed, 3)},
@@ -283,9 +308,10 @@ def _groups(kind: ItemKind) -> tuple[str, ...]:
     return (ANY, kind.value)
 
 
-def _phrase(group: str, k: int, n: int) -> str:
+def _phrase(group: str, k: int, n: int, looked_in: tuple[str, ...] = LOOKED_IN) -> str:
     label = LABELS[group]  # a kind is a StrEnum: its value finds it
-    return f"{100 * k / n:.0f}% of answers without {label} absent from the knowledge base"
+    where = "the knowledge base" if Where.KNOWLEDGE_BASE.value in looked_in else "the context"
+    return f"{100 * k / n:.0f}% of answers without {label} absent from {where}"
 
 
-__all__ = ["AnswerCheck", "AnswerChecksResult", "Flag", "Where", "check_answers"]
+__all__ = ["AnswerCheck", "AnswerChecksResult", "Flag", "Where", "check_answers", "checks_line"]

@@ -30,7 +30,7 @@ from ..corpus import Corpus
 from ..embedders.base import Embedder
 from ..errors import InputError
 from ..questions import Question
-from ..sections import Section
+from ..sections import Section, Text
 from ..stores.base import VectorStore
 from .answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from .check_index import check_index
@@ -79,16 +79,27 @@ class DiagnoseResult:
     metrics: dict[str, MetricSet]
     ground_truth: str
     manifest: dict[str, Any] = field(default_factory=dict)
+    answer_checks: dict[str, Any] | None = None
+    """With answers: :mod:`.answer_checks`' block (URLs, references and numbers absent from
+    the context and the chunks); never a label, never changes ``ok``; absent otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["answer_checks"] is None:
+            del out["answer_checks"]
+        return out
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""
         from .sections import sections_of
         from .summaries import diagnose_summary
 
-        return [*sections_of(self.to_dict()), *diagnose_summary(self)]
+        summary = diagnose_summary(self)
+        if self.answer_checks is not None:  # before the closing verdict line
+            from .answer_checks import checks_line
+
+            summary[-1].blocks.insert(-1, Text(checks_line(self.answer_checks)))
+        return [*sections_of(self.to_dict()), *summary]
 
 
 def misaligned_detail(c: Any, finding: Any = None) -> str:
@@ -286,6 +297,11 @@ def diagnose(
         "ann": retrieval_metrics(questions, ann_rank_lists, k, seed),
     }
     failing = sum(counts.get(x, 0) for x in FAILING_LABELS)
+    checks = None
+    if answers:  # no model: the answers' URLs, references and numbers, context then chunks
+        from .answer_checks import check_answers
+
+        checks = check_answers(answers, corpus).block()
     return DiagnoseResult(
         ok=failing == 0,
         k=k,
@@ -296,4 +312,5 @@ def diagnose(
         questions=out,
         metrics=metrics,
         ground_truth=source,
+        answer_checks=checks,
     )

@@ -137,9 +137,16 @@ class JudgeResult:
     sheet: dict[str, Any] | None = None
     """``{"run_id", "files"}`` when the run was appended to an evidence sheet."""
     manifest: dict[str, Any] = field(default_factory=dict)
+    answer_checks: dict[str, Any] | None = None
+    """The no-model checks of :mod:`.answer_checks` over the judged answers (the CLI always
+    runs them: against the context, and the knowledge base with --chunks); absent from the
+    JSON when not run. They never change ``ok``."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["answer_checks"] is None:
+            del out["answer_checks"]
+        return out
 
     def sections(self) -> list[Any]:
         """The report's sections (from the JSON form): counts and the claims per answer."""
