@@ -148,3 +148,41 @@ def test_neither_store_nor_observed_is_exit_2(labels: Path) -> None:
     r = run("sweep-threshold", "--questions", str(labels))
     assert r.exit_code == 2
     assert "--store" in r.stderr and "--observed" in r.stderr
+
+
+def test_check_answers_reads_traces_paired_by_content_hash(recorded: Any) -> None:
+    """check-answers takes a trace export (--answers-format), its documents without ids
+    paired to --chunks by content hash, and flags what the pipeline's own answers file
+    gives."""
+
+    def flagged(path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+        r = run("check-answers", "--answers", str(path), "--chunks", str(CHUNKS),
+                "--json", "-", *extra)  # fmt: skip
+        assert r.exit_code in (0, 1), r.output
+        out = json.loads(r.stdout[r.stdout.index("{") :])
+        text = {a["id"]: a["question"] for a in recorded.answers}
+        text |= {a.id: a.question for a in _rows(path)}
+        return r.exit_code, {text[a["id"]]: a.get("flags") for a in out["answers"]}
+
+    # plant a URL no chunk holds in the fabricated answer, in both files alike
+    from tests.builders.traced_pipeline import FABRICATE, questions
+
+    text = next(q["question"] for q in questions() if q["id"] == FABRICATE[0])
+    said = next(a["answer"] for a in recorded.answers if a["question"] == text)
+    planted = said + " See https://planted.example/rules."
+    files = {}
+    for name in ("answers", "openinference_jsonl"):
+        body = recorded.files[name].read_text()
+        assert json.dumps(said)[1:-1] in body
+        files[name] = recorded.tmp / f"planted-{recorded.files[name].name}"
+        files[name].write_text(body.replace(json.dumps(said)[1:-1], json.dumps(planted)[1:-1]))
+    own = flagged(files["answers"])
+    assert own[0] == 1 and own[1][text]  # the planted URL is flagged
+    assert flagged(files["openinference_jsonl"], "--answers-format", "openinference") == own
+
+
+def _rows(path: Path) -> list[Any]:
+    from indexcheck.core.answers import read_answers
+    from indexcheck.corpus import load_chunks
+
+    return read_answers(path, chunks=load_chunks(CHUNKS, "id", "text")).rows
