@@ -42,9 +42,9 @@ def _attr(span: dict[str, Any], key: str) -> dict[str, Any]:
     return next(a for a in span["attributes"] if a["key"] == key)
 
 
-@pytest.fixture(scope="module")
-def scored(recorded: Any) -> tuple[Path, dict[str, dict[str, float]]]:
-    """The GenAI export with the FAISS index's own relevance scores; query -> id -> score."""
+def _write_scored(recorded: Any, raw: bool) -> tuple[Path, dict[str, dict[str, float]]]:
+    """The GenAI export with the FAISS index's own scores (LangChain's relevance scores, or
+    with ``raw`` the store's L2 distances); query -> id -> score."""
     from langchain_community.vectorstores import FAISS
 
     from tests.builders.traced_pipeline import K, langchain_embeddings
@@ -61,17 +61,26 @@ def scored(recorded: Any) -> tuple[Path, dict[str, dict[str, float]]]:
         if not sp["name"].startswith("retrieval"):
             continue
         query = _attr(sp, "gen_ai.retrieval.query.text")["value"]["stringValue"]
-        got = store.similarity_search_with_relevance_scores(query, k=K)
-        score = {d.id: float(s) for d, s in got}
+        search = (
+            store.similarity_search_with_score
+            if raw
+            else store.similarity_search_with_relevance_scores
+        )
+        score = {d.id: float(s) for d, s in search(query, k=K)}
         attr = _attr(sp, "gen_ai.retrieval.documents")
         docs = json.loads(attr["value"]["stringValue"])
         for d in docs:
             d["score"] = score[d["id"]]
         attr["value"]["stringValue"] = json.dumps(docs)
         seen[query] = score
-    path = recorded.tmp / "genai-scored.json"
+    path = recorded.tmp / f"genai-scored{'-raw' if raw else ''}.json"
     path.write_text(json.dumps(data))
     return path, seen
+
+
+@pytest.fixture(scope="module")
+def scored(recorded: Any) -> tuple[Path, dict[str, dict[str, float]]]:
+    return _write_scored(recorded, raw=False)
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +195,20 @@ def _rows(path: Path) -> list[Any]:
     from indexcheck.corpus import load_chunks
 
     return read_answers(path, chunks=load_chunks(CHUNKS, "id", "text")).rows
+
+
+def test_with_a_store_only_its_scale_is_probed(recorded: Any, labels: Path) -> None:
+    """--store with --observed names the score scale (the probe finds FAISS's L2 distance,
+    lower is better); the thresholds are the traced raw scores."""
+    path, scores = _write_scored(recorded, raw=True)
+    spec = f"faiss:{recorded.faiss_dir}?index_name=docs"
+    r = run("sweep-threshold", "--observed", str(path), "--questions", str(labels),
+            "--store", spec, "--trust-pickle", "-k", "3", "--recall", "0.75",
+            "--json", "-")  # fmt: skip
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout[r.stdout.index("{") :])
+    assert out["scale"]["higher_is_better"] is False
+    negated = {q: {i: -v for i, v in s.items()} for q, s in scores.items()}
+    want = -_by_hand(negated, 3, 0.75)
+    assert out["recommended_threshold"]["backend"] == pytest.approx(want)
+    assert out["recommended_threshold"]["cosine"] is not None
