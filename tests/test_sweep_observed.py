@@ -212,3 +212,17 @@ def test_with_a_store_only_its_scale_is_probed(recorded: Any, labels: Path) -> N
     want = -_by_hand(negated, 3, 0.75)
     assert out["recommended_threshold"]["backend"] == pytest.approx(want)
     assert out["recommended_threshold"]["cosine"] is not None
+
+
+def test_traces_whose_question_is_not_labelled_are_named(
+    scored: tuple[Path, dict[str, dict[str, float]]], labels: Path, tmp_path: Path
+) -> None:
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(labels.read_text().splitlines(keepends=True)[:3]))
+    r = run("sweep-threshold", "--observed", str(scored[0]), "--questions", str(few),
+            "-k", "3", "--json", "-")  # fmt: skip
+    assert r.exit_code in (0, 1), r.output
+    assert "3 of 6 traces are left out" in r.stderr
+    out = json.loads(r.stdout[r.stdout.index("{") :])
+    assert len(out["manifest"]["observed"]["unlabelled"]) == 3
+    assert out["in_scope"] + out["out_of_scope"] == 3

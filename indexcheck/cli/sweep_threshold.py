@@ -209,6 +209,14 @@ def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
         source=str(a["observed_path"]),
     )
     observed = {"file": str(a["observed_path"]), "format": read.format, **facts}
+    if facts["unlabelled"]:
+        some = ", ".join(facts["unlabelled"][:3])
+        click.echo(
+            f"warning: {len(facts['unlabelled'])} of {facts['traces']} traces are left out: "
+            f"their question is not labelled in --questions ({visible(some)}"
+            f"{', ...' if len(facts['unlabelled']) > 3 else ''})",
+            err=True,
+        )
     code = finish(
         ctx,
         result,
