@@ -8,12 +8,13 @@ from pathlib import Path
 
 import click
 
-from ..core.answers import DEFAULT_CITATION_PATTERN, load_answers
+from ..core.answers import DEFAULT_CITATION_PATTERN
 from ..corpus import load_chunks
 from .command import Command
 from .finish import finish
 from .options import output_options
 from .session import session
+from .traces import answers_format_option, read_answers_cli
 
 
 @click.command("check-answers", cls=Command)
@@ -23,8 +24,10 @@ from .session import session
     type=click.Path(path_type=Path),
     required=True,
     help="Answers (JSONL, CSV or Parquet) as judge reads them: id, question, answer, "
-    "contexts [{id, text}] and optionally context (the exact text the model was sent).",
+    "contexts [{id, text}] and optionally context (the exact text the model was sent); or a "
+    "trace export (documents without ids paired to --chunks by content hash).",
 )
+@answers_format_option
 @click.option(
     "--chunks",
     "chunks_path",
@@ -46,6 +49,7 @@ from .session import session
 def check_answers_cmd(
     ctx: click.Context,
     answers_path: Path,
+    answers_format: str | None,
     chunks_path: Path,
     id_column: str,
     text_column: str,
@@ -59,8 +63,8 @@ def check_answers_cmd(
 
     session(ctx, "check-answers")
     started = time.perf_counter()
-    rows = load_answers(answers_path, citation_pattern)  # both files checked before any work
-    corpus = load_chunks(chunks_path, id_column, text_column)
+    corpus = load_chunks(chunks_path, id_column, text_column)  # both before any work
+    rows = read_answers_cli(answers_path, citation_pattern, answers_format, corpus).rows
     read = round(time.perf_counter() - started, 3)
     result = check_answers(rows, corpus)
     seconds = {"read": read, **result.manifest_facts.get("seconds", {})}

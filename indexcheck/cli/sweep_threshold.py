@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
+from ..core.answers import DEFAULT_CITATION_PATTERN
 from ..core.retrieval import marked_refusals, scale_converters
 from ..core.sweep_filters import question_filters
 from ..core.sweep_threshold import SweepResult, sweep_threshold
+from ..errors import InputError
 from ..filtered_questions import filters_manifest
 from ..filters import parse_filter
 from ..questions import load_questions
+from ..textsafe import visible
 from .command import Command
 from .finish import finish
 from .options import (
@@ -21,13 +25,47 @@ from .options import (
     progress,
     questions_option,
     retrieval_options,
-    store_option,
 )
 from .session import open_corpus, session
+from .traces import answers_format_option
+
+
+def _store_or_observed(f):  # type: ignore[no-untyped-def]
+    """--store (retrieve every question) or --observed (scores from production traces)."""
+    f = click.option(
+        "--scores-lower-is-better",
+        is_flag=True,
+        help="With --observed and no --store: the traced scores are distances (smaller "
+        "means more similar).",
+    )(f)
+    f = answers_format_option(f)
+    f = click.option(
+        "--observed",
+        "observed_path",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="A trace export (or answers file) whose retrieved documents carry the scores "
+        "production saw: sweep those, query no store. --store, when given too, only names "
+        "the score scale (probed).",
+    )(f)
+    f = click.option(
+        "--trust-pickle",
+        is_flag=True,
+        help="Allow reading LangChain's index.pkl (a pickle can run code: trusted files only).",
+    )(f)
+    return click.option(
+        "--store",
+        "store_spec",
+        envvar="INDEXCHECK_STORE",
+        default=None,
+        metavar="SPEC",
+        help="Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
+        "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE].",
+    )(f)
 
 
 @click.command("sweep-threshold", cls=Command)
-@store_option
+@_store_or_observed
 @embedder_option
 @questions_option
 @retrieval_options
@@ -59,8 +97,11 @@ from .session import open_corpus, session
 @click.pass_context
 def sweep_threshold_cmd(
     ctx: click.Context,
-    store_spec: str,
+    store_spec: str | None,
     trust_pickle: bool,
+    observed_path: Path | None,
+    answers_format: str | None,
+    scores_lower_is_better: bool,
     embedder_spec: str,
     cache_path: Path | None,
     questions_path: Path,
@@ -78,8 +119,18 @@ def sweep_threshold_cmd(
 ) -> None:
     """Sweep every observed score as a refusal threshold; recommend one or prove none works.
 
-    Chunks (optional) may mark refusal chunks with a truthy 'refusal' column.
+    Chunks (optional) may mark refusal chunks with a truthy 'refusal' column. With
+    --observed, the candidates are the documents each traced answer retrieved, with the
+    scores production saw; the store is not queried.
     """
+    if observed_path is not None:
+        _observed(ctx, locals())
+        return
+    if store_spec is None:
+        raise InputError(
+            "sweep-threshold needs --store (retrieve every question) or --observed TRACES "
+            "(the scores production traces recorded)"
+        )
     common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
@@ -117,6 +168,63 @@ def sweep_threshold_cmd(
             "questions": str(questions_path),
             **filters_manifest(question_filters(questions, common)),
         },
+    )
+    ctx.exit(code)
+
+
+def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
+    """sweep-threshold --observed: the sweep over the scores production traces recorded."""
+    from ..core.answers import read_answers
+    from ..core.sweep_observed import refuse_absent_scores, sweep_observed
+
+    if a["filter_text"] is not None:
+        raise InputError(
+            "--filter does not apply to --observed: the traces hold what the application "
+            "retrieved under its own filters; drop --filter"
+        )
+    questions = load_questions(a["questions_path"])
+    corpus = open_corpus(a["chunks_path"], a["id_column"], a["text_column"])
+    marked = marked_refusals(corpus)
+    path = a["observed_path"]
+    read = read_answers(path, DEFAULT_CITATION_PATTERN, fmt=a["answers_format"], chunks=corpus)
+    refuse_absent_scores(read.rows, str(path))  # the one line, before any warning
+    for warning in (read.source or {}).get("warnings", []):
+        click.echo(f"warning: {visible(warning)}", err=True)
+    opened = session(ctx, "sweep-threshold")
+    hib, to_cos, scale = not a["scores_lower_is_better"], None, None
+    if a["store_spec"] is not None:  # only to name the scale: no question is retrieved
+        store = opened.open_store(a["store_spec"], a["trust_pickle"])
+        hib, to_cos, scale = scale_converters(store)
+    result, facts = sweep_observed(
+        read.rows,
+        questions,
+        k=a["k"],
+        higher_is_better=hib,
+        to_cosine=to_cos,
+        scale=scale,
+        recall_target=a["recall_target"],
+        rule=a["rule"],
+        refusal_pattern=a["refusal_pattern"],
+        refusal_marked=marked,
+        source=str(a["observed_path"]),
+    )
+    observed = {"file": str(a["observed_path"]), "format": read.format, **facts}
+    if facts["unlabelled"]:
+        some = ", ".join(facts["unlabelled"][:3])
+        click.echo(
+            f"warning: {len(facts['unlabelled'])} of {facts['traces']} traces are left out: "
+            f"their question is not labelled in --questions ({visible(some)}"
+            f"{', ...' if len(facts['unlabelled']) > 3 else ''})",
+            err=True,
+        )
+    code = finish(
+        ctx,
+        result,
+        json_path=a["json_path"],
+        report_dir=a["report_dir"],
+        report=_plots,
+        report_key=None,
+        manifest={"questions": str(a["questions_path"]), "observed": observed},
     )
     ctx.exit(code)
 

@@ -163,7 +163,34 @@ def sweep_threshold(
                 rec.expected_rank = rank
                 rec.expected_score = _both(float(got.D[row, rank]), to_cosine)
         records.append(rec)
+    return sweep_records(
+        records,
+        k=k,
+        fetch=fetch,
+        higher_is_better=higher_is_better,
+        to_cosine=to_cosine,
+        scale=scale,
+        recall_target=recall_target,
+        rule=rule,
+        filter_keys=None if filters is None else keys,
+    )
 
+
+def sweep_records(
+    records: Sequence[QuestionRecord],
+    *,
+    k: int,
+    fetch: int,
+    higher_is_better: bool = True,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    scale: dict[str, Any] | None = None,
+    recall_target: float = 0.95,
+    rule: str = "recall",
+    filter_keys: list[str | None] | None = None,
+) -> SweepResult:
+    """The sweep over per-question records already retrieved (by :func:`sweep_threshold`
+    from the store, or observed in production traces: core/sweep_observed.py)."""
+    records = list(records)
     sign = 1.0 if higher_is_better else -1.0
 
     def key(x: float | None) -> float:
@@ -247,7 +274,9 @@ def sweep_threshold(
         table=table,
         questions=records,
         verdict=verdict,
-        by_filter=None if filters is None else per_filter(records, keys, exp_key, top_key, unkey),
+        by_filter=None
+        if filter_keys is None
+        else per_filter(records, filter_keys, exp_key, top_key, unkey),
     )
 
 
