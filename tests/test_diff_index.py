@@ -326,7 +326,8 @@ def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> No
     assert report[-1].title == "diff-index: manifest"
     assert len(terminal) == 1 and terminal[0].verdict == "FAIL"
     last = terminal[0].blocks[-1]
-    assert last.badge == "FAIL" and "11/30 unchanged texts" in last.text
+    # the failing count first: "11/30" read as 11 failures when it meant 11 kept their vector
+    assert last.badge == "FAIL" and "19 of 30 texts in both indexes moved (11 kept)" in last.text
     # a --json file (no manifest command) is still recognised as diff-index
     payload = r.to_dict()
     payload.pop("manifest")
@@ -357,7 +358,7 @@ def test_cli_report_is_written_through_the_shared_path_with_data_escaped(
     assert "error shift: 19 chunk(s)" in res.output
     assert "warning duplicate_text" in res.output
     verdicts = [line for line in res.output.splitlines() if line.startswith("FAIL ")]
-    assert len(verdicts) == 1 and "11/30 unchanged texts at cosine >= 0.999" in verdicts[0]
+    assert len(verdicts) == 1 and "moved (11 kept) under cosine 0.999" in verdicts[0]
     assert "1 new texts not re-embedded (add --embedder)" in res.output.replace("\n", " ")
 
 

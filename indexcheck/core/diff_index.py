@@ -147,8 +147,8 @@ class DiffResult:
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""
+        from .diff_summary import diff_index_summary
         from .sections import sections_of
-        from .summaries import diff_index_summary
 
         return [*sections_of(self.to_dict()), *diff_index_summary(self)]
 

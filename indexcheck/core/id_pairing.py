@@ -102,9 +102,7 @@ def refuse_foreign_chunk_ids(store: VectorStore, chunks: Any, source: str = "--c
     )
 
 
-def _refuse_unpairable(
-    store_ids: set[str], n: int, by_id: int, example: str, source: str
-) -> None:
+def _refuse_unpairable(store_ids: set[str], n: int, by_id: int, example: str, source: str) -> None:
     """A store with no texts whose ids share almost none (under 10%) of the chunks' while it
     holds at least half as many vectors: an id scheme mismatch, not an index missing its
     vectors. Calling every chunk missing ("index them") and every vector an orphan ("delete

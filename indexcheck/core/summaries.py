@@ -9,30 +9,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..sections import Section, Table, Text, V, interval, ok_verdict
+from .diff_summary import diff_index_summary
 from .filter_summaries import ann_filter_lines, short_cell, short_suffix, threshold_filter_lines
+from .summary_kit import SHOWN_ROWS, _f4, summary
 
 if TYPE_CHECKING:
     from .check_index import CheckIndexResult
     from .ci import CiResult
     from .compare_ann import AnnResult
     from .diagnose import DiagnoseResult
-    from .diff_index import DiffResult
     from .sweep_threshold import SweepResult
     from .transforms import ScaleResult
 
-SHOWN_ROWS = 20
 WORST_SHOWN = 5  # compare-ann's worst queries
 FAILING_SHOWN = 10  # diagnose's questions that did not end where they should
 REGRESSIONS_SHOWN = 10  # ci's questions ranked lower than in the baseline
-
-
-def _f4(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4f}"
-
-
-def summary(verdict: str | None = None, *blocks: Any) -> Section:
-    """A terminal-only section of ``blocks``."""
-    return Section("", verdict, list(blocks), report=False, terminal=True)
 
 
 def check_index_summary(result: CheckIndexResult) -> list[Section]:
@@ -127,50 +118,6 @@ def _verdict_count(result: CheckIndexResult) -> str:
         f"{failed} of {result.checked} {noun} below cosine {t} or without a usable vector "
         f"({ok} pass)"
     )
-
-
-def diff_index_summary(result: DiffResult) -> list[Section]:
-    """The chunks that are not unchanged (first 20), the findings, and a one-line verdict."""
-    sec = summary(ok_verdict(result.ok))
-    bad = result.chunks
-    if bad:
-        sec.blocks.append(
-            Table(
-                ["id", "old id", "status", "cosine", "holds vector of"],
-                [
-                    [
-                        c.id or "",
-                        c.old_id or "",
-                        c.status if c.checked is None else f"{c.status} ({c.checked})",
-                        _f4(c.cosine),
-                        c.holds_vector_of or "",
-                    ]
-                    for c in bad[:SHOWN_ROWS]
-                ],
-                "chunks that are not unchanged",
-                right=("cosine",),
-            )
-        )
-        if len(bad) > SHOWN_ROWS:
-            sec.blocks.append(Text(f"... and {len(bad) - SHOWN_ROWS} more (see --json)"))
-    for f in result.findings:
-        sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
-    counts = ", ".join(f"{k} {v}" for k, v in result.counts.items())
-    new_line = ""
-    if result.new_texts is not None:
-        new_line = f"; {result.new_texts.get('checked', 0)} new texts re-embedded"
-    elif n_new := result.counts.get("added", 0) + result.counts.get("changed", 0):
-        new_line = f"; {n_new} new texts not re-embedded (add --embedder)"
-    sec.blocks.append(
-        Text(
-            f"{result.counts.get('unchanged', 0)}/{result.compared} unchanged texts at "
-            f"cosine >= {result.threshold:g} (min {_f4(result.min_cosine)}); {counts}"
-            f"{new_line}; {result.manifest.get('wall_seconds', 0):.1f}s",
-            badge=ok_verdict(result.ok),
-            whole=True,
-        )
-    )
-    return [sec]
 
 
 def _pct(x: float | None) -> str:
