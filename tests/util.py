@@ -58,3 +58,14 @@ def free_port() -> int:
 #: what the CLI's last-resort handler prints for an exception nothing mapped; bad-input rows
 #: assert it is absent (tests/test_bad_input.py proves an unmapped error prints it)
 CATCH_ALL = "could not finish: "
+
+
+def assert_one_error_line(exit_code: int, out: str, err: str, code: int, says: str) -> None:
+    """The bad-input contract: exit ``code``, one ``error:`` line that says ``says``, no
+    traceback, never the catch-all."""
+    lines = err.strip().splitlines()
+    assert exit_code == code, err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert says in err, err
+    assert "Traceback" not in out + err
+    assert CATCH_ALL not in err  # the catch-all count is 0

@@ -46,6 +46,16 @@ VERDICT_STYLE = {
 }
 
 
+#: repair requests for a model reply that does not parse (judge, questions generate)
+retries_option = click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=2,
+    show_default=True,
+    help="Repair requests for a reply that does not parse.",
+)
+
+
 @click.command("judge", cls=Command, writes=("sheet_dir",))
 @click.option(
     "--answers",
@@ -73,13 +83,7 @@ VERDICT_STYLE = {
     default=None,
     help="Judge prompt file (default: the shipped judge_v1.md).",
 )
-@click.option(
-    "--retries",
-    type=click.IntRange(0, 10),
-    default=2,
-    show_default=True,
-    help="Repair requests for a reply that does not parse.",
-)
+@retries_option
 @click.option(
     "--allow-unjudged",
     is_flag=True,

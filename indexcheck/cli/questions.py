@@ -27,6 +27,7 @@ from ..judges.base import Judge
 from ..textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
+from .judge import retries_option
 from .options import (
     add_wait_options,
     check_file_output,
@@ -140,13 +141,7 @@ def questions_group() -> None:
     show_default=True,
     help="Regex on chunk ids marking refusal ('topic not covered') chunks.",
 )
-@click.option(
-    "--retries",
-    type=click.IntRange(0, 10),
-    default=2,
-    show_default=True,
-    help="Repair requests for a reply that does not parse.",
-)
+@retries_option
 @click.option(
     "--budget-calls",
     type=click.IntRange(1),
