@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import EmbedderSpec, Pair, _framework
+from .pair import EmbedderSpec, Pair, _framework
 
 _made: dict[str, type] = {}
 
