@@ -198,7 +198,7 @@ def test_a_faiss_folder_streams_ids_json_and_reads_flat_rows_from_the_file(
 def test_diff_index_batched_text_keys_are_the_per_text_keys() -> None:
     """diff-index hashes a block of stored texts with Arrow kernels; every key must be the
     one content_key gives (NFC, \\n line endings, str.strip's whitespace), bit for bit."""
-    from indexcheck.core.hash_join import content_key, content_keys
+    from indexcheck.text_keys import content_key, content_keys
 
     texts = [
         "a",

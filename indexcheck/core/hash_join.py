@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
@@ -23,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xxhash
 
 from ..corpus import Corpus
 from ..errors import DataFileError, InputError
 from ..stores.base import VectorStore
+from ..text_keys import content_key, content_keys
 from ..vectors import normalize_rows
 
 SCAN_BATCH = 4096
@@ -45,55 +44,6 @@ class Flag(IntEnum):
     NON_FINITE = 3
     ZERO = 4
     ORPHAN = 5  # the id is not in the chunks file given for this side
-
-
-def normalize_text(text: str) -> str:
-    """The form that is hashed: NFC, ``\\n`` line endings, no outer whitespace."""
-    return unicodedata.normalize("NFC", text.replace("\r\n", "\n")).strip()
-
-
-def content_key(text: str) -> tuple[int, int]:
-    """xxh3-128 of the normalised UTF-8 text as two unsigned 64-bit halves."""
-    v = xxhash.xxh3_128_intdigest(normalize_text(text).encode("utf-8"))
-    return v >> 64, v & 0xFFFFFFFFFFFFFFFF
-
-
-#: what ``str.strip()`` removes from an ASCII string
-_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-
-
-def content_keys(texts: Any) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`content_key` of every text (a list of str, or an Arrow string array) as two
-    uint64 arrays, in batches: ASCII texts are normalised by Arrow kernels (``\r\n`` ->
-    ``\n``, then ``str.strip``'s ASCII whitespace trimmed; NFC changes no ASCII text) and
-    hashed straight from the Arrow data buffer; any other text goes through
-    :func:`normalize_text`. The keys are those of :func:`content_key`, bit for bit."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    arr = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.string())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.string():
-        arr = arr.cast(pa.string())
-    n = len(arr)
-    if arr.null_count:
-        raise TypeError("content_keys: a text is null")
-    ascii_ = pc.string_is_ascii(arr).to_numpy(zero_copy_only=False)
-    norm = pc.utf8_trim(pc.replace_substring(arr, "\r\n", "\n"), characters=_ASCII_SPACE)
-    offsets = np.frombuffer(norm.buffers()[1], dtype=np.int32)[norm.offset : norm.offset + n + 1]
-    data = norm.buffers()[2]
-    view = memoryview(data) if data is not None else memoryview(b"")
-    digest = xxhash.xxh3_128_digest
-    starts, stops = offsets[:-1].tolist(), offsets[1:].tolist()
-    out = bytearray()
-    slow = np.flatnonzero(~ascii_)
-    for a, b in zip(starts, stops, strict=True):
-        out += digest(view[a:b])
-    keys = np.frombuffer(bytes(out), dtype=">u8").reshape(n, 2).astype(np.uint64)
-    for i in slow.tolist():
-        keys[i] = content_key(arr[i].as_py())
-    return keys[:, 0].copy(), keys[:, 1].copy()
 
 
 def lsh_planes(dimension: int) -> np.ndarray:

@@ -24,8 +24,8 @@ from ..corpus import Corpus
 from ..errors import InputError
 from ..questions import Question
 from ..stores.base import VectorStore
+from ..text_keys import content_key
 from ..textsafe import visible
-from .hash_join import content_key
 
 PROBE = 64  # chunk ids fetched to see whether the ids overlap at all
 SCAN_BATCH = 4096

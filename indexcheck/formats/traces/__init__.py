@@ -72,7 +72,7 @@ class _Pairing:
     """Chunk ids by normalised content hash (first id of a repeated text), and by id."""
 
     def __init__(self, chunks: Corpus) -> None:
-        from ...core.hash_join import content_key
+        from ...text_keys import content_key
 
         self.key = content_key
         self.by_key: dict[tuple[int, int], list[str]] = {}
