@@ -82,31 +82,78 @@ class ParquetStore(BaseStore):
         kind = JsonlReader if jsonl else ParquetReader
         self._reader: ParquetReader | JsonlReader = kind(path, id_col, vec_col, text_col)
         self._fp: str | None = None
-        columns = json.dumps(["jsonl" if jsonl else "parquet", id_col, vec_col, text_col])
+        self._columns = json.dumps(["jsonl" if jsonl else "parquet", id_col, vec_col, text_col])
         fp = self.fingerprint()
-        found = IdMap.load(fp, columns)
+        found = IdMap.load(fp, self._columns)
         if found is None:
             built = self._build_map()
-            built.save(fp, columns)
+            built.save(fp, self._columns)
             # read back mapped: only the pages a lookup touches stay resident
-            found = IdMap.load(fp, columns) or built
+            found = IdMap.load(fp, self._columns) or built
             found.from_cache = False
             del built
         self._map = found
         self.map_from_cache = found.from_cache
         self.count = int(found.keys.shape[0])
-        self.dimension = int(found.meta["dimension"])
-        self._reader.fast = bool(found.meta["fast"])
         if not self.count:
             raise DataFileError(f"{path} holds no vectors")
+        if found.meta.get("dimension") is not None:
+            self._reader.fast = bool(found.meta["fast"])
+
+    @property
+    def dimension(self) -> int:
+        """The most common vector length (the first call may read the vector column once,
+        unless :meth:`arrow_batches` already did)."""
+        if self._map.meta.get("dimension") is None:
+            self._learned(self._reader.survey_vectors())  # type: ignore[union-attr]
+        return int(self._map.meta["dimension"])
+
+    @property
+    def known_dimension(self) -> int | None:
+        """The dimension if it is known without reading the vectors, else None."""
+        d = self._map.meta.get("dimension")
+        return None if d is None else int(d)
+
+    def _learned(self, meta: dict[str, Any]) -> None:
+        self._map.update_meta(self.fingerprint(), self._columns, **meta)
+        self._reader.fast = bool(meta["fast"])
+
+    @property
+    def arrow_ready(self) -> bool:
+        """True when :meth:`arrow_batches` can serve (a Parquet file, not JSON Lines)."""
+        return isinstance(self._reader, ParquetReader)
+
+    def arrow_batches(self, size: int, threads: bool = True) -> Iterator[Any]:
+        """Every row once, in file order, as Arrow record batches of the columns ``id``,
+        ``vector`` and (when the file has it) ``text``, undecoded: for callers that work on
+        Arrow buffers (diff-index). Also learns the dimension on the way when it is not yet
+        known, so that pass is not made twice. Parquet only (see :attr:`arrow_ready`);
+        ``threads`` False decodes in the calling thread (for callers reading two files at
+        once)."""
+        reader = self._reader
+        assert isinstance(reader, ParquetReader)
+        seen = reader.vector_survey() if self._map.meta.get("dimension") is None else None
+        columns = reader.columns[: 3 if reader.has_text else 2]
+        for start, rb in reader._groups(size, columns, threads=threads):
+            if seen is not None:
+                seen.add(rb.column(1), start)
+            yield rb
+        if seen is not None:
+            self._learned(seen.finish())
 
     def _build_map(self) -> IdMap:
-        keys, locs, meta = self._reader.survey()
-        built = IdMap.build(keys, locs, meta)
+        """The id map from the ids; for a Parquet file whose statistics do not give the
+        dimension, the meta waits for the first pass over the vectors (``dimension``)."""
+        reader = self._reader
+        if isinstance(reader, ParquetReader):
+            keys, locs, meta = reader.survey_ids()
+        else:
+            keys, locs, meta = reader.survey()
+        built = IdMap.build(keys, locs, meta or {"dimension": None, "fast": None})
         pairs = built.shared_keys()
         if pairs.size:
             where = np.unique(pairs)
-            names = [i for b in self._reader.take(where, meta["dimension"]) for i in b.ids]
+            names = [i for b in reader.take_ids(where) for i in b]
             name_at = dict(zip(where.tolist(), names, strict=True))
             if any(name_at[a] == name_at[b] for a, b in pairs.tolist()):
                 raise DataFileError(f"{self.path} has duplicate ids; each id must appear once")
