@@ -53,7 +53,7 @@ from ._local import exact_knn
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
 from .base import as_float32_matrix as _as_f32
 from .blocked_search import blocked_knn
-from .faiss_rows import FlatRows, ListedIds, StreamedIds
+from .faiss_rows import FlatRows, ListedIds, StreamedIds, ids_beside
 from .params import Int, Str
 
 INDEX_FILE = "index.faiss"
@@ -171,6 +171,9 @@ class FaissStore(BaseStore):
         if not name and ids_path.is_file():
             self._rows = StreamedIds(ids_path)
             self._files.append(ids_path)
+        elif not name and (listed := ids_beside(folder)) is not None:  # ids.parquet/.jsonl
+            self._rows = listed
+            self._files.append(listed.path)
         elif pkl_path.is_file():
             if not trust_pickle:
                 raise InputError(
