@@ -268,7 +268,10 @@ def moved_keys(con: Any, moved: np.ndarray, vn: VectorFile, dimension: int) -> N
     ).to_arrow_table()
     con.unregister("moved_seq")
     seq = got.column("seq").to_numpy()
-    keys = lsh_keys(vn.gather(seq), lsh_planes(dimension))
+    planes = lsh_planes(dimension)
+    keys = np.zeros((len(seq), LSH_TABLES), dtype=np.int32)
+    for start in range(0, len(seq), ROWS):  # a block of vectors at a time (all may move)
+        keys[start : start + ROWS] = lsh_keys(vn.gather(seq[start : start + ROWS]), planes)
     cols: dict[str, Any] = {"seq": got.column("seq"), "h1": got.column("h1")}
     cols["h2"] = got.column("h2")
     for t in range(LSH_TABLES):

@@ -144,7 +144,14 @@ class DiffResult:
     manifest: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """``asdict(self)``, with the chunk rows (flat, possibly millions) copied directly."""
+        chunks, self.chunks = self.chunks, []
+        try:
+            out = asdict(self)
+        finally:
+            self.chunks = chunks
+        out["chunks"] = [dict(vars(r)) for r in chunks]
+        return out
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""
