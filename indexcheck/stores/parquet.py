@@ -9,13 +9,18 @@ force, with ``?metric=cosine`` (score ``cos``, the default), ``ip`` (``dot``) or
 (``l2^2``). Vectors of uneven length are kept and reported by check-index as
 ``dimension_mismatch``; the store dimension is the most common length.
 
-Memory: the file is never held. Opening reads the ids and vectors once (a Parquet file
-with ``iter_batches``, one row group and 16,384 rows at a time; JSON Lines line by line)
-and writes an id -> row map (row number, or the line's byte offset) to the cache folder,
-keyed by the file's fingerprint, so a second open reads the file's bytes once to hash them
-and nothing else. Per row this costs 16 bytes on disk and, while the map is built, about
-24 bytes in memory (the key, the row and the sort); scans, searches and fetches hold one
-block of rows (the batch asked, or 16,384 rows) at a time, plus the answer itself.
+Memory: the file is never held. Opening reads the ids once (a Parquet file with
+``iter_batches``, the id column only, one row group and 16,384 rows at a time; JSON Lines
+line by line, vectors too) and writes an id -> row map (row number, or the line's byte
+offset) to the cache folder, keyed by the file's fingerprint, so a second open reads the
+file's bytes once to hash them and nothing else. A Parquet file's dimension (the most common
+length) is learned on the first pass over its vectors: from the schema and statistics for a
+fixed-size list column without a null, else by the first scan, fetch or ``info()``, or by
+:meth:`ParquetStore.arrow_batches` on its way (diff-index), and kept in the cached map; a
+null element in a column that is not one matrix is refused then. Per row this costs 16
+bytes on disk and, while the map is built, about 24 bytes in memory (the key, the row and
+the sort); scans, searches and fetches hold one block of rows (the batch asked, or 16,384
+rows) at a time, plus the answer itself.
 """
 
 from __future__ import annotations
