@@ -190,3 +190,13 @@ def test_a_null_element_reads_as_nan_in_a_uniform_column_and_is_refused_otherwis
             open_store(_parquet(tmp_path / "old.parquet", old)),
             open_store(_parquet(tmp_path / "new2.parquet", new)),
         )
+
+
+def test_to_dict_is_asdict(tmp_path: Path) -> None:
+    """The result's JSON form copies its long lists directly; it must equal ``asdict``."""
+    from dataclasses import asdict
+
+    old, new = _pair()
+    r = diff_index(_memory(old), _memory(new))
+    assert r.to_dict() == asdict(r)
+    assert list(r.to_dict()["findings"][0]) == list(asdict(r)["findings"][0])

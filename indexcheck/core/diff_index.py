@@ -26,7 +26,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -144,13 +144,17 @@ class DiffResult:
     manifest: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """``asdict(self)``, with the chunk rows (flat, possibly millions) copied directly."""
-        chunks, self.chunks = self.chunks, []
+        """``asdict(self)``, with the chunk rows and the findings' chunk ids (flat lists,
+        possibly millions long) copied directly instead of element by element."""
+        chunks, findings, self.chunks, self.findings = self.chunks, self.findings, [], []
         try:
             out = asdict(self)
         finally:
-            self.chunks = chunks
+            self.chunks, self.findings = chunks, findings
         out["chunks"] = [dict(vars(r)) for r in chunks]
+        out["findings"] = [
+            {**asdict(replace(f, chunk_ids=[])), "chunk_ids": list(f.chunk_ids)} for f in findings
+        ]
         return out
 
     def sections(self) -> list[Section]:
