@@ -200,3 +200,30 @@ def test_to_dict_is_asdict(tmp_path: Path) -> None:
     r = diff_index(_memory(old), _memory(new))
     assert r.to_dict() == asdict(r)
     assert list(r.to_dict()["findings"][0]) == list(asdict(r)["findings"][0])
+
+
+def test_a_diff_of_two_parquet_files_decodes_each_vector_column_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening reads the ids only; the diff's Arrow pass is the one pass over the vectors,
+    and the dimension it learned is cached with the id map for the next open."""
+    from indexcheck.stores.file_readers import ParquetReader
+
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    passes: list[str] = []
+    groups = ParquetReader._groups
+
+    def counted(self: ParquetReader, size: int, columns: list[str], *a: Any, **k: Any) -> Any:
+        if self.vec_col in columns:
+            passes.append(self.path.name)
+        return groups(self, size, columns, *a, **k)
+
+    monkeypatch.setattr(ParquetReader, "_groups", counted)
+    old, new = _pair()
+    specs = [_parquet(tmp_path / "old.parquet", old), _parquet(tmp_path / "new.parquet", new)]
+    stores = [open_store(s) for s in specs]
+    assert passes == [] and [s.known_dimension for s in stores] == [None, None]
+    diff_index(*stores)
+    assert sorted(passes) == ["new.parquet", "old.parquet"]
+    assert [open_store(s).known_dimension for s in specs] == [D, D]
+    assert len(passes) == 2
