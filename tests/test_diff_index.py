@@ -407,7 +407,7 @@ def ray_cluster():  # type: ignore[no-untyped-def]
 
 
 def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Path) -> None:
-    from indexcheck.core import diff_new_texts
+    from indexcheck.core.diff_index import new_texts as diff_new_texts
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
     from indexcheck.engine import LocalEngine, RayEngine
 

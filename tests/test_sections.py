@@ -13,8 +13,8 @@ from rich.console import Console
 
 import indexcheck
 from indexcheck.cli.app import cli
-from indexcheck.core.check_findings import ChunkCheck, Finding
 from indexcheck.core.check_index import CheckIndexResult, IntegrityResult
+from indexcheck.core.check_index.findings import ChunkCheck, Finding
 from indexcheck.manifest import Run, stamp
 from indexcheck.report.terminal import render
 from indexcheck.sections import Plot, Section, Table, Text, V, terminal

@@ -206,7 +206,7 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
         )
     )
     if r.get("compression"):
-        from .ann_text import compression_line
+        from .compare_ann.wording import compression_line
 
         line = compression_line(r["compression"], r.get("truth_vectors"), always=True)
         sec.blocks.append(Text(line or ""))
@@ -461,7 +461,7 @@ def _baseline(b: Payload, verdict: str | None) -> Section:
 
 def judge_rows(payload: Payload) -> list[list[Any]]:
     """Counts per verdict and status, and the supported rate, as table rows."""
-    from .claim_checks import Verdict
+    from .judge.claims import Verdict
 
     r = payload["supported_rate"]
     rows: list[list[Any]] = [[v.value, payload["counts"][v.value]] for v in Verdict]

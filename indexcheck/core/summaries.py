@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..sections import Section, Table, Text, V, interval, ok_verdict
-from .diff_summary import diff_index_summary
+from .diff_index.report import diff_index_summary
 from .filter_summaries import ann_filter_lines, short_cell, short_suffix, threshold_filter_lines
 from .summary_kit import SHOWN_ROWS, _f4, summary
 
@@ -133,7 +133,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
 
     With true vectors (``--truth-from``/``--truth-store``) two columns give the search's
     own loss (against the vectors the index gives back) and a last row the compression's."""
-    from .ann_text import compression_line
+    from .compare_ann.wording import compression_line
 
     true = result.truth_vectors is not None
     filtered = result.filters is not None
