@@ -3,9 +3,8 @@
 ``store`` is a spec string (``faiss:./index``) or an opened store; ``embedder`` a spec
 string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
 a path or what :func:`load_chunks`/:func:`load_questions` return. What a function opens
-from a spec it also closes; what it is given it leaves open. The core below never sees a
-spec string. Each result is stamped with its manifest here, through the same
-:func:`indexcheck.manifest.stamp` the CLI's ``finish`` uses.
+from a spec it also closes; what it is given it leaves open. The core never sees a spec
+string. Each result is stamped here, by :func:`indexcheck.manifest.stamp` as in ``finish``.
 """
 
 from __future__ import annotations
@@ -115,7 +114,7 @@ def sweep_threshold(
 ) -> SweepResult:
     """Sweep every observed score as a refusal threshold; the store's scale is probed
     (or read from the cache) unless ``higher_is_better``/``to_cosine`` are given."""
-    from .core.retrieval import scale_converters
+    from .core.probe_scale import scale_converters
     from .core.sweep_threshold import sweep_threshold as run
 
     started = Run("sweep-threshold")
@@ -196,7 +195,8 @@ def diagnose(
     (``py:module:object`` or the app object): run it ``runs`` times, replay failing questions
     under ``intervene`` beside a control (:mod:`indexcheck.core.system`)."""
     from .core.diagnose import diagnose as run
-    from .core.retrieval import marked_refusals, scale_converters
+    from .core.probe_scale import scale_converters
+    from .core.retrieval import marked_refusals
     from .core.system import diagnose_system_from as system_run
 
     corpus = _corpus(chunks)

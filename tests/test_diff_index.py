@@ -315,7 +315,7 @@ def _faulty_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> None:
-    from indexcheck.core.sections import kind_of, sections_of
+    from indexcheck.report.registered import kind_of, sections_of
 
     old, new = _faulty_pair(tmp_path)
     r = diff_index(_open(old), _open(new))

@@ -112,7 +112,7 @@ def test_all_tells_one_story_on_a_llamaindex_build(tmp_path) -> None:
     rows = {x.id: x for x in r.chunks}
     start = rows[c.ids[exp.start]]
     assert start.ref_doc_id == c.doc_of[exp.start] and start.text
-    from indexcheck.core.summaries import check_index_summary
+    from indexcheck.core.check_index.report import check_index_summary
     from indexcheck.sections import Table
 
     (table,) = [b for b in check_index_summary(r)[0].blocks if isinstance(b, Table)]

@@ -1,4 +1,4 @@
-"""core/text_differs.py: embedded_text_differs vs model_mismatch vs stale, as a pure rule.
+"""check_index/text_differs.py: embedded_text_differs vs model_mismatch vs stale, a pure rule.
 
 The framework-built cases (LlamaIndex's metadata header, a foreign model) are in
 tests/frameworks/test_framework_indexes.py; here the rule itself and the measured cases

@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from ..core.answers import DEFAULT_CITATION_PATTERN
-from ..core.retrieval import marked_refusals, scale_converters
+from ..core.probe_scale import scale_converters
+from ..core.retrieval import marked_refusals
 from ..core.sweep_threshold import SweepResult, sweep_threshold
 from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError

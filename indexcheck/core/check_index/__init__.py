@@ -30,7 +30,6 @@ every vector is right.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,14 +38,12 @@ from ...corpus import Corpus, corpus_from_pairs
 from ...embed_text import EmbedTemplate
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, IncompleteResultError
-from ...sections import Section
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows as _unit
 from ..stats import fault_rate_upper
 from ..verdicts import Status
 from .findings import (
     ChunkCheck,
-    Finding,
     annotate,
     chain_findings,
     other_findings,
@@ -59,6 +56,7 @@ from .order import (
     ordered_rows,
     render_corpus,
 )
+from .result import CheckIndexResult
 from .sampling import plan_sample
 from .shift_sample import model_candidates, shift_findings
 
@@ -76,48 +74,6 @@ ERROR_KINDS = (
     "non_finite",
     "zero_vector",
 )
-
-
-@dataclass
-class CheckIndexResult:
-    """What check-index found; ``ok`` is True only when no error finding exists."""
-
-    ok: bool
-    checked: int
-    mode: str
-    threshold: float
-    min_cosine: float | None
-    median_cosine: float | None
-    below_threshold: int
-    chunks: list[ChunkCheck]
-    findings: list[Finding]
-    counts: dict[str, int]
-    diagnosis_embeddings: int
-    manifest: dict[str, Any] = field(default_factory=dict)
-    #: --all above 100,000 chunks: ``chunks`` holds only the rows that are not ok
-    chunks_truncated: bool = False
-    #: a passing sample: one-sided 95% upper bound on the fault rate (random rows only)
-    fault_rate_upper_95: float | None = None
-    #: of ``diagnosis_embeddings``: texts embedded to test the shift model's predicted
-    #: holders of low chunks (at most ``SHIFT_MODEL_PER_LOW`` per low chunk)
-    shift_model_embeddings: int = 0
-    #: sampling: targets after repeated texts left out by the per-text cap
-    targets_dropped: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def cosines(self) -> np.ndarray:
-        """float32 (m,) cosines of the chunks that had a comparable vector."""
-        vals = [c.cosine for c in self.chunks if c.cosine is not None]
-        return np.asarray(vals, dtype=np.float32)
-
-    def sections(self) -> list[Section]:
-        """The report's sections, then the terminal summary (``terminal=True``)."""
-        from ..sections import sections_of
-        from ..summaries import check_index_summary
-
-        return [*sections_of(self.to_dict()), *check_index_summary(self)]
 
 
 IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release

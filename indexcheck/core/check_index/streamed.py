@@ -39,7 +39,6 @@ from ...errors import DataFileError, DimensionMismatchError, InputError, OutputE
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows as _unit
 from ..verdicts import Status
-from . import CheckIndexResult
 from .findings import (
     SNIPPET_ROWS,
     ChunkCheck,
@@ -57,6 +56,7 @@ from .order import (
     render_corpus,
     why_low_streamed,
 )
+from .result import CheckIndexResult
 from .shift_chains import blame_stretches
 from .stream_store import (
     OK_CODE,

@@ -37,7 +37,6 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,10 +46,10 @@ from ...corpus import Corpus, load_chunks
 from ...embedders.base import Embedder
 from ...errors import InputError
 from ...questions import Question, load_questions
-from ...sections import Section
 from ...stores.base import VectorStore
-from ..retrieval import marked_refusals, scale_converters
-from ..verdicts import FAILING_LABELS, Verdict, worst
+from ..probe_scale import scale_converters
+from ..retrieval import marked_refusals
+from ..verdicts import FAILING_LABELS, worst
 from .config import (
     ANN_RATES,
     BLOCK,
@@ -73,48 +72,9 @@ from .noninferiority import (
     decide,
     load_baseline,
 )
+from .result import CiResult
 
 # -- results -----------------------------------------------------------------------------
-
-
-@dataclass
-class CiResult:
-    """The run: per-check verdicts, gate rows, the baseline comparison, each check's full
-    result (``results``, as their ``to_dict()``), and per-question outcomes for the next
-    baseline (``per_question``)."""
-
-    verdict: Verdict
-    checks: dict[str, Verdict]
-    gates: list[GateRow]
-    baseline: dict[str, Any] | None
-    per_question: dict[str, Any] | None
-    results: dict[str, dict[str, Any]]
-    config: dict[str, Any]
-    summary: str = ""
-    manifest: dict[str, Any] = field(default_factory=dict)
-    # What the manifest needs (seed, fingerprint, config, each check's timing and
-    # embedding cost); stamped by indexcheck.manifest.stamp, never in the JSON itself.
-    manifest_facts: dict[str, Any] = field(default_factory=dict, repr=False)
-    #: how the baseline's store or embedder differs from this run's (``--baseline-any-store``)
-    baseline_differences: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.verdict == PASS)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("manifest_facts")
-        d["ok"] = self.ok
-        return d
-
-    def sections(self) -> list[Section]:
-        """The report's sections (gates, baseline, each check, manifests), then the
-        terminal summary."""
-        from ..sections import sections_of
-        from ..summaries import ci_summary
-
-        return [*sections_of(self.to_dict()), *ci_summary(self)]
 
 
 # -- running -----------------------------------------------------------------------------

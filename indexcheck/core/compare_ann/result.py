@@ -142,10 +142,9 @@ class AnnResult:
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""
-        from ..sections import sections_of
-        from ..summaries import compare_ann_summary
+        from .report import sections
 
-        return [*sections_of(self.to_dict()), *compare_ann_summary(self)]
+        return sections(self)
 
     def row(self, fetch: int) -> FetchRow:
         return next(r for r in self.by_fetch if r.fetch == fetch)

@@ -21,7 +21,6 @@ stage, never a cause. Metrics are computed on the exact and on the approximate r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,6 @@ from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import InputError
 from ...questions import Question
-from ...sections import Section, Text
 from ...stores.base import VectorStore
 from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from ..check_index import check_index
@@ -41,65 +39,10 @@ from ..sweep_threshold.filters import question_filters
 from ..verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
 from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
-from .metrics import MetricSet, first_copies, retrieval_metrics
+from .metrics import first_copies, retrieval_metrics
+from .result import DiagnoseResult, QuestionDiagnosis
 
 EXAMPLES = 5
-
-
-@dataclass
-class QuestionDiagnosis:
-    """One question's label and the evidence for it (ranks are 0-based; scores on the
-    backend's scale, with cosine where the scale converts)."""
-
-    id: str
-    in_scope: bool
-    topic: str | None
-    label: Label
-    expected_id: str | None = None
-    exact_rank: int | None = None
-    ann_rank: int | None = None
-    score: dict[str, float | None] | None = None
-    top_id: str | None = None
-    holds_vector_of: str | None = None
-    cosine_to_own_text: float | None = None
-    detail: str = ""
-
-
-@dataclass
-class DiagnoseResult:
-    """Labels per question, counts per label with examples, and metrics exact vs ANN."""
-
-    ok: bool
-    k: int
-    fetch: int
-    threshold: dict[str, float | None] | None
-    counts: dict[str, int]
-    examples: dict[str, list[str]]
-    questions: list[QuestionDiagnosis]
-    metrics: dict[str, MetricSet]
-    ground_truth: str
-    manifest: dict[str, Any] = field(default_factory=dict)
-    answer_checks: dict[str, Any] | None = None
-    """With answers: :mod:`.answer_checks`' block (URLs, references and numbers absent from
-    the context and the chunks); never a label, never changes ``ok``; absent otherwise."""
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if out["answer_checks"] is None:
-            del out["answer_checks"]
-        return out
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from ..sections import sections_of
-        from ..summaries import diagnose_summary
-
-        summary = diagnose_summary(self)
-        if self.answer_checks is not None:  # before the closing verdict line
-            from ..judge.answer_checks import checks_line
-
-            summary[-1].blocks.insert(-1, Text(checks_line(self.answer_checks)))
-        return [*sections_of(self.to_dict()), *summary]
 
 
 def misaligned_detail(c: Any, finding: Any = None) -> str:

@@ -26,8 +26,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -36,30 +34,11 @@ import numpy as np
 from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
-from ...sections import Section
 from ...stores.base import VectorStore
 from ..hash_join import Flag, VectorFile, batches, check_memory_limit, connect, spill_store, sql_str
+from .result import DiffFinding, DiffResult, DiffRow, DiffStatus
 
 BLOCK = 16384
-
-
-class DiffStatus(StrEnum):
-    """A chunk's status in diff-index, in report order."""
-
-    UNCHANGED = "unchanged"
-    SHIFT = "shift"
-    MODEL_CHANGE = "model_change"
-    VECTOR_CHANGED = "vector_changed"
-    MISSING_VECTOR = "missing_vector"
-    ORPHAN_VECTOR = "orphan_vector"
-    DIMENSION_MISMATCH = "dimension_mismatch"
-    NON_FINITE = "non_finite"
-    ZERO_VECTOR = "zero_vector"
-    ADDED = "added"
-    CHANGED = "changed"
-    REMOVED = "removed"
-    UNCHECKED = "unchecked"
-    DUPLICATE_TEXT = "duplicate_text"
 
 
 ERRORS = (
@@ -101,56 +80,6 @@ MESSAGES = {
     DiffStatus.DUPLICATE_TEXT: "new chunks repeat an earlier chunk's text; a cache keyed by "
     "position misaligns every vector after the first repeat",
 }
-
-
-@dataclass
-class DiffRow:
-    """One non-unchanged chunk: new id (None when removed), old id (None when added)."""
-
-    id: str | None
-    old_id: str | None
-    status: str
-    cosine: float | None = None
-    holds_vector_of: str | None = None
-    checked: str | None = None
-
-
-@dataclass
-class DiffFinding:
-    """A fault (``error``), a ``warning`` or an ``info`` list, with the chunks it concerns."""
-
-    kind: str
-    severity: str
-    message: str
-    chunk_ids: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class DiffResult:
-    """What diff-index found; ``ok`` is True only when no error finding exists."""
-
-    ok: bool
-    old_count: int
-    new_count: int
-    compared: int
-    threshold: float
-    min_cosine: float | None
-    counts: dict[str, int]
-    chunks: list[DiffRow]
-    findings: list[DiffFinding]
-    new_texts: dict[str, Any] | None = None
-    manifest: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from ..sections import sections_of
-        from .report import diff_index_summary
-
-        return [*sections_of(self.to_dict()), *diff_index_summary(self)]
 
 
 def _dimension(store: VectorStore) -> int:

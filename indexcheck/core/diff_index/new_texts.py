@@ -21,7 +21,7 @@ from ...stores.base import VectorStore
 from ..check_index import check_index
 
 if TYPE_CHECKING:
-    from . import DiffResult
+    from .result import DiffResult
 
 #: texts per engine block (one Ray task each)
 BLOCK = 256
@@ -87,7 +87,7 @@ def check_new_texts(
     """Re-embed a seeded sample of added/changed texts and check them as check-index does;
     fills ``result.new_texts`` and each sampled row's ``cosine``/``checked``."""
     from ...engine import LocalEngine
-    from . import DiffFinding, DiffStatus
+    from .result import DiffFinding, DiffStatus
 
     cands = [r for r in result.chunks if r.status in (DiffStatus.ADDED, DiffStatus.CHANGED)]
     if sample_new is not None and len(cands) > sample_new:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...sections import Section, Table, Text, ok_verdict
+from ...sections import Section, Table, Text, fmt, ok_verdict
+from ..reports import Payload, register, sections_of
 from ..summary_kit import SHOWN_ROWS, _f4, summary
 
 if TYPE_CHECKING:
-    from . import DiffResult
+    from .result import DiffResult
 
 
 def _kept(kept: int, compared: int, ok: bool) -> str:
@@ -61,3 +62,56 @@ def diff_index_summary(result: DiffResult) -> list[Section]:
         )
     )
     return [sec]
+
+
+DIFF_ROWS = 500  # diff-index rows in a report file; the JSON holds every one
+
+
+def _diff_index(r: Payload, verdict: str | None) -> list[Section]:
+    sec = Section("diff-index: the new index against the old one", verdict or ok_verdict(r["ok"]))
+    sec.blocks.append(
+        Text(
+            f"{r['compared']} texts in both indexes compared at cosine >= {r['threshold']:g} "
+            f"(minimum {fmt(r['min_cosine'])}); old {r['old_count']} vectors, new "
+            f"{r['new_count']}."
+        )
+    )
+    sec.blocks.append(Table(["status", "chunks"], [[k, v] for k, v in r["counts"].items()]))
+    new = r.get("new_texts")
+    if new:
+        sec.blocks.append(
+            Text(
+                f"New and changed texts re-embedded: {new.get('checked', 0)} (minimum cosine "
+                f"{fmt(new.get('min_cosine'))}, median {fmt(new.get('median_cosine'))})."
+            )
+        )
+    if r["findings"]:
+        sec.blocks.append(
+            Table(
+                ["finding", "severity", "message"],
+                [[f["kind"], f["severity"], f["message"]] for f in r["findings"]],
+            )
+        )
+    rows = r["chunks"]
+    cols = ("id", "old_id", "status", "checked", "cosine", "holds_vector_of")
+    sec.blocks.append(
+        Table(
+            ["id", "old id", "status", "re-embedded", "cosine", "holds vector of"],
+            [[c.get(k) for k in cols] for c in rows[:DIFF_ROWS]],
+            "chunks that are not unchanged"
+            + (
+                f" (first {DIFF_ROWS} of {len(rows)}; all in the JSON)"
+                if len(rows) > DIFF_ROWS
+                else ""
+            ),
+        )
+    )
+    return [sec]
+
+
+def sections(result: DiffResult) -> list[Section]:
+    """The report's sections (from the JSON form), then the terminal summary."""
+    return [*sections_of(result.to_dict()), *diff_index_summary(result)]
+
+
+register("diff-index", _diff_index, {"compared", "old_count", "new_count", "chunks"})

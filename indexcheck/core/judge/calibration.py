@@ -16,8 +16,8 @@ import numpy as np
 
 from ...errors import DataFileError
 from ...rowfiles import utf8_error
-from . import AnswerResult, AnswerStatus
 from .claims import Verdict
+from .result import AnswerResult, AnswerStatus
 
 ORDER = [v.value for v in Verdict]
 

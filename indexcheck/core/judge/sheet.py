@@ -29,9 +29,9 @@ from ...errors import DataFileError, InputError
 from ...textsafe import visible
 from ...version import __version__
 from ..answers import AnswerRow
-from . import JudgeResult
 from . import sheet_chain as sc
 from .claims import Verdict, normalize
+from .result import JudgeResult
 from .sheet_files import NESTED, read_run, revisions, runs
 from .sheet_pack import export_run
 from .sheet_verify import require_verified, verify_run, verify_sheet

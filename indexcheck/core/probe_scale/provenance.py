@@ -11,7 +11,7 @@ apply, so a threshold in application code can be read on the right scale.
 from __future__ import annotations
 
 from ...stores.base import StoreInfo
-from ..transforms import ScaleResult
+from .result import ScaleResult
 
 #: pgvector's distance operators: what an application may write in ORDER BY
 PG_OPERATORS = (

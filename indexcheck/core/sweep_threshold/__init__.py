@@ -17,7 +17,6 @@ cosine, through the probed score transform.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,75 +25,12 @@ from ...embedders.base import Embedder
 from ...errors import InputError
 from ...filters import canonical
 from ...questions import Question
-from ...sections import Section
 from ...stores.base import VectorStore
 from ..id_pairing import refuse_absent_expected_ids
 from ..retrieval import refusal_ids, retrieve
 from ..stats import wilson
 from .filters import filtered_retrieve, per_filter, question_filters
-
-Score = dict[str, float | None]
-
-
-@dataclass
-class QuestionRecord:
-    """What retrieval returned for one question (scores on both scales)."""
-
-    id: str
-    in_scope: bool
-    topic: str | None
-    top_id: str | None
-    top_score: Score
-    top_is_refusal: bool
-    expected_id: str | None = None
-    expected_rank: int | None = None
-    expected_score: Score | None = None
-    #: the metadata filter the question was searched with (canonical JSON), or None
-    filter: str | None = None
-
-
-@dataclass
-class SweepResult:
-    """The sweep: per-question records, one table row per threshold, and the verdict."""
-
-    ok: bool
-    k: int
-    fetch: int
-    in_scope: int
-    out_of_scope: int
-    scale: dict[str, Any]
-    rule: str
-    recall_target: float
-    min_in_scope_best: Score | None
-    max_out_of_scope_top: Score | None
-    separable: bool | None
-    recommended_threshold: Score | None
-    recommended_row: dict[str, Any] | None
-    overlap: dict[str, list[str]]
-    not_retrieved: list[str]
-    handled_by_content: list[str]
-    table: list[dict[str, Any]]
-    questions: list[QuestionRecord]
-    verdict: str
-    plots: list[str] = field(default_factory=list)
-    manifest: dict[str, Any] = field(default_factory=dict)
-    #: under filters: per distinct filter, its questions and separability (sweep_filters)
-    by_filter: list[dict[str, Any]] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if self.by_filter is None:  # an unfiltered run reads as before filters existed
-            out.pop("by_filter")
-            for q in out["questions"]:
-                q.pop("filter", None)
-        return out
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from ..sections import sections_of
-        from ..summaries import sweep_threshold_summary
-
-        return [*sections_of(self.to_dict()), *sweep_threshold_summary(self)]
+from .result import QuestionRecord, Score, SweepResult
 
 
 def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:

@@ -20,7 +20,8 @@ from ...questions import Question
 from ...textsafe import visible
 from ..answers import AnswerRow
 from ..retrieval import refusal_ids
-from . import QuestionRecord, SweepResult, _both, sweep_records
+from . import _both, sweep_records
+from .result import QuestionRecord, SweepResult
 
 #: the scale of observed scores when nothing names it: the backend's own, unknown
 UNKNOWN_SCALE: dict[str, Any] = {
