@@ -1,0 +1,185 @@
+"""One retry loop for stores, embedders and judges (issue 19): :meth:`RetryPolicy.run`
+honours the policy's retries, a cause no retry can fix, Retry-After and the ``max_wait``
+budget; a judge gives up within its max wait, and ``indexcheck judge`` and ``questions
+generate`` honour ``--timeout`` and ``--max-wait`` against a loopback server that stalls."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from indexcheck.errors import (
+    AuthError,
+    BackendUnavailableError,
+    InputError,
+    RateLimitError,
+    TransientError,
+)
+from indexcheck.retry import RetryPolicy
+from tests.emulators.mistral_emulator import MistralEmulator
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sk-retry-test-71b4"
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    seconds: float = 0.0
+    retries: int = 0
+
+
+class Failing:
+    """A call that raises the given errors in turn, then returns ``"done"``."""
+
+    def __init__(self, *errors: BaseException) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return "done"
+
+
+def gave_up(err: TransientError, attempts: int, waited: float) -> Exception:
+    return BackendUnavailableError(f"gave up after {attempts} retries and {waited:.1f} s: {err}")
+
+
+def run(policy: RetryPolicy, call: Failing, **kw: object) -> tuple[str, list[float]]:
+    sleeps: list[float] = []
+    kw.setdefault("gave_up", gave_up)
+    out = policy.run(call, who="svc", sleep=sleeps.append, rng=random.Random(0), **kw)  # type: ignore[arg-type]
+    return out, sleeps
+
+
+def test_transient_failures_are_retried_and_counted() -> None:
+    stats, retried = Stats(), []
+    call = Failing(TransientError("HTTP 503"), TransientError("HTTP 502"))
+    out, sleeps = run(RetryPolicy(), call, stats=stats, on_retry=lambda: retried.append(1))
+    assert out == "done" and call.calls == 3 and len(sleeps) == 2 and len(retried) == 2
+    assert (stats.requests, stats.retries) == (3, 2) and stats.seconds >= 0
+
+
+def test_retries_stop_at_the_policy_and_chain_as_asked() -> None:
+    call = Failing(*[TransientError("HTTP 503")] * 10)
+    with pytest.raises(BackendUnavailableError, match="after 3 retries") as info:
+        run(RetryPolicy(max_retries=3), call)
+    assert call.calls == 4 and isinstance(info.value.__cause__, TransientError)
+    call = Failing(*[TransientError("HTTP 503")] * 10)
+    with pytest.raises(BackendUnavailableError) as info:
+        run(RetryPolicy(max_retries=0), call, chain=False)
+    assert call.calls == 1 and info.value.__cause__ is None and info.value.__suppress_context__
+
+
+class _Refused(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+
+
+def _transient_from(cause: BaseException) -> TransientError:
+    try:
+        raise TransientError("mapped as transient") from cause
+    except TransientError as err:
+        return err
+
+
+@pytest.mark.parametrize(
+    ("cause", "error"),
+    [(_Refused(404), BackendUnavailableError), (_Refused(401), AuthError)],
+)
+def test_what_cannot_succeed_is_raised_at_once(cause: Exception, error: type) -> None:
+    call = Failing(_transient_from(cause))
+    with pytest.raises(error, match="no retry can fix"):
+        run(RetryPolicy(), call)
+    assert call.calls == 1
+
+
+def test_a_malformed_request_is_bad_input_at_once() -> None:
+    class LocalProtocolError(Exception):
+        pass
+
+    call = Failing(_transient_from(LocalProtocolError("Illegal header value b'sk-\\n'")))
+    with pytest.raises(InputError, match="malformed") as info:
+        run(RetryPolicy(), call)
+    assert call.calls == 1 and "sk-" not in str(info.value)
+
+
+def test_retry_after_sets_the_delay_capped_by_max_delay() -> None:
+    seen: list[TransientError] = []
+    call = Failing(
+        TransientError("HTTP 429", rate_limited=True, retry_after=3.0),
+        TransientError("HTTP 429", rate_limited=True, retry_after=99.0),
+    )
+    _, sleeps = run(RetryPolicy(max_delay=20.0), call, on_transient=seen.append)
+    assert sleeps == [3.0, 20.0] and [e.retry_after for e in seen] == [3.0, 99.0]
+
+
+def test_the_budget_stops_before_crossing_max_wait() -> None:
+    call = Failing(*[TransientError("HTTP 503", retry_after=1.0)] * 50)
+    with pytest.raises(BackendUnavailableError, match="after 3 retries"):
+        run(RetryPolicy(max_retries=50, max_wait=3.5), call)
+    assert call.calls == 4
+
+
+def test_what_is_not_transient_passes_through_untouched() -> None:
+    call = Failing(KeyError("not ours"))
+    with pytest.raises(KeyError):
+        run(RetryPolicy(), call)
+    assert call.calls == 1
+
+
+# -- judges against a loopback server ---------------------------------------------------------
+@pytest.fixture
+def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[MistralEmulator]:
+    with MistralEmulator(api_key=KEY) as server:
+        monkeypatch.setenv("MISTRAL_API_KEY", KEY)
+        monkeypatch.setenv("MISTRAL_SERVER_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("INDEXCHECK_QUIET", "1")
+        yield server
+
+
+def _judge(kind: str, emu: MistralEmulator, retry: RetryPolicy) -> object:
+    if kind == "mistral":
+        from indexcheck.judges.mistral import MistralJudge
+
+        return MistralJudge("m", retry=retry)
+    from indexcheck.judges.openai import OpenAIJudge
+
+    return OpenAIJudge(f"{emu.url}/v1", "m", retry=retry)
+
+
+@pytest.mark.parametrize("kind", ["mistral", "openai"])
+def test_a_judge_gives_up_within_its_max_wait(kind: str, emu: MistralEmulator) -> None:
+    from indexcheck.judges.base import JudgeRequest
+
+    pytest.importorskip("mistralai" if kind == "mistral" else "openai")
+    emu.fail(503, times=None, retry_after=1)  # a server that says "come back in 1 s", forever
+    judge = _judge(kind, emu, RetryPolicy(max_wait=2.0))
+    request = JudgeRequest("q", "c", "a", ({"role": "user", "content": "a"},))
+    t0 = time.monotonic()
+    with pytest.raises(BackendUnavailableError) as info:
+        judge.ask(request)  # type: ignore[attr-defined]
+    elapsed = time.monotonic() - t0
+    assert elapsed < 2.0 + 1.5, f"ran {elapsed:.1f} s past a max wait of 2 s"
+    assert "--max-wait 2 s" in str(info.value) and KEY not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["mistral", "openai"])
+def test_a_rate_limited_judge_names_its_budget(kind: str, emu: MistralEmulator) -> None:
+    from indexcheck.judges.base import JudgeRequest
+
+    pytest.importorskip("mistralai" if kind == "mistral" else "openai")
+    emu.fail(429, times=None, retry_after=0.5)
+    judge = _judge(kind, emu, RetryPolicy(max_wait=1.0))
+    request = JudgeRequest("q", "c", "a", ({"role": "user", "content": "a"},))
+    with pytest.raises(RateLimitError, match=r"still rate limited \(429\).*--max-wait 1 s"):
+        judge.ask(request)  # type: ignore[attr-defined]
