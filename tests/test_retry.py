@@ -5,14 +5,18 @@ generate`` honour ``--timeout`` and ``--max-wait`` against a loopback server tha
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from indexcheck.cli.app import cli
 from indexcheck.errors import (
     AuthError,
     BackendUnavailableError,
@@ -183,3 +187,59 @@ def test_a_rate_limited_judge_names_its_budget(kind: str, emu: MistralEmulator) 
     request = JudgeRequest("q", "c", "a", ({"role": "user", "content": "a"},))
     with pytest.raises(RateLimitError, match=r"still rate limited \(429\).*--max-wait 1 s"):
         judge.ask(request)  # type: ignore[attr-defined]
+
+
+# -- the CLI: --timeout and --max-wait reach the judge and the question generator -------------
+STALL_S = 10.0  # the server sits on each request this long
+TIMEOUT, MAX_WAIT = 0.5, 1.5
+
+
+def _one_answer(tmp_path: Path) -> Path:
+    row = json.loads((ROOT / "fixtures" / "judge" / "answers.jsonl").read_text().splitlines()[1])
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    return path
+
+
+def _stalled_run(emu: MistralEmulator, args: list[str]) -> tuple[int, str, float]:
+    """Run the CLI against a server that stalls; the seconds from its first request to the
+    end of the run (reading the chunks and embedding them come before, and do not count)."""
+    emu.delay_s = STALL_S
+    first: list[float] = []
+    handle = emu.handle
+
+    def timed(*a: Any) -> Any:
+        first.append(time.monotonic())
+        return handle(*a)
+
+    emu.handle = timed  # type: ignore[method-assign]
+    waits = ["--timeout", f"{TIMEOUT:g}", "--max-wait", f"{MAX_WAIT:g}"]
+    r = CliRunner().invoke(cli, [*args, *waits])
+    end = time.monotonic()
+    assert first, r.output
+    return r.exit_code, r.stderr, end - first[0]
+
+
+@pytest.mark.parametrize("judge", ["mistral:m", "openai"])
+def test_judge_honours_timeout_and_max_wait(
+    judge: str, emu: MistralEmulator, tmp_path: Path
+) -> None:
+    spec = f"openai:{emu.url}/v1?model=m" if judge == "openai" else judge
+    code, err, elapsed = _stalled_run(
+        emu, ["judge", "--answers", str(_one_answer(tmp_path)), "--judge", spec]
+    )
+    assert code == 3, err
+    assert elapsed < MAX_WAIT + TIMEOUT + 2.0, f"ran {elapsed:.1f} s for --max-wait {MAX_WAIT}"
+    assert f"--max-wait {MAX_WAIT:g} s" in err and "Traceback" not in err
+
+
+def test_questions_generate_honours_timeout_and_max_wait(
+    emu: MistralEmulator, tmp_path: Path
+) -> None:
+    args = ["questions", "generate", "--chunks", str(ROOT / "fixtures" / "chunks.jsonl")]
+    args += ["--n", "1", "--oos", "0", "--generator", "mistral:m"]
+    args += ["--out", str(tmp_path / "q.jsonl")]
+    code, err, elapsed = _stalled_run(emu, args)
+    assert code == 3, err
+    assert elapsed < MAX_WAIT + TIMEOUT + 2.0, f"ran {elapsed:.1f} s for --max-wait {MAX_WAIT}"
+    assert f"--max-wait {MAX_WAIT:g} s" in err and "Traceback" not in err

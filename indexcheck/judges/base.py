@@ -20,6 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..retry import CallStats, RetryPolicy
+from ..waiting import current as current_waiting
+
+#: a chat reply takes longer than an embedding: a hosted judge's seconds per request and
+#: per request with all its retries, unless --timeout / --max-wait (or their env) say others
+JUDGE_TIMEOUT_S = 120.0
+JUDGE_MAX_WAIT_S = 240.0
 
 #: what a judge hands back: the reply text to parse, or a dict it already parsed
 RawReply = str | dict[str, Any]
@@ -111,3 +117,12 @@ class BaseJudge:
         )
         self.stats.tokens += int(tokens)
         return reply
+
+
+def hosted_waiting(retry: RetryPolicy | None, timeout_s: float | None) -> tuple[RetryPolicy, float]:
+    """A hosted judge's retry policy and seconds per request: those given, else
+    ``--max-wait`` / ``--timeout`` (:func:`indexcheck.waiting.current`) with the judge's
+    defaults (:data:`JUDGE_MAX_WAIT_S`, :data:`JUDGE_TIMEOUT_S`)."""
+    waiting = current_waiting(JUDGE_TIMEOUT_S, JUDGE_MAX_WAIT_S)
+    policy = retry if retry is not None else RetryPolicy(max_wait=waiting.max_wait)
+    return policy, waiting.timeout if timeout_s is None else timeout_s
