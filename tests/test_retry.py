@@ -243,3 +243,18 @@ def test_questions_generate_honours_timeout_and_max_wait(
     assert code == 3, err
     assert elapsed < MAX_WAIT + TIMEOUT + 2.0, f"ran {elapsed:.1f} s for --max-wait {MAX_WAIT}"
     assert f"--max-wait {MAX_WAIT:g} s" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["mistral", "openai"])
+def test_a_judge_reads_its_limits_from_the_environment(
+    kind: str, emu: MistralEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("mistralai" if kind == "mistral" else "openai")
+    monkeypatch.delenv("INDEXCHECK_TIMEOUT", raising=False)
+    monkeypatch.delenv("INDEXCHECK_MAX_WAIT", raising=False)
+    judge = _judge(kind, emu, None)  # type: ignore[arg-type]
+    assert (judge.timeout_s, judge.retry.max_wait) == (120.0, 240.0)  # type: ignore[attr-defined]
+    monkeypatch.setenv("INDEXCHECK_TIMEOUT", "7")
+    monkeypatch.setenv("INDEXCHECK_MAX_WAIT", "30")
+    judge = _judge(kind, emu, None)  # type: ignore[arg-type]
+    assert (judge.timeout_s, judge.retry.max_wait) == (7.0, 30.0)  # type: ignore[attr-defined]
