@@ -1,4 +1,4 @@
-"""One retry policy for every remote call: embedders and stores share it.
+"""One retry policy and one retry loop for every remote call: stores, embedders and judges.
 
 Exponential backoff with full jitter, or the server's ``Retry-After`` when it sends one.
 
