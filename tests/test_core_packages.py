@@ -143,3 +143,25 @@ def test_result_and_report_types_never_import_each_other_at_run_time() -> None:
         tree = ast.parse(report)
         top = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "result"]
         assert top == [], name
+
+
+def _registered_after(module: str) -> set[str]:
+    """The report kinds registered in a fresh interpreter after importing ``module``."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import {module}\nfrom indexcheck.core import reports\nprint(*sorted(reports._BUILDERS))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_every_kind_is_registered_where_its_sections_are_read() -> None:
+    """ci's report renders each check's sections, and the report layer reads any --json:
+    both must register every builder they use, whatever was imported before (a ci run
+    failed with KeyError 'check-index' when only ci's report was loaded)."""
+    from indexcheck.core.reports import KINDS
+
+    assert _registered_after("indexcheck.report.registered") == set(KINDS)
+    assert _registered_after("indexcheck.core.ci.report") >= set(KINDS) - {"judge"}
