@@ -312,7 +312,7 @@ class BaseStore:
             raise InputError(self.k_message.format(store=self, label=self._label, k=k))
         want = self._search_dimension()
         xq = as_float32_matrix(vectors)
-        if want and xq.shape[1] != want:
+        if want is not None and xq.shape[1] != want:
             raise self.dimension_error(
                 self.dimension_message.format(
                     store=self, label=self._label, got=xq.shape[1], want=want

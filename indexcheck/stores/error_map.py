@@ -80,13 +80,14 @@ def matches(pattern: Pattern, exc: BaseException) -> bool:
 class Rule:
     """One row: what it matches, the error raised in its place, and its message.
 
-    ``options`` are further keyword arguments of the error, each a function of
-    :class:`Caught` (``retry_after=lambda c: c.retry_after`` for a TransientError).
+    ``error`` may also be another :class:`ErrorMap`, which then decides (a phase with its
+    own table, e.g. connecting). ``options`` are further keyword arguments of the error,
+    each a function of :class:`Caught` (``retry_after=lambda c: c.retry_after``).
     """
 
     match: Pattern | tuple[Pattern, ...]
-    error: type[Exception]
-    message: Message
+    error: type[Exception] | ErrorMap
+    message: Message = ""
     when: Callable[[Caught], bool] | None = None
     options: Mapping[str, Callable[[Caught], Any]] = field(default_factory=dict)
 
@@ -96,7 +97,9 @@ class Rule:
             return False
         return self.when is None or bool(self.when(caught))
 
-    def build(self, caught: Caught) -> Exception:
+    def build(self, caught: Caught) -> Exception | None:
+        if isinstance(self.error, ErrorMap):
+            return self.error.lookup(caught)
         extra = {key: fn(caught) for key, fn in self.options.items()}
         return self.error(caught.format(self.message), **extra)
 
@@ -109,22 +112,31 @@ GAVE_UP_DOWN = (
 
 
 class ErrorMap:
-    """An ordered table of :class:`Rule` rows for one SDK, plus its give-up sentences."""
+    """An ordered table of :class:`Rule` rows for one SDK, plus its give-up sentences.
+
+    ``fields`` derives more fields from what was caught, for every row (a scrubbed first
+    line, an HTTP status the store recorded)."""
 
     def __init__(
         self,
         *rules: Rule,
+        fields: Callable[[Caught], Mapping[str, Any]] | None = None,
         rate_limited: Message = GAVE_UP_RATE,
         unavailable: Message = GAVE_UP_DOWN,
     ) -> None:
         self.rules = rules
+        self.fields = fields
         self.rate_limited = rate_limited
         self.unavailable = unavailable
 
     def translate(self, exc: BaseException, **fields: Any) -> Exception | None:
         """The error for ``exc`` (a TransientError when a retry may help), or None when no
         row matches (the exception is not the SDK's: it propagates unchanged)."""
-        caught = Caught(exc, **fields)
+        return self.lookup(Caught(exc, **fields))
+
+    def lookup(self, caught: Caught) -> Exception | None:
+        if self.fields is not None:
+            caught.__dict__.update(self.fields(caught))
         for rule in self.rules:
             if rule.applies(caught):
                 return rule.build(caught)
