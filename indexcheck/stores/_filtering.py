@@ -52,7 +52,9 @@ def faiss_selected(
     index: Any, positions: np.ndarray, queries: np.ndarray, k: int, search: Mapping[str, int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The index's own search restricted to ``positions`` (float32 D, int64 positions)."""
-    import faiss
+    import faiss as faiss_module
+
+    faiss: Any = faiss_module  # its stubs lack the selector search parameters
 
     sel = faiss.IDSelectorBatch(positions)
     kind = type(index).__name__

@@ -50,6 +50,9 @@ class Caught:
         self.store: Any = None
         self.__dict__.update(fields)
 
+    def __getattr__(self, name: str) -> Any:  # the extra fields, typed loosely for rules
+        raise AttributeError(f"no field '{name}' where an error rule looked for it")
+
     def format(self, message: Message) -> str:
         return message(self) if callable(message) else message.format_map(self.__dict__)
 
