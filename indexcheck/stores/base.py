@@ -43,6 +43,7 @@ from .arrays import as_float32_matrix as as_float32_matrix
 from .arrays import empty_result as empty_result
 from .arrays import pack_rows as pack_rows
 from .error_map import ErrorMap, translated
+from .error_map import call_translated as call_translated  # openers import it from here
 from .params import Param, check_params
 from .params import StoreSpec as StoreSpec  # re-exported: stores import it from here
 from .protocol import Fetched as Fetched
@@ -380,12 +381,3 @@ class BaseStore:
 
 
 _DEFAULT_ERRORS = ErrorMap()
-
-
-def call_translated(
-    doing: str, fn: Callable[[], T], translate: Callable[[BaseException, str], Exception | None]
-) -> T:
-    """Run ``fn`` once, raising ``translate(exc, doing)`` in place of what it raises (for
-    calls made while a store is being opened, before there is a store to ask)."""
-    with translated(doing, translate):
-        return fn()

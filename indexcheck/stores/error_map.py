@@ -30,10 +30,11 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import BackendUnavailableError, IndexcheckError, RateLimitError, TransientError
 
+T = TypeVar("T")
 Pattern = type[BaseException] | str
 Message = str | Callable[["Caught"], str]
 
@@ -185,3 +186,12 @@ def translated(
         if gave_up is not None and isinstance(err, TransientError):
             err = gave_up(doing, err, 0)
         raise err from None
+
+
+def call_translated(
+    doing: str, fn: Callable[[], T], translate: Callable[[BaseException, str], Exception | None]
+) -> T:
+    """Run ``fn`` once, raising ``translate(exc, doing)`` in place of what it raises (for
+    calls made while a store is being opened, before there is a store to ask)."""
+    with translated(doing, translate):
+        return fn()
