@@ -134,7 +134,6 @@ class UpstashStore(BaseStore):
         if isinstance(client, httpx.Client):
             client.timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
             client.event_hooks = {"response": [self._on_response]}
-        self._httpx = httpx
 
     @classmethod
     def from_spec(
