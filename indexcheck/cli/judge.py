@@ -10,14 +10,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..core.answer_checks import check_answers, checks_line
 from ..core.answers import (
     DEFAULT_ANSWER_REFUSAL_PATTERN,
     DEFAULT_CITATION_PATTERN,
     compile_pattern,
 )
-from ..core.claim_checks import Verdict
 from ..core.judge import AnswerStatus, JudgeResult, judge_answers, load_prompt
+from ..core.judge.answer_checks import check_answers, checks_line
+from ..core.judge.claims import Verdict
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..textsafe import escape_rich as escape
 from ..textsafe import visible
@@ -169,7 +169,7 @@ def judge_cmd(
     report_dir: Path | None,
 ) -> None:
     """Grade each answer's claims against the context it was given, and check the evidence."""
-    from ..core import sheet
+    from ..core.judge import sheet
     from ..judges import JudgementCache, open_judge
 
     # every input is read and checked before the first request that costs money
@@ -182,7 +182,7 @@ def judge_cmd(
     prompt = load_prompt(prompt_path)
     labels = None
     if labels_path is not None:
-        from ..core.calibration import load_labels
+        from ..core.judge.calibration import load_labels
 
         labels = load_labels(labels_path)
     sheet_key = None
@@ -212,7 +212,7 @@ def judge_cmd(
         getattr(judge, "close", lambda: None)()
     result.answer_checks = checks
     if labels is not None:
-        from ..core.calibration import calibrate
+        from ..core.judge.calibration import calibrate
 
         result.calibration = calibrate(result.answers, *labels, seed=seed)
     if sheet_dir is not None:
@@ -312,7 +312,7 @@ def _sheet_option(f: F) -> F:
 def _sheet_key() -> bytes | None:
     """INDEXCHECK_SHEET_KEY, validated (exit 2 naming the variable, never the value); a
     stripped-whitespace warning goes to stderr."""
-    from ..core.sheet_chain import sheet_key
+    from ..core.judge.sheet_chain import sheet_key
 
     key, warning = sheet_key()
     if warning:
@@ -347,7 +347,7 @@ def verify_cmd(
 ) -> None:
     """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
     (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
-    from ..core.sheet_verify import SheetCheck, Signature, verify_pack, verify_sheet
+    from ..core.judge.sheet_verify import SheetCheck, Signature, verify_pack, verify_sheet
     from ..errors import InputError
 
     if (sheet_dir is None) == (pack_dir is None):
@@ -396,7 +396,7 @@ def verify_cmd(
 @click.option("--note", default=None, help="Why.")
 def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: str | None) -> None:
     """Record a human revision of ROW_ID's verdict as a new row (the old row stays)."""
-    from ..core.sheet import revise
+    from ..core.judge.sheet import revise
 
     row = revise(sheet_dir, row_id, verdict, reviewer, note, key=_sheet_key())
     click.echo(
@@ -414,7 +414,7 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 @json_option
 def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
     """Compare two runs claim by claim where their cases are compatible (both must verify)."""
-    from ..core.sheet import diff_runs
+    from ..core.judge.sheet import diff_runs
 
     d = diff_runs(sheet_dir, run_a, run_b, key=_sheet_key())
     write_json(json_path, d)
@@ -444,7 +444,7 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
     """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest;
     a run that does not verify is refused (exit 1)."""
-    from ..core.sheet import export_run
+    from ..core.judge.sheet import export_run
 
     files = export_run(sheet_dir, run_id, out_dir, key=_sheet_key())
     manifest = json.loads(files[-1].read_text(encoding="utf-8"))

@@ -1,7 +1,6 @@
 """What the LangChain and LlamaIndex embedding classes share: a spec's document embedder and
 its query twin, vectors as lists of floats, and the lazy framework import."""
 
-
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.sections import KINDS, kind_of
 from ..sections import (
     WORST_ROWS,
     Code,
@@ -24,6 +23,7 @@ from ..sections import (
     rank,
 )
 from .figures import PALETTE
+from .registered import KINDS, kind_of
 
 
 @dataclass
