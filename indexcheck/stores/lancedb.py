@@ -22,26 +22,25 @@ The store pins the table version current at open, so a concurrent writer cannot 
 what one check reads. Nothing is written: connecting, reading and searching a local
 dataset leave every file untouched (tested by hashing the directory).
 
-Memory: scans read ``to_batches(batch)`` of the id, vector and text columns only (one
-block held); search runs inside LanceDB. The first fetch reads the id column once into an
-id -> row offset dict (about 100 bytes a row in Python) so that later fetches take rows
-by offset instead of scanning the table.
+Memory: a scan reads the table in pages of ``batch`` rows (``offset``/``limit`` over the
+pinned version, the id, vector and text columns only), so it holds one page: about
+``4 d`` bytes of vector plus the id and the text per row of that page, and nothing per
+row of the table. (One ``to_batches`` reader over the whole table lets LanceDB read ahead
+of a slow consumer and held most of the table: 345 -> 548 MB from 110,000 to 440,000
+128-d rows under ``check-index --all``.) Search runs inside LanceDB. The first fetch
+reads the id column page by page into an id -> row offset dict (about 100 bytes a row in
+Python) so that later fetches take rows by offset instead of scanning the table.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..errors import (
-    BackendUnavailableError,
-    InputError,
-    SpecError,
-)
+from ..errors import InputError
 from .base import (
     BaseStore,
     Fetched,
@@ -52,22 +51,14 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .lancedb_open import LanceTable, open_table, quote_ident, translate
+from .metric_table import scores_of
 from .params import Choice, Int, Str
 
 #: LanceDB distance type -> (score formula over cos/dot/l2, higher_is_better)
-DISTANCE_SCORES: dict[str, tuple[str, bool]] = {
-    "l2": ("l2^2", False),
-    "cosine": ("1-cos", False),
-    "dot": ("1-dot", False),
-}
-DEFAULT_METRIC = "l2"
+DISTANCE_SCORES = scores_of("lancedb")
 FETCH_BATCH = 500
 QUERY_BATCH = 64
-_SPEC_HINT = "e.g. lancedb:./lancedb?table=chunks"
-
-
-def _quote_ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _quote_str(value: str) -> str:
@@ -102,113 +93,45 @@ class LanceDBStore(BaseStore):
 
     has_exact = True
 
-    def __init__(self, spec: str, db: Any, table: Any, name: str, params: dict[str, Any]) -> None:
-        import pyarrow as pa
-
-        self.spec = spec
-        self._db = db
-        self._tbl = table
-        self._name = name
-        self._vcol: str = params["vector"]
-        self._idcol: str = params["id"]
-        self._search = {k: params[k] for k in ("nprobes", "refine_factor", "ef")}
-        self._prefilter = params.get("prefilter")
-        schema = table.schema
-        names = list(schema.names)
-        if self._idcol not in names:
-            raise InputError(
-                f"lancedb table '{name}' has no id column '{self._idcol}'; columns: "
-                f"{', '.join(names)}; pass ?id=COLUMN"
-            )
-        if self._vcol not in names:
-            vec_like = [f.name for f in schema if _is_vector_type(f.type)]
-            raise InputError(
-                f"lancedb table '{name}' has no vector column '{self._vcol}'; vector columns: "
-                f"{', '.join(vec_like) or 'none'}; pass ?vector=COLUMN"
-            )
-        vtype = schema.field(self._vcol).type
-        if not _is_vector_type(vtype):
-            raise InputError(
-                f"lancedb column '{self._vcol}' of table '{name}' is {vtype}, not a list of "
-                "floats; pass ?vector=COLUMN naming the embedding column"
-            )
-        text = params["text"]
-        if text is not None and text not in names:
-            if params["text_given"]:
-                raise InputError(
-                    f"lancedb table '{name}' has no text column '{text}'; columns: "
-                    f"{', '.join(names)}; pass ?text=COLUMN or leave it out"
-                )
-            text = None
-        self._textcol: str | None = text
-        self._id_is_int = pa.types.is_integer(schema.field(self._idcol).type)
-        self._version = int(table.version)
+    def __init__(self, opened: LanceTable) -> None:
+        self.spec = opened.spec
+        self._db = opened.db
+        self._tbl = opened.table
+        self._name = opened.name
+        self._vcol = opened.vector
+        self._idcol = opened.id
+        self._textcol = opened.text
+        self._search = opened.search
+        self._prefilter = opened.prefilter
+        self._id_is_int = opened.id_is_int
+        self._version = int(opened.table.version)
         self._offset_of: dict[str, int] | None = None
-        self._fixed = bool(pa.types.is_fixed_size_list(vtype))
-        self._dimension = self._find_dimension(vtype)
-        self._index = self._find_index()
-        index_metric = self._index.get("distance_type") if self._index else None
-        index_name = self._index.get("name") if self._index else None
-        asked = params["metric"]
-        if index_metric and asked and asked != index_metric:
-            raise SpecError(
-                f"lancedb: the vector index '{index_name}' on '{self._vcol}' was built "
-                f"with distance type '{index_metric}' but the spec asks ?metric={asked}; drop "
-                f"?metric= or set it to {index_metric}"
-            )
-        if index_metric:
-            self._metric, self._metric_source = str(index_metric), "index"
-        elif asked:
-            self._metric, self._metric_source = asked, "spec"
-        else:
-            self._metric, self._metric_source = DEFAULT_METRIC, "lancedb default"
+        self._fixed = opened.fixed
+        self._dimension = opened.dimension
+        self._index = opened.index
+        self._metric, self._metric_source = opened.metric, opened.metric_source
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> LanceDBStore:
+        return cls(open_table(spec, cls.check_params(spec.params)))
 
     # -- helpers -----------------------------------------------------------------------
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
         """lancedb and pyarrow raise many types for unreadable data: all mean the dataset."""
-        return BackendUnavailableError(
-            f"lancedb {doing} on table '{self._name}' failed ({type(exc).__name__}: {exc}); "
-            "check the dataset files are complete and readable"
-        )
+        return translate(exc, doing, self._name)
 
-    def _find_dimension(self, vtype: Any) -> int:
-        import pyarrow as pa
-
-        if pa.types.is_fixed_size_list(vtype):
-            return int(vtype.list_size)
-        first = self._call(
-            "scan",
-            lambda: (
-                self._tbl.search()
-                .where(f"{_quote_ident(self._vcol)} IS NOT NULL")
-                .select([self._vcol])
-                .limit(1)
-                .to_arrow()
-            ),
-        )
-        if first.num_rows == 0:
-            return 0
-        return len(first.column(0)[0].as_py())
-
-    def _find_index(self) -> dict[str, Any] | None:
-        indices = self._call("list_indices", self._tbl.list_indices)
-        for idx in indices:
-            if list(idx.columns) != [self._vcol]:
-                continue
-            stats = self._call("index_stats", partial(self._tbl.index_stats, idx.name))
-            dist = getattr(stats, "distance_type", None) if stats is not None else None
-            if not dist:
-                continue  # a scalar index on the column
-            return {
-                "name": idx.name,
-                "index_type": getattr(stats, "index_type", str(idx.index_type)),
-                "distance_type": str(dist).lower(),
-                "uuid": getattr(idx, "index_uuid", None),
-                "num_indexed_rows": getattr(stats, "num_indexed_rows", None),
-                "num_unindexed_rows": getattr(stats, "num_unindexed_rows", None),
-            }
-        return None
+    def _pages(self, cols: list[str], size: int, doing: str) -> Iterator[Any]:
+        """The pinned table, ``cols`` only, as Arrow tables of at most ``size`` rows in
+        scan order; one page is held at a time (no read-ahead over the table)."""
+        start = 0
+        while True:
+            query = self._tbl.search().select(cols).offset(start).limit(size)
+            page = self._call(doing, query.to_arrow)
+            if page.num_rows == 0:
+                return
+            yield page
+            start += page.num_rows
 
     def _vectors_of(self, col: Any) -> tuple[np.ndarray, np.ndarray]:
         """A list/fixed-size-list Arrow column -> (float32 (n, d), dims int32 (n,))."""
@@ -336,7 +259,7 @@ class LanceDBStore(BaseStore):
                 literals = self._literals(part)
                 if not literals:
                     continue
-                where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
+                where = f"{quote_ident(self._idcol)} IN ({', '.join(literals)})"
                 query = self._tbl.search().where(where).select(cols).limit(None)
                 res = self._call("fetch", query.to_arrow)
             got_ids = self._ids_of(res.column(self._idcol))
@@ -362,18 +285,17 @@ class LanceDBStore(BaseStore):
     def _take(self, part: list[str], cols: list[str]) -> Any:
         """Rows for ``part`` by row offset (no table scan per batch), or None to fall back.
 
-        The id -> offset map is read once from one projected scan of the id column. A batch
+        The id -> offset map is read once from a projected scan of the id column. A batch
         whose returned ids differ from the ones asked (a table whose scan order is not its
         offset order) returns None, so the caller filters by id instead: never a wrong row.
         """
         if self._offset_of is None:
-            col = self._call(
-                "read ids",
-                lambda: self._tbl.search().select([self._idcol]).limit(None).to_arrow(),
-            ).column(self._idcol)
             offsets: dict[str, int] = {}
-            for i, vid in enumerate(self._ids_of(col)):
-                offsets.setdefault(vid, i)
+            row = 0
+            for page in self._pages([self._idcol], 10 * FETCH_BATCH, "read ids"):
+                for vid in self._ids_of(page.column(self._idcol)):
+                    offsets.setdefault(vid, row)
+                    row += 1
             self._offset_of = offsets
         wanted = [self._offset_of[i] for i in part if i in self._offset_of]
         if not wanted:
@@ -396,27 +318,19 @@ class LanceDBStore(BaseStore):
         return out
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
-        """Every row once, scanning only the id/vector/text columns: float32 (n, d) blocks."""
+        """Every row once, page by page, reading only the id/vector/text columns: float32
+        (n, d) blocks of at most ``batch`` rows."""
         cols = [self._idcol, self._vcol] + ([self._textcol] if self._textcol else [])
-        reader = self._call(
-            "scan", lambda: self._tbl.search().select(cols).limit(None).to_batches(batch)
-        )
-        while True:
-            with self._translating("scan"):
-                try:
-                    rb = reader.read_next_batch()
-                except StopIteration:
-                    break
-            if rb.num_rows == 0:
-                continue
-            vectors, dims = self._vectors_of(rb.column(self._vcol))
+        for page in self._pages(cols, batch, "scan"):
+            vectors, dims = self._vectors_of(page.column(self._vcol))
             texts: list[str | None] | None = None
             if self._textcol:
                 texts = [
-                    t if isinstance(t, str) else None for t in rb.column(self._textcol).to_pylist()
+                    t if isinstance(t, str) else None
+                    for t in page.column(self._textcol).to_pylist()
                 ]
             yield VectorBatch(
-                ids=self._ids_of(rb.column(self._idcol)),
+                ids=self._ids_of(page.column(self._idcol)),
                 vectors=vectors,
                 dims=dims,
                 texts=texts,
@@ -462,12 +376,6 @@ class LanceDBStore(BaseStore):
         """Flat scan (``bypass_vector_index``) with the same distance type: exact ``_distance``."""
         return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, True)
 
-    @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> LanceDBStore:
-        from .lancedb_open import open_lancedb
-
-        return open_lancedb(spec, options)
-
     def close(self) -> None:
         """Drop the table handle."""
         tbl, self._tbl = self._tbl, None
@@ -477,14 +385,6 @@ class LanceDBStore(BaseStore):
                 closer()
             except Exception:  # already closed
                 pass
-
-
-def _is_vector_type(t: Any) -> bool:
-    import pyarrow as pa
-
-    if not (pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t)):
-        return False
-    return bool(pa.types.is_floating(t.value_type))
 
 
 def open_store(spec: StoreSpec, options: Any = None) -> LanceDBStore:
