@@ -24,17 +24,14 @@ server memory, not data; ``info().details["loaded_by_indexcheck"]`` says whether
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import xxhash
 
-from ..errors import (
-    DimensionMismatchError,
-    InputError,
-)
+from ..errors import DimensionMismatchError, InputError
 from .base import (
     BaseStore,
     Fetched,
@@ -45,23 +42,14 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .metric_table import scores_of
+from .milvus_open import MilvusCollection, open_collection, translate
 from .params import Str
 
-T = TypeVar("T")
-
 #: Milvus metric -> (score formula, higher_is_better)
-METRICS: dict[str, tuple[str, bool]] = {
-    "COSINE": ("cos", True),
-    "IP": ("dot", True),
-    "L2": ("l2^2", False),
-}
-EXACT_INDEXES = {"FLAT", "BRUTE_FORCE", "GPU_BRUTE_FORCE"}
-IVF_FLAT_INDEXES = {"IVF_FLAT", "GPU_IVF_FLAT"}
-#: Milvus's upper bound on nlist, so an nprobe that probes every list of any IVF index.
-MAX_NLIST = 65536
+METRICS = scores_of("milvus")
 FETCH_BATCH = 1000
 QUERY_BATCH = 64
-TIMEOUT_S = 30.0
 INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
@@ -74,9 +62,6 @@ class _NoMvccWarning(logging.Filter):
 
 _ITERATOR_LOG = logging.getLogger("pymilvus.client.iterator.query_iterator")
 _NO_MVCC_WARNING = _NoMvccWarning()
-
-# Lite servers this module started, by data path -> number of open stores using them.
-_LITE_USERS: dict[str, int] = {}
 
 
 def _quote(text: str) -> str:
@@ -111,150 +96,38 @@ class MilvusStore(BaseStore):
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        spec: str,
-        where: str,
-        lite: bool,
-        collection: str,
-        vector: str | None,
-        id_field: str | None,
-        text_field: str | None,
-    ) -> None:
-        self._client = client
-        self.spec = spec
-        self._where = where
-        self._lite = lite
-        self._collection = collection
+    def __init__(self, opened: MilvusCollection) -> None:
+        self._opened = opened
+        self._client = opened.client
+        self.spec = opened.spec
+        self._where = opened.where
+        self._lite = opened.lite
+        self._collection = opened.name
         self._closed = False
-        self._release_lite: Callable[[], None] | None = None
-        desc = self._mcall(
-            lambda: client.describe_collection(collection), "describe the collection"
-        )
-        self._read_schema(desc, vector, id_field, text_field)
-        self._read_index()
-        self._loaded_by_us = False
-        state = self._mcall(lambda: client.get_load_state(collection), "read the load state")
-        if "NotLoad" in str(state.get("state")):
-            self._mcall(lambda: client.load_collection(collection), "load the collection")
-            self._loaded_by_us = True
+        self._vector, self._dimension = opened.vector, opened.dimension
+        self._pk, self._id_field, self._int_ids = opened.pk, opened.id_field, opened.int_ids
+        self._text_field, self._scalars = opened.text_field, opened.scalars
+        self._index, self._index_type = opened.index, opened.index_type
+        self._metric, self._approximate = opened.metric, opened.approximate
+        self._exact_params = opened.exact_params
+        self.has_exact = self._exact_params is not None
 
-    # -- setup ----------------------------------------------------------------------
-
-    def _mcall(self, fn: Callable[[], T], doing: str) -> T:
-        return self._call(doing, fn)
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
+        return cls(open_collection(spec))
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        from .milvus_open import translate_error
-
-        return translate_error(exc, self._where, doing)
-
-    def _read_schema(
-        self, desc: dict[str, Any], vector: str | None, id_field: str | None, text: str | None
-    ) -> None:
-        from pymilvus import DataType
-
-        fields = {f["name"]: f for f in desc.get("fields", [])}
-        where = f"collection '{self._collection}' in {self._where}"
-        vectors = [n for n, f in fields.items() if f["type"] == DataType.FLOAT_VECTOR]
-        if vector is None:
-            if len(vectors) != 1:
-                listed = ", ".join(vectors) or "none"
-                raise InputError(
-                    f"{where} has {len(vectors)} FLOAT_VECTOR fields ({listed}); "
-                    "pick one with &vector=FIELD"
-                )
-            vector = vectors[0]
-        elif vector not in vectors:
-            kind = fields[vector]["type"].name if vector in fields else "no such field"
-            raise InputError(
-                f"{where}: '{vector}' is not a FLOAT_VECTOR field ({kind}); "
-                f"use one of: {', '.join(vectors) or 'none'}"
-            )
-        self._vector = vector
-        self._dimension = int(fields[vector]["params"]["dim"])
-        self._pk = next(n for n, f in fields.items() if f.get("is_primary"))
-        self._id_field = id_field or self._pk
-        key_types = {DataType.INT64, DataType.INT32, DataType.INT16, DataType.INT8}
-        id_info = fields.get(self._id_field)
-        if id_info is None or id_info["type"] not in key_types | {DataType.VARCHAR}:
-            raise InputError(
-                f"{where}: id field '{self._id_field}' must be an INT64 or VARCHAR field; "
-                f"fields: {', '.join(fields)}"
-            )
-        self._int_ids = id_info["type"] in key_types
-        dynamic = bool(desc.get("enable_dynamic_field"))
-        if text is not None and text not in fields and not dynamic:
-            raise InputError(
-                f"{where} has no field '{text}' for texts; fields: {', '.join(fields)}"
-            )
-        if text is None and "text" in fields:
-            text = "text"
-        self._text_field = text
-        self._scalars = [
-            n
-            for n, f in fields.items()
-            if "VECTOR" not in f["type"].name and n not in (self._text_field,)
-        ]
-        self._schema_summary = {
-            n: f["type"].name for n, f in sorted(fields.items(), key=lambda kv: kv[0])
-        }
-
-    def _read_index(self) -> None:
-        client, name = self._client, self._collection
-        names = self._mcall(
-            lambda: client.list_indexes(name, field_name=self._vector), "list indexes"
-        )
-        self._index: dict[str, Any] = {}
-        if names:
-            self._index = dict(
-                self._mcall(
-                    lambda: client.describe_index(name, index_name=names[0]), "describe the index"
-                )
-            )
-        index_type = str(self._index.get("index_type", "")).upper()
-        if not self._index:
-            if not self._lite:
-                raise InputError(
-                    f"collection '{name}' in {self._where} has no index on '{self._vector}'; "
-                    "Milvus cannot search it until one is built"
-                )
-            metric = "COSINE"  # milvus-lite brute-forces an unindexed field with COSINE
-            index_type = "none (brute force)"
-        else:
-            metric = str(self._index.get("metric_type", "")).upper()
-        if metric not in METRICS:
-            raise InputError(
-                f"collection '{name}' in {self._where} uses metric '{metric}', which indexcheck "
-                f"cannot check; supported: {', '.join(METRICS)}"
-            )
-        self._metric = metric
-        self._index_type = index_type
-        self._exact_params: dict[str, Any] | None = None
-        if not self._index or index_type in EXACT_INDEXES:
-            self._approximate = False
-            self._exact_params = {}
-        else:
-            self._approximate = True
-            nlist = self._index.get("nlist") or (self._index.get("params") or {}).get("nlist")
-            if index_type in IVF_FLAT_INDEXES and (nlist or self._lite):
-                # Lite: pymilvus 3 sends build params flattened and milvus-lite reads them
-                # only from a JSON "params" entry, so nlist is not reported; faiss clamps
-                # an nprobe above the segment's nlist, so MAX_NLIST probes every list.
-                self._exact_params = {"nprobe": int(nlist) if nlist else MAX_NLIST}
-        self.has_exact = self._exact_params is not None
+        return translate(exc, self._where, doing)
 
     # -- Protocol -------------------------------------------------------------------
 
     def _count(self) -> int:
         client, name = self._client, self._collection
-        rows = self._mcall(
+        rows = self._call(
+            "count rows",
             lambda: client.query(
                 name, filter="", output_fields=["count(*)"], consistency_level="Strong"
             ),
-            "count rows",
         )
         return int(rows[0]["count(*)"])
 
@@ -276,7 +149,7 @@ class MilvusStore(BaseStore):
             "index_type": self._index_type,
             "index": {k: v for k, v in self._index.items() if k not in ("field_name",)},
             "exact_search": exact,
-            "loaded_by_indexcheck": self._loaded_by_us,
+            "loaded_by_indexcheck": self._opened.loaded_by_us,
         }
         return StoreInfo(
             backend="milvus",
@@ -303,7 +176,9 @@ class MilvusStore(BaseStore):
                 mixed ^= digest
                 count += 1
         head = xxhash.xxh3_64_hexdigest(
-            repr((self._schema_summary, self._metric, self._index_type, self._vector)).encode()
+            repr(
+                (self._opened.schema_summary, self._metric, self._index_type, self._vector)
+            ).encode()
         )
         return f"milvus:{count}:{self._dimension}:{head}:{total:016x}{mixed:016x}"
 
@@ -321,7 +196,8 @@ class MilvusStore(BaseStore):
         by_id: dict[str, dict[str, Any]] = {}
         expr = self._filter(ids)
         if expr:
-            rows = self._mcall(
+            rows = self._call(
+                "fetch rows",
                 partial(
                     client.query,
                     name,
@@ -329,7 +205,6 @@ class MilvusStore(BaseStore):
                     output_fields=fields,
                     consistency_level="Strong",
                 ),
-                "fetch rows",
             )
             for row in rows:
                 by_id.setdefault(str(row[self._id_field]), row)
@@ -351,7 +226,8 @@ class MilvusStore(BaseStore):
         fields = list(dict.fromkeys(fields))
         if self._lite:
             _ITERATOR_LOG.addFilter(_NO_MVCC_WARNING)
-        iterator = self._mcall(
+        iterator = self._call(
+            "start reading rows",
             partial(
                 client.query_iterator,
                 name,
@@ -359,11 +235,10 @@ class MilvusStore(BaseStore):
                 output_fields=fields,
                 consistency_level="Strong",
             ),
-            "start reading rows",
         )
         try:
             while True:
-                rows = self._mcall(iterator.next, "read rows")
+                rows = self._call("read rows", iterator.next)
                 if not rows:
                     return
                 vectors, dims = pack_rows([r[self._vector] for r in rows], self._dimension)
@@ -428,7 +303,8 @@ class MilvusStore(BaseStore):
         search_params = {"metric_type": self._metric, "params": params}
         for start in range(0, xq.shape[0], QUERY_BATCH):
             block = xq[start : start + QUERY_BATCH]
-            result = self._mcall(
+            result = self._call(
+                "search",
                 partial(
                     client.search,
                     name,
@@ -440,7 +316,6 @@ class MilvusStore(BaseStore):
                     output_fields=[self._id_field],
                     consistency_level="Strong",
                 ),
-                "search",
             )
             for qi, hits in enumerate(result):
                 for j, hit in enumerate(list(hits)[:k]):
@@ -451,25 +326,11 @@ class MilvusStore(BaseStore):
                         I[start + qi, j] = str(hit["entity"][self._id_field])
         return D, I
 
-    @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
-        from .milvus_open import open_milvus
-
-        return open_milvus(spec, options)
-
     def close(self) -> None:
-        """Release the collection if this store loaded it, then the client (and Lite server)."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._loaded_by_us:
-                client, name = self._client, self._collection
-                self._mcall(lambda: client.release_collection(name), "release the collection")
-        finally:
-            self._client.close()
-            if self._release_lite is not None:
-                self._release_lite()
+        """Release the collection if opening loaded it, then the client (and Lite server)."""
+        if not self._closed:
+            self._closed = True
+            self._opened.close()
 
 
 def _text(value: Any) -> str | None:
