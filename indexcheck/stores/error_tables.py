@@ -25,10 +25,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import IndexcheckError
+from .base import call_translated
 
+T = TypeVar("T")
 Facts = Mapping[str, Any]
 
 
@@ -87,6 +89,20 @@ def apply_error_table(table: ErrorTable, exc: BaseException, **context: Any) -> 
         if rule.when is None or rule.when(facts):
             return rule.error(rule.message.format(**facts))
     return None
+
+
+class Caller:
+    """``call(doing, fn)``: run an SDK call once, raising what ``table`` maps its exception
+    to (for calls made while a store is being opened, before there is a store to ask)."""
+
+    def __init__(self, table: ErrorTable, **context: Any) -> None:
+        self.table, self.context = table, context
+
+    def __call__(self, doing: str, fn: Callable[[], T]) -> T:
+        return call_translated(doing, fn, self.translate)
+
+    def translate(self, exc: BaseException, doing: str) -> Exception | None:
+        return apply_error_table(self.table, exc, doing=doing, **self.context)
 
 
 def doing(*what: str) -> Callable[[Facts], bool]:

@@ -51,7 +51,9 @@ from .base import (
     empty_result,
     pack_rows,
 )
-from .lancedb_open import LanceTable, open_table, quote_ident, translate
+from .error_tables import apply_error_table
+from .hits import Hits, gather
+from .lancedb_open import LANCEDB_ERRORS, LanceTable, open_table, quote_ident
 from .metric_table import scores_of
 from .params import Choice, Int, Str
 
@@ -119,7 +121,7 @@ class LanceDBStore(BaseStore):
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
         """lancedb and pyarrow raise many types for unreadable data: all mean the dataset."""
-        return translate(exc, doing, self._name)
+        return apply_error_table(LANCEDB_ERRORS, exc, doing=doing, name=self._name, path="")
 
     def _pages(self, cols: list[str], size: int, doing: str) -> Iterator[Any]:
         """The pinned table, ``cols`` only, as Arrow tables of at most ``size`` rows in
@@ -154,17 +156,16 @@ class LanceDBStore(BaseStore):
     def _vector_search(
         self, q: np.ndarray, k: int, exact: bool, where: str | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        D, I = empty_result(q.shape[0], k)
         if k < 1 or q.shape[0] == 0:
-            return D, I
+            return empty_result(q.shape[0], k)
         if not self._fixed:
             raise InputError(
                 f"lancedb column '{self._vcol}' of table '{self._name}' holds variable-length "
                 "lists, which LanceDB cannot search; fetch and iterate work, or store the "
                 "vectors as a fixed-size list"
             )
-        for start in range(0, q.shape[0], QUERY_BATCH):
-            part = q[start : start + QUERY_BATCH]
+
+        def search(part: np.ndarray) -> Hits:
             builder = (
                 self._tbl.search(part, vector_column_name=self._vcol)
                 .distance_type(self._metric)
@@ -193,15 +194,12 @@ class LanceDBStore(BaseStore):
             )
             dist = np.asarray(res.column("_distance").to_numpy(zero_copy_only=False), np.float32)
             ids = self._ids_of(res.column(self._idcol))
-            fill = np.zeros(part.shape[0], dtype=np.int64)
-            for row in np.argsort(dist, kind="stable"):
-                qi = int(qidx[row])
-                j = int(fill[qi])
-                if j < k:
-                    D[start + qi, j] = dist[row]
-                    I[start + qi, j] = ids[row]
-                    fill[qi] = j + 1
-        return D, I
+            hits: list[list[tuple[float, str]]] = [[] for _ in range(part.shape[0])]
+            for row in np.argsort(dist, kind="stable"):  # each query's rows, nearest first
+                hits[int(qidx[row])].append((float(dist[row]), ids[row]))
+            return hits
+
+        return gather(q, k, QUERY_BATCH, search)
 
     # -- Protocol ----------------------------------------------------------------------
 

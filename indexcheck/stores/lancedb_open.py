@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..errors import BackendUnavailableError, InputError, MissingDependencyError, SpecError
-from .base import StoreSpec, call_translated
-from .error_tables import ErrorTable, Rule, apply_error_table, doing
+from .base import StoreSpec
+from .error_tables import Caller, ErrorTable, Rule, doing
 
 DEFAULT_METRIC = "l2"
 SPEC_HINT = "e.g. lancedb:./lancedb?table=chunks"
@@ -48,11 +48,6 @@ LANCEDB_ERRORS = ErrorTable(
         ),
     )
 )
-
-
-def translate(exc: BaseException, doing: str, name: str, path: str = "") -> Exception | None:
-    """The IndexcheckError for what lancedb/pyarrow raised while ``doing``."""
-    return apply_error_table(LANCEDB_ERRORS, exc, doing=doing, name=name, path=path)
 
 
 def quote_ident(name: str) -> str:
@@ -131,7 +126,7 @@ def open_table(spec: StoreSpec, values: dict[str, Any]) -> LanceTable:
     if not path.is_dir():
         raise InputError(f"lancedb: '{path}' is a file; pass the LanceDB directory that holds it")
     lancedb = _import_lancedb()
-    call = partial(_call, name, str(path))
+    call = Caller(LANCEDB_ERRORS, name=name, path=str(path))
     db = call("connect", lambda: lancedb.connect(str(path)))
     existing = call("connect", lambda: _table_names(db))
     if name not in existing:
@@ -153,17 +148,13 @@ def open_table(spec: StoreSpec, values: dict[str, Any]) -> LanceTable:
     return _describe(table, name, spec, values, safe_spec, db)
 
 
-def _call(name: str, path: str, doing: str, fn: Any) -> Any:
-    return call_translated(doing, fn, lambda exc, what: translate(exc, what, name, path))
-
-
 def _describe(
     table: Any, name: str, spec: StoreSpec, values: dict[str, Any], safe_spec: str, db: Any
 ) -> LanceTable:
     """Check the columns the spec names and read the dimension, index and metric."""
     import pyarrow as pa
 
-    call = partial(_call, name, "")
+    call = Caller(LANCEDB_ERRORS, name=name, path="")
     vcol = spec.params.get("vector") or "vector"
     idcol = spec.params.get("id") or "id"
     text: str | None = spec.params.get("text") or "text"
@@ -241,7 +232,7 @@ def _describe(
     )
 
 
-def _find_index(table: Any, vcol: str, call: Any) -> dict[str, Any] | None:
+def _find_index(table: Any, vcol: str, call: Caller) -> dict[str, Any] | None:
     """The vector index on ``vcol`` (name, type, distance type, uuid, rows), or None."""
     for idx in call("list_indices", table.list_indices):
         if list(idx.columns) != [vcol]:

@@ -39,11 +39,12 @@ from .base import (
     StoreSpec,
     VectorBatch,
     as_float32_matrix,
-    empty_result,
     pack_rows,
 )
+from .error_tables import apply_error_table
+from .hits import Hits, gather
 from .metric_table import scores_of
-from .milvus_open import MilvusCollection, open_collection, translate
+from .milvus_open import MILVUS_ERRORS, MilvusCollection, open_collection
 from .params import Str
 
 #: Milvus metric -> (score formula, higher_is_better)
@@ -117,7 +118,7 @@ class MilvusStore(BaseStore):
         return cls(open_collection(spec))
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        return translate(exc, self._where, doing)
+        return apply_error_table(MILVUS_ERRORS, exc, where=self._where, doing=doing)
 
     # -- Protocol -------------------------------------------------------------------
 
@@ -296,13 +297,10 @@ class MilvusStore(BaseStore):
                 f"'{self._collection}' in {self._where} holds {self._dimension}; "
                 "embed with the model that built the index"
             )
-        D, I = empty_result(xq.shape[0], k)
-        if k <= 0:
-            return D, I
         client, name = self._client, self._collection
         search_params = {"metric_type": self._metric, "params": params}
-        for start in range(0, xq.shape[0], QUERY_BATCH):
-            block = xq[start : start + QUERY_BATCH]
+
+        def search(block: np.ndarray) -> Hits:
             result = self._call(
                 "search",
                 partial(
@@ -317,14 +315,13 @@ class MilvusStore(BaseStore):
                     consistency_level="Strong",
                 ),
             )
-            for qi, hits in enumerate(result):
-                for j, hit in enumerate(list(hits)[:k]):
-                    D[start + qi, j] = hit["distance"]
-                    if self._id_field == self._pk:
-                        I[start + qi, j] = str(hit.id)
-                    else:
-                        I[start + qi, j] = str(hit["entity"][self._id_field])
-        return D, I
+            by_pk = self._id_field == self._pk
+            return [
+                [(h["distance"], str(h.id if by_pk else h["entity"][self._id_field])) for h in hits]
+                for hits in result
+            ]
+
+        return gather(xq, k, QUERY_BATCH, search)
 
     def close(self) -> None:
         """Release the collection if opening loaded it, then the client (and Lite server)."""

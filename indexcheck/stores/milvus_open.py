@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import (
@@ -27,11 +27,9 @@ from ..errors import (
 from ..noise import library_noise
 from ..redact import redact_url
 from ..secrets import env_secret
-from .base import StoreSpec, call_translated
-from .error_tables import ErrorTable, Facts, Rule, apply_error_table, doing
+from .base import StoreSpec
+from .error_tables import Caller, ErrorTable, Facts, Rule, doing
 from .metric_table import scores_of
-
-T = TypeVar("T")
 
 TIMEOUT_S = 30.0
 EXACT_INDEXES = {"FLAT", "BRUTE_FORCE", "GPU_BRUTE_FORCE"}
@@ -105,16 +103,6 @@ MILVUS_ERRORS = ErrorTable(
 )
 
 
-def translate(exc: BaseException, where: str, doing: str) -> Exception | None:
-    """The IndexcheckError for what pymilvus/grpc raised while ``doing``; None if not theirs."""
-    return apply_error_table(MILVUS_ERRORS, exc, where=where, doing=doing)
-
-
-def _call(where: str, doing: str, fn: Callable[[], T]) -> T:
-    """One pymilvus call made before the store exists, translated like the store's own."""
-    return call_translated(doing, fn, lambda exc, what: translate(exc, where, what))
-
-
 @dataclass
 class MilvusCollection:
     """An open Milvus collection and what the store needs to know about it."""
@@ -145,8 +133,7 @@ class MilvusCollection:
         """Release the collection if opening loaded it, then the client (and Lite server)."""
         try:
             if self.loaded_by_us:
-                _call(
-                    self.where,
+                Caller(MILVUS_ERRORS, where=self.where)(
                     "release the collection",
                     partial(self.client.release_collection, self.name),
                 )
@@ -187,8 +174,7 @@ def open_collection(spec: StoreSpec) -> MilvusCollection:
         where = f"Milvus at {shown}"
         token = env_secret("MILVUS_TOKEN", header=False)  # base64-coded by pymilvus
         with library_noise():  # gRPC's channel set-up may print to fd 2
-            client = _call(
-                where,
+            client = Caller(MILVUS_ERRORS, where=where)(
                 "connect",
                 lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
             )
@@ -196,7 +182,7 @@ def open_collection(spec: StoreSpec) -> MilvusCollection:
         client, f"milvus:{shown}?collection={name}{extras}", where, lite, name, release_lite=release
     )
     try:
-        call = partial(_call, where)
+        call = Caller(MILVUS_ERRORS, where=where)
         if not call("find the collection", partial(client.has_collection, name)):
             names = call("list collections", client.list_collections)
             listed = ", ".join(sorted(names)) if names else "none"
@@ -266,7 +252,7 @@ def _read_schema(c: MilvusCollection, desc: dict[str, Any], given: dict[str, str
 
 
 def _read_index(c: MilvusCollection) -> None:
-    call, client, name = partial(_call, c.where), c.client, c.name
+    call, client, name = Caller(MILVUS_ERRORS, where=c.where), c.client, c.name
     names = call("list indexes", lambda: client.list_indexes(name, field_name=c.vector))
     if names:
         c.index = dict(
@@ -333,8 +319,7 @@ def _open_lite(
     running = getattr(manager, "_servers", {})
     started_here = key in _LITE_USERS or key not in running
     with library_noise():  # Lite logs its own traceback when the folder is locked
-        client = _call(
-            where,
+        client = Caller(MILVUS_ERRORS, where=where)(
             "open Milvus Lite",
             lambda: client_cls(uri=key, db_name=db_name, timeout=TIMEOUT_S),
         )

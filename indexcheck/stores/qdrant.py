@@ -41,12 +41,13 @@ from .base import (
     StoreSpec,
     VectorBatch,
     as_float32_matrix,
-    empty_result,
     pack_rows,
 )
+from .error_tables import apply_error_table
+from .hits import Hits, gather
 from .metric_table import scores_of
 from .params import Str
-from .qdrant_open import QdrantCollection, open_collection, translate
+from .qdrant_open import QDRANT_ERRORS, QdrantCollection, open_collection
 
 #: Qdrant distance -> (score formula, higher_is_better)
 DISTANCES = scores_of("qdrant")
@@ -105,7 +106,8 @@ class QdrantStore(BaseStore):
     # -- helpers ---------------------------------------------------------------
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        return translate(exc, self._location, self._collection, doing)
+        context = {"location": self._location, "collection": self._collection}
+        return apply_error_table(QDRANT_ERRORS, exc, doing=doing, **context)
 
     def _scroll(
         self, doing: str, limit: int, offset: Any, payload: bool | list[str], vectors: bool = True
@@ -341,15 +343,12 @@ class QdrantStore(BaseStore):
                 f"query vectors have dimension {xq.shape[1]} but {self._where} holds "
                 f"{self._dimension}; embed with the model that built the index"
             )
-        D, I = empty_result(xq.shape[0], k)
-        if k <= 0:
-            return D, I
         models = self._models
         params = self._search_params(exact)
         payload: bool | list[str] = [self._id_field] if self._id_field else False
         client, name = self._client, self._collection
-        for start in range(0, xq.shape[0], QUERY_BATCH):
-            block = xq[start : start + QUERY_BATCH]
+
+        def search(block: np.ndarray) -> Hits:
             requests = [
                 models.QueryRequest(
                     query=row.tolist(),
@@ -365,11 +364,9 @@ class QdrantStore(BaseStore):
             responses = self._call(
                 "search", partial(client.query_batch_points, name, requests=requests)
             )
-            for qi, response in enumerate(responses):
-                for j, point in enumerate(response.points[:k]):
-                    D[start + qi, j] = point.score
-                    I[start + qi, j] = self._id_of(point)
-        return D, I
+            return [[(p.score, self._id_of(p)) for p in r.points] for r in responses]
+
+        return gather(xq, k, QUERY_BATCH, search)
 
     def close(self) -> None:
         """Release the client (and, in local mode, the folder lock)."""

@@ -8,11 +8,10 @@ which both use.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import (
@@ -27,11 +26,9 @@ from ..errors import (
 )
 from ..redact import redact_url
 from ..secrets import env_secret
-from .base import StoreSpec, call_translated
-from .error_tables import ErrorTable, Rule, apply_error_table, doing
+from .base import StoreSpec
+from .error_tables import Caller, ErrorTable, Rule, doing
 from .metric_table import scores_of
-
-T = TypeVar("T")
 
 TIMEOUT_S = 30
 _OPEN_LOCAL = "open the local folder"
@@ -108,18 +105,6 @@ QDRANT_ERRORS = ErrorTable(
         ),
     ),
 )
-
-
-def translate(exc: BaseException, location: str, collection: str, doing: str) -> Exception | None:
-    """The IndexcheckError for what qdrant-client raised while ``doing``; None if not its."""
-    return apply_error_table(
-        QDRANT_ERRORS, exc, location=location, collection=collection, doing=doing
-    )
-
-
-def _call(location: str, collection: str, doing: str, fn: Callable[[], T]) -> T:
-    """One client call made before the store exists, translated like the store's own."""
-    return call_translated(doing, fn, lambda exc, what: translate(exc, location, collection, what))
 
 
 @dataclass
@@ -239,7 +224,7 @@ def open_collection(spec: StoreSpec, options: Any) -> QdrantCollection:
 
 
 def _check_exists(c: QdrantCollection, shown: str) -> None:
-    call, client = partial(_call, shown, c.collection), c.client
+    call, client = Caller(QDRANT_ERRORS, location=shown, collection=c.collection), c.client
     if not c.local and call("find the collection", partial(client.collection_exists, c.collection)):
         return
     aliases = call("list aliases", client.get_aliases).aliases
@@ -256,7 +241,7 @@ def _check_exists(c: QdrantCollection, shown: str) -> None:
 
 def _describe(c: QdrantCollection) -> None:
     """Read the collection's config: its one dense vector, dimension and distance."""
-    call = partial(_call, c.location, c.collection)
+    call = Caller(QDRANT_ERRORS, location=c.location, collection=c.collection)
     c.info = call("read the collection", partial(c.client.get_collection, c.collection))
     vectors, given = c.info.config.params.vectors, c.vector
     if isinstance(vectors, c.models.VectorParams):
@@ -311,4 +296,5 @@ def _open_local(path: Path, options: Any, client_cls: Any) -> Any:
             f"Qdrant local storage at '{path}' keeps each point as a Python pickle, which can "
             "run code when loaded; pass --trust-pickle if you trust who wrote the folder"
         )
-    return _call(str(path), "", _OPEN_LOCAL, lambda: client_cls(path=str(path)))
+    call = Caller(QDRANT_ERRORS, location=str(path), collection="")
+    return call(_OPEN_LOCAL, lambda: client_cls(path=str(path)))
