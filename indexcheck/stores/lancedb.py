@@ -22,20 +22,22 @@ The store pins the table version current at open, so a concurrent writer cannot 
 what one check reads. Nothing is written: connecting, reading and searching a local
 dataset leave every file untouched (tested by hashing the directory).
 
-Memory: a scan reads the table in pages of ``batch`` rows (``offset``/``limit`` over the
-pinned version, the id, vector and text columns only), so it holds one page: about
-``4 d`` bytes of vector plus the id and the text per row of that page, and nothing per
-row of the table. (One ``to_batches`` reader over the whole table lets LanceDB read ahead
-of a slow consumer and held most of the table: 345 -> 548 MB from 110,000 to 440,000
-128-d rows under ``check-index --all``.) Search runs inside LanceDB. The first fetch
-reads the id column page by page into an id -> row offset dict (about 100 bytes a row in
-Python) so that later fetches take rows by offset instead of scanning the table.
+Memory: a scan reads the pinned version page by page (``offset``/``limit`` queries of
+at most ``PAGE_ROWS`` = 8,192 rows, the id, vector and text columns only, handed on as
+``to_batches(batch)`` blocks), so it holds at most one page: about ``4 d`` bytes of
+vector plus the id and the text for each row of that page, and nothing per row of the
+table. (One ``to_batches`` reader over the whole table lets LanceDB read ahead of a slow
+consumer and held most of the table: 345 -> 548 MB from 110,000 to 440,000 128-d rows
+under ``check-index --all``.) Search runs inside LanceDB. The first fetch reads the id
+column the same way into an id -> row offset dict (about 100 bytes a row in Python), so
+that later fetches take rows by offset instead of scanning the table.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,8 @@ from .params import Choice, Int, Str
 DISTANCE_SCORES = scores_of("lancedb")
 FETCH_BATCH = 500
 QUERY_BATCH = 64
+#: rows one scan query reads at most (the most a scan holds, with one block)
+PAGE_ROWS = 8192
 
 
 def _quote_str(value: str) -> str:
@@ -96,22 +100,12 @@ class LanceDBStore(BaseStore):
     has_exact = True
 
     def __init__(self, opened: LanceTable) -> None:
-        self.spec = opened.spec
-        self._db = opened.db
-        self._tbl = opened.table
-        self._name = opened.name
-        self._vcol = opened.vector
-        self._idcol = opened.id
-        self._textcol = opened.text
-        self._search = opened.search
-        self._prefilter = opened.prefilter
-        self._id_is_int = opened.id_is_int
+        self._t = opened  # what the table is: columns, index, metric, search options
+        self.spec, self._tbl, self._name = opened.spec, opened.table, opened.name
+        self._vcol, self._idcol, self._textcol = opened.vector, opened.id, opened.text
+        self._dimension, self._metric = opened.dimension, opened.metric
         self._version = int(opened.table.version)
         self._offset_of: dict[str, int] | None = None
-        self._fixed = opened.fixed
-        self._dimension = opened.dimension
-        self._index = opened.index
-        self._metric, self._metric_source = opened.metric, opened.metric_source
 
     @classmethod
     def from_spec(cls, spec: StoreSpec, options: Any = None) -> LanceDBStore:
@@ -124,16 +118,27 @@ class LanceDBStore(BaseStore):
         return apply_error_table(LANCEDB_ERRORS, exc, doing=doing, name=self._name, path="")
 
     def _pages(self, cols: list[str], size: int, doing: str) -> Iterator[Any]:
-        """The pinned table, ``cols`` only, as Arrow tables of at most ``size`` rows in
-        scan order; one page is held at a time (no read-ahead over the table)."""
+        """The pinned table, ``cols`` only, as Arrow record batches of at most ``size``
+        rows in scan order. Each query reads one page (``offset``/``limit``) of at most
+        ``max(size, PAGE_ROWS)`` rows through ``to_batches``, so LanceDB can read ahead
+        within the page but never past it."""
         start = 0
         while True:
-            query = self._tbl.search().select(cols).offset(start).limit(size)
-            page = self._call(doing, query.to_arrow)
-            if page.num_rows == 0:
+            query = self._tbl.search().select(cols).offset(start).limit(max(size, PAGE_ROWS))
+            reader = self._call(doing, partial(query.to_batches, size))
+            got = 0
+            while True:
+                with self._translating(doing):
+                    try:
+                        batch = reader.read_next_batch()
+                    except StopIteration:
+                        break
+                got += batch.num_rows
+                if batch.num_rows:
+                    yield batch
+            if got == 0:
                 return
-            yield page
-            start += page.num_rows
+            start += got
 
     def _vectors_of(self, col: Any) -> tuple[np.ndarray, np.ndarray]:
         """A list/fixed-size-list Arrow column -> (float32 (n, d), dims int32 (n,))."""
@@ -158,7 +163,7 @@ class LanceDBStore(BaseStore):
     ) -> tuple[np.ndarray, np.ndarray]:
         if k < 1 or q.shape[0] == 0:
             return empty_result(q.shape[0], k)
-        if not self._fixed:
+        if not self._t.fixed:
             raise InputError(
                 f"lancedb column '{self._vcol}' of table '{self._name}' holds variable-length "
                 "lists, which LanceDB cannot search; fetch and iterate work, or store the "
@@ -173,19 +178,19 @@ class LanceDBStore(BaseStore):
                 .limit(k)
             )
             if where is not None:
-                if self._prefilter is None:  # LanceDB's own default, as the application
+                if self._t.prefilter is None:  # LanceDB's own default, as the application
                     builder = builder.where(where)
                 else:
-                    builder = builder.where(where, prefilter=self._prefilter == "true")
+                    builder = builder.where(where, prefilter=self._t.prefilter == "true")
             if exact:
                 builder = builder.bypass_vector_index()
             else:
-                if self._search["nprobes"]:
-                    builder = builder.nprobes(self._search["nprobes"])
-                if self._search["refine_factor"]:
-                    builder = builder.refine_factor(self._search["refine_factor"])
-                if self._search["ef"]:
-                    builder = builder.ef(self._search["ef"])
+                if self._t.search["nprobes"]:
+                    builder = builder.nprobes(self._t.search["nprobes"])
+                if self._t.search["refine_factor"]:
+                    builder = builder.refine_factor(self._t.search["refine_factor"])
+                if self._t.search["ef"]:
+                    builder = builder.ef(self._t.search["ef"])
             res = self._call("search", builder.to_arrow)
             qidx = (
                 np.asarray(res.column("query_index").to_numpy(), dtype=np.int64)
@@ -213,9 +218,9 @@ class LanceDBStore(BaseStore):
             "vector_column": self._vcol,
             "id_column": self._idcol,
             "text_column": self._textcol,
-            "metric_source": self._metric_source,
-            "index": self._index,
-            "search_params": {k: v for k, v in self._search.items() if v},
+            "metric_source": self._t.metric_source,
+            "index": self._t.index,
+            "search_params": {k: v for k, v in self._t.search.items() if v},
         }
         return StoreInfo(
             backend="lancedb",
@@ -224,7 +229,7 @@ class LanceDBStore(BaseStore):
             metric=self._metric,
             score=score,
             higher_is_better=higher,
-            approximate=self._index is not None,
+            approximate=self._t.index is not None,
             details=details,
         )
 
@@ -237,7 +242,7 @@ class LanceDBStore(BaseStore):
             if int(v.get("version", -1)) == self._version:
                 stamp = str(v.get("timestamp"))
         count = int(self._call("count_rows", self._tbl.count_rows))
-        uuid = self._index.get("uuid") if self._index else None
+        uuid = self._t.index.get("uuid") if self._t.index else None
         raw = (
             f"{self._name}|{self._version}|{stamp}|{count}|{self._dimension}|{self._metric}|{uuid}"
         )
@@ -305,7 +310,7 @@ class LanceDBStore(BaseStore):
         return res
 
     def _literals(self, ids: list[str]) -> list[str]:
-        if not self._id_is_int:
+        if not self._t.id_is_int:
             return [_quote_str(i) for i in ids]
         out = []
         for i in ids:
