@@ -98,20 +98,11 @@ class MilvusStore(BaseStore):
     query_batch = QUERY_BATCH
 
     def __init__(self, opened: MilvusCollection) -> None:
-        self._opened = opened
-        self._client = opened.client
-        self.spec = opened.spec
-        self._where = opened.where
-        self._lite = opened.lite
+        self._c = opened  # what the collection is: schema, index, metric, load state
+        self.spec, self._client, self._where = opened.spec, opened.client, opened.where
         self._collection = opened.name
         self._closed = False
-        self._vector, self._dimension = opened.vector, opened.dimension
-        self._pk, self._id_field, self._int_ids = opened.pk, opened.id_field, opened.int_ids
-        self._text_field, self._scalars = opened.text_field, opened.scalars
-        self._index, self._index_type = opened.index, opened.index_type
-        self._metric, self._approximate = opened.metric, opened.approximate
-        self._exact_params = opened.exact_params
-        self.has_exact = self._exact_params is not None
+        self.has_exact = opened.exact_params is not None
 
     @classmethod
     def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
@@ -134,32 +125,32 @@ class MilvusStore(BaseStore):
 
     def info(self) -> StoreInfo:
         """Count, dimension, metric and Milvus's score formula for it."""
-        score, higher = METRICS[self._metric]
+        score, higher = METRICS[self._c.metric]
         exact = "none"
-        if self._exact_params == {}:
+        if self._c.exact_params == {}:
             exact = "the normal search is exact"
-        elif self._exact_params:
-            exact = f"IVF_FLAT with nprobe={self._exact_params['nprobe']} (every list)"
+        elif self._c.exact_params:
+            exact = f"IVF_FLAT with nprobe={self._c.exact_params['nprobe']} (every list)"
         details: dict[str, Any] = {
-            "mode": "lite" if self._lite else "server",
+            "mode": "lite" if self._c.lite else "server",
             "collection": self._collection,
-            "vector_field": self._vector,
-            "primary_key": self._pk,
-            "id_field": self._id_field,
-            "text_field": self._text_field,
-            "index_type": self._index_type,
-            "index": {k: v for k, v in self._index.items() if k not in ("field_name",)},
+            "vector_field": self._c.vector,
+            "primary_key": self._c.pk,
+            "id_field": self._c.id_field,
+            "text_field": self._c.text_field,
+            "index_type": self._c.index_type,
+            "index": {k: v for k, v in self._c.index.items() if k not in ("field_name",)},
             "exact_search": exact,
-            "loaded_by_indexcheck": self._opened.loaded_by_us,
+            "loaded_by_indexcheck": self._c.loaded_by_us,
         }
         return StoreInfo(
             backend="milvus",
             count=self._count(),
-            dimension=self._dimension,
-            metric=self._metric,
+            dimension=self._c.dimension,
+            metric=self._c.metric,
             score=score,
             higher_is_better=higher,
-            approximate=self._approximate,
+            approximate=self._c.approximate,
             details=details,
         )
 
@@ -178,21 +169,23 @@ class MilvusStore(BaseStore):
                 count += 1
         head = xxhash.xxh3_64_hexdigest(
             repr(
-                (self._opened.schema_summary, self._metric, self._index_type, self._vector)
+                (self._c.schema_summary, self._c.metric, self._c.index_type, self._c.vector)
             ).encode()
         )
-        return f"milvus:{count}:{self._dimension}:{head}:{total:016x}{mixed:016x}"
+        return f"milvus:{count}:{self._c.dimension}:{head}:{total:016x}{mixed:016x}"
 
     def _filter(self, keys: list[str]) -> str:
-        if self._int_ids:
+        if self._c.int_ids:
             literals = [str(v) for v in (_int_key(k) for k in keys) if v is not None]
         else:
             literals = [_quote(k) for k in keys]
-        return f"{self._id_field} in [{', '.join(literals)}]" if literals else ""
+        return f"{self._c.id_field} in [{', '.join(literals)}]" if literals else ""
 
     def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
-        fields = [self._id_field, self._vector] + ([self._text_field] if self._text_field else [])
+        fields = [self._c.id_field, self._c.vector] + (
+            [self._c.text_field] if self._c.text_field else []
+        )
         client, name = self._client, self._collection
         by_id: dict[str, dict[str, Any]] = {}
         expr = self._filter(ids)
@@ -208,24 +201,24 @@ class MilvusStore(BaseStore):
                 ),
             )
             for row in rows:
-                by_id.setdefault(str(row[self._id_field]), row)
+                by_id.setdefault(str(row[self._c.id_field]), row)
         found = np.array([vid in by_id for vid in ids], dtype=bool)
         vectors, dims = pack_rows(
-            [by_id[v][self._vector] if v in by_id else None for v in ids], self._dimension
+            [by_id[v][self._c.vector] if v in by_id else None for v in ids], self._c.dimension
         )
         texts: list[str | None] | None = None
-        if self._text_field:
-            texts = [_text(by_id[v].get(self._text_field)) if v in by_id else None for v in ids]
+        if self._c.text_field:
+            texts = [_text(by_id[v].get(self._c.text_field)) if v in by_id else None for v in ids]
         return Fetched(list(ids), vectors, found, dims, texts)
 
     def _scan(self, batch: int, with_extras: bool = True) -> Iterator[VectorBatch]:
         """Every row once: ids, float32 (n, d) vectors, texts and scalar fields."""
         client, name = self._client, self._collection
-        fields = [self._pk, self._id_field, self._vector]
+        fields = [self._c.pk, self._c.id_field, self._c.vector]
         if with_extras:
-            fields += self._scalars + ([self._text_field] if self._text_field else [])
+            fields += self._c.scalars + ([self._c.text_field] if self._c.text_field else [])
         fields = list(dict.fromkeys(fields))
-        if self._lite:
+        if self._c.lite:
             _ITERATOR_LOG.addFilter(_NO_MVCC_WARNING)
         iterator = self._call(
             "start reading rows",
@@ -242,17 +235,21 @@ class MilvusStore(BaseStore):
                 rows = self._call("read rows", iterator.next)
                 if not rows:
                     return
-                vectors, dims = pack_rows([r[self._vector] for r in rows], self._dimension)
+                vectors, dims = pack_rows([r[self._c.vector] for r in rows], self._c.dimension)
                 texts = metadata = None
                 if with_extras:
-                    if self._text_field:
-                        texts = [_text(r.get(self._text_field)) for r in rows]
+                    if self._c.text_field:
+                        texts = [_text(r.get(self._c.text_field)) for r in rows]
                     metadata = [
-                        {k: v for k, v in r.items() if k not in (self._vector, self._text_field)}
+                        {
+                            k: v
+                            for k, v in r.items()
+                            if k not in (self._c.vector, self._c.text_field)
+                        }
                         for r in rows
                     ]
                 yield VectorBatch(
-                    ids=[str(r[self._id_field]) for r in rows],
+                    ids=[str(r[self._c.id_field]) for r in rows],
                     vectors=vectors,
                     dims=dims,
                     texts=texts,
@@ -271,7 +268,7 @@ class MilvusStore(BaseStore):
         read as a dynamic field); string values are quoted, names checked."""
         from ..filters import translate
 
-        return translate(node, "milvus", json_field=None, columns=self._scalars)
+        return translate(node, "milvus", json_field=None, columns=self._c.scalars)
 
     def _filtered_query_batch(
         self, vectors: np.ndarray, k: int, native: Any
@@ -280,25 +277,25 @@ class MilvusStore(BaseStore):
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact search in the same scale: FLAT as is, IVF_FLAT probing every list."""
-        if self._exact_params is None:
+        if self._c.exact_params is None:
             raise InputError(
-                f"{self._where}: a {self._index_type} index has no exact search mode; "
+                f"{self._where}: a {self._c.index_type} index has no exact search mode; "
                 "compare against exact search computed from the fetched vectors instead"
             )
-        return self._search(vectors, k, self._exact_params)
+        return self._search(vectors, k, self._c.exact_params)
 
     def _search(
         self, vectors: np.ndarray, k: int, params: dict[str, Any], expr: str = ""
     ) -> tuple[np.ndarray, np.ndarray]:
         xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._dimension:
+        if xq.shape[1] != self._c.dimension:
             raise DimensionMismatchError(
                 f"query vectors have dimension {xq.shape[1]} but collection "
-                f"'{self._collection}' in {self._where} holds {self._dimension}; "
+                f"'{self._collection}' in {self._where} holds {self._c.dimension}; "
                 "embed with the model that built the index"
             )
         client, name = self._client, self._collection
-        search_params = {"metric_type": self._metric, "params": params}
+        search_params = {"metric_type": self._c.metric, "params": params}
 
         def search(block: np.ndarray) -> Hits:
             result = self._call(
@@ -308,16 +305,19 @@ class MilvusStore(BaseStore):
                     name,
                     data=block.tolist(),
                     limit=k,
-                    anns_field=self._vector,
+                    anns_field=self._c.vector,
                     search_params=search_params,
                     filter=expr,
-                    output_fields=[self._id_field],
+                    output_fields=[self._c.id_field],
                     consistency_level="Strong",
                 ),
             )
-            by_pk = self._id_field == self._pk
+            by_pk = self._c.id_field == self._c.pk
             return [
-                [(h["distance"], str(h.id if by_pk else h["entity"][self._id_field])) for h in hits]
+                [
+                    (h["distance"], str(h.id if by_pk else h["entity"][self._c.id_field]))
+                    for h in hits
+                ]
                 for hits in result
             ]
 
@@ -327,7 +327,7 @@ class MilvusStore(BaseStore):
         """Release the collection if opening loaded it, then the client (and Lite server)."""
         if not self._closed:
             self._closed = True
-            self._opened.close()
+            self._c.close()
 
 
 def _text(value: Any) -> str | None:

@@ -80,23 +80,12 @@ class QdrantStore(BaseStore):
     query_batch = QUERY_BATCH
 
     def __init__(self, opened: QdrantCollection) -> None:
-        self._opened = opened
-        self._client = opened.client
-        self._models = opened.models
-        self.spec = opened.spec
-        self._collection = opened.collection
-        self._location = opened.location
-        self._local = opened.local
-        self._vector = opened.vector
-        self._id_field = opened.id_field
-        self._point_of: dict[str, Any] | None = None
-        self._text_field = opened.text_field
-        self._closed = False
+        self._c = opened  # what the collection is: vector, dimension, distance, config
+        self.spec, self._client, self._models = opened.spec, opened.client, opened.models
+        self._collection, self._location = opened.collection, opened.location
         self._where = opened.where
-        self._collection_info = opened.info
-        self._dimension = opened.dimension
-        self._distance = opened.distance
-        self._params = opened.params
+        self._point_of: dict[str, Any] | None = None
+        self._closed = False
         self.has_exact = True
 
     @classmethod
@@ -146,12 +135,12 @@ class QdrantStore(BaseStore):
         return int(self._call("count points", lambda: client.count(name, exact=True).count))
 
     def _with_vectors(self) -> bool | list[str]:
-        return [self._vector] if self._vector else True
+        return [self._c.vector] if self._c.vector else True
 
     def _vector_of(self, record: Any) -> Any:
         vec = record.vector
         if isinstance(vec, dict):
-            return vec.get(self._vector or "")
+            return vec.get(self._c.vector or "")
         return vec
 
     def _pack(self, rows: Sequence[Any | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -162,27 +151,27 @@ class QdrantStore(BaseStore):
         upsert or, in place, when a search first touches it. Normalising here gives the
         vectors the engine scores with, whatever ran before.
         """
-        vectors, dims = pack_rows(rows, self._dimension)
-        if self._distance == "Cosine":
+        vectors, dims = pack_rows(rows, self._c.dimension)
+        if self._c.distance == "Cosine":
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             np.divide(vectors, norms, out=vectors, where=norms > 0)
         return vectors, dims
 
     def _id_of(self, record: Any) -> str:
-        if self._id_field is None:
+        if self._c.id_field is None:
             return str(record.id)
-        value = (record.payload or {}).get(self._id_field)
+        value = (record.payload or {}).get(self._c.id_field)
         if value is None:
             # A point without the id field has no indexcheck id; keep it visible.
-            return f"<no {self._id_field}: point {record.id}>"
+            return f"<no {self._c.id_field}: point {record.id}>"
         return str(value)
 
     def _text_of(self, record: Any) -> str | None:
-        value = (record.payload or {}).get(self._text_field)
+        value = (record.payload or {}).get(self._c.text_field)
         return value if isinstance(value, str) else None
 
     def _search_params(self, exact: bool) -> Any:
-        if self._local:
+        if self._c.local:
             return None  # local mode is brute force; it warns about any search params
         models = self._models
         if exact:
@@ -196,16 +185,16 @@ class QdrantStore(BaseStore):
     def info(self) -> StoreInfo:
         """Count, dimension, distance and Qdrant's score formula for it."""
         count = self._count()
-        score, higher = DISTANCES[self._distance]
-        details = self._opened.details()
+        score, higher = DISTANCES[self._c.distance]
+        details = self._c.details()
         return StoreInfo(
             backend="qdrant",
             count=int(count),
-            dimension=self._dimension,
-            metric=self._distance,
+            dimension=self._c.dimension,
+            metric=self._c.distance,
             score=score,
             higher_is_better=higher,
-            approximate=not self._local,
+            approximate=not self._c.local,
             details=details,
         )
 
@@ -220,28 +209,28 @@ class QdrantStore(BaseStore):
         name = self._collection
         h = xxhash.xxh3_128()
         count = self._count()
-        config = self._collection_info.config.params.model_dump(mode="json")
+        config = self._c.info.config.params.model_dump(mode="json")
         h.update(json.dumps([count, config], sort_keys=True, default=str).encode())
         sqlite = Path(self._location) / "collection" / name / "storage.sqlite"
-        if self._local and sqlite.is_file():
+        if self._c.local and sqlite.is_file():
             # File bytes, not vectors read back: local mode renormalises Cosine vectors in
             # memory during searches, which changes their last bits.
             with sqlite.open("rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
         else:
-            records, _ = self._scroll("read points", SAMPLE_POINTS, None, bool(self._id_field))
+            records, _ = self._scroll("read points", SAMPLE_POINTS, None, bool(self._c.id_field))
             for record in records:
                 h.update(self._id_of(record).encode() + b"\0")
                 vec = self._vector_of(record)
                 if vec is not None:
                     h.update(self._pack([vec])[0].tobytes())
-        return f"qdrant:{count}:{self._dimension}:{h.hexdigest()}"
+        return f"qdrant:{count}:{self._c.dimension}:{h.hexdigest()}"
 
     def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
         by_id: dict[str, Any] = {}
-        if self._id_field is None:
+        if self._c.id_field is None:
             records = self._retrieve(ids)
         else:
             records = self._scroll_by_payload(ids)
@@ -267,7 +256,7 @@ class QdrantStore(BaseStore):
         point_ids = [pid for pid in (_point_id(v) for v in batch) if pid is not None]
         if not point_ids:
             return []
-        return self._points("fetch points", point_ids, [self._text_field])
+        return self._points("fetch points", point_ids, [self._c.text_field])
 
     def _scroll_by_payload(self, batch: list[str]) -> list[Any]:
         """Points whose payload id is in ``batch``, through a payload-id -> point-id map.
@@ -277,7 +266,7 @@ class QdrantStore(BaseStore):
         fetch of n ids O(n^2).
         """
         if self._point_of is None:
-            key = [str(self._id_field)]
+            key = [str(self._c.id_field)]
             mapping: dict[str, Any] = {}
             offset: Any = None
             while True:
@@ -290,7 +279,7 @@ class QdrantStore(BaseStore):
         point_ids = [self._point_of[v] for v in batch if v in self._point_of]
         if not point_ids:
             return []
-        payload = [self._id_field, self._text_field]
+        payload = [self._c.id_field, self._c.text_field]
         return self._points("fetch points by payload id", point_ids, payload)
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
@@ -302,7 +291,7 @@ class QdrantStore(BaseStore):
                 vectors, dims = self._pack([self._vector_of(r) for r in records])
                 texts = [self._text_of(r) for r in records]
                 metadata = [
-                    {k: v for k, v in (r.payload or {}).items() if k != self._text_field}
+                    {k: v for k, v in (r.payload or {}).items() if k != self._c.text_field}
                     for r in records
                 ]
                 yield VectorBatch(
@@ -338,21 +327,21 @@ class QdrantStore(BaseStore):
         self, vectors: np.ndarray, k: int, exact: bool, query_filter: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._dimension:
+        if xq.shape[1] != self._c.dimension:
             raise DimensionMismatchError(
                 f"query vectors have dimension {xq.shape[1]} but {self._where} holds "
-                f"{self._dimension}; embed with the model that built the index"
+                f"{self._c.dimension}; embed with the model that built the index"
             )
         models = self._models
         params = self._search_params(exact)
-        payload: bool | list[str] = [self._id_field] if self._id_field else False
+        payload: bool | list[str] = [self._c.id_field] if self._c.id_field else False
         client, name = self._client, self._collection
 
         def search(block: np.ndarray) -> Hits:
             requests = [
                 models.QueryRequest(
                     query=row.tolist(),
-                    using=self._vector,
+                    using=self._c.vector,
                     filter=query_filter,
                     limit=k,
                     params=params,
