@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..vectors import normalize_rows
+from .metric_table import scores_of
 
+#: our metric name -> the faiss metric its exact search runs with
+FAISS_KINDS = {"cosine": "ip", "ip": "ip", "l2": "l2"}
 #: our metric name -> (faiss metric, score formula, higher_is_better)
 LOCAL_METRICS: dict[str, tuple[str, str, bool]] = {
-    "cosine": ("ip", "cos", True),
-    "ip": ("ip", "dot", True),
-    "l2": ("l2", "l2^2", False),
+    name: (FAISS_KINDS[name], *score) for name, score in scores_of("local").items()
 }
 
 

@@ -40,14 +40,11 @@ from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, empty_r
 from .chroma_connect import CHROMA_ERRORS, Connection, connect
 from .chroma_filter import ChromaFilter
 from .chroma_snapshot import _remove_tree
+from .metric_table import scores_of
 from .params import Str
 
 #: Chroma space -> (score formula over cos/dot/l2, higher_is_better)
-SPACE_SCORES: dict[str, tuple[str, bool]] = {
-    "l2": ("l2^2", False),
-    "ip": ("1-dot", False),
-    "cosine": ("1-cos", False),
-}
+SPACE_SCORES = scores_of("chroma")
 DEFAULT_SPACE = "l2"
 FETCH_BATCH = 500
 QUERY_BATCH = 100

@@ -22,10 +22,15 @@ The store pins the table version current at open, so a concurrent writer cannot 
 what one check reads. Nothing is written: connecting, reading and searching a local
 dataset leave every file untouched (tested by hashing the directory).
 
-Memory: scans read ``to_batches(batch)`` of the id, vector and text columns only (one
-block held); search runs inside LanceDB. The first fetch reads the id column once into an
-id -> row offset dict (about 100 bytes a row in Python) so that later fetches take rows
-by offset instead of scanning the table.
+Memory: a scan reads the pinned version page by page (``offset``/``limit`` queries of
+at most ``PAGE_ROWS`` = 8,192 rows, the id, vector and text columns only, handed on as
+``to_batches(batch)`` blocks), so it holds at most one page: about ``4 d`` bytes of
+vector plus the id and the text for each row of that page, and nothing per row of the
+table. (One ``to_batches`` reader over the whole table lets LanceDB read ahead of a slow
+consumer and held most of the table: 345 -> 548 MB from 110,000 to 440,000 128-d rows
+under ``check-index --all``.) Search runs inside LanceDB. The first fetch reads the id
+column the same way into an id -> row offset dict (about 100 bytes a row in Python), so
+that later fetches take rows by offset instead of scanning the table.
 """
 
 from __future__ import annotations
@@ -37,11 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import (
-    BackendUnavailableError,
-    InputError,
-    SpecError,
-)
+from ..errors import InputError
 from .base import (
     BaseStore,
     Fetched,
@@ -52,22 +53,18 @@ from .base import (
     empty_result,
     pack_rows,
 )
+from .error_tables import apply_error_table
+from .hits import Hits, gather
+from .lancedb_open import LANCEDB_ERRORS, LanceTable, open_table, quote_ident
+from .metric_table import scores_of
 from .params import Choice, Int, Str
 
 #: LanceDB distance type -> (score formula over cos/dot/l2, higher_is_better)
-DISTANCE_SCORES: dict[str, tuple[str, bool]] = {
-    "l2": ("l2^2", False),
-    "cosine": ("1-cos", False),
-    "dot": ("1-dot", False),
-}
-DEFAULT_METRIC = "l2"
+DISTANCE_SCORES = scores_of("lancedb")
 FETCH_BATCH = 500
 QUERY_BATCH = 64
-_SPEC_HINT = "e.g. lancedb:./lancedb?table=chunks"
-
-
-def _quote_ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+#: rows one scan query reads at most (the most a scan holds, with one block)
+PAGE_ROWS = 8192
 
 
 def _quote_str(value: str) -> str:
@@ -102,113 +99,46 @@ class LanceDBStore(BaseStore):
 
     has_exact = True
 
-    def __init__(self, spec: str, db: Any, table: Any, name: str, params: dict[str, Any]) -> None:
-        import pyarrow as pa
-
-        self.spec = spec
-        self._db = db
-        self._tbl = table
-        self._name = name
-        self._vcol: str = params["vector"]
-        self._idcol: str = params["id"]
-        self._search = {k: params[k] for k in ("nprobes", "refine_factor", "ef")}
-        self._prefilter = params.get("prefilter")
-        schema = table.schema
-        names = list(schema.names)
-        if self._idcol not in names:
-            raise InputError(
-                f"lancedb table '{name}' has no id column '{self._idcol}'; columns: "
-                f"{', '.join(names)}; pass ?id=COLUMN"
-            )
-        if self._vcol not in names:
-            vec_like = [f.name for f in schema if _is_vector_type(f.type)]
-            raise InputError(
-                f"lancedb table '{name}' has no vector column '{self._vcol}'; vector columns: "
-                f"{', '.join(vec_like) or 'none'}; pass ?vector=COLUMN"
-            )
-        vtype = schema.field(self._vcol).type
-        if not _is_vector_type(vtype):
-            raise InputError(
-                f"lancedb column '{self._vcol}' of table '{name}' is {vtype}, not a list of "
-                "floats; pass ?vector=COLUMN naming the embedding column"
-            )
-        text = params["text"]
-        if text is not None and text not in names:
-            if params["text_given"]:
-                raise InputError(
-                    f"lancedb table '{name}' has no text column '{text}'; columns: "
-                    f"{', '.join(names)}; pass ?text=COLUMN or leave it out"
-                )
-            text = None
-        self._textcol: str | None = text
-        self._id_is_int = pa.types.is_integer(schema.field(self._idcol).type)
-        self._version = int(table.version)
+    def __init__(self, opened: LanceTable) -> None:
+        self._t = opened  # what the table is: columns, index, metric, search options
+        self.spec, self._tbl, self._name = opened.spec, opened.table, opened.name
+        self._vcol, self._idcol, self._textcol = opened.vector, opened.id, opened.text
+        self._dimension, self._metric = opened.dimension, opened.metric
+        self._version = int(opened.table.version)
         self._offset_of: dict[str, int] | None = None
-        self._fixed = bool(pa.types.is_fixed_size_list(vtype))
-        self._dimension = self._find_dimension(vtype)
-        self._index = self._find_index()
-        index_metric = self._index.get("distance_type") if self._index else None
-        index_name = self._index.get("name") if self._index else None
-        asked = params["metric"]
-        if index_metric and asked and asked != index_metric:
-            raise SpecError(
-                f"lancedb: the vector index '{index_name}' on '{self._vcol}' was built "
-                f"with distance type '{index_metric}' but the spec asks ?metric={asked}; drop "
-                f"?metric= or set it to {index_metric}"
-            )
-        if index_metric:
-            self._metric, self._metric_source = str(index_metric), "index"
-        elif asked:
-            self._metric, self._metric_source = asked, "spec"
-        else:
-            self._metric, self._metric_source = DEFAULT_METRIC, "lancedb default"
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> LanceDBStore:
+        return cls(open_table(spec, cls.check_params(spec.params)))
 
     # -- helpers -----------------------------------------------------------------------
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
         """lancedb and pyarrow raise many types for unreadable data: all mean the dataset."""
-        return BackendUnavailableError(
-            f"lancedb {doing} on table '{self._name}' failed ({type(exc).__name__}: {exc}); "
-            "check the dataset files are complete and readable"
-        )
+        return apply_error_table(LANCEDB_ERRORS, exc, doing=doing, name=self._name, path="")
 
-    def _find_dimension(self, vtype: Any) -> int:
-        import pyarrow as pa
-
-        if pa.types.is_fixed_size_list(vtype):
-            return int(vtype.list_size)
-        first = self._call(
-            "scan",
-            lambda: (
-                self._tbl.search()
-                .where(f"{_quote_ident(self._vcol)} IS NOT NULL")
-                .select([self._vcol])
-                .limit(1)
-                .to_arrow()
-            ),
-        )
-        if first.num_rows == 0:
-            return 0
-        return len(first.column(0)[0].as_py())
-
-    def _find_index(self) -> dict[str, Any] | None:
-        indices = self._call("list_indices", self._tbl.list_indices)
-        for idx in indices:
-            if list(idx.columns) != [self._vcol]:
-                continue
-            stats = self._call("index_stats", partial(self._tbl.index_stats, idx.name))
-            dist = getattr(stats, "distance_type", None) if stats is not None else None
-            if not dist:
-                continue  # a scalar index on the column
-            return {
-                "name": idx.name,
-                "index_type": getattr(stats, "index_type", str(idx.index_type)),
-                "distance_type": str(dist).lower(),
-                "uuid": getattr(idx, "index_uuid", None),
-                "num_indexed_rows": getattr(stats, "num_indexed_rows", None),
-                "num_unindexed_rows": getattr(stats, "num_unindexed_rows", None),
-            }
-        return None
+    def _pages(self, cols: list[str], size: int, doing: str) -> Iterator[Any]:
+        """The pinned table, ``cols`` only, as Arrow record batches of at most ``size``
+        rows in scan order. Each query reads one page (``offset``/``limit``) of at most
+        ``max(size, PAGE_ROWS)`` rows through ``to_batches``, so LanceDB can read ahead
+        within the page but never past it."""
+        start = 0
+        while True:
+            query = self._tbl.search().select(cols).offset(start).limit(max(size, PAGE_ROWS))
+            reader = self._call(doing, partial(query.to_batches, size))
+            got = 0
+            while True:
+                with self._translating(doing):
+                    try:
+                        batch = reader.read_next_batch()
+                    except StopIteration:
+                        break
+                got += batch.num_rows
+                if batch.num_rows:
+                    yield batch
+            if got == 0:
+                return
+            start += got
 
     def _vectors_of(self, col: Any) -> tuple[np.ndarray, np.ndarray]:
         """A list/fixed-size-list Arrow column -> (float32 (n, d), dims int32 (n,))."""
@@ -231,17 +161,16 @@ class LanceDBStore(BaseStore):
     def _vector_search(
         self, q: np.ndarray, k: int, exact: bool, where: str | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        D, I = empty_result(q.shape[0], k)
         if k < 1 or q.shape[0] == 0:
-            return D, I
-        if not self._fixed:
+            return empty_result(q.shape[0], k)
+        if not self._t.fixed:
             raise InputError(
                 f"lancedb column '{self._vcol}' of table '{self._name}' holds variable-length "
                 "lists, which LanceDB cannot search; fetch and iterate work, or store the "
                 "vectors as a fixed-size list"
             )
-        for start in range(0, q.shape[0], QUERY_BATCH):
-            part = q[start : start + QUERY_BATCH]
+
+        def search(part: np.ndarray) -> Hits:
             builder = (
                 self._tbl.search(part, vector_column_name=self._vcol)
                 .distance_type(self._metric)
@@ -249,19 +178,19 @@ class LanceDBStore(BaseStore):
                 .limit(k)
             )
             if where is not None:
-                if self._prefilter is None:  # LanceDB's own default, as the application
+                if self._t.prefilter is None:  # LanceDB's own default, as the application
                     builder = builder.where(where)
                 else:
-                    builder = builder.where(where, prefilter=self._prefilter == "true")
+                    builder = builder.where(where, prefilter=self._t.prefilter == "true")
             if exact:
                 builder = builder.bypass_vector_index()
             else:
-                if self._search["nprobes"]:
-                    builder = builder.nprobes(self._search["nprobes"])
-                if self._search["refine_factor"]:
-                    builder = builder.refine_factor(self._search["refine_factor"])
-                if self._search["ef"]:
-                    builder = builder.ef(self._search["ef"])
+                if self._t.search["nprobes"]:
+                    builder = builder.nprobes(self._t.search["nprobes"])
+                if self._t.search["refine_factor"]:
+                    builder = builder.refine_factor(self._t.search["refine_factor"])
+                if self._t.search["ef"]:
+                    builder = builder.ef(self._t.search["ef"])
             res = self._call("search", builder.to_arrow)
             qidx = (
                 np.asarray(res.column("query_index").to_numpy(), dtype=np.int64)
@@ -270,15 +199,12 @@ class LanceDBStore(BaseStore):
             )
             dist = np.asarray(res.column("_distance").to_numpy(zero_copy_only=False), np.float32)
             ids = self._ids_of(res.column(self._idcol))
-            fill = np.zeros(part.shape[0], dtype=np.int64)
-            for row in np.argsort(dist, kind="stable"):
-                qi = int(qidx[row])
-                j = int(fill[qi])
-                if j < k:
-                    D[start + qi, j] = dist[row]
-                    I[start + qi, j] = ids[row]
-                    fill[qi] = j + 1
-        return D, I
+            hits: list[list[tuple[float, str]]] = [[] for _ in range(part.shape[0])]
+            for row in np.argsort(dist, kind="stable"):  # each query's rows, nearest first
+                hits[int(qidx[row])].append((float(dist[row]), ids[row]))
+            return hits
+
+        return gather(q, k, QUERY_BATCH, search)
 
     # -- Protocol ----------------------------------------------------------------------
 
@@ -292,9 +218,9 @@ class LanceDBStore(BaseStore):
             "vector_column": self._vcol,
             "id_column": self._idcol,
             "text_column": self._textcol,
-            "metric_source": self._metric_source,
-            "index": self._index,
-            "search_params": {k: v for k, v in self._search.items() if v},
+            "metric_source": self._t.metric_source,
+            "index": self._t.index,
+            "search_params": {k: v for k, v in self._t.search.items() if v},
         }
         return StoreInfo(
             backend="lancedb",
@@ -303,7 +229,7 @@ class LanceDBStore(BaseStore):
             metric=self._metric,
             score=score,
             higher_is_better=higher,
-            approximate=self._index is not None,
+            approximate=self._t.index is not None,
             details=details,
         )
 
@@ -316,7 +242,7 @@ class LanceDBStore(BaseStore):
             if int(v.get("version", -1)) == self._version:
                 stamp = str(v.get("timestamp"))
         count = int(self._call("count_rows", self._tbl.count_rows))
-        uuid = self._index.get("uuid") if self._index else None
+        uuid = self._t.index.get("uuid") if self._t.index else None
         raw = (
             f"{self._name}|{self._version}|{stamp}|{count}|{self._dimension}|{self._metric}|{uuid}"
         )
@@ -336,7 +262,7 @@ class LanceDBStore(BaseStore):
                 literals = self._literals(part)
                 if not literals:
                     continue
-                where = f"{_quote_ident(self._idcol)} IN ({', '.join(literals)})"
+                where = f"{quote_ident(self._idcol)} IN ({', '.join(literals)})"
                 query = self._tbl.search().where(where).select(cols).limit(None)
                 res = self._call("fetch", query.to_arrow)
             got_ids = self._ids_of(res.column(self._idcol))
@@ -362,18 +288,17 @@ class LanceDBStore(BaseStore):
     def _take(self, part: list[str], cols: list[str]) -> Any:
         """Rows for ``part`` by row offset (no table scan per batch), or None to fall back.
 
-        The id -> offset map is read once from one projected scan of the id column. A batch
+        The id -> offset map is read once from a projected scan of the id column. A batch
         whose returned ids differ from the ones asked (a table whose scan order is not its
         offset order) returns None, so the caller filters by id instead: never a wrong row.
         """
         if self._offset_of is None:
-            col = self._call(
-                "read ids",
-                lambda: self._tbl.search().select([self._idcol]).limit(None).to_arrow(),
-            ).column(self._idcol)
             offsets: dict[str, int] = {}
-            for i, vid in enumerate(self._ids_of(col)):
-                offsets.setdefault(vid, i)
+            row = 0
+            for page in self._pages([self._idcol], 10 * FETCH_BATCH, "read ids"):
+                for vid in self._ids_of(page.column(self._idcol)):
+                    offsets.setdefault(vid, row)
+                    row += 1
             self._offset_of = offsets
         wanted = [self._offset_of[i] for i in part if i in self._offset_of]
         if not wanted:
@@ -385,7 +310,7 @@ class LanceDBStore(BaseStore):
         return res
 
     def _literals(self, ids: list[str]) -> list[str]:
-        if not self._id_is_int:
+        if not self._t.id_is_int:
             return [_quote_str(i) for i in ids]
         out = []
         for i in ids:
@@ -396,27 +321,19 @@ class LanceDBStore(BaseStore):
         return out
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
-        """Every row once, scanning only the id/vector/text columns: float32 (n, d) blocks."""
+        """Every row once, page by page, reading only the id/vector/text columns: float32
+        (n, d) blocks of at most ``batch`` rows."""
         cols = [self._idcol, self._vcol] + ([self._textcol] if self._textcol else [])
-        reader = self._call(
-            "scan", lambda: self._tbl.search().select(cols).limit(None).to_batches(batch)
-        )
-        while True:
-            with self._translating("scan"):
-                try:
-                    rb = reader.read_next_batch()
-                except StopIteration:
-                    break
-            if rb.num_rows == 0:
-                continue
-            vectors, dims = self._vectors_of(rb.column(self._vcol))
+        for page in self._pages(cols, batch, "scan"):
+            vectors, dims = self._vectors_of(page.column(self._vcol))
             texts: list[str | None] | None = None
             if self._textcol:
                 texts = [
-                    t if isinstance(t, str) else None for t in rb.column(self._textcol).to_pylist()
+                    t if isinstance(t, str) else None
+                    for t in page.column(self._textcol).to_pylist()
                 ]
             yield VectorBatch(
-                ids=self._ids_of(rb.column(self._idcol)),
+                ids=self._ids_of(page.column(self._idcol)),
                 vectors=vectors,
                 dims=dims,
                 texts=texts,
@@ -462,12 +379,6 @@ class LanceDBStore(BaseStore):
         """Flat scan (``bypass_vector_index``) with the same distance type: exact ``_distance``."""
         return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, True)
 
-    @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> LanceDBStore:
-        from .lancedb_open import open_lancedb
-
-        return open_lancedb(spec, options)
-
     def close(self) -> None:
         """Drop the table handle."""
         tbl, self._tbl = self._tbl, None
@@ -477,14 +388,6 @@ class LanceDBStore(BaseStore):
                 closer()
             except Exception:  # already closed
                 pass
-
-
-def _is_vector_type(t: Any) -> bool:
-    import pyarrow as pa
-
-    if not (pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t)):
-        return False
-    return bool(pa.types.is_floating(t.value_type))
 
 
 def open_store(spec: StoreSpec, options: Any = None) -> LanceDBStore:

@@ -24,17 +24,14 @@ server memory, not data; ``info().details["loaded_by_indexcheck"]`` says whether
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import xxhash
 
-from ..errors import (
-    DimensionMismatchError,
-    InputError,
-)
+from ..errors import DimensionMismatchError, InputError
 from .base import (
     BaseStore,
     Fetched,
@@ -42,26 +39,18 @@ from .base import (
     StoreSpec,
     VectorBatch,
     as_float32_matrix,
-    empty_result,
     pack_rows,
 )
+from .error_tables import apply_error_table
+from .hits import Hits, gather
+from .metric_table import scores_of
+from .milvus_open import MILVUS_ERRORS, MilvusCollection, open_collection
 from .params import Str
 
-T = TypeVar("T")
-
 #: Milvus metric -> (score formula, higher_is_better)
-METRICS: dict[str, tuple[str, bool]] = {
-    "COSINE": ("cos", True),
-    "IP": ("dot", True),
-    "L2": ("l2^2", False),
-}
-EXACT_INDEXES = {"FLAT", "BRUTE_FORCE", "GPU_BRUTE_FORCE"}
-IVF_FLAT_INDEXES = {"IVF_FLAT", "GPU_IVF_FLAT"}
-#: Milvus's upper bound on nlist, so an nprobe that probes every list of any IVF index.
-MAX_NLIST = 65536
+METRICS = scores_of("milvus")
 FETCH_BATCH = 1000
 QUERY_BATCH = 64
-TIMEOUT_S = 30.0
 INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
@@ -74,9 +63,6 @@ class _NoMvccWarning(logging.Filter):
 
 _ITERATOR_LOG = logging.getLogger("pymilvus.client.iterator.query_iterator")
 _NO_MVCC_WARNING = _NoMvccWarning()
-
-# Lite servers this module started, by data path -> number of open stores using them.
-_LITE_USERS: dict[str, int] = {}
 
 
 def _quote(text: str) -> str:
@@ -111,181 +97,60 @@ class MilvusStore(BaseStore):
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        spec: str,
-        where: str,
-        lite: bool,
-        collection: str,
-        vector: str | None,
-        id_field: str | None,
-        text_field: str | None,
-    ) -> None:
-        self._client = client
-        self.spec = spec
-        self._where = where
-        self._lite = lite
-        self._collection = collection
+    def __init__(self, opened: MilvusCollection) -> None:
+        self._c = opened  # what the collection is: schema, index, metric, load state
+        self.spec, self._client, self._where = opened.spec, opened.client, opened.where
+        self._collection = opened.name
         self._closed = False
-        self._release_lite: Callable[[], None] | None = None
-        desc = self._mcall(
-            lambda: client.describe_collection(collection), "describe the collection"
-        )
-        self._read_schema(desc, vector, id_field, text_field)
-        self._read_index()
-        self._loaded_by_us = False
-        state = self._mcall(lambda: client.get_load_state(collection), "read the load state")
-        if "NotLoad" in str(state.get("state")):
-            self._mcall(lambda: client.load_collection(collection), "load the collection")
-            self._loaded_by_us = True
+        self.has_exact = opened.exact_params is not None
 
-    # -- setup ----------------------------------------------------------------------
-
-    def _mcall(self, fn: Callable[[], T], doing: str) -> T:
-        return self._call(doing, fn)
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
+        return cls(open_collection(spec))
 
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        from .milvus_open import translate_error
-
-        return translate_error(exc, self._where, doing)
-
-    def _read_schema(
-        self, desc: dict[str, Any], vector: str | None, id_field: str | None, text: str | None
-    ) -> None:
-        from pymilvus import DataType
-
-        fields = {f["name"]: f for f in desc.get("fields", [])}
-        where = f"collection '{self._collection}' in {self._where}"
-        vectors = [n for n, f in fields.items() if f["type"] == DataType.FLOAT_VECTOR]
-        if vector is None:
-            if len(vectors) != 1:
-                listed = ", ".join(vectors) or "none"
-                raise InputError(
-                    f"{where} has {len(vectors)} FLOAT_VECTOR fields ({listed}); "
-                    "pick one with &vector=FIELD"
-                )
-            vector = vectors[0]
-        elif vector not in vectors:
-            kind = fields[vector]["type"].name if vector in fields else "no such field"
-            raise InputError(
-                f"{where}: '{vector}' is not a FLOAT_VECTOR field ({kind}); "
-                f"use one of: {', '.join(vectors) or 'none'}"
-            )
-        self._vector = vector
-        self._dimension = int(fields[vector]["params"]["dim"])
-        self._pk = next(n for n, f in fields.items() if f.get("is_primary"))
-        self._id_field = id_field or self._pk
-        key_types = {DataType.INT64, DataType.INT32, DataType.INT16, DataType.INT8}
-        id_info = fields.get(self._id_field)
-        if id_info is None or id_info["type"] not in key_types | {DataType.VARCHAR}:
-            raise InputError(
-                f"{where}: id field '{self._id_field}' must be an INT64 or VARCHAR field; "
-                f"fields: {', '.join(fields)}"
-            )
-        self._int_ids = id_info["type"] in key_types
-        dynamic = bool(desc.get("enable_dynamic_field"))
-        if text is not None and text not in fields and not dynamic:
-            raise InputError(
-                f"{where} has no field '{text}' for texts; fields: {', '.join(fields)}"
-            )
-        if text is None and "text" in fields:
-            text = "text"
-        self._text_field = text
-        self._scalars = [
-            n
-            for n, f in fields.items()
-            if "VECTOR" not in f["type"].name and n not in (self._text_field,)
-        ]
-        self._schema_summary = {
-            n: f["type"].name for n, f in sorted(fields.items(), key=lambda kv: kv[0])
-        }
-
-    def _read_index(self) -> None:
-        client, name = self._client, self._collection
-        names = self._mcall(
-            lambda: client.list_indexes(name, field_name=self._vector), "list indexes"
-        )
-        self._index: dict[str, Any] = {}
-        if names:
-            self._index = dict(
-                self._mcall(
-                    lambda: client.describe_index(name, index_name=names[0]), "describe the index"
-                )
-            )
-        index_type = str(self._index.get("index_type", "")).upper()
-        if not self._index:
-            if not self._lite:
-                raise InputError(
-                    f"collection '{name}' in {self._where} has no index on '{self._vector}'; "
-                    "Milvus cannot search it until one is built"
-                )
-            metric = "COSINE"  # milvus-lite brute-forces an unindexed field with COSINE
-            index_type = "none (brute force)"
-        else:
-            metric = str(self._index.get("metric_type", "")).upper()
-        if metric not in METRICS:
-            raise InputError(
-                f"collection '{name}' in {self._where} uses metric '{metric}', which indexcheck "
-                f"cannot check; supported: {', '.join(METRICS)}"
-            )
-        self._metric = metric
-        self._index_type = index_type
-        self._exact_params: dict[str, Any] | None = None
-        if not self._index or index_type in EXACT_INDEXES:
-            self._approximate = False
-            self._exact_params = {}
-        else:
-            self._approximate = True
-            nlist = self._index.get("nlist") or (self._index.get("params") or {}).get("nlist")
-            if index_type in IVF_FLAT_INDEXES and (nlist or self._lite):
-                # Lite: pymilvus 3 sends build params flattened and milvus-lite reads them
-                # only from a JSON "params" entry, so nlist is not reported; faiss clamps
-                # an nprobe above the segment's nlist, so MAX_NLIST probes every list.
-                self._exact_params = {"nprobe": int(nlist) if nlist else MAX_NLIST}
-        self.has_exact = self._exact_params is not None
+        return apply_error_table(MILVUS_ERRORS, exc, where=self._where, doing=doing)
 
     # -- Protocol -------------------------------------------------------------------
 
     def _count(self) -> int:
         client, name = self._client, self._collection
-        rows = self._mcall(
+        rows = self._call(
+            "count rows",
             lambda: client.query(
                 name, filter="", output_fields=["count(*)"], consistency_level="Strong"
             ),
-            "count rows",
         )
         return int(rows[0]["count(*)"])
 
     def info(self) -> StoreInfo:
         """Count, dimension, metric and Milvus's score formula for it."""
-        score, higher = METRICS[self._metric]
+        score, higher = METRICS[self._c.metric]
         exact = "none"
-        if self._exact_params == {}:
+        if self._c.exact_params == {}:
             exact = "the normal search is exact"
-        elif self._exact_params:
-            exact = f"IVF_FLAT with nprobe={self._exact_params['nprobe']} (every list)"
+        elif self._c.exact_params:
+            exact = f"IVF_FLAT with nprobe={self._c.exact_params['nprobe']} (every list)"
         details: dict[str, Any] = {
-            "mode": "lite" if self._lite else "server",
+            "mode": "lite" if self._c.lite else "server",
             "collection": self._collection,
-            "vector_field": self._vector,
-            "primary_key": self._pk,
-            "id_field": self._id_field,
-            "text_field": self._text_field,
-            "index_type": self._index_type,
-            "index": {k: v for k, v in self._index.items() if k not in ("field_name",)},
+            "vector_field": self._c.vector,
+            "primary_key": self._c.pk,
+            "id_field": self._c.id_field,
+            "text_field": self._c.text_field,
+            "index_type": self._c.index_type,
+            "index": {k: v for k, v in self._c.index.items() if k not in ("field_name",)},
             "exact_search": exact,
-            "loaded_by_indexcheck": self._loaded_by_us,
+            "loaded_by_indexcheck": self._c.loaded_by_us,
         }
         return StoreInfo(
             backend="milvus",
             count=self._count(),
-            dimension=self._dimension,
-            metric=self._metric,
+            dimension=self._c.dimension,
+            metric=self._c.metric,
             score=score,
             higher_is_better=higher,
-            approximate=self._approximate,
+            approximate=self._c.approximate,
             details=details,
         )
 
@@ -303,25 +168,30 @@ class MilvusStore(BaseStore):
                 mixed ^= digest
                 count += 1
         head = xxhash.xxh3_64_hexdigest(
-            repr((self._schema_summary, self._metric, self._index_type, self._vector)).encode()
+            repr(
+                (self._c.schema_summary, self._c.metric, self._c.index_type, self._c.vector)
+            ).encode()
         )
-        return f"milvus:{count}:{self._dimension}:{head}:{total:016x}{mixed:016x}"
+        return f"milvus:{count}:{self._c.dimension}:{head}:{total:016x}{mixed:016x}"
 
     def _filter(self, keys: list[str]) -> str:
-        if self._int_ids:
+        if self._c.int_ids:
             literals = [str(v) for v in (_int_key(k) for k in keys) if v is not None]
         else:
             literals = [_quote(k) for k in keys]
-        return f"{self._id_field} in [{', '.join(literals)}]" if literals else ""
+        return f"{self._c.id_field} in [{', '.join(literals)}]" if literals else ""
 
     def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
-        fields = [self._id_field, self._vector] + ([self._text_field] if self._text_field else [])
+        fields = [self._c.id_field, self._c.vector] + (
+            [self._c.text_field] if self._c.text_field else []
+        )
         client, name = self._client, self._collection
         by_id: dict[str, dict[str, Any]] = {}
         expr = self._filter(ids)
         if expr:
-            rows = self._mcall(
+            rows = self._call(
+                "fetch rows",
                 partial(
                     client.query,
                     name,
@@ -329,29 +199,29 @@ class MilvusStore(BaseStore):
                     output_fields=fields,
                     consistency_level="Strong",
                 ),
-                "fetch rows",
             )
             for row in rows:
-                by_id.setdefault(str(row[self._id_field]), row)
+                by_id.setdefault(str(row[self._c.id_field]), row)
         found = np.array([vid in by_id for vid in ids], dtype=bool)
         vectors, dims = pack_rows(
-            [by_id[v][self._vector] if v in by_id else None for v in ids], self._dimension
+            [by_id[v][self._c.vector] if v in by_id else None for v in ids], self._c.dimension
         )
         texts: list[str | None] | None = None
-        if self._text_field:
-            texts = [_text(by_id[v].get(self._text_field)) if v in by_id else None for v in ids]
+        if self._c.text_field:
+            texts = [_text(by_id[v].get(self._c.text_field)) if v in by_id else None for v in ids]
         return Fetched(list(ids), vectors, found, dims, texts)
 
     def _scan(self, batch: int, with_extras: bool = True) -> Iterator[VectorBatch]:
         """Every row once: ids, float32 (n, d) vectors, texts and scalar fields."""
         client, name = self._client, self._collection
-        fields = [self._pk, self._id_field, self._vector]
+        fields = [self._c.pk, self._c.id_field, self._c.vector]
         if with_extras:
-            fields += self._scalars + ([self._text_field] if self._text_field else [])
+            fields += self._c.scalars + ([self._c.text_field] if self._c.text_field else [])
         fields = list(dict.fromkeys(fields))
-        if self._lite:
+        if self._c.lite:
             _ITERATOR_LOG.addFilter(_NO_MVCC_WARNING)
-        iterator = self._mcall(
+        iterator = self._call(
+            "start reading rows",
             partial(
                 client.query_iterator,
                 name,
@@ -359,24 +229,27 @@ class MilvusStore(BaseStore):
                 output_fields=fields,
                 consistency_level="Strong",
             ),
-            "start reading rows",
         )
         try:
             while True:
-                rows = self._mcall(iterator.next, "read rows")
+                rows = self._call("read rows", iterator.next)
                 if not rows:
                     return
-                vectors, dims = pack_rows([r[self._vector] for r in rows], self._dimension)
+                vectors, dims = pack_rows([r[self._c.vector] for r in rows], self._c.dimension)
                 texts = metadata = None
                 if with_extras:
-                    if self._text_field:
-                        texts = [_text(r.get(self._text_field)) for r in rows]
+                    if self._c.text_field:
+                        texts = [_text(r.get(self._c.text_field)) for r in rows]
                     metadata = [
-                        {k: v for k, v in r.items() if k not in (self._vector, self._text_field)}
+                        {
+                            k: v
+                            for k, v in r.items()
+                            if k not in (self._c.vector, self._c.text_field)
+                        }
                         for r in rows
                     ]
                 yield VectorBatch(
-                    ids=[str(r[self._id_field]) for r in rows],
+                    ids=[str(r[self._c.id_field]) for r in rows],
                     vectors=vectors,
                     dims=dims,
                     texts=texts,
@@ -395,7 +268,7 @@ class MilvusStore(BaseStore):
         read as a dynamic field); string values are quoted, names checked."""
         from ..filters import translate
 
-        return translate(node, "milvus", json_field=None, columns=self._scalars)
+        return translate(node, "milvus", json_field=None, columns=self._c.scalars)
 
     def _filtered_query_batch(
         self, vectors: np.ndarray, k: int, native: Any
@@ -404,72 +277,57 @@ class MilvusStore(BaseStore):
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact search in the same scale: FLAT as is, IVF_FLAT probing every list."""
-        if self._exact_params is None:
+        if self._c.exact_params is None:
             raise InputError(
-                f"{self._where}: a {self._index_type} index has no exact search mode; "
+                f"{self._where}: a {self._c.index_type} index has no exact search mode; "
                 "compare against exact search computed from the fetched vectors instead"
             )
-        return self._search(vectors, k, self._exact_params)
+        return self._search(vectors, k, self._c.exact_params)
 
     def _search(
         self, vectors: np.ndarray, k: int, params: dict[str, Any], expr: str = ""
     ) -> tuple[np.ndarray, np.ndarray]:
         xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._dimension:
+        if xq.shape[1] != self._c.dimension:
             raise DimensionMismatchError(
                 f"query vectors have dimension {xq.shape[1]} but collection "
-                f"'{self._collection}' in {self._where} holds {self._dimension}; "
+                f"'{self._collection}' in {self._where} holds {self._c.dimension}; "
                 "embed with the model that built the index"
             )
-        D, I = empty_result(xq.shape[0], k)
-        if k <= 0:
-            return D, I
         client, name = self._client, self._collection
-        search_params = {"metric_type": self._metric, "params": params}
-        for start in range(0, xq.shape[0], QUERY_BATCH):
-            block = xq[start : start + QUERY_BATCH]
-            result = self._mcall(
+        search_params = {"metric_type": self._c.metric, "params": params}
+
+        def search(block: np.ndarray) -> Hits:
+            result = self._call(
+                "search",
                 partial(
                     client.search,
                     name,
                     data=block.tolist(),
                     limit=k,
-                    anns_field=self._vector,
+                    anns_field=self._c.vector,
                     search_params=search_params,
                     filter=expr,
-                    output_fields=[self._id_field],
+                    output_fields=[self._c.id_field],
                     consistency_level="Strong",
                 ),
-                "search",
             )
-            for qi, hits in enumerate(result):
-                for j, hit in enumerate(list(hits)[:k]):
-                    D[start + qi, j] = hit["distance"]
-                    if self._id_field == self._pk:
-                        I[start + qi, j] = str(hit.id)
-                    else:
-                        I[start + qi, j] = str(hit["entity"][self._id_field])
-        return D, I
+            by_pk = self._c.id_field == self._c.pk
+            return [
+                [
+                    (h["distance"], str(h.id if by_pk else h["entity"][self._c.id_field]))
+                    for h in hits
+                ]
+                for hits in result
+            ]
 
-    @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
-        from .milvus_open import open_milvus
-
-        return open_milvus(spec, options)
+        return gather(xq, k, QUERY_BATCH, search)
 
     def close(self) -> None:
-        """Release the collection if this store loaded it, then the client (and Lite server)."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._loaded_by_us:
-                client, name = self._client, self._collection
-                self._mcall(lambda: client.release_collection(name), "release the collection")
-        finally:
-            self._client.close()
-            if self._release_lite is not None:
-                self._release_lite()
+        """Release the collection if opening loaded it, then the client (and Lite server)."""
+        if not self._closed:
+            self._closed = True
+            self._c.close()
 
 
 def _text(value: Any) -> str | None:

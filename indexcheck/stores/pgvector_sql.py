@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, InputError
 from .base import BaseStore, pack_rows
+from .metric_table import scores_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -23,12 +24,11 @@ if TYPE_CHECKING:
 
 BACKEND = "pgvector"
 
+#: metric -> its pgvector distance operator
+OPERATORS = {"cosine": "<=>", "l2": "<->", "ip": "<#>", "l1": "<+>"}
 #: metric -> (operator, score formula)
 METRICS: dict[str, tuple[str, str]] = {
-    "cosine": ("<=>", "1-cos"),
-    "l2": ("<->", "l2"),
-    "ip": ("<#>", "-dot"),
-    "l1": ("<+>", "l1"),
+    metric: (OPERATORS[metric], score.formula) for metric, score in scores_of("pgvector").items()
 }
 
 #: operator class -> metric

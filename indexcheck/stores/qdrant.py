@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import xxhash
 
-from ..errors import (
-    DimensionMismatchError,
-    InputError,
-)
+from ..errors import DimensionMismatchError
 from .base import (
     BaseStore,
     Fetched,
@@ -44,26 +41,20 @@ from .base import (
     StoreSpec,
     VectorBatch,
     as_float32_matrix,
-    empty_result,
     pack_rows,
 )
+from .error_tables import apply_error_table
+from .hits import Hits, gather
+from .metric_table import scores_of
 from .params import Str
-
-T = TypeVar("T")
+from .qdrant_open import QDRANT_ERRORS, QdrantCollection, open_collection
 
 #: Qdrant distance -> (score formula, higher_is_better)
-DISTANCES: dict[str, tuple[str, bool]] = {
-    "Cosine": ("cos", True),
-    "Dot": ("dot", True),
-    "Euclid": ("l2", False),
-    "Manhattan": ("l1", False),
-}
-
+DISTANCES = scores_of("qdrant")
 FETCH_BATCH = 256
 QUERY_BATCH = 64
 SAMPLE_POINTS = 1024
 MAX_UINT64 = 2**64 - 1
-TIMEOUT_S = 30
 
 
 def _point_id(text: str) -> int | str | None:
@@ -88,94 +79,68 @@ class QdrantStore(BaseStore):
     fetch_batch = FETCH_BATCH
     query_batch = QUERY_BATCH
 
-    def __init__(
-        self,
-        client: Any,
-        models: Any,
-        *,
-        spec: str,
-        collection: str,
-        location: str,
-        local: bool,
-        vector: str | None,
-        id_field: str | None,
-        text_field: str,
-    ) -> None:
-        self._client = client
-        self._models = models
-        self.spec = spec
-        self._collection = collection
-        self._location = location
-        self._local = local
-        self._vector = vector
-        self._id_field = id_field
+    def __init__(self, opened: QdrantCollection) -> None:
+        self._c = opened  # what the collection is: vector, dimension, distance, config
+        self.spec, self._client, self._models = opened.spec, opened.client, opened.models
+        self._collection, self._location = opened.collection, opened.location
+        self._where = opened.where
         self._point_of: dict[str, Any] | None = None
-        self._text_field = text_field
         self._closed = False
-        self._where = f"Qdrant collection '{collection}' at {location}"
-        info = self._qcall(lambda: client.get_collection(collection), "read the collection")
-        self._collection_info = info
-        params = self._vector_params(info)
-        if getattr(params, "multivector_config", None) is not None:
-            raise InputError(
-                f"{self._where}: vector '{vector or ''}' is a multivector, which indexcheck "
-                "cannot check; pass &vector= naming a single dense vector"
-            )
-        self._dimension = int(params.size)
-        self._distance = str(getattr(params.distance, "value", params.distance))
-        if self._distance not in DISTANCES:
-            raise InputError(
-                f"{self._where} uses distance '{self._distance}', which indexcheck does not "
-                f"know; supported: {', '.join(DISTANCES)}"
-            )
-        self._params = params
         self.has_exact = True
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> QdrantStore:
+        return cls(open_collection(spec, options))
 
     # -- helpers ---------------------------------------------------------------
 
-    def _qcall(self, fn: Callable[[], T], doing: str) -> T:
-        return self._call(doing, fn)
-
     def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        from .qdrant_open import translate_error
+        context = {"location": self._location, "collection": self._collection}
+        return apply_error_table(QDRANT_ERRORS, exc, doing=doing, **context)
 
-        return translate_error(exc, self._location, self._collection, doing)
+    def _scroll(
+        self, doing: str, limit: int, offset: Any, payload: bool | list[str], vectors: bool = True
+    ) -> tuple[list[Any], Any]:
+        """One page of points from ``offset`` (None: the first), and the next offset."""
+        with_vectors = self._with_vectors() if vectors else False
+        page: tuple[list[Any], Any] = self._call(
+            doing,
+            partial(
+                self._client.scroll,
+                self._collection,
+                limit=limit,
+                offset=offset,
+                with_payload=payload,
+                with_vectors=with_vectors,
+            ),
+        )
+        return page
 
-    def _vector_params(self, info: Any) -> Any:
-        vectors = info.config.params.vectors
-        models = self._models
-        if isinstance(vectors, models.VectorParams):
-            if self._vector:
-                raise InputError(
-                    f"{self._where} has a single unnamed vector, not '{self._vector}'; "
-                    "drop &vector= from the spec"
-                )
-            return vectors
-        named: dict[str, Any] = dict(vectors or {})
-        if not named:
-            raise InputError(f"{self._where} holds no dense vectors; indexcheck needs one")
-        if self._vector is None:
-            if len(named) == 1:
-                self._vector = next(iter(named))
-                return named[self._vector]
-            raise InputError(
-                f"{self._where} has several named vectors ({', '.join(sorted(named))}); "
-                "pick one with &vector=NAME"
-            )
-        if self._vector not in named:
-            raise InputError(
-                f"{self._where} has no vector named '{self._vector}'; "
-                f"use one of: {', '.join(sorted(named))}"
-            )
-        return named[self._vector]
+    def _points(self, doing: str, point_ids: list[Any], payload: list[str | None]) -> list[Any]:
+        """The points ``point_ids`` with their vector and the ``payload`` keys."""
+        found: list[Any] = self._call(
+            doing,
+            partial(
+                self._client.retrieve,
+                self._collection,
+                ids=point_ids,
+                with_payload=payload,
+                with_vectors=self._with_vectors(),
+            ),
+        )
+        return found
+
+    def _count(self) -> int:
+        client, name = self._client, self._collection
+        return int(self._call("count points", lambda: client.count(name, exact=True).count))
 
     def _with_vectors(self) -> bool | list[str]:
-        return [self._vector] if self._vector else True
+        return [self._c.vector] if self._c.vector else True
 
     def _vector_of(self, record: Any) -> Any:
         vec = record.vector
         if isinstance(vec, dict):
-            return vec.get(self._vector or "")
+            return vec.get(self._c.vector or "")
         return vec
 
     def _pack(self, rows: Sequence[Any | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -186,27 +151,27 @@ class QdrantStore(BaseStore):
         upsert or, in place, when a search first touches it. Normalising here gives the
         vectors the engine scores with, whatever ran before.
         """
-        vectors, dims = pack_rows(rows, self._dimension)
-        if self._distance == "Cosine":
+        vectors, dims = pack_rows(rows, self._c.dimension)
+        if self._c.distance == "Cosine":
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             np.divide(vectors, norms, out=vectors, where=norms > 0)
         return vectors, dims
 
     def _id_of(self, record: Any) -> str:
-        if self._id_field is None:
+        if self._c.id_field is None:
             return str(record.id)
-        value = (record.payload or {}).get(self._id_field)
+        value = (record.payload or {}).get(self._c.id_field)
         if value is None:
             # A point without the id field has no indexcheck id; keep it visible.
-            return f"<no {self._id_field}: point {record.id}>"
+            return f"<no {self._c.id_field}: point {record.id}>"
         return str(value)
 
     def _text_of(self, record: Any) -> str | None:
-        value = (record.payload or {}).get(self._text_field)
+        value = (record.payload or {}).get(self._c.text_field)
         return value if isinstance(value, str) else None
 
     def _search_params(self, exact: bool) -> Any:
-        if self._local:
+        if self._c.local:
             return None  # local mode is brute force; it warns about any search params
         models = self._models
         if exact:
@@ -219,48 +184,17 @@ class QdrantStore(BaseStore):
 
     def info(self) -> StoreInfo:
         """Count, dimension, distance and Qdrant's score formula for it."""
-        client, name = self._client, self._collection
-        count = self._qcall(lambda: client.count(name, exact=True).count, "count points")
-        score, higher = DISTANCES[self._distance]
-        info = self._collection_info
-        details: dict[str, Any] = {
-            "mode": "local" if self._local else "server",
-            "collection": name,
-            "vector": self._vector or "",
-            "distance": self._distance,
-            "id_source": f"payload[{self._id_field}]" if self._id_field else "point id",
-            "text_field": self._text_field,
-        }
-        if self._distance == "Cosine":
-            details["stored_vectors"] = (
-                "unit-normalised: Qdrant scores Cosine on normalised vectors (a server "
-                "normalises at upload), so fetch and iter_vectors return normalised vectors"
-            )
-        if self._distance == "Manhattan":
-            details["note"] = (
-                "l1 is not a function of cos, dot or l2; score-scale probes cannot convert it"
-            )
-        if self._local:
-            details["search"] = "brute force (qdrant-client local mode has no ANN index)"
-        else:
-            details["indexed_vectors_count"] = info.indexed_vectors_count
-            details["hnsw"] = {
-                "m": info.config.hnsw_config.m,
-                "ef_construct": info.config.hnsw_config.ef_construct,
-                "full_scan_threshold": info.config.hnsw_config.full_scan_threshold,
-            }
-            quant = info.config.quantization_config or getattr(
-                self._params, "quantization_config", None
-            )
-            details["quantization"] = type(quant).__name__ if quant is not None else None
+        count = self._count()
+        score, higher = DISTANCES[self._c.distance]
+        details = self._c.details()
         return StoreInfo(
             backend="qdrant",
             count=int(count),
-            dimension=self._dimension,
-            metric=self._distance,
+            dimension=self._c.dimension,
+            metric=self._c.distance,
             score=score,
             higher_is_better=higher,
-            approximate=not self._local,
+            approximate=not self._c.local,
             details=details,
         )
 
@@ -272,39 +206,31 @@ class QdrantStore(BaseStore):
         of the first 1024 points in id order; changes beyond those show only through
         the count.
         """
-        client, name = self._client, self._collection
+        name = self._collection
         h = xxhash.xxh3_128()
-        count = self._qcall(lambda: client.count(name, exact=True).count, "count points")
-        config = self._collection_info.config.params.model_dump(mode="json")
+        count = self._count()
+        config = self._c.info.config.params.model_dump(mode="json")
         h.update(json.dumps([count, config], sort_keys=True, default=str).encode())
         sqlite = Path(self._location) / "collection" / name / "storage.sqlite"
-        if self._local and sqlite.is_file():
+        if self._c.local and sqlite.is_file():
             # File bytes, not vectors read back: local mode renormalises Cosine vectors in
             # memory during searches, which changes their last bits.
             with sqlite.open("rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
         else:
-            records, _ = self._qcall(
-                lambda: client.scroll(
-                    name,
-                    limit=SAMPLE_POINTS,
-                    with_payload=bool(self._id_field),
-                    with_vectors=self._with_vectors(),
-                ),
-                "read points",
-            )
+            records, _ = self._scroll("read points", SAMPLE_POINTS, None, bool(self._c.id_field))
             for record in records:
                 h.update(self._id_of(record).encode() + b"\0")
                 vec = self._vector_of(record)
                 if vec is not None:
                     h.update(self._pack([vec])[0].tobytes())
-        return f"qdrant:{count}:{self._dimension}:{h.hexdigest()}"
+        return f"qdrant:{count}:{self._c.dimension}:{h.hexdigest()}"
 
     def _fetch_batch(self, ids: list[str]) -> Fetched:
         """Stored vectors float32 (n, d) for ``ids`` in order, found mask, dims, texts."""
         by_id: dict[str, Any] = {}
-        if self._id_field is None:
+        if self._c.id_field is None:
             records = self._retrieve(ids)
         else:
             records = self._scroll_by_payload(ids)
@@ -330,17 +256,7 @@ class QdrantStore(BaseStore):
         point_ids = [pid for pid in (_point_id(v) for v in batch) if pid is not None]
         if not point_ids:
             return []
-        client, name = self._client, self._collection
-        result: list[Any] = self._qcall(
-            lambda: client.retrieve(
-                name,
-                ids=point_ids,
-                with_payload=[self._text_field],
-                with_vectors=self._with_vectors(),
-            ),
-            "fetch points",
-        )
-        return result
+        return self._points("fetch points", point_ids, [self._c.text_field])
 
     def _scroll_by_payload(self, batch: list[str]) -> list[Any]:
         """Points whose payload id is in ``batch``, through a payload-id -> point-id map.
@@ -350,22 +266,11 @@ class QdrantStore(BaseStore):
         fetch of n ids O(n^2).
         """
         if self._point_of is None:
-            key = self._id_field
-            client, name = self._client, self._collection
+            key = [str(self._c.id_field)]
             mapping: dict[str, Any] = {}
             offset: Any = None
             while True:
-                records, offset = self._qcall(
-                    partial(
-                        client.scroll,
-                        name,
-                        limit=10_000,
-                        offset=offset,
-                        with_payload=[key],
-                        with_vectors=False,
-                    ),
-                    "read payload ids",
-                )
+                records, offset = self._scroll("read payload ids", 10_000, offset, key, False)
                 for r in records:
                     mapping.setdefault(self._id_of(r), r.id)
                 if offset is None:
@@ -374,39 +279,19 @@ class QdrantStore(BaseStore):
         point_ids = [self._point_of[v] for v in batch if v in self._point_of]
         if not point_ids:
             return []
-        client, name = self._client, self._collection
-        result: list[Any] = self._qcall(
-            lambda: client.retrieve(
-                name,
-                ids=point_ids,
-                with_payload=[self._id_field, self._text_field],
-                with_vectors=self._with_vectors(),
-            ),
-            "fetch points by payload id",
-        )
-        return result
+        payload = [self._c.id_field, self._c.text_field]
+        return self._points("fetch points by payload id", point_ids, payload)
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
         """Every point once, in id order: ids, float32 (n, d) vectors, texts, payloads."""
-        client, name = self._client, self._collection
         offset: Any = None
         while True:
-            records, offset = self._qcall(
-                partial(
-                    client.scroll,
-                    name,
-                    limit=batch,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=self._with_vectors(),
-                ),
-                "read points",
-            )
+            records, offset = self._scroll("read points", batch, offset, True)
             if records:
                 vectors, dims = self._pack([self._vector_of(r) for r in records])
                 texts = [self._text_of(r) for r in records]
                 metadata = [
-                    {k: v for k, v in (r.payload or {}).items() if k != self._text_field}
+                    {k: v for k, v in (r.payload or {}).items() if k != self._c.text_field}
                     for r in records
                 ]
                 yield VectorBatch(
@@ -442,24 +327,21 @@ class QdrantStore(BaseStore):
         self, vectors: np.ndarray, k: int, exact: bool, query_filter: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._dimension:
+        if xq.shape[1] != self._c.dimension:
             raise DimensionMismatchError(
                 f"query vectors have dimension {xq.shape[1]} but {self._where} holds "
-                f"{self._dimension}; embed with the model that built the index"
+                f"{self._c.dimension}; embed with the model that built the index"
             )
-        D, I = empty_result(xq.shape[0], k)
-        if k <= 0:
-            return D, I
         models = self._models
         params = self._search_params(exact)
-        payload: bool | list[str] = [self._id_field] if self._id_field else False
+        payload: bool | list[str] = [self._c.id_field] if self._c.id_field else False
         client, name = self._client, self._collection
-        for start in range(0, xq.shape[0], QUERY_BATCH):
-            block = xq[start : start + QUERY_BATCH]
+
+        def search(block: np.ndarray) -> Hits:
             requests = [
                 models.QueryRequest(
                     query=row.tolist(),
-                    using=self._vector,
+                    using=self._c.vector,
                     filter=query_filter,
                     limit=k,
                     params=params,
@@ -468,21 +350,12 @@ class QdrantStore(BaseStore):
                 )
                 for row in block
             ]
-            responses = self._qcall(
-                partial(client.query_batch_points, name, requests=requests),
-                "search",
+            responses = self._call(
+                "search", partial(client.query_batch_points, name, requests=requests)
             )
-            for qi, response in enumerate(responses):
-                for j, point in enumerate(response.points[:k]):
-                    D[start + qi, j] = point.score
-                    I[start + qi, j] = self._id_of(point)
-        return D, I
+            return [[(p.score, self._id_of(p)) for p in r.points] for r in responses]
 
-    @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> QdrantStore:
-        from .qdrant_open import open_qdrant
-
-        return open_qdrant(spec, options)
+        return gather(xq, k, QUERY_BATCH, search)
 
     def close(self) -> None:
         """Release the client (and, in local mode, the folder lock)."""

@@ -1,12 +1,17 @@
-"""Qdrant: opening a server collection or a local folder, and qdrant-client's exceptions
-mapped to indexcheck errors (split from qdrant.py by job)."""
+"""Qdrant, opening: a server collection or a local folder, and what the collection is
+(its dense vector, dimension and distance).
+
+This module knows nothing of reading points or searching (``qdrant.py`` does both, over
+the :class:`QdrantCollection` built here); it also holds qdrant-client's error table,
+which both use.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import (
@@ -21,72 +26,148 @@ from ..errors import (
 )
 from ..redact import redact_url
 from ..secrets import env_secret
-from .base import StoreSpec, call_translated
-from .qdrant import TIMEOUT_S, QdrantStore
+from .base import StoreSpec
+from .error_tables import Caller, ErrorTable, Rule, doing
+from .metric_table import scores_of
 
-T = TypeVar("T")
+TIMEOUT_S = 30
+_OPEN_LOCAL = "open the local folder"
 
 
-def translate_error(
-    exc: BaseException, location: str, collection: str, doing: str
-) -> Exception | None:
-    """The IndexcheckError for what qdrant-client raised while ``doing``; None if not its."""
-    from qdrant_client.common.client_exceptions import ResourceExhaustedResponse
-    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+def _facts(exc: BaseException) -> dict[str, Any]:
+    """HTTP status and body of an unexpected response, the cause of a failed request."""
+    content = getattr(exc, "content", b"") or b""
+    return {
+        "status": int(getattr(exc, "status_code", 0) or 0),
+        "content": content[:160].decode("utf-8", "replace") if isinstance(content, bytes) else "",
+        "source": type(getattr(exc, "source", None)).__name__,
+    }
 
-    if isinstance(exc, UnexpectedResponse):
-        status = exc.status_code or 0
-        if status in (401, 403):
-            return AuthError(
-                f"Qdrant at {location} refused the credentials (HTTP {status}) "
-                f"while trying to {doing}; set QDRANT_API_KEY to a key that can read "
-                f"'{collection}'"
+
+_UNEXPECTED = "qdrant_client.http.exceptions:UnexpectedResponse"
+_RATE_LIMITED = (
+    "Qdrant at {location} kept answering 429 while trying to {doing}; wait and retry, or "
+    "raise the rate limit"
+)
+QDRANT_ERRORS = ErrorTable(
+    facts=_facts,
+    rules=(
+        Rule(
+            "builtins:RuntimeError",
+            BackendUnavailableError,
+            "Qdrant local storage at '{location}' is locked by another process; stop that "
+            "process (local mode allows one at a time) or point at a copy of the folder",
+            when=lambda f: f["doing"] == _OPEN_LOCAL and "already accessed" in f["text"],
+        ),
+        Rule(
+            ("builtins:ValueError", "builtins:OSError"),
+            DataFileError,
+            "cannot read Qdrant local storage at '{location}' ({text}); check the folder",
+            when=doing(_OPEN_LOCAL),
+        ),
+        Rule(
+            _UNEXPECTED,
+            AuthError,
+            "Qdrant at {location} refused the credentials (HTTP {status}) while trying to "
+            "{doing}; set QDRANT_API_KEY to a key that can read '{collection}'",
+            when=lambda f: f["status"] in (401, 403),
+        ),
+        Rule(_UNEXPECTED, RateLimitError, _RATE_LIMITED, when=lambda f: f["status"] == 429),
+        Rule(
+            _UNEXPECTED,
+            BackendUnavailableError,
+            "Qdrant at {location} failed (HTTP {status}) while trying to {doing}; check the "
+            "server's health and retry",
+            when=lambda f: f["status"] >= 500 or f["status"] == 0,
+        ),
+        Rule(
+            _UNEXPECTED,
+            InputError,
+            "Qdrant at {location} rejected the request to {doing} (HTTP {status}: {content}); "
+            "check the spec",
+        ),
+        Rule(
+            "qdrant_client.common.client_exceptions:ResourceExhaustedResponse",
+            RateLimitError,
+            _RATE_LIMITED,
+        ),
+        Rule(
+            "qdrant_client.http.exceptions:ResponseHandlingException",
+            BackendUnavailableError,
+            "cannot reach Qdrant at {location} to {doing} ({source}); check the URL and that "
+            "the server is up",
+        ),
+        Rule(
+            ("builtins:OSError", "builtins:TimeoutError"),
+            BackendUnavailableError,
+            "cannot reach Qdrant at {location} to {doing} ({type}); check the URL and that the "
+            "server is up",
+        ),
+    ),
+)
+
+
+@dataclass
+class QdrantCollection:
+    """An open Qdrant collection and what the store needs to know about it."""
+
+    client: Any
+    models: Any  # qdrant_client.models
+    spec: str  # safe to print
+    collection: str
+    location: str  # the URL (redacted) or the local folder
+    local: bool
+    vector: str | None  # None: the collection's single unnamed vector
+    id_field: str | None
+    text_field: str
+    info: Any = None  # the collection's info, read once at open
+    params: Any = None  # the vector's VectorParams
+    dimension: int = 0
+    distance: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"Qdrant collection '{self.collection}' at {self.location}"
+
+    def details(self) -> dict[str, Any]:
+        """What ``info().details`` says of the collection: mode, vector, distance, id and
+        text sources, and on a server its HNSW and quantization settings."""
+        info = self.info
+        details: dict[str, Any] = {
+            "mode": "local" if self.local else "server",
+            "collection": self.collection,
+            "vector": self.vector or "",
+            "distance": self.distance,
+            "id_source": f"payload[{self.id_field}]" if self.id_field else "point id",
+            "text_field": self.text_field,
+        }
+        if self.distance == "Cosine":
+            details["stored_vectors"] = (
+                "unit-normalised: Qdrant scores Cosine on normalised vectors (a server "
+                "normalises at upload), so fetch and iter_vectors return normalised vectors"
             )
-        if status == 429:
-            return RateLimitError(
-                f"Qdrant at {location} kept answering 429 while trying to {doing}; "
-                "wait and retry, or raise the rate limit"
+        if self.distance == "Manhattan":
+            details["note"] = (
+                "l1 is not a function of cos, dot or l2; score-scale probes cannot convert it"
             )
-        if status >= 500 or status == 0:
-            return BackendUnavailableError(
-                f"Qdrant at {location} failed (HTTP {status}) while trying to "
-                f"{doing}; check the server's health and retry"
+        if self.local:
+            details["search"] = "brute force (qdrant-client local mode has no ANN index)"
+        else:
+            details["indexed_vectors_count"] = info.indexed_vectors_count
+            details["hnsw"] = {
+                "m": info.config.hnsw_config.m,
+                "ef_construct": info.config.hnsw_config.ef_construct,
+                "full_scan_threshold": info.config.hnsw_config.full_scan_threshold,
+            }
+            quant = info.config.quantization_config or getattr(
+                self.params, "quantization_config", None
             )
-        return InputError(
-            f"Qdrant at {location} rejected the request to {doing} (HTTP {status}: "
-            f"{exc.content[:160].decode('utf-8', 'replace')}); check the spec"
-        )
-    if isinstance(exc, ResourceExhaustedResponse):
-        return RateLimitError(
-            f"Qdrant at {location} kept answering 429 while trying to {doing}; "
-            "wait and retry, or raise the rate limit"
-        )
-    if isinstance(exc, ResponseHandlingException):
-        return BackendUnavailableError(
-            f"cannot reach Qdrant at {location} to {doing} "
-            f"({type(exc.source).__name__}); check the URL and that the server is up"
-        )
-    if isinstance(exc, OSError | TimeoutError):
-        return BackendUnavailableError(
-            f"cannot reach Qdrant at {location} to {doing} ({type(exc).__name__}); "
-            "check the URL and that the server is up"
-        )
-    return None
+            details["quantization"] = type(quant).__name__ if quant is not None else None
+        return details
 
 
-def _call(location: str, collection: str, fn: Callable[[], T], doing: str) -> T:
-    """One client call made before the store exists, translated like the store's own."""
-    return call_translated(doing, fn, partial(_translate_at, location, collection))
-
-
-def _translate_at(
-    location: str, collection: str, exc: BaseException, doing: str
-) -> Exception | None:
-    return translate_error(exc, location, collection, doing)
-
-
-def open_qdrant(spec: StoreSpec, options: Any) -> QdrantStore:
-    """Connect (server) or open the folder (local mode), check the collection, build the store."""
+def open_collection(spec: StoreSpec, options: Any) -> QdrantCollection:
+    """Connect (server) or open the folder (local mode), check the collection, describe it."""
     try:
         from qdrant_client import QdrantClient, models
     except ImportError:
@@ -106,70 +187,100 @@ def open_qdrant(spec: StoreSpec, options: Any) -> QdrantStore:
         if v and not (k == "text_field" and v == "text")
     )
     shown = location if local else redact_url(location)
-    safe_spec = f"qdrant:{shown}?collection={collection}{extras}"
-
     if local:
-        client = _open_local(Path(location).expanduser(), options, QdrantClient)
-        names = [c.name for c in client.get_collections().collections]
-        aliases = [a.alias_name for a in client.get_aliases().aliases]
-        try:
-            if collection not in names and collection not in aliases:
-                raise InputError(_missing(collection, shown, names))
-            return QdrantStore(
-                client,
-                models,
-                spec=safe_spec,
-                collection=collection,
-                location=str(Path(location).expanduser()),
-                local=True,
-                vector=vector,
-                id_field=id_field,
-                text_field=text_field,
+        path = Path(location).expanduser()
+        client = _open_local(path, options, QdrantClient)
+        location = str(path)
+    else:
+        api_key = env_secret("QDRANT_API_KEY") or None
+        parts = urlsplit(location)
+        if parts.username or parts.password:
+            raise SpecError(
+                "put no credentials in the qdrant URL; set QDRANT_API_KEY in the environment "
+                "instead"
             )
-        except IndexcheckError:
-            client.close()
-            raise
-
-    api_key = env_secret("QDRANT_API_KEY") or None
-    parts = urlsplit(location)
-    if parts.username or parts.password:
-        raise SpecError(
-            "put no credentials in the qdrant URL; set QDRANT_API_KEY in the environment instead"
+        client = QdrantClient(
+            url=location, api_key=api_key, timeout=TIMEOUT_S, check_compatibility=False
         )
-    client = QdrantClient(
-        url=location, api_key=api_key, timeout=TIMEOUT_S, check_compatibility=False
+        location = shown
+    opened = QdrantCollection(
+        client,
+        models,
+        f"qdrant:{shown}?collection={collection}{extras}",
+        collection,
+        location,
+        local,
+        vector,
+        id_field,
+        text_field,
     )
     try:
-        call = partial(_call, shown, collection)
-        exists = call(lambda: client.collection_exists(collection), "find the collection")
-        if not exists:
-            aliases = call(client.get_aliases, "list aliases").aliases
-            if collection not in {a.alias_name for a in aliases}:
-                listing = call(client.get_collections, "list collections")
-                names = [c.name for c in listing.collections]
-                raise InputError(_missing(collection, shown, names))
-        return QdrantStore(
-            client,
-            models,
-            spec=safe_spec,
-            collection=collection,
-            location=shown,
-            local=False,
-            vector=vector,
-            id_field=id_field,
-            text_field=text_field,
-        )
+        _check_exists(opened, shown)
+        _describe(opened)
     except IndexcheckError:
         client.close()
         raise
+    return opened
 
 
-def _missing(collection: str, where: str, names: list[str]) -> str:
-    listed = ", ".join(sorted(names)) if names else "none"
-    return (
-        f"no Qdrant collection '{collection}' at {where} (collections there: {listed}); "
-        "fix ?collection= in the spec"
-    )
+def _check_exists(c: QdrantCollection, shown: str) -> None:
+    call, client = Caller(QDRANT_ERRORS, location=shown, collection=c.collection), c.client
+    if not c.local and call("find the collection", partial(client.collection_exists, c.collection)):
+        return
+    aliases = call("list aliases", client.get_aliases).aliases
+    if c.collection in {a.alias_name for a in aliases}:
+        return
+    names = [x.name for x in call("list collections", client.get_collections).collections]
+    if c.collection not in names:
+        listed = ", ".join(sorted(names)) if names else "none"
+        raise InputError(
+            f"no Qdrant collection '{c.collection}' at {shown} (collections there: {listed}); "
+            "fix ?collection= in the spec"
+        )
+
+
+def _describe(c: QdrantCollection) -> None:
+    """Read the collection's config: its one dense vector, dimension and distance."""
+    call = Caller(QDRANT_ERRORS, location=c.location, collection=c.collection)
+    c.info = call("read the collection", partial(c.client.get_collection, c.collection))
+    vectors, given = c.info.config.params.vectors, c.vector
+    if isinstance(vectors, c.models.VectorParams):
+        if c.vector:
+            raise InputError(
+                f"{c.where} has a single unnamed vector, not '{c.vector}'; "
+                "drop &vector= from the spec"
+            )
+        params = vectors
+    else:
+        named: dict[str, Any] = dict(vectors or {})
+        if not named:
+            raise InputError(f"{c.where} holds no dense vectors; indexcheck needs one")
+        if c.vector is None and len(named) == 1:
+            c.vector = next(iter(named))
+        elif c.vector is None:
+            raise InputError(
+                f"{c.where} has several named vectors ({', '.join(sorted(named))}); "
+                "pick one with &vector=NAME"
+            )
+        if c.vector not in named:
+            raise InputError(
+                f"{c.where} has no vector named '{c.vector}'; "
+                f"use one of: {', '.join(sorted(named))}"
+            )
+        params = named[c.vector]
+    if getattr(params, "multivector_config", None) is not None:
+        raise InputError(
+            f"{c.where}: vector '{given or ''}' is a multivector, which indexcheck "
+            "cannot check; pass &vector= naming a single dense vector"
+        )
+    c.params, c.dimension = params, int(params.size)
+    c.distance = str(getattr(params.distance, "value", params.distance))
+    known = scores_of("qdrant")
+    if c.distance not in known:
+        raise InputError(
+            f"{c.where} uses distance '{c.distance}', which indexcheck does not "
+            f"know; supported: {', '.join(known)}"
+        )
 
 
 def _open_local(path: Path, options: Any, client_cls: Any) -> Any:
@@ -185,16 +296,5 @@ def _open_local(path: Path, options: Any, client_cls: Any) -> Any:
             f"Qdrant local storage at '{path}' keeps each point as a Python pickle, which can "
             "run code when loaded; pass --trust-pickle if you trust who wrote the folder"
         )
-    try:
-        return client_cls(path=str(path))
-    except RuntimeError as err:
-        if "already accessed" in str(err):
-            raise BackendUnavailableError(
-                f"Qdrant local storage at '{path}' is locked by another process; stop that "
-                "process (local mode allows one at a time) or point at a copy of the folder"
-            ) from None
-        raise
-    except (ValueError, OSError) as err:
-        raise DataFileError(
-            f"cannot read Qdrant local storage at '{path}' ({err}); check the folder"
-        ) from None
+    call = Caller(QDRANT_ERRORS, location=str(path), collection="")
+    return call(_OPEN_LOCAL, lambda: client_cls(path=str(path)))

@@ -1,0 +1,59 @@
+"""The one metric table: each engine's name for a metric -> the score it reports.
+
+A :class:`Score` is a formula over ``cos``, ``dot`` and ``l2`` (what ``StoreInfo.score``
+shows and probe-scale tests) and which way is nearer (``higher_is_better``). Engines
+spell the same metric differently and report different scores for it (Chroma's
+``cosine`` is a distance, ``1-cos``; Milvus's ``COSINE`` is the similarity), so each
+engine has its own row of names, all pointing at the few shared entries below.
+
+    >>> score_of("milvus", "COSINE")
+    Score(formula='cos', higher_is_better=True)
+    >>> score_of("lancedb", "cosine").formula
+    '1-cos'
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Score(NamedTuple):
+    """A reported score: its formula and whether a higher one is nearer."""
+
+    formula: str
+    higher_is_better: bool
+
+
+COS = Score("cos", True)
+DOT = Score("dot", True)
+L2_SQUARED = Score("l2^2", False)
+L2 = Score("l2", False)
+L1 = Score("l1", False)
+ONE_MINUS_COS = Score("1-cos", False)
+ONE_MINUS_DOT = Score("1-dot", False)
+MINUS_DOT = Score("-dot", False)
+
+#: engine -> its own metric name -> the score it reports for that metric
+ENGINE_SCORES: dict[str, dict[str, Score]] = {
+    # the local stores (parquet, jsonl, faiss-built, llamaindex, testing): exact search
+    # by indexcheck itself, cosine as the similarity
+    "local": {"cosine": COS, "ip": DOT, "l2": L2_SQUARED},
+    "milvus": {"COSINE": COS, "IP": DOT, "L2": L2_SQUARED},
+    # LanceDB's ``_distance``: squared l2, and one minus the similarity otherwise
+    "lancedb": {"l2": L2_SQUARED, "cosine": ONE_MINUS_COS, "dot": ONE_MINUS_DOT},
+    "chroma": {"l2": L2_SQUARED, "ip": ONE_MINUS_DOT, "cosine": ONE_MINUS_COS},
+    # pgvector's operators ``<=>``, ``<->``, ``<#>`` and ``<+>``
+    "pgvector": {"cosine": ONE_MINUS_COS, "l2": L2, "ip": MINUS_DOT, "l1": L1},
+    # Qdrant's distances; Euclid is the plain (not squared) distance
+    "qdrant": {"Cosine": COS, "Dot": DOT, "Euclid": L2, "Manhattan": L1},
+}
+
+
+def scores_of(engine: str) -> dict[str, Score]:
+    """The metric names ``engine`` knows, in its own spelling, with their scores."""
+    return ENGINE_SCORES[engine]
+
+
+def score_of(engine: str, metric: str) -> Score | None:
+    """What ``engine`` reports for ``metric`` (its own spelling), or None when unknown."""
+    return ENGINE_SCORES[engine].get(metric)
