@@ -8,6 +8,7 @@ CLI as ``--embedder py:bench_stream_parts:fast``) and the data writers.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,14 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
-D = 384
+D = int(os.environ.get("BENCH_DIM", "384"))  # 384: the default model's width
 _TABLE = np.random.default_rng(0).standard_normal((1 << 16, D)).astype(np.float32)
 
 
 class FastEmbedder:
     """Deterministic: a text's vector is the sum of two table rows picked by its xxh3-64."""
 
-    model_id = "bench-fast:384"
+    model_id = f"bench-fast:{D}"
     dimension = D
 
     def embed(self, texts: list[str]) -> np.ndarray:
