@@ -48,13 +48,13 @@ import xxhash
 
 from ..errors import DataFileError, InputError, SpecError
 from ..inputfiles import loads_json
-from ..store_files import langchain_rows, parse_ids_json
 from ._local import exact_knn
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
 from .base import as_float32_matrix as _as_f32
 from .blocked_search import blocked_knn
 from .faiss_rows import FlatRows, ListedIds, StreamedIds
 from .params import Int, Str
+from .store_files import langchain_rows, parse_ids_json
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"
