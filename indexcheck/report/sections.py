@@ -23,12 +23,11 @@ from ..sections import (
     ok_verdict,
     rank,
 )
-from .figures import PALETTE
 
 
 @dataclass
 class Html:
-    """A fragment whose data its producer already escaped (report/judge.py), with its
+    """A fragment whose data its producer already escaped (report/claims.py), with its
     Markdown twin; what a :class:`~indexcheck.sections.Fragment` becomes in a report."""
 
     html: str
@@ -37,7 +36,6 @@ class Html:
 
 __all__ = [
     "KINDS",
-    "PALETTE",
     "WORST_ROWS",
     "Code",
     "Fragment",
