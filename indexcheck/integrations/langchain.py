@@ -1,75 +1,32 @@
-"""A LangChain ``Embeddings`` over any indexcheck embedder (default ``minilm``).
+"""The import path ``indexcheck.integrations.langchain`` of the LangChain embedding class.
 
-::
-
-    from langchain_community.vectorstores import FAISS
-    from indexcheck.integrations.langchain import IndexcheckEmbeddings
-
-    store = FAISS.from_documents(docs, IndexcheckEmbeddings())   # or ("st:NAME")
-    store.save_local("kb")
-    # indexcheck check-index --store faiss:kb --trust-pickle   (default embedder: minilm)
-
-``langchain-core`` is imported when this class is first used
-(``pip install 'indexcheck[langchain]'``).
-"""
+It lives in :mod:`indexcheck.embedders.frameworks.langchain` (it builds on the embedders);
+this module only names it there and loads that module on first use."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .pair import EmbedderSpec, Pair, _framework
-
-_made: dict[str, type] = {}
+_MOVED = {
+    "IndexcheckEmbeddings": "indexcheck.embedders.frameworks.langchain",
+    "embeddings": "indexcheck.embedders.frameworks.langchain",
+}
 
 if TYPE_CHECKING:
-    IndexcheckEmbeddings: type  # made on first use, by __getattr__ below
-
-
-def _class() -> type:
-    if "cls" not in _made:
-        base = _framework(
-            "langchain_core.embeddings",
-            "indexcheck.integrations.langchain",
-            "langchain",
-            "langchain-core",
-        ).Embeddings
-
-        class IndexcheckEmbeddings(base):  # type: ignore[misc, valid-type]
-            """LangChain ``Embeddings``: ``embed_documents`` with the spec's document side
-            (its ``prefix``), ``embed_query`` with its query side (``query_prefix``)."""
-
-            def __init__(self, embedder: EmbedderSpec = None) -> None:
-                self._pair = Pair(embedder)
-
-            @property
-            def model_id(self) -> str:
-                """The indexcheck model id (pass its spec as ``--embedder`` to check)."""
-                return self._pair.model_id
-
-            def embed_documents(self, texts: list[str]) -> list[list[float]]:
-                return self._pair.embed_documents(texts)
-
-            def embed_query(self, text: str) -> list[float]:
-                return self._pair.embed_query(text)
-
-            def __repr__(self) -> str:
-                return f"IndexcheckEmbeddings({self.model_id!r})"
-
-        IndexcheckEmbeddings.__qualname__ = "IndexcheckEmbeddings"
-        _made["cls"] = IndexcheckEmbeddings
-    return _made["cls"]
+    from ..embedders.frameworks.langchain import IndexcheckEmbeddings, embeddings
 
 
 def __getattr__(name: str) -> Any:
-    if name == "IndexcheckEmbeddings":
-        return _class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)
 
 
-def embeddings(embedder: EmbedderSpec = None) -> Any:
-    """An ``IndexcheckEmbeddings`` for ``embedder`` (a spec, default ``minilm``, or an
-    opened indexcheck embedder)."""
-    return _class()(embedder)
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MOVED])
 
 
 __all__ = ["IndexcheckEmbeddings", "embeddings"]

@@ -1,7 +1,6 @@
 """What the LangChain and LlamaIndex embedding classes share: a spec's document embedder and
 its query twin, vectors as lists of floats, and the lazy framework import."""
 
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..embedders import DEFAULT_EMBEDDER, for_queries, open_embedder
-from ..embedders.base import Embedder
-from ..errors import MissingDependencyError
+from ...errors import MissingDependencyError
+from .. import DEFAULT_EMBEDDER, for_queries, open_embedder
+from ..base import Embedder
 
 EmbedderSpec = str | Embedder | None
 
