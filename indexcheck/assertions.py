@@ -12,26 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-_MOVED = {
-    "assert_grounded": "indexcheck.cli.assertions",
-    "assert_index_aligned": "indexcheck.cli.assertions",
-    "assert_no_ann_miss": "indexcheck.cli.assertions",
-    "assert_threshold_separates": "indexcheck.cli.assertions",
-    "check_passed": "indexcheck.cli.assertions",
-    "root_finding": "indexcheck.cli.assertions",
-    "summary_text": "indexcheck.cli.assertions",
-}
+from .lazy_names import lazy_names
 
 if TYPE_CHECKING:
-    from .cli.assertions import (
-        assert_grounded,
-        assert_index_aligned,
-        assert_no_ann_miss,
-        assert_threshold_separates,
-        check_passed,
-        root_finding,
-        summary_text,
-    )
+    from .cli.assertions import *  # noqa: F403 (the names of __all__ below)
 
 
 class IndexcheckAssertionError(AssertionError):
@@ -43,28 +27,10 @@ class IndexcheckAssertionError(AssertionError):
         self.result = result
 
 
-def __getattr__(name: str) -> Any:
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module 'indexcheck.assertions' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MOVED])
-
-
-__all__ = [
-    "IndexcheckAssertionError",
-    "assert_grounded",
-    "assert_index_aligned",
-    "assert_no_ann_miss",
-    "assert_threshold_separates",
-    "check_passed",
-    "root_finding",
-    "summary_text",
-]
+#: the assertions, in :mod:`indexcheck.cli.assertions`
+_IN_CLI = (
+    "assert_grounded assert_index_aligned assert_no_ann_miss assert_threshold_separates "
+    "check_passed root_finding summary_text"
+).split()
+__all__ = ["IndexcheckAssertionError", *_IN_CLI]
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(_IN_CLI, "indexcheck.cli.assertions"))

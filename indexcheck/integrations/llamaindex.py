@@ -5,28 +5,13 @@ this module only names it there and loads that module on first use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_MOVED = {
-    "IndexcheckEmbedding": "indexcheck.embedders.frameworks.llamaindex",
-    "embedding": "indexcheck.embedders.frameworks.llamaindex",
-}
+from ..lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from ..embedders.frameworks.llamaindex import IndexcheckEmbedding, embedding
 
-
-def __getattr__(name: str) -> Any:
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MOVED])
-
-
 __all__ = ["IndexcheckEmbedding", "embedding"]
+_HOME = "indexcheck.embedders.frameworks.llamaindex"
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(__all__, _HOME))
