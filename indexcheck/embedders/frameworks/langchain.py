@@ -15,49 +15,43 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .pair import EmbedderSpec, Pair, _framework
-
-_made: dict[str, type] = {}
 
 if TYPE_CHECKING:
     IndexcheckEmbeddings: type  # made on first use, by __getattr__ below
 
 
+@cache
 def _class() -> type:
-    if "cls" not in _made:
-        base = _framework(
-            "langchain_core.embeddings",
-            "indexcheck.embedders.frameworks.langchain",
-            "langchain",
-            "langchain-core",
-        ).Embeddings
+    core = _framework("langchain_core.embeddings", __name__, "langchain", "langchain-core")
+    base = core.Embeddings
 
-        class IndexcheckEmbeddings(base):  # type: ignore[misc, valid-type]
-            """LangChain ``Embeddings``: ``embed_documents`` with the spec's document side
-            (its ``prefix``), ``embed_query`` with its query side (``query_prefix``)."""
+    class IndexcheckEmbeddings(base):  # type: ignore[misc, valid-type]
+        """LangChain ``Embeddings``: ``embed_documents`` with the spec's document side
+        (its ``prefix``), ``embed_query`` with its query side (``query_prefix``)."""
 
-            def __init__(self, embedder: EmbedderSpec = None) -> None:
-                self._pair = Pair(embedder)
+        def __init__(self, embedder: EmbedderSpec = None) -> None:
+            self._pair = Pair(embedder)
 
-            @property
-            def model_id(self) -> str:
-                """The indexcheck model id (pass its spec as ``--embedder`` to check)."""
-                return self._pair.model_id
+        @property
+        def model_id(self) -> str:
+            """The indexcheck model id (pass its spec as ``--embedder`` to check)."""
+            return self._pair.model_id
 
-            def embed_documents(self, texts: list[str]) -> list[list[float]]:
-                return self._pair.embed_documents(texts)
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return self._pair.embed_documents(texts)
 
-            def embed_query(self, text: str) -> list[float]:
-                return self._pair.embed_query(text)
+        def embed_query(self, text: str) -> list[float]:
+            return self._pair.embed_query(text)
 
-            def __repr__(self) -> str:
-                return f"IndexcheckEmbeddings({self.model_id!r})"
+        def __repr__(self) -> str:
+            return f"IndexcheckEmbeddings({self.model_id!r})"
 
-        IndexcheckEmbeddings.__qualname__ = "IndexcheckEmbeddings"
-        _made["cls"] = IndexcheckEmbeddings
-    return _made["cls"]
+    IndexcheckEmbeddings.__qualname__ = "IndexcheckEmbeddings"
+    return IndexcheckEmbeddings
 
 
 def __getattr__(name: str) -> Any:
