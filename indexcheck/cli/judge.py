@@ -21,8 +21,8 @@ from .command import Command
 from .finish import finish
 from .options import (
     chunks_option,
+    model_calls,
     output_options,
-    progress,
     seed_option,
 )
 from .session import open_corpus, session
@@ -177,22 +177,17 @@ def judge_cmd(
         fingerprint = session(ctx, "judge").open_store(store_spec).fingerprint()
     judge = open_judge(judge_spec)
     cache = JudgementCache(cache_path) if cache_path is not None else None
-    try:
-        with progress() as say:
-            result = judge_answers(
-                rows,
-                judge,
-                prompt,
-                retries=retries,
-                refusal_pattern=refusal_pattern,
-                cache=cache,
-                allow_unjudged=allow_unjudged,
-                progress=say,
-            )
-    finally:
-        if cache is not None:
-            cache.close()
-        getattr(judge, "close", lambda: None)()
+    with model_calls(cache, judge) as say:
+        result = judge_answers(
+            rows,
+            judge,
+            prompt,
+            retries=retries,
+            refusal_pattern=refusal_pattern,
+            cache=cache,
+            allow_unjudged=allow_unjudged,
+            progress=say,
+        )
     result.answer_checks = checks
     if labels is not None:
         from ..core.calibration import calibrate

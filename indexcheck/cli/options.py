@@ -271,6 +271,20 @@ def progress() -> Iterator[Callable[[str], None]]:
         yield lambda msg: status.update(msg)
 
 
+@contextmanager
+def model_calls(cache: Any, *models: Any) -> Iterator[Callable[[str], None]]:
+    """:func:`progress` while models are called (judge, questions generate); afterwards,
+    whatever happened, the judgement cache (None: none) and every model closed."""
+    try:
+        with progress() as say:
+            yield say
+    finally:
+        if cache is not None:
+            cache.close()
+        for model in models:
+            getattr(model, "close", lambda: None)()
+
+
 def _set_waiting(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
     from .. import waiting
 
