@@ -20,6 +20,7 @@ from ..report.judge_terminal import render
 from .command import Command
 from .finish import finish
 from .options import (
+    cache_option,
     chunks_option,
     model_calls,
     output_options,
@@ -84,14 +85,7 @@ retries_option = click.option(
     show_default=True,
     help="Regex of citation markers in the answer; group 1 holds the ids.",
 )
-@click.option(
-    "--cache",
-    "cache_path",
-    envvar="INDEXCHECK_CACHE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="SQLite file caching judgements (and embeddings) [env INDEXCHECK_CACHE].",
-)
+@cache_option("judgements (and embeddings)")
 @click.option(
     "--labels",
     "labels_path",

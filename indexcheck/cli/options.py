@@ -52,15 +52,20 @@ def _check_embedder(ctx: click.Context, param: object, value: str | None) -> str
     return value
 
 
-def embedder_option(f: F) -> F:
-    f = click.option(
+def cache_option(caches: str) -> Callable[[F], F]:
+    """``--cache FILE`` [env INDEXCHECK_CACHE]: the SQLite file caching ``caches``."""
+    return click.option(
         "--cache",
         "cache_path",
         envvar="INDEXCHECK_CACHE",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help="SQLite file caching embeddings by (model, text hash) [env INDEXCHECK_CACHE].",
-    )(f)
+        help=f"SQLite file caching {caches} [env INDEXCHECK_CACHE].",
+    )
+
+
+def embedder_option(f: F) -> F:
+    f = cache_option("embeddings by (model, text hash)")(f)
     return click.option(
         "--embedder",
         "embedder_spec",

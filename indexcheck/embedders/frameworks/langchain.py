@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from .pair import EmbedderSpec, Pair, _framework
+from .pair import EmbedderSpec, Pair, _framework, made_on_first_use
 
 if TYPE_CHECKING:
     IndexcheckEmbeddings: type  # made on first use, by __getattr__ below
@@ -54,16 +54,11 @@ def _class() -> type:
     return IndexcheckEmbeddings
 
 
-def __getattr__(name: str) -> Any:
-    if name == "IndexcheckEmbeddings":
-        return _class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def embeddings(embedder: EmbedderSpec = None) -> Any:
     """An ``IndexcheckEmbeddings`` for ``embedder`` (a spec, default ``minilm``, or an
     opened indexcheck embedder)."""
     return _class()(embedder)
 
 
+__getattr__ = made_on_first_use(__name__, "IndexcheckEmbeddings", _class)
 __all__ = ["IndexcheckEmbeddings", "embeddings"]

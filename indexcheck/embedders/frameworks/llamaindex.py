@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from .pair import EmbedderSpec, Pair, _framework
+from .pair import EmbedderSpec, Pair, _framework, made_on_first_use
 
 if TYPE_CHECKING:
     IndexcheckEmbedding: type  # made on first use, by __getattr__ below
@@ -72,16 +72,11 @@ def _class() -> type:
     return IndexcheckEmbedding
 
 
-def __getattr__(name: str) -> Any:
-    if name == "IndexcheckEmbedding":
-        return _class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def embedding(embedder: EmbedderSpec = None, **kw: Any) -> Any:
     """An ``IndexcheckEmbedding`` for ``embedder`` (a spec, default ``minilm``, or an
     opened indexcheck embedder); ``kw`` go to ``BaseEmbedding`` (``embed_batch_size``)."""
     return _class()(embedder, **kw)
 
 
+__getattr__ = made_on_first_use(__name__, "IndexcheckEmbedding", _class)
 __all__ = ["IndexcheckEmbedding", "embedding"]
