@@ -28,7 +28,7 @@ from .options import (
 )
 from .session import open_corpus, session
 from .sheet import env_sheet_key
-from .traces import answers_format_option, read_answers_cli
+from .traces import answers_options, read_answers_cli
 
 #: repair requests for a model reply that does not parse (judge, questions generate)
 retries_option = click.option(
@@ -41,15 +41,10 @@ retries_option = click.option(
 
 
 @click.command("judge", cls=Command, writes=("sheet_dir",))
-@click.option(
-    "--answers",
-    "answers_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}]; "
-    "or a trace export (Phoenix/OpenInference, OTLP, Langfuse, LangSmith).",
+@answers_options(
+    "Answers (JSONL, CSV or Parquet): id, question, answer, contexts [{id, text}]; "
+    "or a trace export (Phoenix/OpenInference, OTLP, Langfuse, LangSmith)."
 )
-@answers_format_option
 @chunks_option
 @click.option(
     "--judge",
