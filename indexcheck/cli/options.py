@@ -27,6 +27,16 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def store_option(f: F) -> F:
+    """``--store SPEC`` (required) and ``--trust-pickle``."""
+    return _store_options(f, required=True)
+
+
+def optional_store_option(f: F) -> F:
+    """``--store SPEC`` (when the command can do without one) and ``--trust-pickle``."""
+    return _store_options(f, required=False)
+
+
+def _store_options(f: F, required: bool) -> F:
     f = click.option(
         "--trust-pickle",
         is_flag=True,
@@ -36,7 +46,7 @@ def store_option(f: F) -> F:
         "--store",
         "store_spec",
         envvar="INDEXCHECK_STORE",
-        required=True,
+        required=required,
         metavar="SPEC",
         help="Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
         "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE].",
