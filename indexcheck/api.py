@@ -3,9 +3,8 @@
 ``store`` is a spec string (``faiss:./index``) or an opened store; ``embedder`` a spec
 string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
 a path or what :func:`load_chunks`/:func:`load_questions` return. What a function opens
-from a spec it also closes; what it is given it leaves open. The core below never sees a
-spec string. Each result is stamped with its manifest here, through the same
-:func:`indexcheck.manifest.stamp` the CLI's ``finish`` uses.
+from a spec it also closes; what it is given it leaves open. The core never sees a spec
+string. Each result is stamped here, by :func:`indexcheck.manifest.stamp` as in ``finish``.
 """
 
 from __future__ import annotations
@@ -27,19 +26,19 @@ from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
-    from .core.answer_checks import AnswerChecksResult
     from .core.answers import AnswerRow
     from .core.check_index import CheckIndexResult
     from .core.ci import CiResult
-    from .core.ci_config import CiConfig
+    from .core.ci.config import CiConfig
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
     from .core.diff_index import DiffResult
     from .core.judge import JudgeResult
+    from .core.judge.answer_checks import AnswerChecksResult
     from .core.probe_scale import ScaleResult
-    from .core.question_gen import QuestionSetResult
+    from .core.questions import QuestionSetResult
     from .core.sweep_threshold import SweepResult
-    from .core.system_result import SystemDiagnoseResult
+    from .core.system.result import SystemDiagnoseResult
     from .judges.base import Judge
 
 StoreLike = str | VectorStore
@@ -115,7 +114,7 @@ def sweep_threshold(
 ) -> SweepResult:
     """Sweep every observed score as a refusal threshold; the store's scale is probed
     (or read from the cache) unless ``higher_is_better``/``to_cosine`` are given."""
-    from .core.retrieval import scale_converters
+    from .core.probe_scale import scale_converters
     from .core.sweep_threshold import sweep_threshold as run
 
     started = Run("sweep-threshold")
@@ -146,10 +145,10 @@ def compare_ann(
     ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
     ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids.
     Other ``options`` as :func:`indexcheck.core.compare_ann.compare_ann`."""
-    from .core.ann_truth import from_chunks, from_store
     from .core.compare_ann import DEFAULT_NOISE, sample_queries
     from .core.compare_ann import compare_ann as run
-    from .core.queries import sample_from_vectors
+    from .core.compare_ann.queries import sample_from_vectors
+    from .core.compare_ann.truth import from_chunks, from_store
     from .errors import InputError
 
     if truth_from not in (None, "chunks"):
@@ -194,10 +193,11 @@ def diagnose(
 ) -> DiagnoseResult | SystemDiagnoseResult:
     """One stage label per question: where the expected chunk was lost. With ``system``
     (``py:module:object`` or the app object): run it ``runs`` times, replay failing questions
-    under ``intervene`` beside a control (:mod:`indexcheck.core.system_run`)."""
+    under ``intervene`` beside a control (:mod:`indexcheck.core.system`)."""
     from .core.diagnose import diagnose as run
-    from .core.retrieval import marked_refusals, scale_converters
-    from .core.system_run import diagnose_system_from as system_run
+    from .core.probe_scale import scale_converters
+    from .core.retrieval import marked_refusals
+    from .core.system import diagnose_system_from as system_run
 
     corpus = _corpus(chunks)
     started = Run("diagnose")
@@ -274,7 +274,7 @@ def run_ci(
     """``indexcheck ci`` from Python: opens the configured store (and the old index of
     ``[ci.diff-index]``) and embedder, runs the checks, closes them."""
     from .core.ci import run_ci as run
-    from .core.ci_config import CiConfig, needs_embedder
+    from .core.ci.config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
@@ -373,8 +373,8 @@ def generate_questions(
     replies and embeddings. ``result.complete`` is False when ``budget_calls`` stopped the
     run; ``result.drops`` counts every question each gate removed.
     """
-    from .core.question_gen import generate_questions as run
-    from .core.question_output import corpus_from_store, manifest_of, write_question_set
+    from .core.questions import generate_questions as run
+    from .core.questions.output import corpus_from_store, manifest_of, write_question_set
     from .core.retrieval import marked_refusals
     from .judges import JudgementCache, open_judge
 
@@ -457,8 +457,8 @@ def check_answers(
     ``id_column``/``text_column``) or a loaded corpus. ``result.ok`` is True when nothing is
     flagged; ``result.to_dict()`` has every answer's flags and the rates with intervals.
     """
-    from .core.answer_checks import check_answers as run
     from .core.answers import DEFAULT_CITATION_PATTERN, load_answers
+    from .core.judge.answer_checks import check_answers as run
 
     started = Run("check-answers")
     pattern = citation_pattern or DEFAULT_CITATION_PATTERN

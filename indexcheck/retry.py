@@ -1,4 +1,4 @@
-"""One retry policy for every remote call: embedders and stores share it.
+"""One retry policy and one retry loop for every remote call: stores, embedders and judges.
 
 Exponential backoff with full jitter, or the server's ``Retry-After`` when it sends one.
 
@@ -6,17 +6,27 @@ Only what may succeed on a second try is retried. :func:`cannot_succeed` names w
 will, whatever a provider's mapping says: a request the HTTP client refused to build (h11's
 ``LocalProtocolError`` for a header holding a CR, LF or other illegal byte, a non-ASCII
 header, an unsupported URL scheme), or an HTTP status that states the request itself is wrong
-(400, 401, 403, 404, 405, 410, 413, 422). The retry loops of embedders, judges and stores
-ask it before every retry.
+(400, 401, 403, 404, 405, 410, 413, 422). The one retry loop, :meth:`RetryPolicy.run`, used
+by embedders, judges and stores alike, asks it before every retry.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, TypeVar
 
-from .errors import AuthError, BackendUnavailableError, InputError
+from .errors import (
+    AuthError,
+    BackendUnavailableError,
+    InputError,
+    RateLimitError,
+    TransientError,
+)
+
+T = TypeVar("T")
 
 #: exception class names (httpx, httpcore, h11, requests/urllib3, http.client) raised for a
 #: request the client refused to build or send; by name so every SDK's copy matches
@@ -83,6 +93,26 @@ def malformed_message(who: str, name: str, fix: str) -> str:
     )
 
 
+class Counted(Protocol):
+    """What :meth:`RetryPolicy.run` counts on: an embedder's or a judge's stats."""
+
+    requests: int
+    seconds: float
+    retries: int
+
+
+class CallStats:
+    """Mixin of the stats dataclasses (embedders, judges): ``as_dict`` for the JSON output,
+    seconds rounded to 0.1 ms."""
+
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)  # type: ignore[call-overload]
+        d["seconds"] = round(self.seconds, 4)
+        return dict(d)
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff with full jitter: delay_i = U(0, min(cap, base * 2**i)),
@@ -108,6 +138,96 @@ class RetryPolicy:
         if retry_after is not None:
             return min(self.max_delay, max(0.0, retry_after))
         return rng.uniform(0, min(self.max_delay, self.base_delay * (2**attempt)))
+
+    def spent(self, waited: float) -> str:
+        """The budget part of a give-up message: `` and 3 s (--max-wait 2 s)``, or ``""``."""
+        if self.max_wait is None:
+            return ""
+        return f" and {waited:.0f} s (--max-wait {self.max_wait:g} s)"
+
+    def exhausted(
+        self, who: str, exc: TransientError, attempts: int, waited: float, rate_fix: str
+    ) -> RateLimitError | BackendUnavailableError:
+        """The error once a transient failure outlived every retry or the budget."""
+        budget = self.spent(waited)
+        if exc.rate_limited:
+            return RateLimitError(
+                f"{who}: still rate limited (429) after {attempts} retries{budget}; {rate_fix}"
+            )
+        return BackendUnavailableError(
+            f"{who}: request failed after {attempts} retries{budget}: {exc}; raise --timeout "
+            "or --max-wait, or try again later"
+        )
+
+    def run(
+        self,
+        call: Callable[[], T],
+        *,
+        who: str,
+        gave_up: Callable[[TransientError, int, float], Exception] | None = None,
+        rate_fix: str = "try again later",
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        stats: Counted | None = None,
+        before: Callable[[], None] | None = None,
+        on_transient: Callable[[TransientError], None] | None = None,
+        on_retry: Callable[[], None] | None = None,
+        chain: bool = True,
+    ) -> T:
+        """``call()``, retried while it raises a :class:`TransientError`: the one retry loop.
+
+        A failure whose cause no retry can fix (:func:`final_error`, named after ``who``) is
+        raised at once; otherwise the loop waits :meth:`delay` (the server's Retry-After
+        when it sent one) and tries again, until :meth:`gives_up` (retries spent, or the
+        ``max_wait`` budget, time in requests plus backoff, would be crossed): then it raises
+        ``gave_up(error, retries made, seconds waited)`` (default :meth:`exhausted`, whose
+        rate-limit message ends with ``rate_fix``), chained to the last error when ``chain``
+        (else from None: an SDK's error may hold the request, key included).
+        Anything else ``call`` raises passes through untouched.
+
+        ``before`` runs ahead of every attempt, outside its time; ``stats`` (an object
+        with ``requests``, ``seconds`` and ``retries``) counts attempts, seconds inside
+        them and retries; ``on_transient`` sees each retryable failure, ``on_retry`` runs
+        before each retry."""
+        rng = rng or random.Random(0)
+        attempt, waited = 0, 0.0
+        while True:
+            if before is not None:
+                before()
+            if stats is not None:
+                stats.requests += 1
+            t0 = time.perf_counter()
+            try:
+                result = call()
+            except TransientError as err:
+                spent = time.perf_counter() - t0
+                waited += spent
+                if stats is not None:
+                    stats.seconds += spent
+                final = final_error(who, err)
+                if final is not None:
+                    raise final from None
+                if on_transient is not None:
+                    on_transient(err)
+                delay = self.delay(attempt, err.retry_after, rng)
+                if self.gives_up(attempt, waited, delay):
+                    error = (
+                        gave_up(err, attempt, waited)
+                        if gave_up is not None
+                        else self.exhausted(who, err, attempt, waited, rate_fix)
+                    )
+                    raise error from (err if chain else None)
+                sleep(delay)
+                waited += delay
+                attempt += 1
+                if stats is not None:
+                    stats.retries += 1
+                if on_retry is not None:
+                    on_retry()
+                continue
+            if stats is not None:
+                stats.seconds += time.perf_counter() - t0
+            return result
 
 
 def final_error(who: str, exc: BaseException) -> Exception | None:

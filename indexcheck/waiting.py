@@ -2,8 +2,10 @@
 retries of one request together (``--max-wait``).
 
 Resolution order: the command-line option, then ``INDEXCHECK_TIMEOUT`` /
-``INDEXCHECK_MAX_WAIT``, then the defaults (60 s per request, 120 s of retrying). Every
-hosted service (the Mistral embedder, the Upstash store) reads :func:`current` when opened.
+``INDEXCHECK_MAX_WAIT``, then the defaults (60 s per request, 120 s of retrying; a judge or
+question generator, whose chat replies take longer, passes its own: 120 s and 240 s). Every
+hosted service (the Mistral embedder, the Upstash store, the Mistral and OpenAI-compatible
+judges) reads :func:`current` when opened.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ def _seconds(env: str, default: float) -> float:
     return value
 
 
-def current() -> Waiting:
-    """The waiting limits in force now (option > environment > default)."""
-    timeout = _override["timeout"] or _seconds(TIMEOUT_ENV, DEFAULT_TIMEOUT_S)
-    max_wait = _override["max_wait"] or _seconds(MAX_WAIT_ENV, DEFAULT_MAX_WAIT_S)
+def current(
+    default_timeout: float = DEFAULT_TIMEOUT_S, default_max_wait: float = DEFAULT_MAX_WAIT_S
+) -> Waiting:
+    """The waiting limits in force now (option > environment > the caller's default)."""
+    timeout = _override["timeout"] or _seconds(TIMEOUT_ENV, default_timeout)
+    max_wait = _override["max_wait"] or _seconds(MAX_WAIT_ENV, default_max_wait)
     return Waiting(timeout=timeout, max_wait=max_wait)

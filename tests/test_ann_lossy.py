@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.core.ann_truth import from_store
 from indexcheck.core.compare_ann import compare_ann, sample_queries
-from indexcheck.core.compression import compression_of
+from indexcheck.core.compare_ann.compression import compression_of
+from indexcheck.core.compare_ann.truth import from_store
 from indexcheck.embedders import open_embedder
 from indexcheck.errors import InputError
 from indexcheck.stores import open_store

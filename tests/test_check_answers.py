@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 import indexcheck
 from indexcheck.cli.app import cli
-from indexcheck.core import kb_index
-from indexcheck.core.answer_checks import check_answers
 from indexcheck.core.answers import load_answers
-from indexcheck.core.claim_checks import quantities
-from indexcheck.core.references import ItemKind, extract
+from indexcheck.core.judge import kb_index
+from indexcheck.core.judge.answer_checks import check_answers
+from indexcheck.core.judge.claims import quantities
+from indexcheck.core.judge.references import ItemKind, extract
 from indexcheck.corpus import corpus_from_pairs
 
 #: an answer completed from general knowledge: every item below is absent from KB_PLAIN

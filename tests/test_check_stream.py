@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core import check_stream
 from indexcheck.core.check_index import check_index
-from indexcheck.core.check_stream import check_all
+from indexcheck.core.check_index import streamed as check_stream
+from indexcheck.core.check_index.streamed import check_all
 from indexcheck.core.stats import fault_rate_upper, sample_size_for
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.stores.parquet import write_vectors_file

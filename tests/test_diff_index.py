@@ -315,7 +315,7 @@ def _faulty_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> None:
-    from indexcheck.core.sections import kind_of, sections_of
+    from indexcheck.report.registered import kind_of, sections_of
 
     old, new = _faulty_pair(tmp_path)
     r = diff_index(_open(old), _open(new))
@@ -407,7 +407,7 @@ def ray_cluster():  # type: ignore[no-untyped-def]
 
 
 def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Path) -> None:
-    from indexcheck.core import diff_new_texts
+    from indexcheck.core.diff_index import new_texts as diff_new_texts
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
     from indexcheck.engine import LocalEngine, RayEngine
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from indexcheck.cli.options import FiniteFloat
-from indexcheck.core.baseline_guard import baseline_differences, check_baseline
+from indexcheck.core.ci.baseline_guard import baseline_differences, check_baseline
 from indexcheck.embedders.base import RetryPolicy
 from indexcheck.errors import BackendUnavailableError, DataFileError, InputError
 from indexcheck.secrets import scrub, spec_password, spec_password_warning

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexcheck.core.calibration import calibrate, cohen_kappa
-from indexcheck.core.claim_checks import (
+from indexcheck.core.judge import AnswerResult, AnswerStatus, ReplyError, parse_reply
+from indexcheck.core.judge.calibration import calibrate, cohen_kappa
+from indexcheck.core.judge.claims import (
     CitationStatus,
     Verdict,
     citation_status,
     find_span,
     missing_numbers,
 )
-from indexcheck.core.judge import AnswerResult, AnswerStatus, ReplyError, parse_reply
 
 PASSAGE = "Teen cards\n\nTeens aged 13 to 17 can apply on their own; a parent signature is " \
     "not required. Teen cards can borrow up to 20 items and place up to 10 holds."  # fmt: skip
@@ -115,8 +115,8 @@ def test_kappa_of_identical_labels_is_one(labels: list[int]) -> None:
 
 
 def test_calibration_against_labels() -> None:
-    from indexcheck.core.claim_checks import Verdict as V
     from indexcheck.core.judge import ClaimResult
+    from indexcheck.core.judge.claims import Verdict as V
 
     def claim(v: V) -> ClaimResult:
         return ClaimResult(

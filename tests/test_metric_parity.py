@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from indexcheck.core.diagnose import diagnose
-from indexcheck.core.metrics import ndcg_at_k, retrieval_metrics
+from indexcheck.core.diagnose.metrics import ndcg_at_k, retrieval_metrics
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.questions import Question
 from indexcheck.stores import open_store

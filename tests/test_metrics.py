@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexcheck.core.metrics import (
+from indexcheck.core.diagnose.metrics import (
     hit_at_k,
     ndcg_at_k,
     recall_at_k,

@@ -328,7 +328,7 @@ def test_every_writer_goes_through_the_atomic_helper() -> None:
         root / "report" / "judge.py",
         root / "report" / "plots.py",
         root / "report" / "figures.py",
-        root / "core" / "stream_store.py",
+        root / "core" / "check_index" / "stream_store.py",
     ]
     for path in writers:
         text = path.read_text()

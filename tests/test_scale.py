@@ -279,7 +279,7 @@ def test_when_formulas_coincide_the_documented_one_is_named_and_the_rest_listed(
         out: np.ndarray = q / np.linalg.norm(q, axis=1, keepdims=True)
         return out
 
-    monkeypatch.setattr(scale, "build_queries", build)
+    monkeypatch.setattr(scale.probe, "build_queries", build)
     r = probe_scale(catalogue_store("(1+cos)/2", True, documented="(1+dot)/2"))
     assert (r.ok, r.transform, r.equivalent) == (True, "(1+dot)/2", ["(1+cos)/2"])
     assert "equally consistent: (1+cos)/2" in r.message

@@ -1,4 +1,4 @@
-"""Order-free shift diagnosis (core/shift_chains.py): chains, and blame by build order.
+"""Order-free shift diagnosis (core/check_index/shift_chains.py): chains, and blame by build order.
 
 The positional-cache bug is replayed in two forms, on random build orders with random
 repeats, then the ids are shuffled: the chains must recover the build order and name the
@@ -17,7 +17,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexcheck.core.shift_chains import (
+from indexcheck.core.check_index.shift_chains import (
     ChainEnd,
     blame_stretches,
     shift_chains,
@@ -207,7 +207,7 @@ def test_chain_example_and_cycle() -> None:
 
 
 def test_describe_chain_names_the_repeat() -> None:
-    from indexcheck.core.shift_chains import describe_chain
+    from indexcheck.core.check_index.shift_chains import describe_chain
 
     names = [f"id{i}" for i in range(10)]
     texts = list("abcadebfgh")

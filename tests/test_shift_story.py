@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.core.check_index import check_index
+from indexcheck.core.check_index.shift_sample import SHIFT_MODEL_PER_LOW
 from indexcheck.core.diagnose import diagnose
-from indexcheck.core.shift_sample import SHIFT_MODEL_PER_LOW
 from indexcheck.core.verdicts import Label
 from indexcheck.corpus import corpus_from_pairs
 from indexcheck.questions import Question
@@ -112,7 +112,7 @@ def test_all_tells_one_story_on_a_llamaindex_build(tmp_path) -> None:
     rows = {x.id: x for x in r.chunks}
     start = rows[c.ids[exp.start]]
     assert start.ref_doc_id == c.doc_of[exp.start] and start.text
-    from indexcheck.core.summaries import check_index_summary
+    from indexcheck.core.check_index.report import check_index_summary
     from indexcheck.sections import Table
 
     (table,) = [b for b in check_index_summary(r)[0].blocks if isinstance(b, Table)]
@@ -303,7 +303,7 @@ def test_all_on_a_minilm_langchain_build_with_100_repeats(tmp_path) -> None:
 def test_a_stretch_finding_never_names_a_repeat_after_its_start() -> None:
     """Issue 17: 71 of 314 findings named a "triggering" repeat standing after their start.
     A stretch of +2 from position 5 whose second repeat is at 6 names the repeat before."""
-    from indexcheck.core.check_findings import ChunkCheck, run_finding
+    from indexcheck.core.check_index.findings import ChunkCheck, run_finding
     from indexcheck.core.verdicts import Status
 
     texts = list("abcadebfgh")

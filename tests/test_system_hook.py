@@ -287,9 +287,9 @@ def test_exact_and_realigned_scores_are_on_the_backends_scale(metric: str) -> No
     the backend's own scores, as its exact mode does."""
     import numpy as np
 
-    from indexcheck.core.staged_cache import StagedCache
-    from indexcheck.core.system_hook import System
-    from indexcheck.core.system_run import _Runner
+    from indexcheck.core.system import _Runner
+    from indexcheck.core.system.hook import System
+    from indexcheck.core.system.staged_cache import StagedCache
     from indexcheck.questions import Question
     from indexcheck.testing import HashEmbedder, MemoryStore
 

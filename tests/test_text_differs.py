@@ -1,4 +1,4 @@
-"""core/text_differs.py: embedded_text_differs vs model_mismatch vs stale, as a pure rule.
+"""check_index/text_differs.py: embedded_text_differs vs model_mismatch vs stale, a pure rule.
 
 The framework-built cases (LlamaIndex's metadata header, a foreign model) are in
 tests/frameworks/test_framework_indexes.py; here the rule itself and the measured cases
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.core.text_differs import (
+from indexcheck.core.check_index.text_differs import (
     LowCosineVerdict,
     explain_low_cosines,
     own_is_nearest,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from indexcheck.core import ci_gates
-from indexcheck.core.ci_toml import Limit
+from indexcheck.core.ci import gates as ci_gates
+from indexcheck.core.ci.toml_table import Limit
 from indexcheck.core.stats import wilson
 from indexcheck.core.verdicts import Verdict
 from tests.test_ci import make_kb, run, write_config

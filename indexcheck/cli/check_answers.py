@@ -59,7 +59,7 @@ def check_answers_cmd(
 ) -> None:
     """Flag each URL, reference and number of an answer found neither in its context nor in
     any chunk (exit 1 when something is flagged)."""
-    from ..core.answer_checks import check_answers
+    from ..core.judge.answer_checks import check_answers
 
     session(ctx, "check-answers")
     started = time.perf_counter()

@@ -12,7 +12,7 @@ import click
 
 from ..chunk_stream import FileChunks
 from ..core.check_index import check_index
-from ..core.check_stream import check_all as check_all_streamed
+from ..core.check_index.streamed import check_all as check_all_streamed
 from ..embed_text import EmbedTemplate
 from ..engine import open_engine
 from ..errors import InputError

@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
-from ..core.baseline_guard import check_baseline
 from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
-from ..core.ci_config import needs_embedder
+from ..core.ci.baseline_guard import check_baseline
+from ..core.ci.config import needs_embedder
 from ..errors import OutputError
 from ..inputfiles import require_file
 from ..outputs import write_atomic

@@ -13,7 +13,6 @@ from pathlib import Path
 import click
 
 from ..cachedir import cache_root
-from ..core.ann_truth import TrueVectors, from_chunks, from_store
 from ..core.compare_ann import (
     DEFAULT_NOISE,
     QuerySet,
@@ -25,8 +24,9 @@ from ..core.compare_ann import (
     sample_queries,
     sweep_ann,
 )
+from ..core.compare_ann.queries import sample_from_vectors
+from ..core.compare_ann.truth import TrueVectors, from_chunks, from_store
 from ..core.exact import engine_scope
-from ..core.queries import sample_from_vectors
 from ..engine import open_engine
 from ..errors import InputError
 from ..filtered_questions import filters_manifest, question_filters, run_filters

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..core.diagnose import diagnose
-from ..core.retrieval import marked_refusals, scale_converters
-from ..core.sweep_filters import question_filters
+from ..core.probe_scale import scale_converters
+from ..core.retrieval import marked_refusals
+from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
 from ..filtered_questions import filters_manifest
 from ..filters import parse_filter

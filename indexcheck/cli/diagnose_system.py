@@ -35,9 +35,9 @@ def run_system(
     manifest: dict[str, Any],
 ) -> None:
     from ..core.answers import compile_pattern
-    from ..core.interventions import parse_interventions
-    from ..core.system_hook import load_system
-    from ..core.system_run import diagnose_system
+    from ..core.system import diagnose_system
+    from ..core.system.hook import load_system
+    from ..core.system.interventions import parse_interventions
 
     interventions = parse_interventions(intervene)  # bad input before any work
     compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..core.summaries import summary
+from ..core.summary_kit import summary
 from ..corpus import load_chunks
 from ..errors import InputError, OutputError
 from ..outputs import publish, staging

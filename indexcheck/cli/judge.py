@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from ..core.answer_checks import check_answers
 from ..core.answers import (
     DEFAULT_ANSWER_REFUSAL_PATTERN,
     DEFAULT_CITATION_PATTERN,
     compile_pattern,
 )
 from ..core.judge import JudgeResult, judge_answers, load_prompt
+from ..core.judge.answer_checks import check_answers
 from ..report.judge_terminal import render
 from .command import Command
 from .finish import finish
@@ -141,7 +141,7 @@ def judge_cmd(
     report_dir: Path | None,
 ) -> None:
     """Grade each answer's claims against the context it was given, and check the evidence."""
-    from ..core import sheet
+    from ..core.judge import sheet
     from ..judges import JudgementCache, open_judge
 
     # every input is read and checked before the first request that costs money
@@ -154,7 +154,7 @@ def judge_cmd(
     prompt = load_prompt(prompt_path)
     labels = None
     if labels_path is not None:
-        from ..core.calibration import load_labels
+        from ..core.judge.calibration import load_labels
 
         labels = load_labels(labels_path)
     sheet_key = None
@@ -179,7 +179,7 @@ def judge_cmd(
         )
     result.answer_checks = checks
     if labels is not None:
-        from ..core.calibration import calibrate
+        from ..core.judge.calibration import calibrate
 
         result.calibration = calibrate(result.answers, *labels, seed=seed)
     if sheet_dir is not None:

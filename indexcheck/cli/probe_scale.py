@@ -17,7 +17,7 @@ from ..core.probe_scale import (
     transform_of,
     write_cache,
 )
-from ..core.summaries import summary
+from ..core.summary_kit import summary
 from ..errors import InputError
 from ..filters import canonical, parse_filter
 from ..sections import Section, Text

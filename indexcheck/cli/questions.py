@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..core.question_calls import BudgetReachedError
-from ..core.question_gen import QuestionSetResult, generate_questions
-from ..core.question_output import (
+from ..core.questions import QuestionSetResult, generate_questions
+from ..core.questions.calls import BudgetReachedError
+from ..core.questions.output import (
     corpus_from_store,
     manifest_of,
     sidecar_path,

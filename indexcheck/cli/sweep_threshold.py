@@ -8,9 +8,10 @@ from typing import Any
 import click
 
 from ..core.answers import DEFAULT_CITATION_PATTERN
-from ..core.retrieval import marked_refusals, scale_converters
-from ..core.sweep_filters import question_filters
+from ..core.probe_scale import scale_converters
+from ..core.retrieval import marked_refusals
 from ..core.sweep_threshold import SweepResult, sweep_threshold
+from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
 from ..filtered_questions import filters_manifest
 from ..filters import parse_filter
@@ -163,7 +164,7 @@ def sweep_threshold_cmd(
 def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
     """sweep-threshold --observed: the sweep over the scores production traces recorded."""
     from ..core.answers import read_answers
-    from ..core.sweep_observed import refuse_absent_scores, sweep_observed
+    from ..core.sweep_threshold.observed import refuse_absent_scores, sweep_observed
 
     if a["filter_text"] is not None:
         raise InputError(

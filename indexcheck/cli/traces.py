@@ -106,7 +106,7 @@ def refusals_cmd(
     retrieved: replace those with the chunk that holds the answer before trusting a
     retrieval label."""
     from ..core.answers import compile_pattern
-    from ..core.trace_refusals import find_refusals, write_questions
+    from ..core.diagnose.trace_refusals import find_refusals, write_questions
 
     compile_pattern(refusal_pattern, "--refusal-pattern")
     labelled = None

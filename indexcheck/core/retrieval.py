@@ -7,16 +7,15 @@ Scores stay on the backend's own scale; callers compare them through the directi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..corpus import Corpus
 from ..embedders import for_queries
 from ..embedders.base import Embedder
-from ..errors import DimensionMismatchError, InputError
+from ..errors import DimensionMismatchError
 from ..questions import Question
 from ..stores.base import VectorStore
 
@@ -77,31 +76,3 @@ def refusal_ids(
         rx = re.compile(pattern)
         found.update(c for c in candidates if rx.search(c))
     return found
-
-
-def scale_converters(
-    store: VectorStore, *, probe: bool = True, result: Any = None
-) -> tuple[bool, Callable[[np.ndarray], np.ndarray] | None, dict[str, Any]]:
-    """(higher_is_better, backend->cosine converter or None, scale summary) for a store,
-    from ``result`` (a ScaleResult already at hand) or the probed (or cached) transform."""
-    from .probe_scale import scale_for
-
-    if result is None:
-        result = scale_for(store, probe=probe)
-    summary = {
-        "transform": result.transform,
-        "higher_is_better": result.higher_is_better,
-        "normalized": result.normalized,
-        "to_cosine": result.to_cosine_formula,
-        "from_cosine": result.from_cosine_formula,
-        "source": getattr(result, "source", None),
-    }
-    hib = result.higher_is_better
-    if hib is None:  # the probe named no transform: keep the documented direction
-        hib = store.info().higher_is_better
-    to_cos: Callable[[np.ndarray], np.ndarray] | None = result.to_cosine
-    try:
-        result.to_cosine(np.asarray([0.5]))
-    except InputError:
-        to_cos = None
-    return bool(hib if hib is not None else True), to_cos, summary

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,10 +21,9 @@ import numpy as np
 from ..errors import (
     BackendUnavailableError,
     EmbedderOutputError,
-    RateLimitError,
     TransientError,
 )
-from ..retry import RetryPolicy, final_error
+from ..retry import CallStats, RetryPolicy
 from ..vectors import normalize_rows
 
 #: Row-normalise float32 (n, d); re-exported for providers.
@@ -32,7 +31,7 @@ l2_normalize = normalize_rows
 
 
 @dataclass
-class EmbedStats:
+class EmbedStats(CallStats):
     """Cost accounting: requests sent (retries included), tokens billed, texts embedded,
     seconds spent inside embedding calls, and retries made."""
 
@@ -41,11 +40,6 @@ class EmbedStats:
     texts: int = 0
     seconds: float = 0.0
     retries: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["seconds"] = round(self.seconds, 4)
-        return d
 
 
 @runtime_checkable
@@ -131,63 +125,38 @@ class BaseEmbedder:
         if wait > 0:
             self._sleep(wait)
 
+    def _hold_gate(self, exc: TransientError) -> None:
+        """A 429 that says when to come back holds every worker until then."""
+        if exc.rate_limited and exc.retry_after is not None:
+            until = time.monotonic() + min(self.retry.max_delay, exc.retry_after)
+            self._gate = max(getattr(self, "_gate", 0.0), until)
+
     def _with_retries(self, texts: list[Any]) -> np.ndarray:
-        attempt = 0
-        waited = 0.0
-        while True:
-            if self.concurrency > 1:
-                self._wait_for_gate()
-            self.stats.requests += 1
-            t0 = time.perf_counter()
-            try:
-                vectors, tokens = self._embed_batch(texts)
-            except TransientError as exc:
-                spent = time.perf_counter() - t0
-                self.stats.seconds += spent
-                waited += spent
-                final = final_error(self.model_id, exc)
-                if final is not None:
-                    raise final from None
-                if exc.rate_limited and exc.retry_after is not None:
-                    until = time.monotonic() + min(self.retry.max_delay, exc.retry_after)
-                    self._gate = max(getattr(self, "_gate", 0.0), until)
-                delay = self.retry.delay(attempt, exc.retry_after, self._rng)
-                if self.retry.gives_up(attempt, waited, delay):
-                    budget = (
-                        f" and {waited:.0f} s (--max-wait {self.retry.max_wait:g} s)"
-                        if self.retry.max_wait is not None
-                        else ""
-                    )
-                    if exc.rate_limited:
-                        raise RateLimitError(
-                            f"{self.model_id}: still rate limited (429) after {attempt} "
-                            f"retries{budget}; try again later (embeddings already cached "
-                            "with --cache are not requested again)"
-                        ) from exc
-                    raise BackendUnavailableError(
-                        f"{self.model_id}: request failed after {attempt} retries{budget}: "
-                        f"{exc}; raise --timeout or --max-wait, or try again later"
-                    ) from exc
-                self._sleep(delay)
-                waited += delay
-                attempt += 1
-                self.stats.retries += 1
-                continue
-            self.stats.seconds += time.perf_counter() - t0
-            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-            if vectors.shape != (len(texts), self.dimension):
-                raise BackendUnavailableError(
-                    f"{self.model_id}: returned vectors of shape {vectors.shape} for "
-                    f"{len(texts)} texts of dimension {self.dimension}"
-                )
-            bad = ~np.isfinite(vectors).all(axis=1) | ~vectors.any(axis=1)
-            if bad.any():
-                first = int(np.argmax(bad))
-                raise EmbedderOutputError(
-                    f"{self.model_id} returned NaN, infinite or all-zero vectors for "
-                    f"{int(bad.sum())} of {len(texts)} texts (first: text {first} of its "
-                    "batch); no verdict on the index can rest on them: fix the embedder"
-                )
-            self.stats.tokens += int(tokens)
-            self.stats.texts += len(texts)
-            return vectors
+        vectors, tokens = self.retry.run(
+            lambda: self._embed_batch(texts),
+            who=self.model_id,
+            rate_fix="try again later (embeddings already cached with --cache are not "
+            "requested again)",
+            sleep=self._sleep,
+            rng=self._rng,
+            stats=self.stats,
+            before=self._wait_for_gate if self.concurrency > 1 else None,
+            on_transient=self._hold_gate,
+        )
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(texts), self.dimension):
+            raise BackendUnavailableError(
+                f"{self.model_id}: returned vectors of shape {vectors.shape} for "
+                f"{len(texts)} texts of dimension {self.dimension}"
+            )
+        bad = ~np.isfinite(vectors).all(axis=1) | ~vectors.any(axis=1)
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise EmbedderOutputError(
+                f"{self.model_id} returned NaN, infinite or all-zero vectors for "
+                f"{int(bad.sum())} of {len(texts)} texts (first: text {first} of its "
+                "batch); no verdict on the index can rest on them: fix the embedder"
+            )
+        self.stats.tokens += int(tokens)
+        self.stats.texts += len(texts)
+        return vectors

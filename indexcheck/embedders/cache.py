@@ -24,9 +24,15 @@ from typing import Any
 import numpy as np
 
 from ..corpus import text_hash
-from ..errors import DataFileError, OutputError
+from ..errors import DataFileError
 from .base import Embedder, EmbedStats
-from .cache_file import APPLICATION_ID, SPACE_HINT, VECTORS_SQL, open_cache_file
+from .cache_file import (
+    APPLICATION_ID,
+    VECTORS_SQL,
+    cache_write,
+    open_cache_file,
+    open_cache_tables,
+)
 
 
 class EmbeddingCache:
@@ -39,17 +45,9 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._db = open_cache_file(self.path)
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(VECTORS_SQL)
-            self._db.commit()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise DataFileError(
-                f"--cache {self.path} cannot be written: {exc}" + SPACE_HINT
-            ) from None
+        self._db = open_cache_tables(
+            self.path, "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", VECTORS_SQL
+        )
 
     def check_dimension(self, model_id: str, dimension: int) -> None:
         """Refuse (exit 2) a cache holding rows of another dimension for ``model_id``."""
@@ -96,17 +94,11 @@ class EmbeddingCache:
             (model_id, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
             for h, v in items.items()
         ]
-        try:
-            with self._db:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO vectors (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
-                    rows,
-                )
-        except sqlite3.OperationalError as exc:
-            raise OutputError(
-                f"--cache {self.path} could not be written ({exc}); what was embedded before "
-                "is kept: free space or point --cache elsewhere, then rerun"
-            ) from None
+        with cache_write(self.path, "what was embedded before is kept"), self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
+                rows,
+            )
 
     def close(self) -> None:
         self._db.close()

@@ -16,9 +16,11 @@ is then stamped.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import DataFileError
+from ..errors import DataFileError, OutputError
 
 #: SQLite ``PRAGMA application_id`` of every cache indexcheck creates: b"IXCH" big-endian.
 APPLICATION_ID = 0x49584348
@@ -146,4 +148,39 @@ def open_cache_file(path: Path) -> sqlite3.Connection:
     return db
 
 
-__all__ = ["APPLICATION_ID", "SCHEMAS", "SPACE_HINT", "inspect_cache_file", "open_cache_file"]
+def open_cache_tables(path: Path, *statements: str) -> sqlite3.Connection:
+    """:func:`open_cache_file`, then ``statements`` (pragmas, ``CREATE TABLE``) run and
+    committed; a file that refuses them is bad input (exit 2) and is closed."""
+    db = open_cache_file(path)
+    try:
+        for sql in statements:
+            db.execute(sql)
+        db.commit()
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise DataFileError(f"--cache {path} cannot be written: {exc}" + SPACE_HINT) from None
+    return db
+
+
+@contextmanager
+def cache_write(path: Path, kept: str) -> Iterator[None]:
+    """A write that fails mid-run (disk full, I/O error) is :class:`OutputError` (exit 3),
+    saying that ``kept`` (what earlier writes committed) survives."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise OutputError(
+            f"--cache {path} could not be written ({exc}); {kept}: free space or point "
+            "--cache elsewhere, then rerun"
+        ) from None
+
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMAS",
+    "SPACE_HINT",
+    "cache_write",
+    "inspect_cache_file",
+    "open_cache_file",
+    "open_cache_tables",
+]

@@ -6,9 +6,10 @@ One request is ``POST /v1/embeddings`` with ``{"model", "input": [texts]}``; the
 their order in the reply. ``mistral-embed`` returns 1024-d vectors of unit L2 norm.
 
 Retries happen once, in :class:`~indexcheck.embedders.base.BaseEmbedder`: the SDK client is
-built with retry strategy ``"none"``, and this module turns a 429 into a rate-limited
-:class:`~indexcheck.errors.TransientError` (carrying ``Retry-After``), and 408/500/502/503/504,
-timeouts and dropped connections into a plain one. 401/403 become
+built with retry strategy ``"none"``, and the one HTTP error mapping
+(:func:`indexcheck.http_errors.map_http_error`, shared with the judges) turns a 429 into a
+rate-limited :class:`~indexcheck.errors.TransientError` (carrying ``Retry-After``), and
+408/409/500/502/503/504, timeouts and dropped connections into a plain one. 401/403 become
 :class:`~indexcheck.errors.AuthError`, other 4xx :class:`~indexcheck.errors.InputError` with the
 server's message. The API key is read from ``MISTRAL_API_KEY`` through
 :func:`indexcheck.secrets.env_secret` (stray whitespace stripped with a warning, a control
@@ -24,29 +25,25 @@ public reports); 32 inputs keeps chunks of up to 512 tokens under the token cap.
 
 from __future__ import annotations
 
-import email.utils
 import importlib
-import json
 import os
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 import numpy as np
 
 from ..errors import (
-    AuthError,
-    BackendUnavailableError,
     DimensionMismatchError,
     InputError,
     MissingDependencyError,
     SpecError,
     TransientError,
 )
+from ..http_errors import map_http_error, translated, where
 from ..redact import remember
-from ..retry import RetryPolicy, malformed_message, malformed_request
+from ..retry import RetryPolicy
 from ..secrets import env_secret
 from ..waiting import current as current_waiting
 from .base import BaseEmbedder
@@ -57,14 +54,6 @@ DIMENSIONS: dict[str, int] = {"mistral-embed": 1024}
 DEFAULT_BATCH_SIZE = 32
 API_KEY_ENV = "MISTRAL_API_KEY"
 SERVER_URL_ENV = "MISTRAL_SERVER_URL"
-
-_TRANSIENT_STATUS = frozenset({408, 500, 502, 503, 504})
-# Transport failures worth a retry, by class name so both httpx and httpx2 (SDK 3.x) match.
-_TRANSIENT_TRANSPORT = frozenset(
-    {"TimeoutException", "NetworkError", "RemoteProtocolError", "NoResponseError"}
-)
-# A 200 whose body does not parse (truncated JSON, wrong shape), by class name across SDKs.
-_MALFORMED_REPLY = frozenset({"ResponseValidationError", "ValidationError", "JSONDecodeError"})
 
 
 def _load_sdk() -> tuple[Any, Any, Any]:
@@ -130,37 +119,21 @@ class MistralEmbedder(BaseEmbedder):
             self.model_id += f"?dim={self._output_dimension}"
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.server_url = server_url or os.environ.get(SERVER_URL_ENV) or None
-        mistral_cls, retry_config, backoff = _load_sdk()
-        self._client: Any = mistral_cls(
-            api_key=key,
-            server_url=self.server_url,
-            # strategy "none": the SDK sends once; backoff values are unused but required
-            retry_config=retry_config("none", backoff(500, 500, 1.0, 500), False),
-            timeout_ms=max(1, int(self.timeout_s * 1000)),
-        )
+        self._client: Any = mistral_client(key, self.server_url, self.timeout_s)
 
     def __repr__(self) -> str:
         return f"MistralEmbedder(model_id={self.model_id!r}, server={self._where()!r})"
 
     def close(self) -> None:
         """Close the SDK's HTTP connections."""
-        exit_ = getattr(self._client, "__exit__", None)
-        if exit_ is not None:
-            exit_(None, None, None)
+        close_client(self._client)
 
     def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
         kwargs: dict[str, Any] = {}
         if self._output_dimension is not None:
             kwargs["output_dimension"] = self._output_dimension
-        try:
+        with translated(self._map_error):
             response = self._client.embeddings.create(model=self.model, inputs=texts, **kwargs)
-        except Exception as exc:
-            mapped = self._map_error(exc)
-            if mapped is None:
-                raise
-            if isinstance(mapped, AuthError | InputError):
-                raise mapped from None  # the chained request carries the key in its headers
-            raise mapped from exc
         return self._parse(response, len(texts))
 
     def _parse(self, response: Any, n: int) -> tuple[np.ndarray, int]:
@@ -193,103 +166,39 @@ class MistralEmbedder(BaseEmbedder):
 
     def _map_error(self, exc: Exception) -> Exception | None:
         """The indexcheck exception for an SDK or transport failure, or None to re-raise."""
-        malformed = malformed_request(exc)
-        if malformed is not None:
-            return InputError(
-                malformed_message(
-                    self.model_id,
-                    malformed,
-                    f"check {API_KEY_ENV} and {SERVER_URL_ENV} for stray characters",
-                )
-            )
-        names = {cls.__name__ for cls in type(exc).__mro__}
-        if names & _TRANSIENT_TRANSPORT:
-            return TransientError(
-                f"{type(exc).__name__} talking to {self._where()} "
-                f"(--timeout {self.timeout_s:g} s per request)"
-            )
-        status = getattr(exc, "status_code", None)
-        if names & _MALFORMED_REPLY or (isinstance(status, int) and 200 <= status < 300):
-            # a 200 whose body was cut or is not the documented shape: retried like a 5xx
-            return TransientError(f"a malformed reply from {self._where()} ({type(exc).__name__})")
-        if not isinstance(status, int):
-            return None
-        headers = getattr(exc, "headers", None) or {}
-        message = _server_message(str(getattr(exc, "body", "") or ""))
-        if status == 429:
-            return TransientError(
-                f"HTTP 429: {message}", rate_limited=True, retry_after=_retry_after(headers)
-            )
-        if status in _TRANSIENT_STATUS:
-            return TransientError(f"HTTP {status} from {self._where()}: {message}")
-        if status in (401, 403):
-            return AuthError(
-                f"{self.model_id}: the server refused the API key (HTTP {status}); "
-                f"set {API_KEY_ENV} to a valid key for {self._where()}"
-            )
-        if 400 <= status < 500:
-            return InputError(
-                f"{self.model_id} rejected the request (HTTP {status}): {message}; check "
-                "the model name and the texts sent"
-            )
-        return BackendUnavailableError(
-            f"{self.model_id}: HTTP {status} from {self._where()}: {message}"
+        return map_http_error(
+            exc,
+            who=self.model_id,
+            server=self._where(),
+            key_env=API_KEY_ENV,
+            malformed_fix=f"check {API_KEY_ENV} and {SERVER_URL_ENV} for stray characters",
+            reject_fix="check the model name and the texts sent",
+            timeout_s=self.timeout_s,
         )
 
     def _where(self) -> str:
         """The server for messages, without any user:password part of its URL."""
-        if not self.server_url:
-            return "the Mistral API"
-        parts = urlsplit(self.server_url)
-        host = parts.netloc.rpartition("@")[2]
-        return parts._replace(netloc=host).geturl()
+        return where(self.server_url, "the Mistral API")
 
 
-def _server_message(body: str, limit: int = 300) -> str:
-    """The human part of an error body: ``message``, or ``detail`` (a string or FastAPI's
-    list of ``{loc, msg}``), else the raw text, cut to ``limit`` characters."""
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        payload = None
-    text = body.strip()
-    if isinstance(payload, dict):
-        detail = payload.get("detail")
-        if isinstance(payload.get("message"), str):
-            text = payload["message"]
-        elif isinstance(detail, str):
-            text = detail
-        elif isinstance(detail, list):
-            parts = []
-            for item in detail:
-                if isinstance(item, dict):
-                    loc = ".".join(str(p) for p in item.get("loc") or [])
-                    parts.append(f"{loc}: {item.get('msg', '')}" if loc else str(item.get("msg")))
-            text = "; ".join(parts) or text
-    text = " ".join(text.split()) or "no message"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def mistral_client(key: str, server_url: str | None, timeout_s: float) -> Any:
+    """The ``mistralai`` SDK client, sending each request once (retry strategy "none":
+    retries happen in :meth:`indexcheck.retry.RetryPolicy.run`), ``timeout_s`` per request."""
+    mistral_cls, retry_config, backoff = _load_sdk()
+    return mistral_cls(
+        api_key=key,
+        server_url=server_url,
+        # strategy "none": the SDK sends once; backoff values are unused but required
+        retry_config=retry_config("none", backoff(500, 500, 1.0, 500), False),
+        timeout_ms=max(1, int(timeout_s * 1000)),
+    )
 
 
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or HTTP date)."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(when.tzinfo)).total_seconds())
+def close_client(client: Any) -> None:
+    """Close an SDK client's HTTP connections (the SDK closes them on ``__exit__``)."""
+    exit_ = getattr(client, "__exit__", None)
+    if exit_ is not None:
+        exit_(None, None, None)
 
 
 def from_spec(rest: str) -> MistralEmbedder:

@@ -3,8 +3,9 @@
 A judge grades one answer against the context it was given. Providers subclass
 :class:`BaseJudge` and implement ``_complete(request)`` for one request; they raise
 :class:`~indexcheck.errors.TransientError` for a 429, a transient 5xx or a dropped
-connection, and the base retries with exponential backoff. Auth failures and other
-refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
+connection, and the base retries with exponential backoff in the one retry loop
+(:meth:`indexcheck.retry.RetryPolicy.run`, shared with stores and embedders). Auth failures
+and other refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
 retried, and so is a TransientError whose cause no retry can fix
 (:func:`indexcheck.retry.cannot_succeed`). Replies that do not parse are not this module's
 business: the caller sends a repair request (:meth:`JudgeRequest.repaired`) and asks again.
@@ -15,18 +16,23 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import BackendUnavailableError, RateLimitError, TransientError
-from ..retry import RetryPolicy, final_error
+from ..retry import CallStats, RetryPolicy
+from ..waiting import current as current_waiting
+
+#: a chat reply takes longer than an embedding: a hosted judge's seconds per request and
+#: per request with all its retries, unless --timeout / --max-wait (or their env) say others
+JUDGE_TIMEOUT_S = 120.0
+JUDGE_MAX_WAIT_S = 240.0
 
 #: what a judge hands back: the reply text to parse, or a dict it already parsed
 RawReply = str | dict[str, Any]
 
 
 @dataclass
-class JudgeStats:
+class JudgeStats(CallStats):
     """Cost accounting: requests sent (retries and repairs included), tokens billed,
     answers judged, judgements served from the cache, seconds inside calls, retries."""
 
@@ -37,11 +43,6 @@ class JudgeStats:
     seconds: float = 0.0
     retries: int = 0
     repairs: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["seconds"] = round(self.seconds, 4)
-        return d
 
 
 @dataclass(frozen=True)
@@ -104,31 +105,24 @@ class BaseJudge:
         """Release connections (nothing to release by default)."""
 
     def ask(self, request: JudgeRequest) -> RawReply:
-        """The judge's raw reply to ``request``, retrying transient failures."""
-        attempt = 0
-        while True:
-            self.stats.requests += 1
-            t0 = time.perf_counter()
-            try:
-                reply, tokens = self._complete(request)
-            except TransientError as exc:
-                self.stats.seconds += time.perf_counter() - t0
-                final = final_error(f"judge {self.model_id}", exc)
-                if final is not None:
-                    raise final from None
-                if attempt >= self.retry.max_retries:
-                    if exc.rate_limited:
-                        raise RateLimitError(
-                            f"judge {self.model_id}: still rate limited (429) after "
-                            f"{attempt} retries; try again later or use another judge"
-                        ) from exc
-                    raise BackendUnavailableError(
-                        f"judge {self.model_id}: request failed after {attempt} retries: {exc}"
-                    ) from exc
-                self._sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
-                attempt += 1
-                self.stats.retries += 1
-                continue
-            self.stats.seconds += time.perf_counter() - t0
-            self.stats.tokens += int(tokens)
-            return reply
+        """The judge's raw reply to ``request``, retrying transient failures within the
+        policy's retries and its ``max_wait`` budget (``--max-wait``)."""
+        reply, tokens = self.retry.run(
+            lambda: self._complete(request),
+            who=f"judge {self.model_id}",
+            rate_fix="try again later or use another judge",
+            sleep=self._sleep,
+            rng=self._rng,
+            stats=self.stats,
+        )
+        self.stats.tokens += int(tokens)
+        return reply
+
+
+def hosted_waiting(retry: RetryPolicy | None, timeout_s: float | None) -> tuple[RetryPolicy, float]:
+    """A hosted judge's retry policy and seconds per request: those given, else
+    ``--max-wait`` / ``--timeout`` (:func:`indexcheck.waiting.current`) with the judge's
+    defaults (:data:`JUDGE_MAX_WAIT_S`, :data:`JUDGE_TIMEOUT_S`)."""
+    waiting = current_waiting(JUDGE_TIMEOUT_S, JUDGE_MAX_WAIT_S)
+    policy = retry if retry is not None else RetryPolicy(max_wait=waiting.max_wait)
+    return policy, waiting.timeout if timeout_s is None else timeout_s

@@ -3,7 +3,7 @@
 The key is sha256 of (judge model id, prompt version, question, context, answer); the table
 ``judgements`` lives in the same ``--cache`` file as the embedding cache, next to (never in)
 its ``vectors`` table. The file is checked by the one opener,
-:func:`indexcheck.embedders.cache_file.open_cache_file`: another application's SQLite file is
+:func:`indexcheck.embedders.cache_file.open_cache_tables`: another application's SQLite file is
 refused read-only before any write. Each judgement is committed as soon as it is stored, so
 an interrupted run keeps what it paid for.
 """
@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..embedders.cache_file import JUDGEMENTS_SQL, SPACE_HINT, open_cache_file
-from ..errors import DataFileError, OutputError
+from ..embedders.cache_file import JUDGEMENTS_SQL, cache_write, open_cache_tables
 
 
 def judgement_key(
@@ -38,15 +36,7 @@ class JudgementCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._db = open_cache_file(self.path)
-        try:
-            self._db.execute(JUDGEMENTS_SQL)
-            self._db.commit()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise DataFileError(
-                f"--cache {self.path} cannot be written: {exc}" + SPACE_HINT
-            ) from None
+        self._db = open_cache_tables(self.path, JUDGEMENTS_SQL)
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT reply FROM judgements WHERE key = ?", (key,)).fetchone()
@@ -57,17 +47,12 @@ class JudgementCache:
 
     def put(self, key: str, model_id: str, prompt_version: str, reply: dict[str, Any]) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        try:
+        with cache_write(self.path, "the judgements before are kept"):
             self._db.execute(
                 "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?)",
                 (key, model_id, prompt_version, json.dumps(reply, ensure_ascii=False), now),
             )
             self._db.commit()
-        except sqlite3.OperationalError as exc:
-            raise OutputError(
-                f"--cache {self.path} could not be written ({exc}); the judgements before "
-                "are kept: free space or point --cache elsewhere, then rerun"
-            ) from None
 
     def close(self) -> None:
         self._db.close()

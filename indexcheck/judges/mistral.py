@@ -4,8 +4,9 @@ One request is ``POST /v1/chat/completions`` with ``{"model", "messages", "tempe
 "response_format": {"type": "json_object"}}``; the reply's ``choices[0].message.content`` is the
 judgement (a string, or a list of text chunks) and ``usage.total_tokens`` the tokens billed.
 The SDK is built with retry strategy ``"none"``: retries happen once, in
-:class:`~indexcheck.judges.base.BaseJudge`. The key comes from ``MISTRAL_API_KEY`` and
-``MISTRAL_SERVER_URL`` overrides the server (a proxy or an emulator).
+:class:`~indexcheck.judges.base.BaseJudge`, within ``--timeout`` per request and
+``--max-wait`` per request with its retries (120 s and 240 s unless set). The key comes from
+``MISTRAL_API_KEY`` and ``MISTRAL_SERVER_URL`` overrides the server (a proxy or an emulator).
 """
 
 from __future__ import annotations
@@ -15,15 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..embedders.mistral import API_KEY_ENV, SERVER_URL_ENV, _load_sdk
-from ..errors import AuthError, InputError, SpecError
+from ..embedders.mistral import API_KEY_ENV, SERVER_URL_ENV, close_client, mistral_client
+from ..errors import InputError, SpecError
 from ..redact import remember
 from ..retry import RetryPolicy
 from ..secrets import env_secret
-from ._http import map_error, message_text, where
-from .base import BaseJudge, JudgeRequest, RawReply
-
-DEFAULT_TIMEOUT_S = 120.0
+from ._http import map_error, message_text, translated, where
+from .base import BaseJudge, JudgeRequest, RawReply, hosted_waiting
 
 
 class MistralJudge(BaseJudge):
@@ -36,8 +35,9 @@ class MistralJudge(BaseJudge):
         server_url: str | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
     ) -> None:
+        retry, self.timeout_s = hosted_waiting(retry, timeout_s)
         super().__init__(retry=retry, sleep=sleep)
         self.model = model.strip()
         if not self.model:
@@ -50,13 +50,7 @@ class MistralJudge(BaseJudge):
             raise InputError(f"the mistral judge needs an API key; set {API_KEY_ENV}")
         self.model_id = f"mistral:{self.model}"
         self.server_url = server_url or os.environ.get(SERVER_URL_ENV) or None
-        mistral_cls, retry_config, backoff = _load_sdk()
-        self._client: Any = mistral_cls(
-            api_key=key,
-            server_url=self.server_url,
-            retry_config=retry_config("none", backoff(500, 500, 1.0, 500), False),
-            timeout_ms=max(1, int(timeout_s * 1000)),
-        )
+        self._client: Any = mistral_client(key, self.server_url, self.timeout_s)
 
     def __repr__(self) -> str:
         return f"MistralJudge(model_id={self.model_id!r}, server={self._where()!r})"
@@ -65,25 +59,19 @@ class MistralJudge(BaseJudge):
         return where(self.server_url, "the Mistral API")
 
     def close(self) -> None:
-        exit_ = getattr(self._client, "__exit__", None)
-        if exit_ is not None:
-            exit_(None, None, None)
+        close_client(self._client)
+
+    def _map_error(self, exc: Exception) -> Exception | None:
+        return map_error(exc, self.model_id, self._where(), API_KEY_ENV, self.timeout_s)
 
     def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
-        try:
+        with translated(self._map_error):
             response = self._client.chat.complete(
                 model=self.model,
                 messages=[dict(m) for m in request.messages],
                 temperature=0,
                 response_format={"type": "json_object"},
             )
-        except Exception as exc:
-            mapped = map_error(exc, self.model_id, self._where(), API_KEY_ENV)
-            if mapped is None:
-                raise
-            if isinstance(mapped, AuthError | InputError):
-                raise mapped from None  # the chained request carries the key in its headers
-            raise mapped from exc
         choices = list(response.choices or [])
         text = message_text(choices[0].message.content) if choices and choices[0].message else ""
         usage = response.usage

@@ -5,7 +5,8 @@ vLLM, Ollama, llama.cpp's server and hosted services speak the same
 ``response_format: {"type": "json_object"}``, the reply's ``choices[0].message.content`` is
 the judgement and ``usage.total_tokens`` the tokens billed. The key comes from
 ``OPENAI_API_KEY`` (servers that need none accept any value). The SDK sends once
-(``max_retries=0``): retries happen in :class:`~indexcheck.judges.base.BaseJudge`.
+(``max_retries=0``): retries happen in :class:`~indexcheck.judges.base.BaseJudge`, within
+``--timeout`` per request and ``--max-wait`` per request with its retries.
 """
 
 from __future__ import annotations
@@ -16,15 +17,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..errors import AuthError, InputError, MissingDependencyError, SpecError
+from ..errors import InputError, MissingDependencyError, SpecError
 from ..redact import remember
 from ..retry import RetryPolicy
 from ..secrets import env_secret
-from ._http import map_error, message_text, where
-from .base import BaseJudge, JudgeRequest, RawReply
+from ._http import map_error, message_text, translated, where
+from .base import BaseJudge, JudgeRequest, RawReply, hosted_waiting
 
 API_KEY_ENV = "OPENAI_API_KEY"
-DEFAULT_TIMEOUT_S = 120.0
 
 
 class OpenAIJudge(BaseJudge):
@@ -37,9 +37,10 @@ class OpenAIJudge(BaseJudge):
         api_key: str | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
         json_mode: bool = True,
     ) -> None:
+        retry, self.timeout_s = hosted_waiting(retry, timeout_s)
         super().__init__(retry=retry, sleep=sleep)
         key = env_secret(API_KEY_ENV) if api_key is None else api_key
         remember(key)
@@ -57,7 +58,7 @@ class OpenAIJudge(BaseJudge):
         self.json_mode = json_mode
         self.model_id = f"openai:{where(self.base_url, '')}?model={model}"
         self._client: Any = sdk.OpenAI(
-            base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout_s
+            base_url=self.base_url, api_key=key, max_retries=0, timeout=self.timeout_s
         )
 
     def __repr__(self) -> str:
@@ -66,24 +67,21 @@ class OpenAIJudge(BaseJudge):
     def close(self) -> None:
         self._client.close()
 
+    def _map_error(self, exc: Exception) -> Exception | None:
+        server = where(self.base_url, "")
+        return map_error(exc, self.model_id, server, API_KEY_ENV, self.timeout_s)
+
     def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
         extra: dict[str, Any] = {}
         if self.json_mode:
             extra["response_format"] = {"type": "json_object"}
-        try:
+        with translated(self._map_error):
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=[dict(m) for m in request.messages],
                 temperature=0,
                 **extra,
             )
-        except Exception as exc:
-            mapped = map_error(exc, self.model_id, where(self.base_url, ""), API_KEY_ENV)
-            if mapped is None:
-                raise
-            if isinstance(mapped, AuthError | InputError):
-                raise mapped from None
-            raise mapped from exc
         choices = list(response.choices or [])
         text = message_text(choices[0].message.content) if choices else ""
         usage = response.usage

@@ -1,5 +1,5 @@
 """Sections of a result, ready for a file renderer: built once by the result's own
-builder (:mod:`indexcheck.core.sections`), plots drawn into the report folder.
+builder (each `core/<command>/report.py`), plots drawn into the report folder.
 
 ``Builder(folder).sections(payload)`` takes any command's result dict (``to_dict()`` or a
 ``--json`` file) and returns its report sections with every plot drawn once.
@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.sections import sections_of
 from ..sections import Section
 from ..sections import report as in_report
 from .figures import Figures
+from .registered import sections_of
 
 
 def result_sections(result: Any) -> list[Section]:

@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.sections import kind_of
 from ..outputs import write_atomic
 from ..redact import scrub
 from ..sections import Code, Image, Section, Table, Text, V, fmt
@@ -26,6 +25,7 @@ from ..textsafe import escape_html, xml_safe
 from .builders import Builder
 from .claims import CSS as JUDGE_CSS
 from .markdown import markdown
+from .registered import kind_of
 from .sections import Html
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"

@@ -18,7 +18,7 @@ from .claims import claims_markdown
 
 def summary_rows(payload: Mapping[str, Any]) -> list[list[Any]]:
     """Counts per verdict and the supported rate, as table rows (the judge section's)."""
-    from ..core.sections import judge_rows
+    from ..core.judge.report import judge_rows
 
     return judge_rows(payload)
 

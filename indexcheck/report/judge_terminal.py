@@ -7,9 +7,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..core.answer_checks import checks_line
-from ..core.claim_checks import Verdict
 from ..core.judge import AnswerStatus, JudgeResult
+from ..core.judge.answer_checks import checks_line
+from ..core.judge.claims import Verdict
 from ..textsafe import escape_rich as escape
 
 VERDICT_STYLE = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.sections import KINDS, kind_of
+from .registered import KINDS, kind_of
 
 
 @dataclass

@@ -21,7 +21,6 @@ than k results came back, and an id matrix ``I`` (numpy object array ``(q, k)`` 
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,7 +39,7 @@ from ..errors import (
     SpecError,
     TransientError,
 )
-from ..retry import RetryPolicy, final_error
+from ..retry import RetryPolicy
 from .params import Param, check_params
 from .params import StoreSpec as StoreSpec  # re-exported: stores import it from here
 
@@ -357,12 +356,9 @@ class BaseStore:
     def _call(self, doing: str, fn: Callable[[], T]) -> T:
         """Run one SDK call; turn what it raises into an IndexcheckError via ``_translate``,
         retrying a :class:`TransientError` per ``retry`` (remote engines only) within its
-        ``max_wait`` budget (time in requests plus backoff)."""
-        attempt, waited = 0, 0.0
-        rng = random.Random(0)
-        while True:
-            self._before_call()
-            t0 = time.monotonic()
+        ``max_wait`` budget (time in requests plus backoff), in the one retry loop."""
+
+        def once() -> T:
             try:
                 return fn()
             except IndexcheckError:
@@ -371,20 +367,18 @@ class BaseStore:
                 err = self._translate(exc, doing)
                 if err is None:
                     raise
-                if not isinstance(err, TransientError):
-                    raise err from None
-                final = final_error(self.scheme or type(self).__name__, exc)
-                if final is not None:  # a malformed request or a 4xx: no retry helps
-                    raise final from None
-                policy = self.retry
-                waited += time.monotonic() - t0
-                delay = 0.0 if policy is None else policy.delay(attempt, err.retry_after, rng)
-                if policy is None or policy.gives_up(attempt, waited, delay):
-                    raise self._gave_up(doing, err, attempt) from None
-                self._sleep(delay)
-                waited += delay
-                attempt += 1
-                self._on_retry()
+                # a transient error keeps its SDK cause: the loop reads its HTTP status
+                raise err from (exc if isinstance(err, TransientError) else None)
+
+        return (self.retry or RetryPolicy(max_retries=0)).run(
+            once,
+            who=self.scheme or type(self).__name__,
+            gave_up=lambda err, attempts, _waited: self._gave_up(doing, err, attempts),
+            sleep=self._sleep,
+            before=self._before_call,
+            on_retry=self._on_retry,
+            chain=False,
+        )
 
     @contextmanager
     def _translating(self, doing: str) -> Iterator[None]:

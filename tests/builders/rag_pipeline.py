@@ -271,7 +271,7 @@ class _AnswerOnly:
         return os.environ["RAG_MODEL"]
 
     def answer(self, question: str) -> dict[str, Any]:
-        from indexcheck.core.system_hook import as_candidate
+        from indexcheck.core.system.hook import as_candidate
 
         app = APP._app()
         context = [
@@ -282,7 +282,7 @@ class _AnswerOnly:
 
 
 def _cands(rows: list[dict[str, Any]]) -> list[Any]:
-    from indexcheck.core.system_hook import as_candidate
+    from indexcheck.core.system.hook import as_candidate
 
     return [as_candidate(r) for r in rows]
 

@@ -133,7 +133,7 @@ class Compared:
 
 
 def compare(rows: Rows, texts: list[str], min_cosine: float = 0.999) -> Compared:
-    from indexcheck.core.text_differs import own_is_nearest
+    from indexcheck.core.check_index.text_differs import own_is_nearest
 
     stored = normalize_rows(rows.vectors)
     fresh = embed_correct(texts)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexcheck.core.shift_chains import shift_chains, stretches_of
+from indexcheck.core.check_index.shift_chains import shift_chains, stretches_of
 from indexcheck.vectors import normalize_rows
 from tests.builders.framework_corpus import embed_correct, framework_corpus
 

@@ -1,0 +1,55 @@
+"""What check-index returns: one result, its findings and its rows."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...sections import Section
+from .findings import (
+    ChunkCheck,
+    Finding,
+)
+
+
+@dataclass
+class CheckIndexResult:
+    """What check-index found; ``ok`` is True only when no error finding exists."""
+
+    ok: bool
+    checked: int
+    mode: str
+    threshold: float
+    min_cosine: float | None
+    median_cosine: float | None
+    below_threshold: int
+    chunks: list[ChunkCheck]
+    findings: list[Finding]
+    counts: dict[str, int]
+    diagnosis_embeddings: int
+    manifest: dict[str, Any] = field(default_factory=dict)
+    #: --all above 100,000 chunks: ``chunks`` holds only the rows that are not ok
+    chunks_truncated: bool = False
+    #: a passing sample: one-sided 95% upper bound on the fault rate (random rows only)
+    fault_rate_upper_95: float | None = None
+    #: of ``diagnosis_embeddings``: texts embedded to test the shift model's predicted
+    #: holders of low chunks (at most ``SHIFT_MODEL_PER_LOW`` per low chunk)
+    shift_model_embeddings: int = 0
+    #: sampling: targets after repeated texts left out by the per-text cap
+    targets_dropped: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def cosines(self) -> np.ndarray:
+        """float32 (m,) cosines of the chunks that had a comparable vector."""
+        vals = [c.cosine for c in self.chunks if c.cosine is not None]
+        return np.asarray(vals, dtype=np.float32)
+
+    def sections(self) -> list[Section]:
+        """The report's sections, then the terminal summary (``terminal=True``)."""
+        from .report import sections
+
+        return sections(self)

@@ -1,0 +1,483 @@
+"""check-index --all, streamed: memory that does not grow with the vectors.
+
+Three passes, each over blocks:
+
+1. the chunks, in corpus order: each block is embedded (through the engine, so a
+   hash-keyed cache commits it before the next one starts: a killed run loses at most one
+   block) and its unit fresh vectors are appended to a scratch file on disk;
+2. the store, in its own order: each batch is compared with the fresh vectors of its
+   chunks read back from that file. A low chunk is first searched for among its
+   ``window`` neighbours; if none holds its vector, the stored vector waits in a second
+   scratch file;
+3. the waiting vectors are searched against every fresh vector, block by block, through
+   a FAISS inner-product index built on the fly; each candidate is re-checked exactly.
+
+What stays in memory per chunk: its id (one Arrow string), a 64-bit key of the id, the
+128-bit text hash (duplicates), a status byte and a float32 cosine. Rows are written to
+``rows_path`` (Parquet) block by block; the result keeps every row up to
+``JSON_ROWS_LIMIT`` checked chunks, and above that only the rows that are not ``ok``,
+with ``chunks_truncated`` set. Statuses and diagnosis equal the in-memory check's: the
+nearest match by ``|offset|`` (ties to the chunk before) wins, within the window or not.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import xxhash
+
+from ...chunk_stream import ChunkSource, CorpusChunks, StoreChunks
+from ...corpus import Corpus
+from ...embed_text import EmbedTemplate
+from ...embedders.base import Embedder
+from ...errors import DataFileError, DimensionMismatchError, InputError, OutputError
+from ...stores.base import VectorStore
+from ...vectors import normalize_rows as _unit
+from ..verdicts import Status
+from .findings import (
+    SNIPPET_ROWS,
+    ChunkCheck,
+    annotate,
+    chain_findings,
+    other_findings,
+    run_finding,
+    story_finding,
+    truncated_finding,
+)
+from .order import (
+    TemplatedStoreChunks,
+    order_label,
+    ordered_rows,
+    render_corpus,
+    why_low_streamed,
+)
+from .result import CheckIndexResult
+from .shift_chains import blame_stretches
+from .stream_store import (
+    OK_CODE,
+    IdIndex,
+    ScratchRows,
+    SparseCorpus,
+    duplicates,
+    id_keys,
+    write_rows,
+)
+
+BLOCK = 4096
+ITER_BATCH = 1000
+JSON_ROWS_LIMIT = 100_000
+#: Above this many unexplained low chunks, a seeded sample of them is searched first; the
+#: rest are searched only if the sample finds a shifted vector (a model change leaves
+#: every chunk low and none matching, and searching all of them would cost n^2).
+GLOBAL_CAP = 20_000
+#: unexplained low chunks judged for "another model or another text" (seeded sample)
+WHY_SAMPLE = 2000
+
+Tick = Callable[[str, int, int | None], None]
+"""Progress callback: (task, done, total or None)."""
+
+_MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO = range(6)
+assert _OK == OK_CODE
+_STATUS = {
+    _MISSING: Status.MISSING_VECTOR,
+    _OK: Status.OK,
+    _DIM: Status.DIMENSION_MISMATCH,
+    _NONFINITE: Status.NON_FINITE,
+    _ZERO: Status.ZERO_VECTOR,
+}
+
+
+def _nearest(match: np.ndarray, p: int) -> int:
+    """The match nearest to p; at equal distance the one before p (as the local check)."""
+    dist = np.abs(match - p) * 2 + (match > p)
+    return int(match[np.argmin(dist)])
+
+
+def check_all(
+    store: VectorStore,
+    embedder: Embedder,
+    chunks: Corpus | ChunkSource | None,
+    *,
+    min_cosine: float = 0.999,
+    window: int = 16,
+    block: int = BLOCK,
+    rows_path: str | os.PathLike[str] | None = None,
+    engine: Any = None,
+    say: Callable[[str], None] | None = None,
+    tick: Tick | None = None,
+    scratch_dir: str | None = None,
+    template: EmbedTemplate | None = None,
+) -> CheckIndexResult:
+    """Check every chunk against its stored vector in blocks; the result of ``check_index
+    (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
+    :mod:`indexcheck.engine`) embeds the blocks; rows go to ``rows_path`` when given.
+    ``template`` rebuilds the embedded text of a Corpus or of the store's own texts."""
+    from ...engine import LocalEngine
+
+    say = say or (lambda _m: None)
+    tick = tick or (lambda _t, _d, _n: None)
+    engine = engine or LocalEngine()
+    info = store.info()
+    if info.dimension and info.dimension != embedder.dimension:
+        raise DimensionMismatchError(
+            f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
+            f"{embedder.dimension}-d; pass the --embedder the index was built with"
+        )
+    if chunks is not None:  # other ids than the store's: exit 2 (core/id_pairing.py)
+        from ..id_pairing import refuse_foreign_chunk_ids
+
+        refuse_foreign_chunk_ids(store, chunks, chunks.source)
+    from_store = chunks is None
+    source: ChunkSource
+    if chunks is None:
+        source = StoreChunks(store) if template is None else TemplatedStoreChunks(store, template)
+    elif isinstance(chunks, Corpus):
+        source = CorpusChunks(chunks if template is None else render_corpus(chunks, template))
+    elif template is not None:
+        raise InputError(
+            "--embed-template needs the chunks in memory (their metadata); load them with "
+            "load_chunks and pass the Corpus"
+        )
+    else:
+        source = chunks
+    d = embedder.dimension
+    with tempfile.TemporaryDirectory(prefix="indexcheck-", dir=scratch_dir) as tmp:
+        fresh = ScratchRows(d, tmp)
+        pending = ScratchRows(d, tmp)
+        try:
+            return _run(
+                store, embedder, source, from_store, fresh, pending, min_cosine, window,
+                block, rows_path, engine, say, tick, info.count,
+            )  # fmt: skip
+        finally:
+            fresh.close()
+            pending.close()
+
+
+def _embed_pass(
+    source: ChunkSource,
+    embedder: Embedder,
+    fresh: ScratchRows,
+    block: int,
+    engine: Any,
+    tick: Tick,
+) -> tuple[IdIndex, np.ndarray]:
+    total = source.count()
+    id_parts: list[pa.Array] = []
+    keys: list[np.ndarray] = []
+    hashes: list[bytes] = []
+
+    def texts() -> Iterator[list[str]]:
+        for ids, txt in source.blocks(block):
+            id_parts.append(pa.array(ids, pa.string()))
+            keys.append(id_keys(ids))
+            hashes.append(b"".join(xxhash.xxh3_128_digest(t.encode("utf-8")) for t in txt))
+            yield txt
+
+    done = 0
+    tick("embedding", 0, total)
+    for vecs in engine.embed_blocks(embedder, texts()):
+        if vecs.ndim != 2 or vecs.shape[1] != embedder.dimension:
+            raise DimensionMismatchError("the embedder returned vectors of another dimension")
+        fresh.append(_unit(np.asarray(vecs, np.float32)))
+        done += vecs.shape[0]
+        tick("embedding", done, total)
+    th = np.frombuffer(b"".join(hashes), np.uint64).reshape(-1, 2)
+    return IdIndex(id_parts, keys, source.source), th
+
+
+def _run(
+    store: VectorStore,
+    embedder: Embedder,
+    source: ChunkSource,
+    from_store: bool,
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    min_cosine: float,
+    window: int,
+    block: int,
+    rows_path: Any,
+    engine: Any,
+    say: Callable[[str], None],
+    tick: Tick,
+    store_count: int,
+) -> CheckIndexResult:
+    d = embedder.dimension
+    say(f"embedding every chunk with {embedder.model_id}")
+    ids, th = _embed_pass(source, embedder, fresh, block, engine, tick)
+    n = len(ids)
+    if n == 0:
+        raise DataFileError(f"{source.source or 'the corpus'} holds no chunks; nothing to check")
+    status = np.zeros(n, np.uint8)
+    cosine = np.full(n, np.nan, np.float32)
+    bad_dim: dict[int, int] = {}
+    orphans: list[str] = []
+    shift: dict[int, int] = {}  # position -> position whose fresh vector it holds
+    waiting: list[int] = []
+
+    say("reading every stored vector")
+    scanned = 0
+    tick("store scan", 0, store_count or None)
+    for batch in store.iter_vectors(ITER_BATCH):
+        scanned += len(batch.ids)
+        tick("store scan", scanned, store_count or None)
+        pos = ids.positions(batch.ids)
+        if not from_store:
+            orphans.extend(i for i, p in zip(batch.ids, pos, strict=True) if p < 0)
+        keep = np.flatnonzero(pos >= 0)
+        keep = keep[status[pos[keep]] == _MISSING]  # an id stored twice: the first counts
+        if not len(keep):
+            continue
+        p = pos[keep]
+        dims = np.asarray(batch.dims)[keep]
+        v = np.asarray(batch.vectors, np.float32)[keep]
+        finite = np.isfinite(v).all(axis=1)
+        nonzero = np.any(v != 0, axis=1)
+        st = np.where(dims == 0, _MISSING, np.where(dims != d, _DIM, _OK)).astype(np.uint8)
+        st[(st == _OK) & ~finite] = _NONFINITE
+        st[(st == _OK) & ~nonzero] = _ZERO
+        for q, sd in zip(p[st == _DIM], dims[st == _DIM], strict=True):
+            bad_dim[int(q)] = int(sd)
+        cmp = np.flatnonzero(st == _OK)
+        u = _unit(v[cmp])
+        f = fresh.take(p[cmp])
+        cos = np.einsum("ij,ij->i", u, f)
+        cosine[p[cmp]] = cos
+        low = cos < min_cosine
+        st[cmp[low]] = _LOW
+        st[st == _MISSING] = _LOW + 10  # seen, but the store has no vector for it
+        status[p] = st
+        for r in np.flatnonzero(low):
+            q = int(p[cmp[r]])
+            lo, hi = max(0, q - window), min(n, q + window + 1)
+            sims = fresh.read(lo, hi) @ u[r]
+            match = np.flatnonzero(sims >= min_cosine) + lo
+            match = match[match != q]
+            if match.size:
+                shift[q] = _nearest(match, q)
+            else:
+                waiting.append(q)
+                pending.append(u[r : r + 1])
+    status[status == _LOW + 10] = _MISSING
+
+    unexplained = _global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
+    comparable = int(np.count_nonzero((status == _OK) | (status == _LOW)))
+    mismatch = len(unexplained) >= max(2, comparable / 2)
+    why = None
+    if mismatch:
+        why = why_low_streamed(
+            fresh,
+            pending,
+            waiting,
+            shift,
+            (status == _OK) | (status == _LOW),
+            cosine,
+            min_cosine,
+            block,
+            WHY_SAMPLE,
+        )
+    bad: dict[int, ChunkCheck] = {}
+    for q in np.flatnonzero(status != _OK):
+        q = int(q)
+        s = int(status[q])
+        cv = None if np.isnan(cosine[q]) else float(cosine[q])
+        if s == _LOW:
+            if q in shift:
+                t = shift[q]
+                bad[q] = ChunkCheck(ids.id_at(q), q, cv, Status.SHIFT, ids.id_at(t), t - q)
+            else:
+                bad[q] = ChunkCheck(
+                    ids.id_at(q), q, cv, why.status if why is not None else Status.STALE_VECTOR
+                )
+        else:
+            bad[q] = ChunkCheck(ids.id_at(q), q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
+
+    dup_of = duplicates(th)
+    checks = [bad[q] for q in sorted(bad)]
+    runs: list[list[ChunkCheck]] = []  # every position is checked: a run is consecutive
+    for c in checks:
+        if c.status != "shift":
+            continue
+        prev = bad.get(c.position - 1)
+        if runs and prev is not None and prev.status == "shift" and prev.offset == c.offset:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    dup_pos = sorted(dup_of)
+    starts = [r[0].position for r in runs]
+    triggers = {max((x for x in dup_pos if x < s), default=-1) for s in starts} - {-1}
+    blamed = blame_stretches(
+        [(r[0].position, r[-1].position, r[0].offset or 0) for r in runs], dup_pos
+    )
+    triggers |= {b.repeat_position for b in blamed if b.repeat_position is not None}
+    triggers |= set(starts) | ({min(dup_of)} if dup_of else set())  # quoted by the root
+    worst = sorted((c for c in checks if c.cosine is not None), key=lambda c: c.cosine or 0.0)
+    shown = {c.position for c in checks[:SNIPPET_ROWS]} | {c.position for c in worst[:SNIPPET_ROWS]}
+    # the finding builders read a Corpus; this view answers for the positions they quote
+    quoted = triggers | shown | set(dup_of.values())
+    view: Any = SparseCorpus(ids, dup_of, _texts_at(source, quoted, block))
+    if ordered_rows(store, from_store):
+        order = order_label(store, from_store)
+        seen = np.flatnonzero((status == _OK) | (status == _LOW))
+        held = np.full(n, -1, np.int64)
+        for q, t in shift.items():
+            held[q] = t
+        root, rest = story_finding(checks, view, dup_of, order, True, (seen, held[seen]))
+        findings = [] if root is None else [root]
+        left = {c.position for c in rest}
+        runs = [kept for r in runs if (kept := [c for c in r if c.position in left])]
+        findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
+    else:
+        view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
+        findings = chain_findings(checks, view)
+    findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    annotate(checks, view.texts, store, findings)
+    if why is not None:
+        for found in findings:
+            if found.kind == why.status:
+                found.details.update(why.details)
+    if (warn := _truncated(embedder, th, ids)) is not None:
+        findings.append(warn)
+    counts: dict[str, int] = {}
+    n_ok = int(np.count_nonzero(status == _OK))
+    if n_ok:
+        counts["ok"] = n_ok
+    for c in checks:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    counts = {k: counts[k] for k in sorted(counts, key=lambda k: (k != "ok", k))}
+    cos = cosine[~np.isnan(cosine)].astype(np.float64)
+    truncated = n > JSON_ROWS_LIMIT
+    if rows_path is not None:
+        say(f"writing {n} rows to {rows_path}")
+        try:
+            write_rows(rows_path, ids, status, cosine, bad, block)
+        except OSError as exc:  # the path was checked before the work; the disk can fill
+            raise OutputError(
+                f"could not write --rows {rows_path}: {exc.strerror or exc}"
+            ) from None
+    if truncated:
+        rows = checks
+    else:
+        rows = [
+            bad[q] if q in bad else ChunkCheck(ids.id_at(q), q, float(cosine[q]), Status.OK)
+            for q in range(n)
+        ]
+    result = CheckIndexResult(
+        ok=not any(f.severity == "error" for f in findings),
+        checked=n,
+        mode="all",
+        threshold=min_cosine,
+        min_cosine=float(cos.min()) if cos.size else None,
+        median_cosine=float(np.median(cos)) if cos.size else None,
+        below_threshold=int((cos < min_cosine).sum()),
+        chunks=rows,
+        findings=findings,
+        counts=counts,
+        diagnosis_embeddings=0,
+    )
+    result.chunks_truncated = truncated
+    return result
+
+
+def _global_search(
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    waiting: list[int],
+    shift: dict[int, int],
+    min_cosine: float,
+    block: int,
+    say: Callable[[str], None],
+    tick: Tick,
+) -> list[int]:
+    """Search each waiting stored vector among all fresh vectors; returns the unexplained."""
+    if not waiting:
+        return []
+    order = np.arange(len(waiting))
+    if len(waiting) > GLOBAL_CAP:
+        order = np.random.default_rng(0).permutation(len(waiting))
+    first, rest = order[:GLOBAL_CAP], order[GLOBAL_CAP:]
+    found = _search(fresh, pending, waiting, first, shift, min_cosine, block, say, tick)
+    if rest.size and found:
+        _search(fresh, pending, waiting, rest, shift, min_cosine, block, say, tick)
+    return [q for q in waiting if q not in shift]
+
+
+def _search(
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    waiting: list[int],
+    which: np.ndarray,
+    shift: dict[int, int],
+    min_cosine: float,
+    block: int,
+    say: Callable[[str], None],
+    tick: Tick,
+) -> int:
+    import faiss
+
+    say(f"searching {len(which)} low chunks among all {fresh.n} fresh vectors")
+    w = np.asarray(waiting, np.int64)
+    found = 0
+    for s in range(0, len(which), block):
+        part = np.sort(which[s : s + block])
+        q = pending.take(part)
+        wp = w[part]
+        best = np.full(len(part), -1, np.int64)
+        best_key = np.full(len(part), np.iinfo(np.int64).max, np.int64)
+        for start in range(0, fresh.n, block * 4):
+            f = fresh.read(start, min(fresh.n, start + block * 4))
+            index = faiss.IndexFlatIP(fresh.d)
+            index.add(f)
+            lims, _dist, hit = index.range_search(q, float(min_cosine) - 1e-4)
+            for r in range(len(part)):
+                h = hit[lims[r] : lims[r + 1]]
+                if not h.size:
+                    continue
+                exact = f[h] @ q[r]  # re-check the candidates exactly
+                m = h[exact >= min_cosine] + start
+                m = m[m != wp[r]]
+                if not m.size:
+                    continue
+                key = np.abs(m - wp[r]) * 2 + (m > wp[r])
+                j = int(np.argmin(key))
+                if key[j] < best_key[r]:
+                    best_key[r], best[r] = int(key[j]), int(m[j])
+            tick("shift search", start + f.shape[0], fresh.n)
+        for hit in np.flatnonzero(best >= 0).tolist():
+            shift[int(wp[hit])] = int(best[hit])
+            found += 1
+    return found
+
+
+def _texts_at(source: ChunkSource, need: Iterable[int], block: int) -> dict[int, str]:
+    want = set(need)
+    out: dict[int, str] = {}
+    if not want:
+        return out
+    if isinstance(source, CorpusChunks):
+        return {p: source.corpus.texts[p] for p in want}
+    start = 0
+    for _ids, texts in source.blocks(block):
+        for p in range(start, start + len(texts)):
+            if p in want:
+                out[p] = texts[p - start]
+        start += len(texts)
+        if len(out) == len(want):
+            break
+    return out
+
+
+def _truncated(embedder: Embedder, th: np.ndarray, ids: IdIndex) -> Any:
+    """The truncated-text warning: chunks whose text hash the embedder recorded as cut."""
+    cut = getattr(embedder, "truncated", None) or set()
+    if not cut:
+        return None
+    row = np.dtype((np.void, 16))
+    wanted = np.frombuffer(b"".join(bytes.fromhex(h) for h in cut), dtype=row)
+    hits = np.nonzero(np.isin(np.ascontiguousarray(th).view(row).ravel(), wanted))[0]
+    return truncated_finding([ids.id_at(int(q)) for q in hits], embedder.model_id)
