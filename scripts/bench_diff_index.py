@@ -21,6 +21,7 @@ It prints the ratios diff-index / anchor and diff-index / floor, the spill at it
 1-minute load average (the machine is shared).
 
     .venv/bin/python scripts/bench_diff_index.py [--sizes 400000,1600000] [--dir /tmp/x]
+        [--no-model] [--dim 384]
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def write_pair(folder: Path, n: int, model_change: bool = False) -> tuple[Path, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tag = f"{n}{'-model' if model_change else ''}"
+    tag = f"{n}{'-model' if model_change else ''}{'' if D == 384 else f'-d{D}'}"
     old_p, new_p = folder / f"old-{tag}.parquet", folder / f"new-{tag}.parquet"
     if old_p.exists() and new_p.exists():
         return old_p, new_p
@@ -257,11 +258,14 @@ def verify(res: dict, model_change: bool) -> list[str]:
 
 
 def main() -> None:
+    global D
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="400000,1600000")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/indexcheck-bench-diff"))
     ap.add_argument("--no-model", action="store_true", help="skip the model-change pair")
+    ap.add_argument("--dim", type=int, default=384, help="vector length (default 384)")
     args = ap.parse_args()
+    D = args.dim
     if not Path("/usr/bin/time").exists():
         raise SystemExit("needs /usr/bin/time (Debian: apt-get install -y time)")
     args.dir.mkdir(parents=True, exist_ok=True)

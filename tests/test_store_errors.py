@@ -337,5 +337,6 @@ def test_remote_stores_translate_and_local_ones_need_not() -> None:
     remote = {"upstash", "pgvector", "chroma", "qdrant", "milvus", "lancedb"}
     for scheme in BACKENDS:
         cls = store_class(scheme)
-        overrides = cls._translate is not BaseStore._translate
-        assert overrides == (scheme in remote), scheme
+        # an SDK error table (BaseStore.errors) or, not yet moved to one, its own _translate
+        translates = cls.errors is not None or cls._translate is not BaseStore._translate
+        assert translates == (scheme in remote), scheme

@@ -235,11 +235,16 @@ class VectorFile:
         d = self.dimension
         if seqs.size == 0 or d == 0:
             return np.zeros((seqs.size, d), dtype=np.float32)
-        uniq, inverse = np.unique(seqs, return_inverse=True)
+        steps = np.diff(seqs)
+        if not (steps > 0).all():
+            uniq, inverse = np.unique(seqs, return_inverse=True)
+            steps = np.diff(uniq)
+        else:  # already sorted and unique (rows paired in order): no copy to reorder
+            uniq, inverse = seqs, None
         buf = np.empty((uniq.size, d), dtype=np.float32)
         raw = buf.data.cast("B")
         row = 4 * d
-        breaks = np.flatnonzero(np.diff(uniq) != 1) + 1
+        breaks = np.flatnonzero(steps != 1) + 1
         starts = np.concatenate([[0], breaks])
         ends = np.concatenate([breaks, [uniq.size]])
         for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
@@ -247,6 +252,8 @@ class VectorFile:
             got = os.preadv(self._fd, [raw[a * row : b * row]], offset)
             if got != want:
                 raise OSError(f"short read in the spill file at row {uniq[a]}")
+        if inverse is None:
+            return buf
         out: np.ndarray = buf[inverse.reshape(-1)]
         return out
 

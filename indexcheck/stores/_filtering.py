@@ -52,7 +52,9 @@ def faiss_selected(
     index: Any, positions: np.ndarray, queries: np.ndarray, k: int, search: Mapping[str, int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The index's own search restricted to ``positions`` (float32 D, int64 positions)."""
-    import faiss
+    import faiss as faiss_module
+
+    faiss: Any = faiss_module  # its stubs lack the selector search parameters
 
     sel = faiss.IDSelectorBatch(positions)
     kind = type(index).__name__
@@ -75,30 +77,6 @@ def faiss_selected(
             "filtered search needs a Flat, HNSW or IVF index"
         ) from None
     return D, P
-
-
-def langchain_metadata(store: Any) -> list[dict[str, Any]] | None:
-    """The LangChain docstore metadata of a FAISS store, in row order (read from its
-    pickle once, through the same restricted unpickler), or None for the indexcheck
-    layout, which holds none."""
-    cached = getattr(store, "_filter_metadata", False)
-    if cached is not False:
-        return cached  # type: ignore[no-any-return]
-    from .faiss_store import _DocstoreUnpickler, _state_dict
-
-    out: list[dict[str, Any]] | None = None
-    pkl = next((p for p in store._files if p.suffix == ".pkl"), None)
-    if pkl is not None:
-        with pkl.open("rb") as f:
-            payload = _DocstoreUnpickler(f).load()
-        docs = _state_dict(payload[0]).get("_dict", {})
-        out = []
-        for vid in store.ids:
-            doc = docs.get(vid)
-            meta = _state_dict(doc).get("metadata") if doc is not None else None
-            out.append(dict(meta) if isinstance(meta, Mapping) else {})
-    store._filter_metadata = out
-    return out
 
 
 def lance_fields(schema: Any, vector: str) -> tuple[list[str], str | None, dict[str, set[str]]]:

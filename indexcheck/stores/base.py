@@ -1,32 +1,31 @@
-"""The read-only store base class, its result types, spec parsing and option schemas.
+"""The read-only store base class: the seam every engine plugs into.
 
 A store spec is ``scheme:location[?key=value&...]``, e.g. ``faiss:./index``,
 ``parquet:vectors.parquet``, ``upstash:https://x.upstash.io?namespace=ns``,
 ``pgvector:postgresql://u@127.0.0.1:5432/db?table=chunks``.
 
 :class:`BaseStore` is the seam, the way an httpx transport is: a store declares its
-``scheme``, its option schema ``params`` and the batch sizes it wants, and implements
-only what differs per engine (``_scan``, ``_fetch_batch``, ``_query_batch`` and, for an
-SDK, ``_translate``). The base batches, validates options (unknown keys are refused
-with a did-you-mean), runs SDK calls through one ``_call`` that translates and retries,
-closes, and works as a context manager. It has no write method, and no store adds one:
-the only writers (``write_faiss_folder``, ``write_vectors_file``) create new files for
-``indexcheck embed``; builders of test indexes live in ``tests/builders``.
+``scheme``, its option schema ``params``, the batch sizes it wants and its SDK's error
+table ``errors`` (:mod:`.error_map`), and implements only what differs per engine
+(``_scan``, ``_fetch_batch``, ``_query_batch``, ``_exact_batch``). The base batches,
+validates options (unknown keys are refused with a did-you-mean), checks every search
+once (k at least 1, the query dimension, exact search offered at all), runs SDK calls
+through one ``_call`` that translates and retries, closes, and works as a context
+manager. It has no write method, and no store adds one: the only writers
+(``write_faiss_folder``, ``write_vectors_file``) create new files for ``indexcheck
+embed``; builders of test indexes live in ``tests/builders``.
 
-Conventions (faiss-like): vectors are float32 ``(n, d)``; query results are a score
-matrix ``D`` float32 ``(q, k)`` in the backend's own score scale with NaN where fewer
-than k results came back, and an id matrix ``I`` (numpy object array ``(q, k)`` of
-``str``, ``None`` where missing), since store ids are strings, not positions.
+The result types and the :class:`VectorStore` protocol live in :mod:`.protocol`, the array
+helpers in :mod:`.arrays`; both are re-exported here, where stores import them from.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -40,103 +39,30 @@ from ..errors import (
     TransientError,
 )
 from ..retry import RetryPolicy
+from .arrays import as_float32_matrix as as_float32_matrix
+from .arrays import empty_result as empty_result
+from .arrays import pack_rows as pack_rows
+from .error_map import ErrorMap, translated
+from .error_map import call_translated as call_translated  # openers import it from here
 from .params import Param, check_params
 from .params import StoreSpec as StoreSpec  # re-exported: stores import it from here
+from .protocol import Fetched as Fetched
+from .protocol import StoreInfo as StoreInfo
+from .protocol import VectorBatch as VectorBatch
+from .protocol import VectorStore as VectorStore
 
 T = TypeVar("T")
 S = TypeVar("S", bound="BaseStore")
 
 
-@dataclass(frozen=True)
-class StoreInfo:
-    """What a store says about itself.
-
-    ``metric`` is the backend's own metric name (``cosine``, ``l2``, ``ip``...);
-    ``score`` is the formula the backend is documented to report for it (e.g.
-    ``(1+cos)/2``), or ``"unknown"``; probe-scale measures the truth.
-    """
-
-    backend: str
-    count: int
-    dimension: int
-    metric: str
-    score: str
-    higher_is_better: bool | None
-    approximate: bool
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Fetched:
-    """Stored vectors for requested ids, in the order asked.
-
-    ``vectors`` float32 ``(n, d)`` with d the store dimension (zero rows where
-    ``found`` is False or the stored length differs); ``found`` bool ``(n,)``;
-    ``dims`` int32 ``(n,)`` the stored length of each vector (0 where missing);
-    ``texts`` the stored texts when the store holds them, else None.
-    """
-
-    ids: list[str]
-    vectors: np.ndarray
-    found: np.ndarray
-    dims: np.ndarray
-    texts: list[str | None] | None = None
-
-
-@dataclass
-class VectorBatch:
-    """One block of :meth:`VectorStore.iter_vectors`: ids, float32 ``(n, d)`` vectors,
-    stored lengths ``dims`` int32 ``(n,)``, and texts/metadata where the store has them."""
-
-    ids: list[str]
-    vectors: np.ndarray
-    dims: np.ndarray
-    texts: list[str | None] | None = None
-    metadata: list[dict[str, Any]] | None = None
-
-
-@runtime_checkable
-class VectorStore(Protocol):
-    """What the checks need from a store; every :class:`BaseStore` satisfies it, and so
-    do test fakes that do not inherit from it (``indexcheck.testing.MemoryStore``)."""
-
-    spec: str
-    """The spec it was opened with, secrets removed (safe to print)."""
-
-    has_exact: bool
-    """True when :meth:`exact_query` runs an exact search inside the backend."""
-
-    def info(self) -> StoreInfo: ...
-
-    def fingerprint(self) -> str:
-        """A short string that changes when the index content changes."""
-        ...
-
-    def fetch(self, ids: Sequence[str]) -> Fetched: ...
-
-    def iter_vectors(self, batch: int = 1000) -> Iterator[VectorBatch]: ...
-
-    def query(
-        self, vectors: np.ndarray, k: int, filter: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate (normal) search: ``vectors`` float32 (q, d) -> (D (q, k), I (q, k)),
-        under a portable metadata ``filter`` (:mod:`indexcheck.filters`) when given."""
-        ...
-
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact search in the backend's scale; only when ``has_exact``."""
-        ...
-
-    def close(self) -> None: ...
-
-
 class BaseStore:
     """Read-only access to a vector index: batching, options, errors and closing, once.
 
-    A subclass sets ``scheme`` and ``params`` and implements ``_scan`` and
-    ``_fetch_batch`` (plus ``_query_batch`` when the engine searches, ``info`` and
-    ``fingerprint`` when it knows better than a scan, and ``_translate`` for its SDK's
-    exceptions). The defaults below are exact and in memory, fine for small stores.
+    A subclass sets ``scheme``, ``params`` and ``errors`` and implements ``_scan`` and
+    ``_fetch_batch`` (plus ``_query_batch`` when the engine searches, ``_exact_batch``
+    when it has an exact search, ``_search_dimension`` so queries are checked, and
+    ``info`` and ``fingerprint`` when it knows better than a scan). The defaults below
+    are exact and in memory, fine for small stores.
     """
 
     scheme: ClassVar[str] = ""
@@ -151,6 +77,19 @@ class BaseStore:
     query_batch: ClassVar[int] = 1024
     #: the retry policy of a remote engine; None: failures are not retried
     retry: RetryPolicy | None = None
+    #: the SDK's exception table (:mod:`.error_map`); None: SDK exceptions propagate
+    errors: ClassVar[ErrorMap | None] = None
+    #: how messages name the engine ('Upstash'); the scheme when empty
+    label: ClassVar[str] = ""
+    #: the refusals of a bad search, ``str.format`` templates over ``store`` (the store),
+    #: ``label`` (its name), ``k``, ``got`` and ``want`` (query and store dimensions)
+    k_message: ClassVar[str] = "k must be at least 1 for a {label} query, got {k}"
+    dimension_message: ClassVar[str] = "expected vectors of dimension {want}, got {got}"
+    dimension_error: ClassVar[type[InputError]] = SpecError
+    no_exact_message: ClassVar[str] = (
+        "the {label} store offers no exact search; indexcheck computes exact results "
+        "itself from vectors read with iter_vectors"
+    )
 
     spec: str = ""
     """The spec it was opened with, secrets removed (safe to print)."""
@@ -199,6 +138,15 @@ class BaseStore:
         """Stored vectors for at most ``fetch_batch`` ids, in the order asked."""
         raise TypeError(f"{type(self).__name__} must implement _fetch_batch")
 
+    def _search_dimension(self) -> int | None:
+        """The dimension queries must have; None (the default) leaves them unchecked."""
+        return None
+
+    def _exact_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact search inside the backend for checked float32 (q, d) vectors; a store
+        with ``has_exact`` implements it."""
+        raise TypeError(f"{type(self).__name__} must implement _exact_batch")
+
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Normal search for at most ``query_batch`` float32 (q, d) vectors; the default
         is an exact search over the scanned vectors (``info().metric`` sets the score)."""
@@ -213,7 +161,7 @@ class BaseStore:
         """The engine's own filter for a parsed portable filter (:mod:`indexcheck.filters`);
         a store that cannot filter keeps this default, which refuses (exit 2)."""
         raise FilterError(
-            f"the {self.scheme or type(self).__name__} store cannot filter its search; "
+            f"the {self._label} store cannot filter its search; "
             "run without --filter (or without per-question filters) on this store"
         )
 
@@ -222,9 +170,7 @@ class BaseStore:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Normal search under ``native`` (what ``_native_filter`` returned) for at most
         ``query_batch`` vectors; a store that filters implements it."""
-        raise FilterError(
-            f"the {self.scheme or type(self).__name__} store cannot filter its search"
-        )
+        raise FilterError(f"the {self._label} store cannot filter its search")
 
     def native_filter(self, filter: Any) -> Any:
         """Parse (JSON text, a dict, or an already parsed node) and translate once."""
@@ -236,8 +182,23 @@ class BaseStore:
 
     def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
         """The IndexcheckError for an SDK exception raised while ``doing`` something, a
-        :class:`TransientError` when retrying may help, or None when it is not the SDK's."""
-        return None
+        :class:`TransientError` when retrying may help, or None when it is not the SDK's:
+        the row of ``errors`` that matches it."""
+        if self.errors is None:
+            return None
+        return self.errors.translate(exc, **self._fields(doing))
+
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        """Fields the messages of ``errors`` use besides name, text, doing and store
+        (an HTTP status, a redacted text, a ``what`` phrase); none by default."""
+        return {}
+
+    def _fields(self, doing: str) -> dict[str, Any]:
+        return {"store": self, "doing": doing, "label": self._label, **self._error_fields(doing)}
+
+    @property
+    def _label(self) -> str:
+        return self.label or self.scheme or type(self).__name__
 
     # -- defaults --------------------------------------------------------------------------
     def info(self) -> StoreInfo:
@@ -269,11 +230,14 @@ class BaseStore:
         return h.hexdigest()
 
     def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact search inside the backend; only stores with ``has_exact`` have it."""
-        raise InputError(
-            f"the {self.scheme or type(self).__name__} store offers no exact search; "
-            "indexcheck computes exact results itself from vectors read with iter_vectors"
-        )
+        """Exact search inside the backend, same shapes and scale as :meth:`query`; a
+        store without ``has_exact`` refuses (InputError, exit 2)."""
+        if not self.has_exact:
+            raise InputError(self.no_exact_message.format(store=self, label=self._label))
+        xq = self._checked(vectors, k)
+        if xq.shape[0] == 0:
+            return empty_result(0, k)
+        return self._exact_batch(xq, k)
 
     def close(self) -> None:
         """Release the connection or memory; closing twice is fine."""
@@ -325,8 +289,11 @@ class BaseStore:
         the backend's scale, NaN where missing; I object (q, k) ids, None where missing).
 
         ``filter``: a portable metadata filter (JSON text, dict or parsed node), validated
-        and translated once (``_native_filter``), then passed to the engine per batch."""
-        xq = as_float32_matrix(vectors)
+        and translated once (``_native_filter``), then passed to the engine per batch.
+        InputError (exit 2) for k < 1 or queries of another dimension than the store's."""
+        xq = self._checked(vectors, k)
+        if xq.shape[0] == 0:
+            return empty_result(0, k)
         native = None if filter is None else self.native_filter(filter)
 
         def run(part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -339,6 +306,20 @@ class BaseStore:
             return run(xq)
         parts = [run(xq[i : i + size]) for i in range(0, xq.shape[0], size)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _checked(self, vectors: np.ndarray, k: int) -> np.ndarray:
+        """``vectors`` as float32 (q, d), once k and the dimension are checked."""
+        if k < 1:
+            raise InputError(self.k_message.format(store=self, label=self._label, k=k))
+        want = self._search_dimension()
+        xq = as_float32_matrix(vectors)
+        if want is not None and xq.shape[1] != want:
+            raise self.dimension_error(
+                self.dimension_message.format(
+                    store=self, label=self._label, got=xq.shape[1], want=want
+                )
+            )
+        return xq
 
     def _all_vectors(self) -> tuple[list[str], np.ndarray]:
         ids: list[str] = []
@@ -380,21 +361,10 @@ class BaseStore:
             chain=False,
         )
 
-    @contextmanager
-    def _translating(self, doing: str) -> Iterator[None]:
+    def _translating(self, doing: str) -> AbstractContextManager[None]:
         """Translate what the block raises through ``_translate``, with no retries: for
         work that cannot be repeated piecewise (a server-side cursor, a generator)."""
-        try:
-            yield
-        except IndexcheckError:
-            raise
-        except Exception as exc:
-            err = self._translate(exc, doing)
-            if err is None:
-                raise
-            if isinstance(err, TransientError):
-                raise self._gave_up(doing, err, 0) from None
-            raise err from None
+        return translated(doing, self._translate, self._gave_up)
 
     def _before_call(self) -> None:
         """Hook run before every attempt of an SDK call (e.g. to count requests)."""
@@ -405,63 +375,9 @@ class BaseStore:
     def _gave_up(
         self, doing: str, err: TransientError, attempts: int
     ) -> RateLimitError | BackendUnavailableError:
-        """The error raised once a transient failure outlived every retry."""
-        name = self.scheme or type(self).__name__
-        if err.rate_limited:
-            return RateLimitError(
-                f"{name} still rate-limited {doing} after {attempts} retries; wait and rerun"
-            )
-        return BackendUnavailableError(
-            f"{name} {doing} failed after {attempts} retries ({err}); check the network "
-            "and the server, or rerun later"
-        )
+        """The error raised once a transient failure outlived every retry (the sentences
+        of ``errors``, or the default ones)."""
+        return (self.errors or _DEFAULT_ERRORS).gave_up(err, attempts, **self._fields(doing))
 
 
-def call_translated(
-    doing: str, fn: Callable[[], T], translate: Callable[[BaseException, str], Exception | None]
-) -> T:
-    """Run ``fn`` once, raising ``translate(exc, doing)`` in place of what it raises (for
-    calls made while a store is being opened, before there is a store to ask)."""
-    try:
-        return fn()
-    except IndexcheckError:
-        raise
-    except Exception as exc:
-        err = translate(exc, doing)
-        if err is None:
-            raise
-        raise err from None
-
-
-def empty_result(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """A ``(D, I)`` pair of shape (q, k) filled with NaN / None."""
-    return np.full((q, k), np.nan, dtype=np.float32), np.full((q, k), None, dtype=object)
-
-
-def as_float32_matrix(vectors: Any, dimension: int | None = None) -> np.ndarray:
-    """Coerce to a C-contiguous float32 (n, d) array."""
-    arr = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
-    if arr.ndim == 1:
-        arr = arr.reshape(1, -1)
-    if dimension is not None and arr.shape[1] != dimension:
-        raise SpecError(f"expected vectors of dimension {dimension}, got {arr.shape[1]}")
-    return arr
-
-
-def pack_rows(rows: Sequence[Any | None], dimension: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pack possibly ragged or missing vectors into ``(vectors (n, d), dims (n,))``.
-
-    Rows whose length differs from ``dimension`` are zero-filled in ``vectors`` and
-    keep their true length in ``dims``; missing rows (None) have dims 0.
-    """
-    n = len(rows)
-    out = np.zeros((n, dimension), dtype=np.float32)
-    dims = np.zeros(n, dtype=np.int32)
-    for i, row in enumerate(rows):
-        if row is None:
-            continue
-        vec = np.asarray(row, dtype=np.float32).reshape(-1)
-        dims[i] = vec.shape[0]
-        if vec.shape[0] == dimension:
-            out[i] = vec
-    return out, dims
+_DEFAULT_ERRORS = ErrorMap()

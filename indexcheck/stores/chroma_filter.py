@@ -1,9 +1,9 @@
 """Filtered search for the Chroma store: the portable filter as Chroma's ``where``.
 
-A mixin of :class:`~indexcheck.stores.chroma.ChromaStore` (it uses the store's ``_sdk``
-and ``_col``): ``_native_filter`` translates once, making a fractional bound on an
+A mixin of :class:`~indexcheck.stores.chroma.ChromaStore` (it uses the store's ``_get``
+and ``_query_batch``): ``_native_filter`` translates once, making a fractional bound on an
 integer field integral (Chroma truncates it otherwise), and ``_filtered_query_batch``
-runs ``collection.query(where=...)``.
+runs the store's ``collection.query`` with ``where=...``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from .base import empty_result
-
 
 class ChromaFilter:
-    _sdk: Any
-    _col: Any
+    _get: Any
+    _query_batch: Any
 
     def _native_filter(self, node: Any) -> Any:
         """Chroma's ``where``; fractional bounds on integer fields made integral."""
@@ -36,8 +34,7 @@ class ChromaFilter:
         kinds: dict[str, set[type]] = {f: set() for f in fields}
         offset = 0
         while True:
-            got = self._sdk("get", self._col.get, limit=1000, offset=offset, include=["metadatas"])
-            metas = got.get("metadatas") or []
+            metas = self._get(limit=1000, offset=offset, include=["metadatas"]).get("metadatas")
             if not metas:
                 break
             offset += len(metas)
@@ -51,19 +48,5 @@ class ChromaFilter:
         self, part: np.ndarray, k: int, native: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         """``collection.query(where=native)``: D float32 (q, k) distances, I object ids."""
-        D, I = empty_result(part.shape[0], k)
-        got = self._sdk(
-            "query",
-            self._col.query,
-            query_embeddings=part,
-            n_results=k,
-            include=["distances"],
-            where=native,
-        )
-        for row, (rid, dist) in enumerate(
-            zip(got.get("ids") or [], got.get("distances") or [], strict=True)
-        ):
-            m = min(len(rid), k)
-            D[row, :m] = np.asarray(dist[:m], dtype=np.float32)
-            I[row, :m] = [str(x) for x in rid[:m]]
-        return D, I
+        result: tuple[np.ndarray, np.ndarray] = self._query_batch(part, k, native)
+        return result

@@ -38,7 +38,6 @@ LangChain's ``index.pkl`` is unpickled whole (its ids and texts stay in memory).
 from __future__ import annotations
 
 import json
-import pickle
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,14 +46,14 @@ import numpy as np
 import xxhash
 
 from ..errors import DataFileError, InputError, SpecError
-from ..inputfiles import loads_json
+from ._filtering import faiss_selected, select
 from ._local import exact_knn
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
-from .base import as_float32_matrix as _as_f32
 from .blocked_search import blocked_knn
-from .faiss_rows import FlatRows, ListedIds, StreamedIds
+from .faiss_rows import FlatRows, ListedIds, StreamedIds, ids_beside
+from .langchain_pickle import read_langchain_metadata
+from .langchain_pickle import read_langchain_pickle as read_langchain_pickle
 from .params import Int, Str
-from .store_files import langchain_rows, parse_ids_json
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"
@@ -63,56 +62,6 @@ LANGCHAIN_PICKLE = "index.pkl"
 FLAT_FOURCC = (b"IxFI", b"IxF2", b"IxFl")
 #: rows read at once by scans and the blocked exact search
 ROWS = 16384
-
-
-class _Loose:
-    """Stand-in for a pickled LangChain class: keeps whatever state it is given."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.args, self.kwargs = args, kwargs
-
-    def __setstate__(self, state: Any) -> None:
-        self.state = state
-
-
-_ALLOWED_PICKLE_CLASSES = {
-    ("langchain_community.docstore.in_memory", "InMemoryDocstore"),
-    ("langchain.docstore.in_memory", "InMemoryDocstore"),
-    ("langchain_core.documents.base", "Document"),
-    ("langchain.schema.document", "Document"),
-    ("langchain.docstore.document", "Document"),
-}
-
-
-class _DocstoreUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED_PICKLE_CLASSES:
-            return _Loose
-        if module == "builtins" and name in {"dict", "list", "tuple", "set", "str", "int"}:
-            return super().find_class(module, name)
-        if module == "copyreg" and name in {"_reconstructor", "__newobj__"}:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}")
-
-
-def _state_dict(obj: Any) -> dict[str, Any]:
-    state = getattr(obj, "state", None)
-    if isinstance(state, dict):
-        inner = state.get("__dict__")
-        return inner if isinstance(inner, dict) else state
-    if isinstance(state, tuple) and state and isinstance(state[0], dict):
-        return state[0]
-    return dict(getattr(obj, "kwargs", {}) or {})
-
-
-def read_langchain_pickle(path: Path) -> tuple[list[str], list[str | None]]:
-    """(ids in faiss row order, texts) from a LangChain ``index.pkl``."""
-    with path.open("rb") as f:
-        try:
-            payload = _DocstoreUnpickler(f).load()
-        except Exception as exc:
-            raise DataFileError(f"cannot read LangChain pickle {path}: {exc}") from None
-    return langchain_rows(payload, path, _state_dict)
 
 
 class FaissStore(BaseStore):
@@ -171,6 +120,9 @@ class FaissStore(BaseStore):
         if not name and ids_path.is_file():
             self._rows = StreamedIds(ids_path)
             self._files.append(ids_path)
+        elif not name and (listed := ids_beside(folder)) is not None:  # ids.parquet/.jsonl
+            self._rows = listed
+            self._files.append(listed.path)
         elif pkl_path.is_file():
             if not trust_pickle:
                 raise InputError(
@@ -207,6 +159,8 @@ class FaissStore(BaseStore):
         self.approximate = not isinstance(index, faiss.IndexFlat)
         self._apply_search_params(values)
         self._matrix: np.ndarray | None = None
+        self._meta: list[dict[str, Any]] | None = None
+        self._meta_read = False
 
     @property
     def texts(self) -> list[str | None] | None:
@@ -219,14 +173,6 @@ class FaissStore(BaseStore):
     def ids(self) -> list[str]:
         """Every id in row order (read in full: for small folders)."""
         return [i for ids, _ in self._rows.blocks(ROWS) for i in ids]
-
-    @staticmethod
-    def _read_ids_json(path: Path) -> tuple[list[str], list[str | None] | None]:
-        try:
-            raw = loads_json(path.read_text(encoding="utf-8"), str(path))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise DataFileError(f"cannot read {path}: {exc}") from None
-        return parse_ids_json(raw, path)
 
     def _apply_search_params(self, values: dict[str, Any]) -> None:
         import faiss
@@ -355,27 +301,38 @@ class FaissStore(BaseStore):
         D, L = blocked_knn(blocks, xq, k, self.metric, missing=-1)
         return D, self._names(L.astype(np.int64))
 
-    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        xq = _as_f32(vectors, int(self.index.d))
+    def _search_dimension(self) -> int:
+        return int(self.index.d)
+
+    def _query_batch(self, xq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self._flat is not None:  # a flat search is exact: the same, read in blocks
             return self._blocked(xq, k)
-        D, P = self.index.search(xq, k)
-        D = D.astype(np.float32)
-        D[P < 0] = np.nan
-        return D, self._names(P)
+        return self._found(*self.index.search(xq, k))
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        xq = _as_f32(vectors, int(self.index.d))
+    def _exact_batch(self, xq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self._flat is not None:
             return self._blocked(xq, k)
         D, P = exact_knn(self.matrix(), xq, k, self.metric)
         return D, self._names(P)
 
+    def _found(self, D: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """faiss's (D, positions) as float32 scores (NaN where missing) and ids."""
+        D = D.astype(np.float32)
+        D[P < 0] = np.nan
+        return D, self._names(P)
+
+    def _metadata(self) -> list[dict[str, Any]] | None:
+        """The LangChain docstore metadata in row order, read from the pickle once; None
+        for the indexcheck layout, which holds none."""
+        if not self._meta_read:
+            pkl = next((p for p in self._files if p.suffix == ".pkl"), None)
+            self._meta = None if pkl is None else read_langchain_metadata(pkl, self.ids)
+            self._meta_read = True
+        return self._meta
+
     def metadata_of(self, ids: Sequence[str]) -> list[dict[str, Any]] | None:
         """The LangChain docstore metadata of ``ids`` (None: the folder holds none)."""
-        from ._filtering import langchain_metadata
-
-        meta = langchain_metadata(self)
+        meta = self._metadata()
         if meta is None:
             return None
         rows = self._rows.rows_of(list(ids))
@@ -383,21 +340,13 @@ class FaissStore(BaseStore):
 
     def _native_filter(self, node: Any) -> Any:
         """The rows whose LangChain metadata matches: positions for an IDSelectorBatch."""
-        from ._filtering import langchain_metadata, select
-
-        return select(self.scheme, langchain_metadata(self), node, self.spec)
+        return select(self.scheme, self._metadata(), node, self.spec)
 
     def _filtered_query_batch(
-        self, vectors: np.ndarray, k: int, native: Any
+        self, xq: np.ndarray, k: int, native: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         """The index's own search (efSearch/nprobe as set) under the id selector."""
-        from ._filtering import faiss_selected
-
-        xq = _as_f32(vectors, int(self.index.d))
-        D, P = faiss_selected(self.index, native, xq, k, self.search_params)
-        D = D.astype(np.float32)
-        D[P < 0] = np.nan
-        return D, self._names(P)
+        return self._found(*faiss_selected(self.index, native, xq, k, self.search_params))
 
     def close(self) -> None:
         self._matrix = None

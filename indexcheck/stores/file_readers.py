@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import DataFileError, VectorTypeError
 from ..inputfiles import loads_json
 from .base import VectorBatch, pack_rows
-from .id_map import id_keys
+from .id_map import arrow_id_keys, id_keys
 from .vector_checks import check_vector_rows, check_vector_type, require_columns
 
 #: rows decoded at once by the survey and by :meth:`take` (64 MB of 384-d float32 at most
@@ -75,55 +75,53 @@ class ParquetReader:
         self.fast = True
 
     def _groups(
-        self, size: int, columns: list[str], groups: Any = None
+        self, size: int, columns: list[str], groups: Any = None, threads: bool = True
     ) -> Iterator[tuple[int, Any]]:
-        """(first row, record batch) of the row groups asked, in file order."""
+        """(first row, record batch) of the row groups asked, in file order (``threads``:
+        Arrow decodes the columns in parallel)."""
         for g in range(len(self.starts) - 1) if groups is None else groups:
             start = int(self.starts[g])
             try:
-                for rb in self.pf.iter_batches(batch_size=size, row_groups=[g], columns=columns):
+                for rb in self.pf.iter_batches(
+                    batch_size=size, row_groups=[g], columns=columns, use_threads=threads
+                ):
                     yield start, rb
                     start += rb.num_rows
             except (OSError, ValueError) as exc:  # ArrowInvalid/ArrowIOError are these
                 raise DataFileError(f"cannot read {self.path} as Parquet: {exc}") from None
 
-    def survey(self) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, Any]]:
-        import pyarrow.compute as pc
-
+    def survey_ids(self) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, Any] | None]:
+        """The ids' keys and row numbers (the id column only), and the store's meta when the
+        schema and statistics give it (a fixed-size list column without a null); else None:
+        :meth:`vector_survey` learns it from the vectors."""
         keys: list[np.ndarray] = []
         locs: list[np.ndarray] = []
-        lengths: Counter[int] = Counter()
-        nulls = False
-        bad_row: VectorTypeError | None = None
+        for start, rb in self._groups(READ_ROWS, [self.id_col]):
+            k = arrow_id_keys(rb.column(0))
+            if k is None:  # an id column of another type, or with a null: as str() writes it
+                k = id_keys([str(x) for x in rb.column(0).to_pylist()])
+            keys.append(k)
+            locs.append(np.arange(start, start + len(k), dtype=np.int64))
         size = self._fixed_size_without_nulls()
-        if size is not None:  # nothing to learn from the vectors: read the ids only
-            for start, rb in self._groups(READ_ROWS, [self.id_col]):
-                ids = [str(x) for x in rb.column(0).to_pylist()]
-                keys.append(id_keys(ids))
-                locs.append(np.arange(start, start + len(ids), dtype=np.int64))
-            count = int(self.starts[-1])
-            self.fast = count > 0
-            return keys, locs, {"dimension": size if count else 0, "fast": self.fast}
-        for start, rb in self._groups(READ_ROWS, [self.id_col, self.vec_col]):
-            ids = [str(x) for x in rb.column(0).to_pylist()]
-            keys.append(id_keys(ids))
-            locs.append(np.arange(start, start + len(ids), dtype=np.int64))
-            col = rb.column(1)
-            nulls = nulls or col.null_count > 0
-            n = pc.list_value_length(col).fill_null(-1).to_numpy(zero_copy_only=False)
-            _count_lengths(lengths, n[n >= 0].astype(np.int64))
-            if bad_row is None and col.flatten().null_count:
-                try:
-                    check_vector_rows(self.path, self.vec_col, col.to_pylist(), "row", start + 1)
-                except VectorTypeError as exc:
-                    bad_row = exc
-        # as the whole-file reader: a column with nulls or uneven lengths is read as rows,
-        # where a null element is refused; otherwise it is one matrix (a null reads as NaN)
-        self.fast = not nulls and len(lengths) <= 1 and bool(lengths)
-        if bad_row is not None and not self.fast:
-            raise bad_row
-        meta = {"dimension": _dimension(lengths), "fast": self.fast}
-        return keys, locs, meta
+        if size is None:
+            return keys, locs, None
+        count = int(self.starts[-1])
+        self.fast = count > 0
+        return keys, locs, {"dimension": size if count else 0, "fast": self.fast}
+
+    def vector_survey(self) -> VectorSurvey:
+        return VectorSurvey(self)
+
+    def survey_vectors(self) -> dict[str, Any]:
+        """The store's meta (dimension, fast) from one pass over the vector column."""
+        seen = self.vector_survey()
+        for start, rb in self._groups(READ_ROWS, [self.vec_col]):
+            seen.add(rb.column(0), start)
+        return seen.finish()
+
+    def survey(self) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, Any]]:
+        keys, locs, meta = self.survey_ids()
+        return keys, locs, meta if meta is not None else self.survey_vectors()
 
     def _fixed_size_without_nulls(self) -> int | None:
         """The list size of a fixed-size-list vector column whose every row group's
@@ -180,6 +178,19 @@ class ParquetReader:
         for start, rb in self._groups(size, self.columns):
             yield self._convert(rb, dimension, start)
 
+    def take_ids(self, rows: np.ndarray) -> list[list[str]]:
+        """The ids at ``rows`` (sorted, unique row numbers), in that order (ids only)."""
+        import pyarrow as pa
+
+        groups = np.unique(np.searchsorted(self.starts, rows, side="right") - 1)
+        out: list[list[str]] = []
+        for start, rb in self._groups(READ_ROWS, [self.id_col], groups.tolist()):
+            lo, hi = np.searchsorted(rows, [start, start + rb.num_rows])
+            if hi > lo:
+                got = rb.column(0).take(pa.array(rows[lo:hi] - start)).to_pylist()
+                out.append([str(x) for x in got])
+        return out
+
     def take(self, rows: np.ndarray, dimension: int) -> list[VectorBatch]:
         """The rows at ``rows`` (sorted, unique row numbers), in that order."""
         import pyarrow as pa
@@ -192,6 +203,41 @@ class ParquetReader:
                 local = pa.array(rows[lo:hi] - start)
                 out.append(self._convert(rb.take(local), dimension, start))
         return out
+
+
+class VectorSurvey:
+    """What a pass over a Parquet vector column learns: the lengths (the store dimension is
+    the most common), whether a vector is null, and the first row holding a null element."""
+
+    def __init__(self, reader: ParquetReader) -> None:
+        self.reader = reader
+        self.lengths: Counter[int] = Counter()
+        self.nulls = False
+        self.bad_row: VectorTypeError | None = None
+
+    def add(self, col: Any, start: int) -> None:
+        """Count the vector column ``col`` of the rows from ``start``."""
+        import pyarrow.compute as pc
+
+        self.nulls = self.nulls or col.null_count > 0
+        n = pc.list_value_length(col).fill_null(-1).to_numpy(zero_copy_only=False)
+        _count_lengths(self.lengths, n[n >= 0].astype(np.int64))
+        if self.bad_row is None and col.flatten().null_count:
+            r = self.reader
+            try:
+                check_vector_rows(r.path, r.vec_col, col.to_pylist(), "row", start + 1)
+            except VectorTypeError as exc:
+                self.bad_row = exc
+
+    def finish(self) -> dict[str, Any]:
+        """The meta; sets the reader's ``fast``. As the whole-file reader: a column with
+        nulls or uneven lengths is read as rows, where a null element is refused; otherwise
+        it is one matrix (a null element reads as NaN)."""
+        fast = not self.nulls and len(self.lengths) <= 1 and bool(self.lengths)
+        self.reader.fast = fast
+        if self.bad_row is not None and not fast:
+            raise self.bad_row
+        return {"dimension": _dimension(self.lengths), "fast": fast}
 
 
 class JsonlReader:
@@ -275,6 +321,9 @@ class JsonlReader:
                 rows = []
         if rows:
             yield self._batch(rows, dimension)
+
+    def take_ids(self, offsets: np.ndarray) -> list[list[str]]:
+        return [b.ids for b in self.take(offsets, 0)]
 
     def take(self, offsets: np.ndarray, dimension: int) -> list[VectorBatch]:
         """The lines at ``offsets`` (sorted, unique byte offsets), in that order."""

@@ -38,6 +38,37 @@ def id_keys(ids: Sequence[str]) -> np.ndarray:
     )
 
 
+def arrow_id_keys(arr: Any) -> np.ndarray | None:
+    """:func:`id_keys` of an Arrow array of ids, hashed straight from its data buffer (the
+    bytes of a string array are its ids' UTF-8); an integer array is cast to strings first
+    (as ``str`` writes them). None for any other type or for an array with a null."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_integer(arr.type):
+        arr = arr.cast(pa.string())
+    if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    view, starts, stops = string_slices(arr)
+    digest = xxhash.xxh3_64_intdigest
+    return np.fromiter(
+        (digest(view[a:b]) for a, b in zip(starts, stops, strict=True)), np.uint64, len(arr)
+    )
+
+
+def string_slices(arr: Any) -> tuple[memoryview, list[int], list[int]]:
+    """(data buffer, start offsets, stop offsets) of an Arrow (large) string array."""
+    import pyarrow as pa
+
+    n = len(arr)
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], dtype=width)[arr.offset : arr.offset + n + 1]
+    data = arr.buffers()[2]
+    view = memoryview(data) if data is not None else memoryview(b"")
+    return view, offsets[:-1].tolist(), offsets[1:].tolist()
+
+
 class IdMap:
     """Sorted uint64 keys and the int64 locator of each, in key order."""
 
@@ -120,3 +151,16 @@ class IdMap:
             os.replace(tmp, where)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def update_meta(self, fingerprint: str, columns: str, **values: Any) -> None:
+        """Add ``values`` to the meta, here and in the cached map (rewritten atomically;
+        a cache that cannot be written is skipped)."""
+        self.meta.update(values)
+        where = self.folder(fingerprint, columns) / "meta.json"
+        tmp = where.with_name(f".meta.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        try:
+            old = json.loads(where.read_text(encoding="utf-8"))
+            tmp.write_text(json.dumps({**old, **values}), encoding="utf-8")
+            os.replace(tmp, where)
+        except (OSError, ValueError):
+            tmp.unlink(missing_ok=True)

@@ -25,9 +25,9 @@ import numpy as np
 import xxhash
 
 from ..formats.llamaindex import read_persist_dir
+from ._filtering import exact_over, select
 from ._local import LOCAL_METRICS, exact_knn, ids_of
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
-from .base import as_float32_matrix as _as_f32
 from .params import Choice, Str
 
 
@@ -112,25 +112,22 @@ class LlamaIndexStore(BaseStore):
                 self.index.metadata[start:stop],
             )
 
-    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.exact_query(vectors, k)
+    def _search_dimension(self) -> int | None:
+        return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else None
+
+    def _query_batch(self, xq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._exact_batch(xq, k)
 
     def _native_filter(self, node: Any) -> Any:
         """The positions whose node metadata matches (what LlamaIndex's
         ``MetadataFilters`` select in a SimpleVectorStore): an id selector."""
-        from ._filtering import select
-
         return select(self.scheme, self.index.metadata, node, self.spec)
 
     def _filtered_query_batch(
-        self, vectors: np.ndarray, k: int, native: Any
+        self, xq: np.ndarray, k: int, native: Any
     ) -> tuple[np.ndarray, np.ndarray]:
-        from ._filtering import exact_over
-
-        xq = _as_f32(vectors, int(self.vectors.shape[1]))
         return exact_over(self.vectors, self.ids, native, xq, k, self.metric)
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        xq = _as_f32(vectors, int(self.vectors.shape[1]))
+    def _exact_batch(self, xq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         D, P = exact_knn(self.vectors, xq, k, self.metric)
         return D, ids_of(P, self.ids)

@@ -47,45 +47,58 @@ class Choice(Param):
         raise SpecError(f"{where}: ?{key}= must be one of {', '.join(self.values)}, got '{raw}'")
 
 
-@dataclass(frozen=True)
-class Int(Param):
-    """A whole number in ``[min, max]``."""
+class _Number(Param):
+    """A number in ``[min, max]``; a subclass says how text becomes its kind of number."""
 
-    min: int | None = None
-    max: int | None = None
+    kind = "a number"
+    min: float | None
+    max: float | None
+
+    def convert(self, text: str) -> float | None:
+        raise NotImplementedError
 
     def parse(self, where: str, key: str, raw: str) -> Any:
-        try:
-            value = int(raw.strip())
-        except ValueError:
-            value = None
+        value = self.convert(raw.strip())
         if value is None or not _in_range(value, self.min, self.max):
-            raise SpecError(f"{where}: ?{key}= must be {_range('an integer', self)}, got '{raw}'")
+            raise SpecError(f"{where}: ?{key}= must be {_range(self.kind, self)}, got '{raw}'")
         return value
 
 
 @dataclass(frozen=True)
-class Float(Param):
+class Int(_Number):
+    """A whole number in ``[min, max]``."""
+
+    kind = "an integer"
+    min: int | None = None
+    max: int | None = None
+
+    def convert(self, text: str) -> int | None:
+        try:
+            return int(text)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class Float(_Number):
     """A finite number in ``[min, max]``."""
 
     min: float | None = None
     max: float | None = None
 
-    def parse(self, where: str, key: str, raw: str) -> Any:
+    def convert(self, text: str) -> float | None:
         try:
-            value = float(raw.strip())
+            value = float(text)
         except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or not _in_range(value, self.min, self.max):
-            raise SpecError(f"{where}: ?{key}= must be {_range('a number', self)}, got '{raw}'")
-        return value
+            return None
+        return value if math.isfinite(value) else None
 
 
 def _in_range(value: float, lo: float | None, hi: float | None) -> bool:
     return (lo is None or value >= lo) and (hi is None or value <= hi)
 
 
-def _range(kind: str, p: Int | Float) -> str:
+def _range(kind: str, p: _Number) -> str:
     if p.min is not None and p.max is not None:
         return f"{kind} in [{p.min:g}, {p.max:g}]"
     if p.min is not None:

@@ -9,13 +9,18 @@ force, with ``?metric=cosine`` (score ``cos``, the default), ``ip`` (``dot``) or
 (``l2^2``). Vectors of uneven length are kept and reported by check-index as
 ``dimension_mismatch``; the store dimension is the most common length.
 
-Memory: the file is never held. Opening reads the ids and vectors once (a Parquet file
-with ``iter_batches``, one row group and 16,384 rows at a time; JSON Lines line by line)
-and writes an id -> row map (row number, or the line's byte offset) to the cache folder,
-keyed by the file's fingerprint, so a second open reads the file's bytes once to hash them
-and nothing else. Per row this costs 16 bytes on disk and, while the map is built, about
-24 bytes in memory (the key, the row and the sort); scans, searches and fetches hold one
-block of rows (the batch asked, or 16,384 rows) at a time, plus the answer itself.
+Memory: the file is never held. Opening reads the ids once (a Parquet file with
+``iter_batches``, the id column only, one row group and 16,384 rows at a time; JSON Lines
+line by line, vectors too) and writes an id -> row map (row number, or the line's byte
+offset) to the cache folder, keyed by the file's fingerprint, so a second open reads the
+file's bytes once to hash them and nothing else. A Parquet file's dimension (the most common
+length) is learned on the first pass over its vectors: from the schema and statistics for a
+fixed-size list column without a null, else by the first scan, fetch or ``info()``, or by
+:meth:`ParquetStore.arrow_batches` on its way (diff-index), and kept in the cached map; a
+null element in a column that is not one matrix is refused then. Per row this costs 16
+bytes on disk and, while the map is built, about 24 bytes in memory (the key, the row and
+the sort); scans, searches and fetches hold one block of rows (the batch asked, or 16,384
+rows) at a time, plus the answer itself.
 """
 
 from __future__ import annotations
@@ -82,31 +87,78 @@ class ParquetStore(BaseStore):
         kind = JsonlReader if jsonl else ParquetReader
         self._reader: ParquetReader | JsonlReader = kind(path, id_col, vec_col, text_col)
         self._fp: str | None = None
-        columns = json.dumps(["jsonl" if jsonl else "parquet", id_col, vec_col, text_col])
+        self._columns = json.dumps(["jsonl" if jsonl else "parquet", id_col, vec_col, text_col])
         fp = self.fingerprint()
-        found = IdMap.load(fp, columns)
+        found = IdMap.load(fp, self._columns)
         if found is None:
             built = self._build_map()
-            built.save(fp, columns)
+            built.save(fp, self._columns)
             # read back mapped: only the pages a lookup touches stay resident
-            found = IdMap.load(fp, columns) or built
+            found = IdMap.load(fp, self._columns) or built
             found.from_cache = False
             del built
         self._map = found
         self.map_from_cache = found.from_cache
         self.count = int(found.keys.shape[0])
-        self.dimension = int(found.meta["dimension"])
-        self._reader.fast = bool(found.meta["fast"])
         if not self.count:
             raise DataFileError(f"{path} holds no vectors")
+        if found.meta.get("dimension") is not None:
+            self._reader.fast = bool(found.meta["fast"])
+
+    @property
+    def dimension(self) -> int:
+        """The most common vector length (the first call may read the vector column once,
+        unless :meth:`arrow_batches` already did)."""
+        if self._map.meta.get("dimension") is None:
+            self._learned(self._reader.survey_vectors())  # type: ignore[union-attr]
+        return int(self._map.meta["dimension"])
+
+    @property
+    def known_dimension(self) -> int | None:
+        """The dimension if it is known without reading the vectors, else None."""
+        d = self._map.meta.get("dimension")
+        return None if d is None else int(d)
+
+    def _learned(self, meta: dict[str, Any]) -> None:
+        self._map.update_meta(self.fingerprint(), self._columns, **meta)
+        self._reader.fast = bool(meta["fast"])
+
+    @property
+    def arrow_ready(self) -> bool:
+        """True when :meth:`arrow_batches` can serve (a Parquet file, not JSON Lines)."""
+        return isinstance(self._reader, ParquetReader)
+
+    def arrow_batches(self, size: int, threads: bool = True) -> Iterator[Any]:
+        """Every row once, in file order, as Arrow record batches of the columns ``id``,
+        ``vector`` and (when the file has it) ``text``, undecoded: for callers that work on
+        Arrow buffers (diff-index). Also learns the dimension on the way when it is not yet
+        known, so that pass is not made twice. Parquet only (see :attr:`arrow_ready`);
+        ``threads`` False decodes in the calling thread (for callers reading two files at
+        once)."""
+        reader = self._reader
+        assert isinstance(reader, ParquetReader)
+        seen = reader.vector_survey() if self._map.meta.get("dimension") is None else None
+        columns = reader.columns[: 3 if reader.has_text else 2]
+        for start, rb in reader._groups(size, columns, threads=threads):
+            if seen is not None:
+                seen.add(rb.column(1), start)
+            yield rb
+        if seen is not None:
+            self._learned(seen.finish())
 
     def _build_map(self) -> IdMap:
-        keys, locs, meta = self._reader.survey()
-        built = IdMap.build(keys, locs, meta)
+        """The id map from the ids; for a Parquet file whose statistics do not give the
+        dimension, the meta waits for the first pass over the vectors (``dimension``)."""
+        reader = self._reader
+        if isinstance(reader, ParquetReader):
+            keys, locs, meta = reader.survey_ids()
+        else:
+            keys, locs, meta = reader.survey()
+        built = IdMap.build(keys, locs, meta or {"dimension": None, "fast": None})
         pairs = built.shared_keys()
         if pairs.size:
             where = np.unique(pairs)
-            names = [i for b in self._reader.take(where, meta["dimension"]) for i in b.ids]
+            names = [i for b in reader.take_ids(where) for i in b]
             name_at = dict(zip(where.tolist(), names, strict=True))
             if any(name_at[a] == name_at[b] for a, b in pairs.tolist()):
                 raise DataFileError(f"{self.path} has duplicate ids; each id must appear once")

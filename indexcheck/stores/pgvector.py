@@ -64,31 +64,21 @@ wrote each row version), so any INSERT, UPDATE or DELETE changes it; it reads no
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 import numpy as np
 
-from ..errors import (
-    AuthError,
-    BackendUnavailableError,
-    DimensionMismatchError,
-    FilterError,
-    IndexcheckError,
-    InputError,
-    MissingDependencyError,
-    SpecError,
-)
+from ..errors import DimensionMismatchError, FilterError
 from .base import StoreInfo, StoreSpec, empty_result
 from .params import Choice, Int, Str
-from .pgvector_rows import PgRows
-from .pgvector_sql import (
-    _SECRET_PARAMS,
-    BACKEND,
-    FETCH_BATCH,
-    METRICS,
-    decode_vectors,
-    vector_literal,
+from .pgvector_connect import (
+    CONNECT_ERRORS,
+    LIBPQ_KEYS,
+    PSYCOPG_ERRORS,
+    import_psycopg,
+    parse_target,
 )
+from .pgvector_rows import PgRows
+from .pgvector_sql import BACKEND, FETCH_BATCH, METRICS, decode_vectors, vector_literal
 
 __all__ = ["PgvectorStore", "decode_vectors", "open_store"]
 
@@ -96,37 +86,6 @@ if TYPE_CHECKING:
     import psycopg
 
     from . import StoreOptions
-
-
-def _import_psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError as err:
-        raise MissingDependencyError("the pgvector store", "pgvector", "psycopg[binary]") from err
-    return psycopg
-
-
-def _scrub(text: str, secret: str | None) -> str:
-    if secret:
-        text = text.replace(secret, "***")
-    return text
-
-
-_OWN_PARAMS = {
-    "table", "schema", "id", "vector", "text", "metric", "ef_search", "probes",
-    "collection", "order", "metadata", "operator",
-}  # fmt: skip
-
-#: libpq connection keywords a spec may pass through (postgresql.org/docs/current/libpq-connect)
-LIBPQ_KEYS = (
-    "host hostaddr port dbname user password passfile require_auth channel_binding "
-    "connect_timeout client_encoding options application_name fallback_application_name "
-    "keepalives keepalives_idle keepalives_interval keepalives_count tcp_user_timeout "
-    "replication gssencmode sslmode requiressl sslnegotiation sslcompression sslcert sslkey "
-    "sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni requirepeer "
-    "ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib gssdelegation "
-    "service target_session_attrs load_balance_hosts"
-).split()
 
 
 class PgvectorStore(PgRows):
@@ -153,9 +112,16 @@ class PgvectorStore(PgRows):
     fetch_batch = FETCH_BATCH
     #: one executemany per call, however many queries
     query_batch = 1 << 30
+    errors = PSYCOPG_ERRORS
+    dimension_error = DimensionMismatchError
+    dimension_message = (
+        "query vectors have dimension {got} but pgvector column "
+        "{store._qualified}.{store._vec_col} has {want}; embed with the model that built "
+        "the index"
+    )
 
     def __init__(self, parsed: StoreSpec, options: Any = None) -> None:
-        self._psycopg = _import_psycopg()
+        self._psycopg = import_psycopg()
         self._conn: psycopg.Connection[Any] | None = None
         self._parse(parsed)
         self._qualified = self.table_name
@@ -170,81 +136,20 @@ class PgvectorStore(PgRows):
     # ---- spec and connection -------------------------------------------------------
 
     def _parse(self, parsed: StoreSpec) -> None:
-        url = parsed.location
-        if not url.startswith(("postgresql://", "postgres://")):
-            raise SpecError(
-                "pgvector spec must look like pgvector:postgresql://user@host:5432/db?table=T; "
-                "the location does not start with postgresql://"
-            )
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError:
-            raise SpecError(
-                "pgvector spec has a malformed postgresql:// URL; write it as "
-                "postgresql://user@host:5432/db?table=T"
-            ) from None  # the ValueError may quote part of the password
-        self._password = unquote(parts.password) if parts.password else None
-        self._user = unquote(parts.username) if parts.username else "(default user)"
-        self._dbname = unquote(parts.path.lstrip("/")) or "(default database)"
-        params = dict(parsed.params)
-        host = parts.hostname or params.get("host") or "localhost"
-        self._where = f"{host}:{port or params.get('port') or 5432}"
-        self.table_name = parsed.require("table", "name the table that holds the vectors")
-        self._schema = params.get("schema")
-        self._id_col = params.get("id", "id")
-        self._id_given = "id" in params
-        self._vec_col = params.get("vector")
-        self._text_col = params.get("text")
-        metric = params.get("metric")
-        if metric is not None and metric.lower() not in METRICS:
-            raise SpecError(
-                f"pgvector metric '{metric}' is unknown; use one of {', '.join(METRICS)}"
-            )
-        self._metric_param = metric.lower() if metric else None
-        if params.get("operator"):  # the operator the application's query uses
-            by_op = {op: m for m, (op, _) in METRICS.items()}
-            chosen = by_op[params["operator"].strip()]
-            if self._metric_param not in (None, chosen):
-                raise SpecError(
-                    f"pgvector &operator={params['operator']} is metric {chosen}, but "
-                    f"&metric={self._metric_param}; give one of them"
-                )
-            self._metric_param = chosen
-        self._search: dict[str, int] = {}
-        for key, guc in (("ef_search", "hnsw.ef_search"), ("probes", "ivfflat.probes")):
-            if key in params:
-                if not params[key].isdigit() or int(params[key]) < 1:
-                    raise SpecError(
-                        f"pgvector {key} must be a positive integer, not '{params[key]}'"
-                    )
-                self._search[guc] = int(params[key])
-        self._libpq = {k: v for k, v in params.items() if k not in _OWN_PARAMS}
-        if "password" in self._libpq:
-            self._password = self._libpq.pop("password")
-        # the printable spec: no password in the URL, no secret params
-        netloc = parts.netloc.rsplit("@", 1)
-        hostport = netloc[-1]
-        userinfo = netloc[0].split(":", 1)[0] if len(netloc) == 2 else ""
-        safe_netloc = f"{userinfo}@{hostport}" if userinfo else hostport
-        location = urlunsplit((parts.scheme, safe_netloc, parts.path, "", ""))
-        shown = "&".join(f"{k}={v}" for k, v in params.items() if k not in _SECRET_PARAMS)
-        self.spec = f"pgvector:{location}" + (f"?{shown}" if shown else "")
-        self._location = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        t = parse_target(parsed)
+        self.spec, self._location, self._password = t.spec, t.location, t.password
+        self._user, self._dbname, self._where = t.user, t.dbname, t.where
+        self.table_name, self._schema = t.table, t.schema
+        self._id_col, self._id_given = t.id_col, t.id_given
+        self._vec_col, self._text_col = t.vec_col, t.text_col
+        self._metric_param, self._search, self._libpq = t.metric, t.search, t.libpq
 
     def _connect(self) -> None:
         pg = self._psycopg
         kwargs: dict[str, Any] = {"connect_timeout": 10, "application_name": "indexcheck"}
         kwargs.update(self._libpq)
-        try:
+        with CONNECT_ERRORS.mapping("connecting", store=self):
             conn = pg.connect(self._location, autocommit=True, prepare_threshold=None, **kwargs)
-        except pg.OperationalError as err:
-            raise self._connect_error(err) from None
-        except pg.ProgrammingError as err:
-            reason = _scrub(str(err).strip().splitlines()[0], self._password)
-            raise SpecError(
-                f"pgvector connection options are invalid ({reason}); fix the spec"
-            ) from None
         self._conn = conn
         try:
             with self._translating("setting up the session"):
@@ -255,65 +160,6 @@ class PgvectorStore(PgRows):
         except BaseException:
             self.close()
             raise
-
-    def _connect_error(self, err: Exception) -> IndexcheckError:
-        text = _scrub(str(err), self._password)
-        low = text.lower()
-        user = self._user
-        if (
-            "password authentication failed" in low
-            or "no password supplied" in low
-            or "authentication failed" in low
-            or "pg_hba.conf" in low
-            or ("role" in low and "does not exist" in low)
-        ):
-            return AuthError(
-                f"pgvector at {self._where} refused the credentials of user '{user}'; check "
-                "the user and the password (in the spec URL or PGPASSWORD)"
-            )
-        if "database" in low and "does not exist" in low:
-            return InputError(
-                f"pgvector at {self._where} has no database '{self._dbname}'; fix the "
-                "database name in the spec URL"
-            )
-        reason = text.strip().splitlines()[0] if text.strip() else type(err).__name__
-        reason = reason.split(" failed: ", 1)[-1]
-        return BackendUnavailableError(
-            f"cannot connect to pgvector at {self._where} ({reason}); check that PostgreSQL "
-            "is running there and the host and port in the spec"
-        )
-
-    def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
-        """psycopg errors raised while ``doing`` something -> IndexcheckErrors."""
-        pg = self._psycopg
-        if not isinstance(exc, pg.Error):
-            return None
-        first = _scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else "", self._password)
-        if isinstance(exc, pg.errors.InsufficientPrivilege):
-            return AuthError(
-                f"pgvector user '{self._user}' may not read {self._qualified} while {doing} "
-                f"({first}); GRANT SELECT on it"
-            )
-        if isinstance(exc, pg.errors.UndefinedTable | pg.errors.UndefinedColumn):
-            return InputError(
-                f"pgvector table {self._qualified} changed while {doing} "
-                f"({first}); check ?table= and columns"
-            )
-        if isinstance(exc, pg.errors.DataException) and "different vector dimensions" in str(exc):
-            return DimensionMismatchError(
-                f"pgvector column {self._qualified}.{self._vec_col} holds vectors whose "
-                f"dimension is not {self._dimension}, so the server cannot rank them "
-                f"({first}); fix or delete those rows (exact_query skips them)"
-            )
-        if isinstance(exc, pg.OperationalError):
-            if self._conn is None:
-                return self._connect_error(exc)
-            return BackendUnavailableError(
-                f"pgvector at {self._where} failed while {doing} ({first}); retry"
-            )
-        return BackendUnavailableError(
-            f"pgvector at {self._where} returned an error while {doing} ({first})"
-        )
 
     def info(self) -> StoreInfo:
         """Count, dimension, metric and score formula (lower is better), and the plan
@@ -373,23 +219,14 @@ class PgvectorStore(PgRows):
             details=details,
         )
 
-    def _check_queries(self, vectors: np.ndarray) -> np.ndarray:
-        arr = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
-        if arr.ndim == 1:
-            arr = arr.reshape(1, -1)
-        if arr.shape[1] != self._dimension:
-            raise DimensionMismatchError(
-                f"query vectors have dimension {arr.shape[1]} but pgvector column "
-                f"{self._qualified}.{self._vec_col} has {self._dimension}; embed with the "
-                "model that built the index"
-            )
-        return arr
+    def _search_dimension(self) -> int:
+        return int(self._dimension)
 
     def _run_knn(
         self, arr: np.ndarray, k: int, exact: bool = False, native: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         D, ids = empty_result(arr.shape[0], k)
-        if arr.shape[0] == 0 or k <= 0:
+        if arr.shape[0] == 0:
             return D, ids
         extra, params = native if native is not None else (None, [])
         cur = self.conn.cursor()
@@ -409,16 +246,11 @@ class PgvectorStore(PgRows):
                 break
         return D, ids
 
-    def query(
-        self, vectors: np.ndarray, k: int, filter: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Normal search (``ORDER BY col <op> q LIMIT k``, the ANN index when the planner
-        uses it): ``vectors`` float32 (q, d) -> (D float32 (q, k) operator value, lower
-        is better; I object (q, k) str ids, None where missing). ``filter``: a portable
-        metadata filter, run as a parameterized ``WHERE`` on the metadata jsonb column."""
-        return super().query(self._check_queries(vectors), k, filter)
-
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Normal search (``ORDER BY col <op> q LIMIT k``, the ANN index when the planner
+        uses it): float32 (q, d) -> (D float32 (q, k) operator value, lower is better;
+        I object (q, k) str ids, None where missing); under a portable ``filter``, a
+        parameterized ``WHERE`` on the metadata jsonb column."""
         with self._translating("querying"):
             return self._run_knn(vectors, k)
 
@@ -445,17 +277,13 @@ class PgvectorStore(PgRows):
         with self._translating("querying with a filter"):
             return self._run_knn(vectors, k, native=native)
 
-    def exact_query(
-        self, vectors: np.ndarray, k: int, filter: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_batch(self, arr: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact search: the same statement with index scans off (sequential scan and
         sort in the server); same shapes and score as :meth:`query`."""
-        arr = self._check_queries(vectors)
-        native = None if filter is None else self.native_filter(filter)
         with self._translating("querying exactly"), self.conn.transaction():
             for guc in ("enable_indexscan", "enable_bitmapscan", "enable_indexonlyscan"):
                 self.conn.execute(f"SET LOCAL {guc} = off")
-            return self._run_knn(arr, k, exact=True, native=native)
+            return self._run_knn(arr, k, exact=True)
 
     def close(self) -> None:
         if self._conn is not None and not self._conn.closed:

@@ -337,7 +337,7 @@ class PgCatalog(BaseStore):
         runs through the ANN index, anything else ('Seq Scan', a sort) is exact."""
         if not self._dimension:
             return "empty"
-        native = None if filter is None else self.native_filter(filter)  # type: ignore[attr-defined]
+        native = None if filter is None else self.native_filter(filter)
         with self._translating("explaining the query plan"):
             return self._plan_node(int(k), native)
 

@@ -2,8 +2,8 @@
 ``index.pkl`` payload. Both come from user files, so a wrong shape is bad input (exit 2)
 naming the file and entry, never a KeyError deep inside a check.
 
-Hooks in ``stores/faiss_store.py``: ``_read_ids_json`` returns ``parse_ids_json(raw, path)``
-after ``json.loads``; ``read_langchain_pickle`` returns
+Hooks: ``stores/json_list.py`` returns ``parse_ids_json(raw, path)``
+after ``json.loads``; ``stores/langchain_pickle.py`` returns
 ``langchain_rows(payload, path, _state_dict)`` after unpickling.
 
 :func:`store_paths` names the files and folders every store type reads, so no output is

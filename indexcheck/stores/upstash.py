@@ -16,10 +16,9 @@ Scores are Upstash's own, higher is better (upstash.com/docs/vector/features/
 similarityfunctions): COSINE ``(1+cos)/2``, EUCLIDEAN ``1/(1+l2^2)``, DOT_PRODUCT
 ``(1+dot)/2``. Queries are approximate (DiskANN); Upstash has no exact search.
 
-Retries live here, once: the SDK is built with ``retries=0`` because it retries only
-transport errors and hides HTTP statuses; a response hook on its httpx client records
-the status and Retry-After of each reply so 401/403, 429 and 5xx can be told apart.
-"""
+The SDK is built with ``retries=0`` (it retries only transport errors and hides HTTP
+statuses): the base retries, and a response hook on its httpx client records each reply's
+status and Retry-After for the error table (:mod:`.upstash_errors`)."""
 
 from __future__ import annotations
 
@@ -34,37 +33,25 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 
 from ..errors import (
-    AuthError,
-    BackendUnavailableError,
     DimensionMismatchError,
     IncompleteResultError,
     InputError,
     MissingDependencyError,
-    RateLimitError,
     SpecError,
-    TransientError,
 )
 from ..redact import redactor
-from ..retry import RetryPolicy, malformed_message, malformed_request
+from ..retry import RetryPolicy
 from ..secrets import env_secret
 from ..waiting import current as current_waiting
-from .base import (
-    BaseStore,
-    Fetched,
-    StoreInfo,
-    StoreSpec,
-    VectorBatch,
-    as_float32_matrix,
-    empty_result,
-    pack_rows,
-)
+from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, empty_result, pack_rows
 from .params import Float, Int, Str
+from .upstash_errors import TOKEN_ENV, UPSTASH_ERRORS, URL_ENV
 
 if TYPE_CHECKING:
     from . import StoreOptions
 
-URL_ENV = "UPSTASH_VECTOR_REST_URL"
-TOKEN_ENV = "UPSTASH_VECTOR_REST_TOKEN"
+__all__ = ["TOKEN_ENV", "URL_ENV", "UpstashStore", "open_store"]
+
 MAX_READS = 1000  # Upstash's max_reads_per_request: ids per fetch, limit per range
 QUERY_BATCH = 16  # query vectors per batch-query request
 FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprint()
@@ -90,6 +77,18 @@ class UpstashStore(BaseStore):
     param_hints = {"token": "tokens go in UPSTASH_VECTOR_REST_TOKEN only"}
     fetch_batch = MAX_READS
     query_batch = QUERY_BATCH
+    errors = UPSTASH_ERRORS
+    label = "Upstash"
+    k_message = "k must be at least 1 for an Upstash query, got {k}"
+    dimension_error = DimensionMismatchError
+    dimension_message = (
+        "query vectors have dimension {got} but the Upstash index at {store.host} holds "
+        "{want}; embed with the index's model"
+    )
+    no_exact_message = (
+        "Upstash offers no exact search; use the exact search indexcheck runs over "
+        "vectors read with iter_vectors"
+    )
 
     def __init__(
         self,
@@ -135,7 +134,6 @@ class UpstashStore(BaseStore):
         if isinstance(client, httpx.Client):
             client.timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
             client.event_hooks = {"response": [self._on_response]}
-        self._httpx = httpx
 
     @classmethod
     def from_spec(
@@ -189,7 +187,7 @@ class UpstashStore(BaseStore):
             sleep=sleep,
         )
 
-    # -- requests, retries and error mapping ------------------------------------------------
+    # -- requests: statuses for the error table, counts -------------------------------------
     def _on_response(self, response: Any) -> None:
         self._status = int(response.status_code)
         raw = response.headers.get("retry-after")
@@ -207,63 +205,6 @@ class UpstashStore(BaseStore):
 
     def _on_retry(self) -> None:
         self.retries += 1
-
-    def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
-        """A TransientError for 429, 5xx and transport failures; the final error else."""
-        status, httpx = self._status, self._httpx
-        message = self._redact(str(exc))[:200]
-        retry_after = self._retry_after
-        malformed = malformed_request(exc)
-        if malformed is not None:  # h11 refused a header: final, and its text holds the token
-            return InputError(
-                malformed_message(
-                    f"Upstash {doing} on {self.host}",
-                    malformed,
-                    f"check {TOKEN_ENV} and {URL_ENV} for stray characters",
-                )
-            )
-        if status in (401, 403) or (status is None and message.startswith("Unauthorized")):
-            return AuthError(
-                f"Upstash refused the token for {self.host} (HTTP {status or 401}); set "
-                f"{TOKEN_ENV} to this index's REST token from the Upstash console"
-            )
-        if status == 429:
-            return TransientError(
-                "HTTP 429 rate limited", rate_limited=True, retry_after=retry_after
-            )
-        if status is not None and status >= 500:
-            return TransientError(f"HTTP {status}", retry_after=retry_after)
-        if isinstance(exc, httpx.TimeoutException):
-            return TransientError(f"no reply within {self.timeout:g} s")
-        if isinstance(exc, httpx.ConnectError):
-            return TransientError("could not connect")
-        if isinstance(exc, httpx.TransportError):
-            return TransientError(f"connection failed ({type(exc).__name__})")
-        if isinstance(exc, ValueError) and status is not None and status < 300:
-            return TransientError("the reply was not valid JSON (truncated?)")
-        if status is not None and status >= 300:
-            return BackendUnavailableError(
-                f"Upstash rejected the {doing} request to {self.host} (HTTP {status}: "
-                f"{message}); check that {URL_ENV} is a dense vector index's REST URL"
-            )
-        return BackendUnavailableError(
-            f"Upstash sent an unexpected reply to {doing} from {self.host} "
-            f"({type(exc).__name__}: {message}); check the URL and upstash-vector version"
-        )
-
-    def _gave_up(
-        self, what: str, err: TransientError, attempts: int
-    ) -> RateLimitError | BackendUnavailableError:
-        reason = str(err)
-        if err.rate_limited:
-            return RateLimitError(
-                f"Upstash still rate-limited {what} on {self.host} after {attempts} retries; "
-                "wait and rerun, raise ?retries=, or raise the plan's request limit"
-            )
-        return BackendUnavailableError(
-            f"Upstash {what} on {self.host} failed after {attempts} retries ({reason}); "
-            f"check {URL_ENV} and the network, or rerun later"
-        )
 
     # -- the VectorStore protocol -----------------------------------------------------------
     def info(self) -> StoreInfo:
@@ -312,6 +253,8 @@ class UpstashStore(BaseStore):
             self.info()
         assert self._dim is not None
         return self._dim
+
+    _search_dimension = _dimension
 
     def fingerprint(self) -> str:
         """Namespace, count (ready + pending), dimension and similarity, plus a hash of the
@@ -425,26 +368,12 @@ class UpstashStore(BaseStore):
     ) -> tuple[np.ndarray, np.ndarray]:
         return self._query_batch(block, k, native)
 
-    def query(
-        self, vectors: np.ndarray, k: int, filter: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate top-k: float32 (q, d) -> (D float32 (q, k) in Upstash's score,
-        higher is better, NaN where missing; I object (q, k) of ids, None where missing);
-        under a portable metadata ``filter`` (Upstash's filter string) when given."""
-        if k < 1:
-            raise InputError(f"k must be at least 1 for an Upstash query, got {k}")
-        dim = self._dimension()
-        q = as_float32_matrix(vectors)
-        if q.shape[1] != dim:
-            raise DimensionMismatchError(
-                f"query vectors have dimension {q.shape[1]} but the Upstash index at "
-                f"{self.host} holds {dim}; embed with the index's model"
-            )
-        return super().query(q, k, filter)
-
     def _query_batch(
         self, block: np.ndarray, k: int, filter: str = ""
     ) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate top-k: float32 (q, d) -> (D float32 (q, k) in Upstash's score,
+        higher is better, NaN where missing; I object (q, k) of ids, None where missing);
+        under Upstash's filter string when given."""
         D, I = empty_result(block.shape[0], k)
         results = self._call("query", partial(self._query_block, block, k, filter))
         if len(results) != len(block):
@@ -457,13 +386,6 @@ class UpstashStore(BaseStore):
                 D[r, j] = float(hit.score)
                 I[r, j] = str(hit.id)
         return D, I
-
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Upstash has no exact search; compare against an exact search of fetched vectors."""
-        raise InputError(
-            "Upstash offers no exact search; use the exact search indexcheck runs over "
-            "vectors read with iter_vectors"
-        )
 
     def close(self) -> None:
         client = getattr(self._index, "_client", None)

@@ -35,7 +35,8 @@ from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
-from ..hash_join import Flag, VectorFile, batches, check_memory_limit, connect, spill_store, sql_str
+from ..arrow_spill import moved_keys, row_count, spill_pair
+from ..hash_join import Flag, VectorFile, batches, check_memory_limit, connect, sql_str
 from .result import DiffFinding, DiffResult, DiffRow, DiffStatus
 
 BLOCK = 16384
@@ -93,7 +94,7 @@ def _dimension(store: VectorStore) -> int:
 
 def _empty(store: VectorStore) -> bool:
     """True when the store holds no vector (its count says 0 and a scan finds none)."""
-    if store.info().count:
+    if row_count(store):
         return False
     return all(len(batch.ids) == 0 for batch in store.iter_vectors(16))
 
@@ -128,7 +129,6 @@ def diff_index(
     if not -1.0 <= min_cosine <= 1.0:  # also refuses NaN
         raise InputError(f"--min-cosine {min_cosine} is not a cosine; use a number in [-1, 1]")
     check_memory_limit(memory_limit)
-    d_old, d_new = _dimension(old), _dimension(new)
     # an empty new index is a wrong spec or a failed build, never a pass on nothing
     # compared (an empty old one is a first build: every text is added)
     if _empty(new):
@@ -136,7 +136,7 @@ def diff_index(
             f"{new.spec} holds no chunks (no vectors); check the --new spec, or the build "
             "that wrote it"
         )
-    if embedder is not None and d_new and embedder.dimension != d_new:
+    if embedder is not None and (d_new := _dimension(new)) and embedder.dimension != d_new:
         raise DimensionMismatchError(
             f"the new index holds {d_new}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the new index was built with"
@@ -145,10 +145,9 @@ def diff_index(
     folder = Path(tempfile.mkdtemp(prefix="indexcheck-diff-")) if own else Path(workdir or ".")
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        say(f"reading the old index {old.spec}")
-        side_old = spill_store(old, "old", folder, chunks_old, d_old, "--chunks-old")
-        say(f"reading the new index {new.spec}")
-        side_new = spill_store(new, "new", folder, chunks_new, d_old, "--chunks-new")
+        say(f"reading the old index {old.spec} and the new index {new.spec}")
+        side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
+        d_old = side_old.dimension
         con = connect(folder, memory_limit)
         try:
             result = _join(con, side_old, side_new, folder, min_cosine, say)
@@ -159,6 +158,7 @@ def diff_index(
             shutil.rmtree(folder, ignore_errors=True)
     result.new_count = side_new.rows
     result.old_count = side_old.rows
+    d_new = _dimension(new)
     if d_new and d_old and d_new != d_old:
         result.findings.append(
             DiffFinding(
@@ -314,10 +314,7 @@ def _find_holders(
     con.register("moved", pa.table({"seq": pa.array(moved)}))
     con.execute("CREATE TEMP TABLE mv AS SELECT seq FROM moved")
     con.unregister("moved")
-    con.execute(
-        "CREATE TEMP TABLE mk AS SELECT seq, h1, h2, k0, k1, k2, k3 FROM n "
-        "WHERE seq IN (SELECT seq FROM mv)"
-    )
+    moved_keys(con, moved, vn, vo.dimension)
     best: dict[int, tuple[float, int]] = {}
     for t in range(4):
         sql = (

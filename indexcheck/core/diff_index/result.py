@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -68,7 +68,18 @@ class DiffResult:
     manifest: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """``asdict(self)``, with the chunk rows and the findings' chunk ids (flat lists,
+        possibly millions long) copied directly instead of element by element."""
+        chunks, findings, self.chunks, self.findings = self.chunks, self.findings, [], []
+        try:
+            out = asdict(self)
+        finally:
+            self.chunks, self.findings = chunks, findings
+        out["chunks"] = [dict(vars(r)) for r in chunks]
+        out["findings"] = [
+            {**asdict(replace(f, chunk_ids=[])), "chunk_ids": list(f.chunk_ids)} for f in findings
+        ]
+        return out
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""

@@ -1,0 +1,282 @@
+"""diff-index's spill of a store that yields Arrow batches (``parquet:``), on the buffers.
+
+:func:`spill` writes what :func:`indexcheck.core.hash_join.spill_store` writes (the keys
+Parquet file and the raw float32 file of unit vectors, same schema, same flags), but from
+the store's undecoded Arrow record batches: the text keys are xxh3-128 over the Arrow
+string buffer (:func:`indexcheck.text_keys.content_keys`), the stored lengths come from
+the list offsets, the vectors are one float32 matrix per block (a view of the Arrow values
+when every row of the block has the reference length), and the flags and unit vectors are
+computed on the whole block in numpy. No Python code runs per row.
+
+The store learns its dimension on that same pass (the most common length, see
+:meth:`indexcheck.stores.parquet.ParquetStore.arrow_batches`); until it is known, vectors
+are written at the length of the first one. If the pass ends with another dimension, or
+finds what only the row-by-row reader handles (a null element, an id column that is not
+strings or integers, no text column), the store is spilled again by ``spill_store``, which
+gives the same answer as before this module existed.
+
+The LSH keys (``k0``..``k3``) are computed for the old side only: the new side's are only
+needed for its moved rows, and :func:`moved_keys` computes those from the spilled vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..corpus import Corpus
+from ..errors import DataFileError
+from ..stores.base import VectorStore
+from ..text_keys import content_keys
+from .hash_join import (
+    LSH_TABLES,
+    Flag,
+    Side,
+    VectorFile,
+    _schema,
+    lsh_keys,
+    lsh_planes,
+    spill_store,
+)
+
+#: rows per Arrow block (6 MB of 384-d float32; Arrow's reader holds about six blocks
+#: while decoding, so larger blocks cost memory and save no time)
+ROWS = 4096
+
+
+def store_dimension(store: VectorStore) -> int:
+    """The store's dimension (from ``info``, else its first vectors; 0 when empty)."""
+    d = store.info().dimension
+    if d:
+        return d
+    for batch in store.iter_vectors(16):
+        return int(batch.vectors.shape[1])
+    return 0
+
+
+def row_count(store: VectorStore) -> int:
+    """The rows a store holds, without a pass over the vectors where it can say so."""
+    if getattr(store, "arrow_ready", False):
+        return int(store.count)  # type: ignore[attr-defined]
+    return store.info().count
+
+
+def spill(
+    store: VectorStore,
+    name: str,
+    folder: Path,
+    corpus: Corpus | None,
+    dimension: int | None,
+    chunks_option: str,
+    lsh: bool = True,
+    tick: Callable[[int], None] | None = None,
+) -> Side:
+    """``spill_store``, on Arrow buffers when the store offers them and ``corpus`` is None.
+
+    ``dimension`` is the reference length (None: the store's own); ``lsh`` False leaves
+    the LSH keys zero on the Arrow path (the new side: see :func:`moved_keys`)."""
+    if corpus is None and getattr(store, "arrow_ready", False):
+        side = _spill_arrow(store, name, folder, dimension, lsh, tick)
+        if side is not None:
+            return side
+    d = store_dimension(store) if dimension is None else dimension
+    return spill_store(store, name, folder, corpus, d, chunks_option, tick)
+
+
+def spill_pair(
+    old: VectorStore,
+    new: VectorStore,
+    folder: Path,
+    chunks_old: Corpus | None,
+    chunks_new: Corpus | None,
+) -> tuple[Side, Side]:
+    """Both sides' spills; the new side's reference length is the old side's dimension.
+
+    When both stores offer Arrow batches (and no chunks file is given), the two are read at
+    the same time in two threads (Arrow's decoding, numpy and the writes release the GIL);
+    the new side is then read at its own length and spilled again if that is not the old
+    side's dimension."""
+    side_old = side_new = None
+    if all(getattr(s, "arrow_ready", False) for s in (old, new)) and not (chunks_old or chunks_new):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            fo = pool.submit(_spill_arrow, old, "old", folder, None, True, None, False)
+            fn = pool.submit(_spill_arrow, new, "new", folder, None, False, None, False)
+            side_old, side_new = fo.result(), fn.result()
+    if side_old is None:
+        side_old = spill(old, "old", folder, chunks_old, None, "--chunks-old")
+    if side_new is None or side_new.dimension != side_old.dimension:
+        d = side_old.dimension
+        side_new = spill(new, "new", folder, chunks_new, d, "--chunks-new", lsh=False)
+    return side_old, side_new
+
+
+def _as_ids(col: Any) -> Any:
+    """The id column as Arrow strings, as the row reader writes them (``str``), or None."""
+    import pyarrow as pa
+
+    if col.null_count:
+        return None
+    if pa.types.is_integer(col.type):
+        return col.cast(pa.string())
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        return col
+    return None
+
+
+def _spill_arrow(
+    store: Any,
+    name: str,
+    folder: Path,
+    dimension: int | None,
+    lsh: bool,
+    tick: Callable[[int], None] | None,
+    threads: bool = True,
+) -> Side | None:
+    """The spill, or None when this path cannot give ``spill_store``'s answer."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    d = dimension if dimension is not None else store.known_dimension
+    keys_path, vec_path = folder / f"{name}.keys.parquet", folder / f"{name}.f32"
+    schema = _schema()
+    planes = None
+    seq = 0
+    writer = pq.ParquetWriter(
+        keys_path, schema, compression="none", use_dictionary=False, write_statistics=False
+    )
+    try:
+        with vec_path.open("wb") as vf:
+            for rb in store.arrow_batches(ROWS, threads):
+                n = rb.num_rows
+                ids = _as_ids(rb.column(0))
+                texts = rb.column(2) if rb.num_columns > 2 else None
+                if ids is None or texts is None or not pa.types.is_string(texts.type):
+                    return None
+                if texts.null_count:
+                    first = int(np.flatnonzero(~texts.is_valid().to_numpy(False))[0])
+                    raise DataFileError(
+                        f"{store.spec}: vector '{ids[first].as_py()}' has no stored text; "
+                        "pass --chunks-old/--chunks-new with the id and text of every chunk"
+                    )
+                col = rb.column(1)
+                dims = pc.list_value_length(col).fill_null(0).to_numpy(False).astype(np.int32)
+                if d is None:
+                    present = np.flatnonzero(dims > 0)
+                    if not present.size:
+                        return None
+                    d = int(dims[present[0]])  # until the store knows its dimension
+                matrix = _matrix(col, dims, d)
+                if matrix is None:
+                    return None
+                flag = np.zeros(n, dtype=np.uint8)
+                unit = unit_rows(matrix, dims, d, flag)
+                h1, h2 = content_keys(texts)
+                cols = {
+                    "seq": pa.array(np.arange(seq, seq + n, dtype=np.int64)),
+                    "id": ids,
+                    "h1": pa.array(h1),
+                    "h2": pa.array(h2),
+                    "dim": pa.array(dims),
+                    "flag": pa.array(flag),
+                }
+                if lsh:
+                    planes = lsh_planes(d) if planes is None else planes
+                    k = lsh_keys(unit, planes)
+                else:
+                    k = np.zeros((n, LSH_TABLES), dtype=np.int32)
+                for t in range(LSH_TABLES):
+                    cols[f"k{t}"] = pa.array(k[:, t])
+                writer.write_table(pa.table(cols, schema=schema))
+                vf.write(unit.data)
+                seq += n
+                if tick is not None:
+                    tick(n)
+    finally:
+        writer.close()
+    if seq == 0 or (dimension is None and store.dimension != d):
+        return None
+    return Side(name, keys_path, vec_path, int(d or 0), seq, store.spec, [])
+
+
+def _matrix(col: Any, dims: np.ndarray, d: int) -> np.ndarray | None:
+    """float32 (n, d): the rows of length ``d``, zero elsewhere; None on a null element."""
+    import pyarrow as pa
+
+    n = len(dims)
+    if col.null_count == 0 and bool((dims == d).all()):
+        flat = col.flatten()
+        if flat.null_count:
+            return None
+        values = flat.to_numpy(zero_copy_only=False)
+        return np.asarray(values, dtype=np.float32).reshape(n, d)
+    out = np.zeros((n, d), dtype=np.float32)
+    good = (dims == d) & col.is_valid().to_numpy(zero_copy_only=False)
+    if good.any() and d:
+        flat = col.filter(pa.array(good)).flatten()
+        if flat.null_count:
+            return None
+        out[good] = np.asarray(flat.to_numpy(zero_copy_only=False), np.float32).reshape(-1, d)
+    return out
+
+
+def unit_rows(matrix: np.ndarray, dims: np.ndarray, d: int, flag: np.ndarray) -> np.ndarray:
+    """Unit float32 rows of ``matrix`` (n, d), bad rows zero; sets ``flag`` as
+    ``hash_join._block_vectors`` does (missing, dimension, non-finite, zero), on the block:
+    the squared norms screen the rows, and only the screened ones are looked at again."""
+    missing = dims == 0
+    flag[missing] = Flag.MISSING
+    flag[~missing & (dims != d)] = Flag.DIMENSION
+    with np.errstate(invalid="ignore", over="ignore"):
+        sq = np.einsum("ij,ij->i", matrix, matrix)
+    bad = np.flatnonzero(~np.isfinite(sq))
+    if bad.size:  # a NaN or inf element, or finite values whose squares overflow
+        with np.errstate(invalid="ignore"):
+            nonfinite = bad[~np.isfinite(matrix[bad]).all(axis=1)]
+        flag[nonfinite[flag[nonfinite] == Flag.OK]] = Flag.NON_FINITE
+    else:
+        nonfinite = bad
+    zero = np.flatnonzero(sq == 0)
+    if zero.size:  # all zero, or so small that the squares underflow
+        allzero = zero[~matrix[zero].any(axis=1)]
+        flag[allzero[flag[allzero] == Flag.OK]] = Flag.ZERO
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        norms = np.sqrt(sq)
+        inv = np.where(norms > 0, np.float32(1.0) / norms, np.float32(0.0)).astype(np.float32)
+    inv[flag != Flag.OK] = 0.0
+    inv[nonfinite] = 0.0
+    with np.errstate(invalid="ignore"):
+        unit = matrix * inv[:, None]
+    if nonfinite.size:
+        unit[nonfinite] = 0.0  # NaN * 0 is NaN
+    return unit
+
+
+def moved_keys(con: Any, moved: np.ndarray, vn: VectorFile, dimension: int) -> None:
+    """Register ``mk`` (seq, h1, h2, k0..k3) for the new rows at ``moved``: their LSH keys
+    computed from the spilled unit vectors, as ``spill_store`` would have stored them."""
+    import pyarrow as pa
+
+    seqs = np.unique(np.asarray(moved, dtype=np.int64))
+    con.register("moved_seq", pa.table({"seq": pa.array(seqs)}))
+    got = con.sql(
+        "SELECT n.seq, n.h1, n.h2 FROM n JOIN moved_seq m ON n.seq = m.seq ORDER BY n.seq"
+    ).to_arrow_table()
+    con.unregister("moved_seq")
+    seq = got.column("seq").to_numpy()
+    planes = lsh_planes(dimension)
+    keys = np.zeros((len(seq), LSH_TABLES), dtype=np.int32)
+    for start in range(0, len(seq), ROWS):  # a block of vectors at a time (all may move)
+        keys[start : start + ROWS] = lsh_keys(vn.gather(seq[start : start + ROWS]), planes)
+    cols: dict[str, Any] = {"seq": got.column("seq"), "h1": got.column("h1")}
+    cols["h2"] = got.column("h2")
+    for t in range(LSH_TABLES):
+        cols[f"k{t}"] = pa.array(keys[:, t])
+    con.register("moved_keys", pa.table(cols))
+    con.execute("CREATE TEMP TABLE mk AS SELECT * FROM moved_keys")
+    con.unregister("moved_keys")

@@ -1,0 +1,139 @@
+"""The SDK error tables (indexcheck/stores/error_map.py): how a row matches, which row wins,
+and how the base applies a table (a store that declares ``errors`` and nothing else)."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+
+import pytest
+
+from indexcheck.errors import (
+    AuthError,
+    BackendUnavailableError,
+    InputError,
+    RateLimitError,
+    SpecError,
+    TransientError,
+)
+from indexcheck.retry import RetryPolicy
+from indexcheck.stores.base import BaseStore
+from indexcheck.stores.error_map import ErrorMap, Rule, matches
+
+
+class NotFoundError(Exception):
+    """Named like chromadb's, defined here: a bare name matches along the MRO."""
+
+
+class MissingCollection(NotFoundError):
+    pass
+
+
+@pytest.fixture
+def fake_sdk() -> Iterator[types.ModuleType]:
+    mod = types.ModuleType("fakesdk")
+    errors = types.ModuleType("fakesdk.errors")
+
+    class Boom(Exception):
+        pass
+
+    Boom.__module__ = "fakesdk.errors"
+    errors.Boom = Boom  # type: ignore[attr-defined]
+    mod.errors = errors  # type: ignore[attr-defined]
+    sys.modules["fakesdk"], sys.modules["fakesdk.errors"] = mod, errors
+    yield mod
+    del sys.modules["fakesdk"], sys.modules["fakesdk.errors"]
+
+
+def test_patterns_match_by_class_name_lazy_path_and_module(fake_sdk: types.ModuleType) -> None:
+    boom = fake_sdk.errors.Boom("x")
+    assert matches(ValueError, ValueError("x")) and not matches(KeyError, ValueError("x"))
+    assert matches("NotFoundError", MissingCollection("x"))  # along the MRO
+    assert not matches("NotFoundError", ValueError("x"))
+    assert matches("fakesdk:errors.Boom", boom)
+    assert not matches("fakesdk:errors.Missing", boom)
+    assert matches("fakesdk.*", boom) and not matches("fake.*", boom)
+    # a lazy path never imports: an SDK that is not loaded matches nothing
+    assert "no_such_sdk" not in sys.modules
+    assert not matches("no_such_sdk:Error", boom)
+    assert "no_such_sdk" not in sys.modules
+
+
+TABLE = ErrorMap(
+    Rule("NotFoundError", InputError, "{what}: not found ({text})"),
+    Rule(
+        Exception,
+        TransientError,
+        "HTTP {status}",
+        when=lambda c: c.status == 429,
+        options={"rate_limited": lambda c: True},
+    ),
+    Rule(Exception, AuthError, "{what}: refused", when=lambda c: "denied" in c.text),
+    Rule(OSError, BackendUnavailableError, "{what} failed: {name}: {text}"),
+)
+
+
+def test_the_first_matching_row_wins_and_formats_its_fields() -> None:
+    err = TABLE.translate(MissingCollection("docs"), what="reading docs", status=None)
+    assert type(err) is InputError and str(err) == "reading docs: not found (docs)"
+    err = TABLE.translate(OSError("access denied"), what="w", status=None)
+    assert type(err) is AuthError and str(err) == "w: refused"
+    err = TABLE.translate(OSError("reset"), what="w", status=None)
+    assert type(err) is BackendUnavailableError and str(err) == "w failed: OSError: reset"
+    err = TABLE.translate(KeyError("x"), what="w", status=429)
+    assert isinstance(err, TransientError) and err.rate_limited and str(err) == "HTTP 429"
+    assert TABLE.translate(KeyError("bug"), what="w", status=None) is None
+
+
+def test_mapping_translates_once_and_lets_our_errors_and_bugs_through() -> None:
+    with pytest.raises(InputError, match="opening: not found"):
+        with TABLE.mapping(what="opening", status=None):
+            raise MissingCollection("docs")
+    with pytest.raises(SpecError, match="ours"):
+        with TABLE.mapping(what="opening", status=None):
+            raise SpecError("ours")
+    with pytest.raises(KeyError):  # not the SDK's: a bug stays a bug
+        with TABLE.mapping(what="opening", status=None):
+            raise KeyError("bug")
+    with pytest.raises(RateLimitError, match="still rate-limited opening after 0 retries"):
+        with TABLE.mapping(what="opening", status=429, label="fake"):
+            raise KeyError("slow")
+
+
+class TableStore(BaseStore):
+    """A store that declares an error table and a retry policy, nothing else about errors."""
+
+    scheme = "tabled"
+    errors = ErrorMap(
+        Rule("NotFoundError", InputError, "{label} {doing}: no such {thing}"),
+        Rule(TimeoutError, TransientError, "timed out"),
+        unavailable="{label} {doing} gave up after {attempts} retries ({err})",
+    )
+    retry = RetryPolicy(max_retries=2, base_delay=0.0)
+
+    def _error_fields(self, doing: str) -> dict[str, str]:
+        return {"thing": "collection"}
+
+    def _sleep(self, seconds: float) -> None:
+        pass
+
+
+def test_the_base_applies_a_stores_table_in_call_and_translating() -> None:
+    store = TableStore()
+
+    def missing() -> None:
+        raise MissingCollection("docs")
+
+    def slow() -> None:
+        raise TimeoutError("slow")
+
+    with pytest.raises(InputError) as info:
+        store._call("reading", missing)
+    assert str(info.value) == "tabled reading: no such collection"
+    with pytest.raises(BackendUnavailableError) as down:
+        store._call("reading", slow)
+    assert str(down.value) == "tabled reading gave up after 2 retries (timed out)"
+    with pytest.raises(BackendUnavailableError, match="after 0 retries"):
+        with store._translating("scanning"):
+            slow()

@@ -1,0 +1,228 @@
+"""The store seam: BaseStore checks every search once, for every store, and each SDK's error
+table keeps the sentences a user read before the tables existed.
+
+- k < 1 and queries of another dimension are refused by the base (InputError, exit 2) for
+  query and exact_query on every engine here: faiss, llamaindex, chroma, pgvector, upstash
+  (before, chroma, pgvector, faiss and llamaindex answered k=0 with empty results).
+- An engine without exact search refuses it in its own words, through the base.
+- The messages of the Upstash, psycopg and chromadb tables, word for word (recorded from the
+  hand-written translators they replaced).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from indexcheck.errors import EXIT_INPUT, InputError
+from indexcheck.stores import open_store
+from tests.test_store_errors import (
+    REQUEST,
+    _chroma,
+    _chroma_cases,
+    _outcome,
+    _pg_cases,
+    _pgvector,
+    _upstash,
+    _with_status,
+)
+
+N, D = 12, 8
+
+
+def _data() -> tuple[list[str], np.ndarray, list[str]]:
+    vectors = np.random.default_rng(3).normal(size=(N, D)).astype(np.float32)
+    ids = [f"c{i:02d}" for i in range(N)]
+    return ids, vectors, [f"text {i}" for i in ids]
+
+
+def _faiss(tmp: Path, request: pytest.FixtureRequest) -> str:
+    from indexcheck.stores.faiss_store import write_faiss_folder
+
+    ids, vectors, texts = _data()
+    write_faiss_folder(tmp / "f", ids, vectors, texts)
+    return f"faiss:{tmp / 'f'}"
+
+
+def _llamaindex(tmp: Path, request: pytest.FixtureRequest) -> str:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import MockEmbedding, VectorStoreIndex
+    from llama_index.core.schema import TextNode
+
+    ids, vectors, texts = _data()
+    nodes = [
+        TextNode(id_=i, text=t, embedding=v.tolist())
+        for i, t, v in zip(ids, texts, vectors, strict=True)
+    ]
+    index = VectorStoreIndex(nodes, embed_model=MockEmbedding(embed_dim=D))
+    index.storage_context.persist(str(tmp / "li"))
+    return f"llamaindex:{tmp / 'li'}"
+
+
+def _chroma_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
+    pytest.importorskip("chromadb")
+    from tests.builders import chroma
+
+    ids, vectors, texts = _data()
+    return chroma.build(tmp, ids, vectors, texts, metric="cosine")
+
+
+def _pgvector_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
+    pytest.importorskip("psycopg")
+    from tests import pg_support
+    from tests.builders import pgvector
+
+    server = pg_support.shared_server()
+    ids, vectors, texts = _data()
+    return pgvector.build(tmp, ids, vectors, texts, metric="cosine", dsn=server.dsn)
+
+
+def _upstash_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
+    from tests.builders import upstash
+
+    ids, vectors, texts = _data()
+    return upstash.build(tmp, ids, vectors, texts, metric="cosine")
+
+
+BUILDERS: dict[str, Callable[[Path, pytest.FixtureRequest], str]] = {
+    "faiss": _faiss,
+    "llamaindex": _llamaindex,
+    "chroma": _chroma_spec,
+    "pgvector": _pgvector_spec,
+    "upstash": _upstash_spec,
+}
+
+
+@pytest.fixture(params=list(BUILDERS))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    opened = open_store(BUILDERS[request.param](tmp_path, request))
+    yield opened
+    opened.close()
+
+
+def _searches(store: Any) -> list[Callable[[np.ndarray, int], Any]]:
+    return [store.query, store.exact_query] if store.has_exact else [store.query]
+
+
+def test_k_below_one_is_refused_by_every_store(store: Any) -> None:
+    q = np.ones((2, D), dtype=np.float32)
+    for search in _searches(store):
+        for k in (0, -3):
+            with pytest.raises(InputError, match=f"k must be at least 1 .*got {k}") as info:
+                search(q, k)
+            assert info.value.exit_code == EXIT_INPUT
+
+
+def test_queries_of_another_dimension_are_refused_by_every_store(store: Any) -> None:
+    q = np.ones((2, D + 1), dtype=np.float32)
+    for search in _searches(store):
+        with pytest.raises(InputError, match=f"{D + 1}.*{D}|{D}.*{D + 1}") as info:
+            search(q, 3)
+        assert info.value.exit_code == EXIT_INPUT
+
+
+def test_an_empty_query_block_gives_an_empty_result(store: Any) -> None:
+    for search in _searches(store):
+        Dm, Im = search(np.zeros((0, D), dtype=np.float32), 4)
+        assert Dm.shape == (0, 4) and Im.shape == (0, 4)
+
+
+SEAM_WORDING = {
+    "faiss": "expected vectors of dimension 8, got 9",
+    "llamaindex": "expected vectors of dimension 8, got 9",
+    "chroma": "expected vectors of dimension 8, got 9",
+    "pgvector": "query vectors have dimension 9 but pgvector column public.{table}.embedding "
+    "has 8; embed with the model that built the index",
+    "upstash": "query vectors have dimension 9 but the Upstash index at {host} holds 8; "
+    "embed with the index's model",
+}
+
+
+def test_each_store_keeps_its_dimension_sentence(store: Any) -> None:
+    with pytest.raises(InputError) as info:
+        store.query(np.ones((1, D + 1), dtype=np.float32), 3)
+    fields = {"table": getattr(store, "table_name", ""), "host": getattr(store, "host", "")}
+    assert str(info.value) == SEAM_WORDING[store.scheme].format(**fields)
+
+
+def test_upstash_keeps_its_k_sentence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    store = open_store(_upstash_spec(tmp_path, None))  # type: ignore[arg-type]
+    with pytest.raises(InputError) as info:
+        store.query(np.ones((1, D), dtype=np.float32), 0)
+    assert str(info.value) == "k must be at least 1 for an Upstash query, got 0"
+
+
+NO_EXACT = {
+    "chroma": "chroma offers no exact search; compute the exact neighbours from fetched "
+    "vectors instead (has_exact is False)",
+    "upstash": "Upstash offers no exact search; use the exact search indexcheck runs over "
+    "vectors read with iter_vectors",
+}
+
+
+@pytest.mark.parametrize("scheme", list(NO_EXACT))
+def test_no_exact_search_is_refused_in_the_engines_words(scheme: str, tmp_path: Path) -> None:
+    store = open_store(BUILDERS[scheme](tmp_path, None))  # type: ignore[arg-type]
+    try:
+        assert store.has_exact is False
+        with pytest.raises(InputError) as info:
+            store.exact_query(np.ones((1, D), dtype=np.float32), 3)
+        assert str(info.value) == NO_EXACT[scheme]
+    finally:
+        store.close()
+
+
+# -- the error tables, word for word ------------------------------------------------------
+
+#: recorded from the hand-written translators the tables replaced: [class name, message]
+WORDING = json.loads((Path(__file__).parent / "wording" / "store_errors.json").read_text())
+UPSTASH_WORDING = [tuple(row) for row in WORDING["upstash"]]
+PGVECTOR_WORDING = [tuple(row) for row in WORDING["pgvector"]]
+CHROMA_WORDING = [tuple(row) for row in WORDING["chroma"]]
+
+
+def _upstash_cases() -> list[tuple[int | None, BaseException]]:
+    from upstash_vector.errors import UpstashError
+
+    return [
+        (401, UpstashError("some message")),
+        (403, UpstashError("some message")),
+        (None, UpstashError("Unauthorized: invalid token tok")),
+        (404, UpstashError("some message")),
+        (429, UpstashError("some message")),
+        (500, UpstashError("some message")),
+        (None, httpx.ReadTimeout("timed out", request=REQUEST)),
+        (None, httpx.ConnectError("refused", request=REQUEST)),
+        (None, httpx.RemoteProtocolError("eof", request=REQUEST)),
+        (200, ValueError("Expecting value")),
+        (None, KeyError("odd")),
+        (None, httpx.LocalProtocolError("Illegal header value b'tok\\n'")),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(UPSTASH_WORDING)))
+def test_upstash_error_sentences(case: int) -> None:
+    status, exc = _upstash_cases()[case]
+    store = _upstash()
+    err = _outcome(store, exc, _with_status(store, status) if status else None)
+    assert (type(err).__name__, str(err)) == UPSTASH_WORDING[case]
+
+
+@pytest.mark.parametrize("case", range(len(PGVECTOR_WORDING)))
+def test_psycopg_error_sentences(case: int) -> None:
+    connected, exc, _ = _pg_cases()[case]
+    err = _outcome(_pgvector(connected), exc)
+    assert (type(err).__name__, str(err)) == PGVECTOR_WORDING[case]
+
+
+@pytest.mark.parametrize("case", range(len(CHROMA_WORDING)))
+def test_chromadb_error_sentences(case: int) -> None:
+    exc, _ = _chroma_cases()[case]
+    err = _outcome(_chroma(), exc)
+    assert (type(err).__name__, str(err)) == CHROMA_WORDING[case]
