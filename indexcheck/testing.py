@@ -6,7 +6,7 @@
   with exact search, for building planted-fault indexes in tests.
 - the assertions of :mod:`indexcheck.assertions` (``assert_index_aligned``,
   ``assert_no_ann_miss``, ``assert_threshold_separates``, ``assert_grounded``), which fail
-  with the check's terminal summary; the pytest fixtures are in :mod:`indexcheck.pytest_plugin`.
+  with the check's terminal summary; the pytest fixtures are in :mod:`indexcheck.cli.pytest_plugin`.
 """
 
 from __future__ import annotations

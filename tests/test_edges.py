@@ -19,7 +19,7 @@ from indexcheck.core.ci.baseline_guard import baseline_differences, check_baseli
 from indexcheck.embedders.base import RetryPolicy
 from indexcheck.errors import BackendUnavailableError, DataFileError, InputError
 from indexcheck.secrets import scrub, spec_password, spec_password_warning
-from indexcheck.store_files import langchain_rows, parse_ids_json
+from indexcheck.stores.store_files import langchain_rows, parse_ids_json
 from indexcheck.waiting import current, set_override
 
 ROOT = Path(__file__).resolve().parents[1]

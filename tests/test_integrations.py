@@ -139,7 +139,7 @@ def test_a_missing_framework_names_the_pip_install(
 ) -> None:
     import importlib
 
-    module = f"indexcheck.integrations.{module}"
+    module = f"indexcheck.embedders.frameworks.{module}"
     real = builtins.__import__
 
     def refuse(mod: str, *args: Any, **kwargs: Any) -> Any:
@@ -156,3 +156,22 @@ def test_a_missing_framework_names_the_pip_install(
         getattr(mod, name)
     assert package in str(err.value) and "pip install" in str(err.value)
     assert err.value.exit_code == 2
+
+
+def test_the_integrations_paths_name_the_same_classes() -> None:
+    """``indexcheck.integrations.langchain``/``.llamaindex`` (the paths first documented) name
+    the classes and functions of :mod:`indexcheck.embedders.frameworks`."""
+    import importlib
+
+    # by module name, as the old paths load them (the test above re-imports these modules)
+    langchain = importlib.import_module("indexcheck.embedders.frameworks.langchain")
+    llamaindex = importlib.import_module("indexcheck.embedders.frameworks.llamaindex")
+    old_langchain = importlib.import_module("indexcheck.integrations.langchain")
+    old_llamaindex = importlib.import_module("indexcheck.integrations.llamaindex")
+
+    assert old_langchain.IndexcheckEmbeddings is langchain.IndexcheckEmbeddings
+    assert old_langchain.embeddings is langchain.embeddings
+    assert old_llamaindex.IndexcheckEmbedding is llamaindex.IndexcheckEmbedding
+    assert old_llamaindex.embedding is llamaindex.embedding
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        old_langchain.Nope  # noqa: B018

@@ -107,3 +107,130 @@ def test_no_module_in_the_package_passes_500_lines() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
     }
     assert long == {}
+
+
+# -- the package's layers, read from every module's imports ---------------------------------
+# Top to bottom; an import from a lower layer to a higher one is a back-arrow. Imports under
+# ``if TYPE_CHECKING:`` never run and do not count; lazy imports inside functions do.
+PACKAGE = CORE.parent
+LAYERS = (
+    ("cli/", 7),  # the front ends: the command line, the pytest plugin, the assertions
+    ("api.py", 6),
+    ("__init__.py", 6),
+    ("report/", 5),
+    ("core/", 4),
+    ("stores/", 3),
+    ("judges/", 3),
+    ("engine.py", 3),
+    ("chunk_stream.py", 3),
+    ("manifest.py", 3),
+    ("testing.py", 3),
+    ("embedders/", 2),
+)  # everything else (corpus, errors, formats/, integrations/, ...): layer 1
+
+
+def layer(rel: str) -> int:
+    for rule, n in LAYERS:
+        if rel == rule or (rule.endswith("/") and rel.startswith(rule)):
+            return n
+    return 1
+
+
+def module_file(parts: list[str]) -> str | None:
+    base = "/".join(parts)
+    for rel in (f"{base}/__init__.py" if base else "__init__.py", f"{base}.py"):
+        if (PACKAGE / rel).is_file():
+            return rel
+    return None
+
+
+def imports_of(rel: str, source: str | None = None) -> list[tuple[int, str]]:
+    """(line, imported module file) for each import of the package that runs, in the module
+    ``rel`` (its text read from the package unless ``source`` gives it)."""
+    text = (PACKAGE / rel).read_text(encoding="utf-8") if source is None else source
+    tree = ast.parse(text, rel)
+    out: list[tuple[int, str]] = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_If(self, node: ast.If) -> None:
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
+            if name != "TYPE_CHECKING":
+                self.generic_visit(node)
+                return
+            for child in node.orelse:
+                self.visit(child)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "indexcheck" and (target := module_file(parts[1:])):
+                    out.append((node.lineno, target))
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            if node.level:
+                pkg = rel.split("/")[:-1]
+                base = pkg[: len(pkg) - node.level + 1] + (node.module or "").split(".")
+                base = [p for p in base if p]
+            elif (node.module or "").split(".")[0] == "indexcheck":
+                base = (node.module or "").split(".")[1:]
+            else:
+                return
+            base_file = module_file(base)
+            if base_file is None:
+                return
+            for a in node.names:
+                sub = module_file([*base, a.name]) if base_file.endswith("__init__.py") else None
+                out.append((node.lineno, sub or base_file))
+
+    Visitor().visit(tree)
+    return out
+
+
+MODULES = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
+ARROWS = {rel: imports_of(rel) for rel in MODULES}
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one() -> None:
+    back = [
+        f"{rel}:{line} (layer {layer(rel)}) imports {target} (layer {layer(target)})"
+        for rel, arrows in ARROWS.items()
+        for line, target in arrows
+        if layer(target) > layer(rel)
+    ]
+    assert back == []
+
+
+def test_the_layer_reader_sees_lazy_imports_and_skips_type_checking() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from ..errors import InputError\n"
+        "from ..stores import base\n"
+        "if TYPE_CHECKING:\n"
+        "    from ..api import check_index\n"
+        "else:\n"
+        "    import indexcheck.report.html\n"
+        "def f():\n"
+        "    from ..cli.options import progress\n"
+    )
+    arrows = [t for _, t in imports_of("core/x.py", source)]
+    assert arrows == ["errors.py", "stores/base.py", "report/html.py", "cli/options.py"]
+    assert [layer(t) for t in arrows] == [1, 3, 5, 7]
+
+
+def test_report_modules_import_each_other_in_one_direction() -> None:
+    report = [m for m in MODULES if m.startswith("report/")]
+    edges = {m: {t for _, t in ARROWS[m] if t.startswith("report/") and t != m} for m in report}
+
+    def reaches(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(edges[start])
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo += edges.get(m, ())
+        return seen
+
+    circles = sorted(m for m in report if m in reaches(m))
+    assert circles == []

@@ -1,6 +1,6 @@
 """The pytest plugin and the assertions, run by pytester on small real FAISS folders.
 
-Each inner run loads the plugin with ``-p indexcheck.pytest_plugin`` and no other plugin:
+Each inner run loads the plugin with ``-p indexcheck.cli.pytest_plugin`` and no other plugin:
 the same module the ``pytest11`` entry point names (checked against pyproject.toml), which
 a fresh install registers for every run.
 """
@@ -24,6 +24,7 @@ import pytest
 import indexcheck.api  # noqa: F401
 import indexcheck.assertions  # noqa: F401
 import indexcheck.cli.app  # noqa: F401
+import indexcheck.cli.assertions  # noqa: F401
 import indexcheck.core.check_index  # noqa: F401
 import indexcheck.core.compare_ann  # noqa: F401
 import indexcheck.core.judge  # noqa: F401
@@ -34,7 +35,7 @@ from indexcheck.testing import HashEmbedder, positional_cache_bug
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGIN = "indexcheck.pytest_plugin"
+PLUGIN = "indexcheck.cli.pytest_plugin"
 HASH32 = "py:indexcheck.testing:HASH32"
 
 ALIGNED = """
@@ -105,16 +106,19 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     assert project["project"]["entry-points"]["pytest11"] == {"indexcheck": PLUGIN}
 
 
+@pytest.mark.parametrize("module", [PLUGIN, "indexcheck.pytest_plugin"])
 def test_the_entry_point_loads_the_plugin_and_no_indexcheck_turns_it_off(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, module: str
 ) -> None:
     """A fresh install's pytest11 entry point (a dist-info naming the module, as pip writes
-    it) registers the plugin in a plain ``pytest`` run; ``-p no:indexcheck`` removes it."""
+    it) registers the plugin in a plain ``pytest`` run; ``-p no:indexcheck`` removes it.
+    An install made before the plugin moved under cli/ names its former module, which still
+    loads it."""
     site = pytester.mkdir("site")
     dist = site / "indexcheck_entry-0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: indexcheck-entry\nVersion: 0\n")
-    (dist / "entry_points.txt").write_text(f"[pytest11]\nindexcheck = {PLUGIN}\n")
+    (dist / "entry_points.txt").write_text(f"[pytest11]\nindexcheck = {module}\n")
     path = [str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in path if p))
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
@@ -319,7 +323,7 @@ def test_the_plugin_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     """Loading the plugin (as every run of a project with indexcheck installed does) pulls
     in neither numpy nor rich nor the CLI."""
     probe = (
-        "import sys, indexcheck.pytest_plugin\n"
+        "import sys, indexcheck.cli.pytest_plugin\n"
         "names = ('numpy', 'rich', 'click', 'faiss', 'indexcheck.api')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
@@ -349,3 +353,18 @@ def test_the_assertions_from_python_return_or_carry_the_result(
     )
     # the verdict line ends the text (it now counts the failures, and wraps onto 2 lines)
     assert "\x1b[" not in text and "FAIL " in " ".join(text.splitlines()[-2:])
+
+
+def test_the_assertions_keep_their_import_paths() -> None:
+    """``indexcheck.assertions`` and ``indexcheck.testing`` name the very objects of
+    :mod:`indexcheck.cli.assertions`, where the assertions live."""
+    import indexcheck.assertions as old
+    import indexcheck.testing as testing
+    from indexcheck.cli import assertions
+
+    for name in assertions.__all__:
+        assert getattr(old, name) is getattr(assertions, name), name
+    assert sorted(old.__all__) == sorted(assertions.__all__)
+    assert testing.assert_index_aligned is assertions.assert_index_aligned
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        old.nope  # noqa: B018

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.outputs import replacing, write_atomic
-from indexcheck.store_files import store_paths
+from indexcheck.stores.store_files import store_paths
 from indexcheck.testing import HASH32
 from tests.test_bad_input import EMB, World, _world
 from tests.util import CATCH_ALL, assert_one_error_line, tree_digest

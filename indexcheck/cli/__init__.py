@@ -1,4 +1,5 @@
-"""Command-line interface (click)."""
+"""The front ends over :mod:`indexcheck.api`: the command line (click, :mod:`.app`), the
+pytest plugin (:mod:`.pytest_plugin`) and the test assertions (:mod:`.assertions`)."""
 
 from __future__ import annotations
 

@@ -222,10 +222,11 @@ def register_commands(cli: Any) -> None:
     from .diagnose import diagnose_cmd
     from .diff_index import diff_index_cmd
     from .embed import embed_cmd
-    from .judge import judge_cmd, sheet_group
+    from .judge import judge_cmd
     from .model import model_group
     from .probe_scale import convert_threshold_cmd, probe_scale_cmd
     from .questions import questions_group
+    from .sheet import sheet_group
     from .sweep_threshold import sweep_threshold_cmd
     from .traces import traces_group
 

@@ -43,7 +43,7 @@ from ..outputs import (
     remove_quietly,
     write_atomic,
 )
-from ..store_files import store_paths
+from ..stores.store_files import store_paths
 from ..textsafe import escape_html, escape_md
 from .options import run_probes
 

@@ -1,4 +1,5 @@
-"""Shared click options and the plumbing every command uses (open store/embedder, output)."""
+"""Shared click options and the plumbing every command uses (open store/embedder, output);
+the output paths' checks are in :mod:`.output_checks`."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..errors import InputError
 from ..outputs import output_error, write_atomic
 from ..redact import scrubbed_json
+from .output_checks import check_file_output as check_file_output
+from .output_checks import check_folder_output as check_folder_output
+from .output_checks import check_json_path, check_report_dir
+from .output_checks import run_probes as run_probes  # the commands take them from here too
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +27,16 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def store_option(f: F) -> F:
+    """``--store SPEC`` (required) and ``--trust-pickle``."""
+    return _store_options(f, required=True)
+
+
+def optional_store_option(f: F) -> F:
+    """``--store SPEC`` (when the command can do without one) and ``--trust-pickle``."""
+    return _store_options(f, required=False)
+
+
+def _store_options(f: F, required: bool) -> F:
     f = click.option(
         "--trust-pickle",
         is_flag=True,
@@ -32,7 +46,7 @@ def store_option(f: F) -> F:
         "--store",
         "store_spec",
         envvar="INDEXCHECK_STORE",
-        required=True,
+        required=required,
         metavar="SPEC",
         help="Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
         "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE].",
@@ -48,15 +62,20 @@ def _check_embedder(ctx: click.Context, param: object, value: str | None) -> str
     return value
 
 
-def embedder_option(f: F) -> F:
-    f = click.option(
+def cache_option(caches: str) -> Callable[[F], F]:
+    """``--cache FILE`` [env INDEXCHECK_CACHE]: the SQLite file caching ``caches``."""
+    return click.option(
         "--cache",
         "cache_path",
         envvar="INDEXCHECK_CACHE",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help="SQLite file caching embeddings by (model, text hash) [env INDEXCHECK_CACHE].",
-    )(f)
+        help=f"SQLite file caching {caches} [env INDEXCHECK_CACHE].",
+    )
+
+
+def embedder_option(f: F) -> F:
+    f = cache_option("embeddings by (model, text hash)")(f)
     return click.option(
         "--embedder",
         "embedder_spec",
@@ -118,125 +137,6 @@ def retrieval_options(f: F) -> F:
         show_default=True,
         help="Chunks the application keeps.",
     )(f)
-
-
-def _nearest_existing(path: Path) -> Path:
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
-    return Path.cwd()
-
-
-def _writable_folder(folder: Path) -> str | None:
-    """Why files cannot be created in ``folder`` (None when they can). Probed for real: the
-    folder is created and a temporary file written and removed (``os.access`` answers yes
-    for root, even on /proc)."""
-    import tempfile
-
-    base = _nearest_existing(folder)
-    if not base.is_dir():
-        return f"{base} is not a folder"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".indexcheck-probe-"):
-            pass
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
-
-
-_PROBES = "indexcheck.probes"
-
-
-def _probe(ctx: click.Context | None, folder: Path, message: str) -> None:
-    """Probe ``folder`` for writing (``message`` with ``{why}`` is the error). Under a
-    command, the probe waits until the guard has checked every output against the inputs
-    (:func:`run_probes`): probing creates the folder, which must never happen inside an
-    input. Without a context it runs now."""
-    if ctx is not None:
-        ctx.meta.setdefault(_PROBES, []).append((folder, message))
-        return
-    why = _writable_folder(folder)
-    if why is not None:
-        raise InputError(message.format(why=why))
-
-
-def run_probes(ctx: click.Context) -> None:
-    """Run the writability probes the option callbacks of ``ctx`` deferred (exit 2)."""
-    for folder, message in ctx.meta.pop(_PROBES, []):
-        why = _writable_folder(folder)
-        if why is not None:
-            raise InputError(message.format(why=why))
-
-
-def check_json_path(ctx: click.Context | None, param: object, value: str | None) -> str | None:
-    """``--json PATH``: a file we can create or overwrite, or '-'; checked before any work."""
-    if value is None or value == "-":
-        return value
-    path = Path(value)
-    if path.is_dir():
-        raise InputError(
-            f"--json {value} is a folder; pass a file path such as {path / 'result.json'}"
-        )
-    folder = path.parent if str(path.parent) else Path(".")
-    _probe(ctx, folder, f"--json {value} cannot be written ({{why}}); pass another path")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise InputError(f"--json {value} is not writable; pass another path")
-    return value
-
-
-def _dangling(option: str, path: Path) -> None:
-    """Refuse an output folder that is a symlink to nothing (mkdir would fail on it)."""
-    if path.is_symlink() and not path.exists():
-        target = os.readlink(path)
-        raise InputError(
-            f"{option} {path} is a symlink to {target}, which does not exist; create "
-            f"{target} or pass another folder"
-        )
-
-
-def check_folder_output(
-    option: str,
-) -> Callable[[click.Context | None, object, Path | None], Path | None]:
-    """A callback checking that an output folder (``--report``, ``sheet export --out``)
-    can be created or written into: not a file, not a dangling symlink; before any work."""
-
-    def check(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
-        if value is None:
-            return value
-        _dangling(option, value)
-        if value.exists() and not value.is_dir():
-            raise InputError(f"{option} {value} is a file; pass a folder path")
-        _probe(ctx, value, f"{option} {value} cannot be written ({{why}}); pass another folder")
-        return value
-
-    return check
-
-
-#: ``--report DIR``: a folder we can create or write into; checked before any work
-check_report_dir = check_folder_output("--report")
-
-
-def check_file_output(
-    option: str, formats: bool = False
-) -> Callable[[click.Context, object, Path | None], Path | None]:
-    """A callback checking that an output file (``--junit``, ``--out``, ``--rows``) can be
-    written; ``formats``: its suffix must name a rows format (.parquet, .csv, .jsonl)."""
-
-    def check(ctx: click.Context, param: object, value: Path | None) -> Path | None:
-        if value is None:
-            return value
-        if formats:
-            from ..rowfiles import check_output_suffix
-
-            check_output_suffix(value, option)
-        if value.is_dir():
-            raise InputError(f"{option} {value} is a folder; pass a file path")
-        folder = value.parent if str(value.parent) else Path(".")
-        _probe(ctx, folder, f"{option} {value} cannot be written ({{why}}); pass another path")
-        return value
-
-    return check
 
 
 def json_option(f: F) -> F:
@@ -384,6 +284,20 @@ def progress() -> Iterator[Callable[[str], None]]:
         return
     with err_console.status("starting") as status:
         yield lambda msg: status.update(msg)
+
+
+@contextmanager
+def model_calls(cache: Any, *models: Any) -> Iterator[Callable[[str], None]]:
+    """:func:`progress` while models are called (judge, questions generate); afterwards,
+    whatever happened, the judgement cache (None: none) and every model closed."""
+    try:
+        with progress() as say:
+            yield say
+    finally:
+        if cache is not None:
+            cache.close()
+        for model in models:
+            getattr(model, "close", lambda: None)()
 
 
 def _set_waiting(ctx: click.Context, param: click.Parameter, value: float | None) -> None:

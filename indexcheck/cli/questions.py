@@ -34,7 +34,7 @@ from .options import (
     chunks_option,
     embedder_option,
     json_option,
-    progress,
+    model_calls,
     seed_option,
 )
 from .session import open_corpus, session
@@ -201,34 +201,28 @@ def generate_cmd(
     verifier = _open_model(judge_spec, "--judge") if judge_spec else None
     embedder = None if dry_run else opened.open_embedder(embedder_spec, cache_path)
     cache = JudgementCache(cache_path) if cache_path is not None and not dry_run else None
-    try:
-        with progress() as say:
-            result = generate_questions(
-                corpus,
-                generator,
-                embedder,
-                judge=verifier,
-                n=n,
-                oos=oos,
-                multi_hop=multi_hop,
-                seed=seed,
-                dedupe=dedupe,
-                max_quote=max_quote,
-                fetch=fetch,
-                link_min=link_min,
-                refusal_pattern=refusal_pattern,
-                refusal_marked=marked_refusals(corpus),
-                retries=retries,
-                cache=cache,
-                budget_calls=budget_calls,
-                dry_run=dry_run,
-                progress=say,
-            )
-    finally:
-        if cache is not None:
-            cache.close()
-        for j in (generator, verifier):
-            getattr(j, "close", lambda: None)()
+    with model_calls(cache, generator, verifier) as say:
+        result = generate_questions(
+            corpus,
+            generator,
+            embedder,
+            judge=verifier,
+            n=n,
+            oos=oos,
+            multi_hop=multi_hop,
+            seed=seed,
+            dedupe=dedupe,
+            max_quote=max_quote,
+            fetch=fetch,
+            link_min=link_min,
+            refusal_pattern=refusal_pattern,
+            refusal_marked=marked_refusals(corpus),
+            retries=retries,
+            cache=cache,
+            budget_calls=budget_calls,
+            dry_run=dry_run,
+            progress=say,
+        )
     extra = {
         "seed": seed,
         "generator": {"model_id": generator.model_id, "spec_scheme": generator_spec.split(":")[0]},

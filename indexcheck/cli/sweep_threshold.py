@@ -22,6 +22,7 @@ from .finish import finish
 from .options import (
     chunks_option,
     embedder_option,
+    optional_store_option,
     output_options,
     progress,
     questions_option,
@@ -49,20 +50,7 @@ def _store_or_observed(f):  # type: ignore[no-untyped-def]
         "production saw: sweep those, query no store. --store, when given too, only names "
         "the score scale (probed).",
     )(f)
-    f = click.option(
-        "--trust-pickle",
-        is_flag=True,
-        help="Allow reading LangChain's index.pkl (a pickle can run code: trusted files only).",
-    )(f)
-    return click.option(
-        "--store",
-        "store_spec",
-        envvar="INDEXCHECK_STORE",
-        default=None,
-        metavar="SPEC",
-        help="Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
-        "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE].",
-    )(f)
+    return optional_store_option(f)
 
 
 @click.command("sweep-threshold", cls=Command)

@@ -1,8 +1,10 @@
-"""``indexcheck traces``: production trace exports as input; ``--answers-format`` and the
-answers reader that ``judge`` and ``diagnose`` share (warnings to stderr)."""
+"""``indexcheck traces``: production trace exports as input; ``--answers``,
+``--answers-format`` and the answers reader that ``judge`` and ``diagnose`` share (warnings
+to stderr)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,22 @@ def answers_format_option(f: F) -> F:
     )(f)
 
 
+def answers_options(help: str) -> Callable[[F], F]:
+    """``--answers PATH`` (required; ``help`` says what it holds) and ``--answers-format``."""
+
+    def add(f: F) -> F:
+        f = answers_format_option(f)
+        return click.option(
+            "--answers",
+            "answers_path",
+            type=click.Path(path_type=Path),
+            required=True,
+            help=help,
+        )(f)
+
+    return add
+
+
 def read_answers_cli(
     path: Path, citation_pattern: str, fmt: str | None, chunks: Any
 ) -> AnswersRead:
@@ -45,14 +63,7 @@ def traces_group() -> None:
 
 
 @traces_group.command("refusals", cls=Command)
-@click.option(
-    "--answers",
-    "answers_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="A trace export (or an answers file): one answer per trace.",
-)
-@answers_format_option
+@answers_options("A trace export (or an answers file): one answer per trace.")
 @chunks_option
 @click.option(
     "--refusal-pattern",

@@ -1,75 +1,14 @@
-"""A LangChain ``Embeddings`` over any indexcheck embedder (default ``minilm``).
+"""The first import path of the LangChain embedding class: the names of
+:mod:`indexcheck.embedders.frameworks.langchain` (where it lives, over the embedders),
+loaded on first use."""
 
-::
+from typing import TYPE_CHECKING
 
-    from langchain_community.vectorstores import FAISS
-    from indexcheck.integrations.langchain import IndexcheckEmbeddings
-
-    store = FAISS.from_documents(docs, IndexcheckEmbeddings())   # or ("st:NAME")
-    store.save_local("kb")
-    # indexcheck check-index --store faiss:kb --trust-pickle   (default embedder: minilm)
-
-``langchain-core`` is imported when this class is first used
-(``pip install 'indexcheck[langchain]'``).
-"""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-from .pair import EmbedderSpec, Pair, _framework
-
-_made: dict[str, type] = {}
+from ..lazy_names import lazy_names
 
 if TYPE_CHECKING:
-    IndexcheckEmbeddings: type  # made on first use, by __getattr__ below
+    from ..embedders.frameworks.langchain import IndexcheckEmbeddings, embeddings
 
-
-def _class() -> type:
-    if "cls" not in _made:
-        base = _framework(
-            "langchain_core.embeddings",
-            "indexcheck.integrations.langchain",
-            "langchain",
-            "langchain-core",
-        ).Embeddings
-
-        class IndexcheckEmbeddings(base):  # type: ignore[misc, valid-type]
-            """LangChain ``Embeddings``: ``embed_documents`` with the spec's document side
-            (its ``prefix``), ``embed_query`` with its query side (``query_prefix``)."""
-
-            def __init__(self, embedder: EmbedderSpec = None) -> None:
-                self._pair = Pair(embedder)
-
-            @property
-            def model_id(self) -> str:
-                """The indexcheck model id (pass its spec as ``--embedder`` to check)."""
-                return self._pair.model_id
-
-            def embed_documents(self, texts: list[str]) -> list[list[float]]:
-                return self._pair.embed_documents(texts)
-
-            def embed_query(self, text: str) -> list[float]:
-                return self._pair.embed_query(text)
-
-            def __repr__(self) -> str:
-                return f"IndexcheckEmbeddings({self.model_id!r})"
-
-        IndexcheckEmbeddings.__qualname__ = "IndexcheckEmbeddings"
-        _made["cls"] = IndexcheckEmbeddings
-    return _made["cls"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "IndexcheckEmbeddings":
-        return _class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def embeddings(embedder: EmbedderSpec = None) -> Any:
-    """An ``IndexcheckEmbeddings`` for ``embedder`` (a spec, default ``minilm``, or an
-    opened indexcheck embedder)."""
-    return _class()(embedder)
-
-
+_HOME = "indexcheck.embedders.frameworks.langchain"
 __all__ = ["IndexcheckEmbeddings", "embeddings"]
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(__all__, _HOME))

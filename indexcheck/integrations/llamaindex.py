@@ -1,95 +1,14 @@
-"""A LlamaIndex ``BaseEmbedding`` over any indexcheck embedder (default ``minilm``).
+"""The first import path of the LlamaIndex embedding class: the names of
+:mod:`indexcheck.embedders.frameworks.llamaindex` (where it lives, over the embedders),
+loaded on first use."""
 
-::
+from typing import TYPE_CHECKING
 
-    from llama_index.core import VectorStoreIndex
-    from indexcheck.integrations.llamaindex import IndexcheckEmbedding
-
-    index = VectorStoreIndex(nodes, embed_model=IndexcheckEmbedding())   # or ("st:NAME")
-    index.storage_context.persist("kb")
-    # indexcheck check-index --store llamaindex:kb   (default embedder: minilm)
-
-``llama-index-core`` is imported when this class is first used
-(``pip install 'indexcheck[llamaindex]'``).
-"""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-from .pair import EmbedderSpec, Pair, _framework
-
-_made: dict[str, type] = {}
+from ..lazy_names import lazy_names
 
 if TYPE_CHECKING:
-    IndexcheckEmbedding: type  # made on first use, by __getattr__ below
+    from ..embedders.frameworks.llamaindex import IndexcheckEmbedding, embedding
 
-
-def _class() -> type:
-    if "cls" not in _made:
-        base = _framework(
-            "llama_index.core.base.embeddings.base",
-            "indexcheck.integrations.llamaindex",
-            "llamaindex",
-            "llama-index-core",
-        ).BaseEmbedding
-        private = _framework(
-            "llama_index.core.bridge.pydantic",
-            "indexcheck.integrations.llamaindex",
-            "llamaindex",
-            "llama-index-core",
-        ).PrivateAttr
-
-        class IndexcheckEmbedding(base):  # type: ignore[misc, valid-type]
-            """LlamaIndex ``BaseEmbedding``: texts with the spec's document side (its
-            ``prefix``), queries with its query side (``query_prefix``)."""
-
-            _pair: Any = private()
-
-            def __init__(
-                self, embedder: EmbedderSpec = None, embed_batch_size: int = 64, **kw: Any
-            ) -> None:
-                pair = Pair(embedder)
-                kw.setdefault("model_name", pair.model_id)
-                super().__init__(embed_batch_size=embed_batch_size, **kw)
-                self._pair = pair
-
-            @classmethod
-            def class_name(cls) -> str:
-                return "IndexcheckEmbedding"
-
-            @property
-            def model_id(self) -> str:
-                """The indexcheck model id (pass its spec as ``--embedder`` to check)."""
-                return str(self._pair.model_id)
-
-            def _get_query_embedding(self, query: str) -> list[float]:
-                return self._pair.embed_query(query)  # type: ignore[no-any-return]
-
-            async def _aget_query_embedding(self, query: str) -> list[float]:
-                return self._get_query_embedding(query)
-
-            def _get_text_embedding(self, text: str) -> list[float]:
-                return self._pair.embed_documents([text])[0]  # type: ignore[no-any-return]
-
-            def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-                return self._pair.embed_documents(texts)  # type: ignore[no-any-return]
-
-        IndexcheckEmbedding.__qualname__ = "IndexcheckEmbedding"
-        _made["cls"] = IndexcheckEmbedding
-    return _made["cls"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "IndexcheckEmbedding":
-        return _class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def embedding(embedder: EmbedderSpec = None, **kw: Any) -> Any:
-    """An ``IndexcheckEmbedding`` for ``embedder`` (a spec, default ``minilm``, or an
-    opened indexcheck embedder); ``kw`` go to ``BaseEmbedding`` (``embed_batch_size``)."""
-    return _class()(embedder, **kw)
-
-
+_HOME = "indexcheck.embedders.frameworks.llamaindex"
 __all__ = ["IndexcheckEmbedding", "embedding"]
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(__all__, _HOME))

@@ -56,7 +56,7 @@ class Figures:
 
 def fragment(block: Fragment) -> Any:
     """A Fragment rendered as an escaped HTML fragment with its Markdown twin."""
-    from .judge import claims_html, claims_markdown
+    from .claims import claims_html, claims_markdown
     from .sections import Html
 
     if block.name == "claims":

@@ -23,7 +23,7 @@ from ..redact import scrub
 from ..sections import Code, Image, Section, Table, Text, V, fmt
 from ..textsafe import escape_html, xml_safe
 from .builders import Builder
-from .judge import CSS as JUDGE_CSS
+from .claims import CSS as JUDGE_CSS
 from .markdown import markdown
 from .registered import kind_of
 from .sections import Html

@@ -1,58 +1,21 @@
-"""The neutral report structure, re-exported for the renderers (it lives in
-:mod:`indexcheck.sections` so the core can build sections without importing a renderer)."""
+"""What a :class:`~indexcheck.sections.Fragment` becomes in a report: :class:`Html`. The
+neutral report structure itself lives in :mod:`indexcheck.sections` (so the core can build
+sections without importing a renderer); the renderers import it from there."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..sections import (
-    WORST_ROWS,
-    Code,
-    Fragment,
-    Image,
-    Plot,
-    Section,
-    Table,
-    Text,
-    V,
-    flat,
-    fmt,
-    interval,
-    manifest_section,
-    ok_verdict,
-    rank,
-)
-from .figures import PALETTE
 from .registered import KINDS, kind_of
 
 
 @dataclass
 class Html:
-    """A fragment whose data its producer already escaped (report/judge.py), with its
+    """A fragment whose data its producer already escaped (report/claims.py), with its
     Markdown twin; what a :class:`~indexcheck.sections.Fragment` becomes in a report."""
 
     html: str
     markdown: str
 
 
-__all__ = [
-    "KINDS",
-    "PALETTE",
-    "WORST_ROWS",
-    "Code",
-    "Fragment",
-    "Html",
-    "Image",
-    "Plot",
-    "Section",
-    "Table",
-    "Text",
-    "V",
-    "flat",
-    "fmt",
-    "interval",
-    "kind_of",
-    "manifest_section",
-    "ok_verdict",
-    "rank",
-]
+__all__ = ["KINDS", "Html", "kind_of"]

@@ -4,7 +4,7 @@
 ``{"id": ..., "text": ...}`` objects (one kind throughout). :func:`iter_entries` decodes it
 incrementally (1 MB of text at a time) and yields each entry's byte offset with its
 validated id and text; :func:`read_entry` reads one entry back from its offset. The
-refusals are those of :func:`indexcheck.store_files.parse_ids_json`, entry by entry.
+refusals are those of :func:`indexcheck.stores.store_files.parse_ids_json`, entry by entry.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from ..corpus import chunk_id
 from ..errors import DataFileError
 from ..inputfiles import loads_json
-from ..store_files import parse_ids_json
+from .store_files import parse_ids_json
 
 CHUNK = 1 << 20
 _WS = " \t\n\r"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFileError
-from ..store_files import langchain_rows
+from .store_files import langchain_rows
 
 
 class _Loose:

@@ -25,8 +25,8 @@ from .model import (
     TraceAnswer,
     TraceDoc,
     as_text,
+    document,
     id_or_none,
-    number,
     text_or_none,
 )
 from .records import records
@@ -56,17 +56,7 @@ def documents(obs: dict[str, Any], where: str) -> list[TraceDoc]:
         meta: dict[str, Any] = d["metadata"] if isinstance(d.get("metadata"), dict) else {}
         key = "page_content" if "page_content" in d else "pageContent"
         base = f"output[{n}]"
-        out.append(
-            TraceDoc(
-                where,
-                base,
-                id_or_none(d.get("id")),
-                text_or_none(d.get(key)),
-                number(meta.get("score", d.get("score"))),
-                f"{base}.id",
-                f"{base}.{key}",
-            )
-        )
+        out.append(document(where, base, d, "id", key, meta.get("score", d.get("score"))))
     return out
 
 

@@ -23,8 +23,8 @@ from .model import (
     TraceAnswer,
     TraceDoc,
     as_text,
+    document,
     id_or_none,
-    number,
     text_or_none,
 )
 from .records import records
@@ -44,17 +44,8 @@ def documents(run: dict[str, Any], where: str) -> list[TraceDoc]:
         d = _document(raw)
         meta: dict[str, Any] = d["metadata"] if isinstance(d.get("metadata"), dict) else {}
         base = f"outputs.documents[{n}]"
-        out.append(
-            TraceDoc(
-                where,
-                base,
-                id_or_none(d.get("id")),
-                text_or_none(d.get("page_content")),
-                number(meta.get("score", d.get("score"))),
-                f"{base}.id",
-                f"{base}.page_content",
-            )
-        )
+        score = meta.get("score", d.get("score"))
+        out.append(document(where, base, d, "id", "page_content", score))
     return out
 
 

@@ -4,6 +4,7 @@ order, and the spans they came from. Pure data; nothing here reads a file."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,3 +139,29 @@ def id_or_none(value: Any) -> str | None:
     if isinstance(value, int):
         return str(value)
     return value if isinstance(value, str) and value.strip() else None
+
+
+def document(
+    where: str,
+    base: str,
+    values: Mapping[str, Any],
+    id_key: str,
+    text_key: str,
+    score: Any,
+    *,
+    flat: bool = False,
+) -> TraceDoc:
+    """The document at ``base`` of a trace: its id under ``id_key`` and its text under
+    ``text_key`` of ``values`` (keys under ``base`` itself when ``flat``: span attributes
+    ``BASE.document.id``), its score ``score``; the fields named ``BASE.KEY``."""
+    id_field, text_field = f"{base}.{id_key}", f"{base}.{text_key}"
+    look = (lambda key: values.get(f"{base}.{key}")) if flat else values.get
+    return TraceDoc(
+        where,
+        base,
+        id_or_none(look(id_key)),
+        text_or_none(look(text_key)),
+        number(score),
+        id_field,
+        text_field,
+    )

@@ -31,8 +31,7 @@ from .model import (
     TraceAnswer,
     TraceDoc,
     as_text,
-    id_or_none,
-    number,
+    document,
     text_or_none,
 )
 
@@ -137,33 +136,14 @@ def documents(span: Span, where: str) -> list[TraceDoc]:
     docs = []
     for n in positions:
         base = f"retrieval.documents.{n}"
-        docs.append(
-            TraceDoc(
-                where,
-                base,
-                id_or_none(a.get(f"{base}.document.id")),
-                text_or_none(a.get(f"{base}.document.content")),
-                number(a.get(f"{base}.document.score")),
-                f"{base}.document.id",
-                f"{base}.document.content",
-            )
-        )
+        score = a.get(f"{base}.document.score")
+        docs.append(document(where, base, a, "document.id", "document.content", score, flat=True))
     genai = _json(a.get("gen_ai.retrieval.documents"))
     if isinstance(genai, list):
         for n, d in enumerate(genai):
             d = d if isinstance(d, dict) else {}
             base = f"gen_ai.retrieval.documents[{n}]"
-            docs.append(
-                TraceDoc(
-                    where,
-                    base,
-                    id_or_none(d.get("id")),
-                    text_or_none(d.get("content")),
-                    number(d.get("score")),
-                    f"{base}.id",
-                    f"{base}.content",
-                )
-            )
+            docs.append(document(where, base, d, "id", "content", d.get("score")))
     return docs
 
 

@@ -3,14 +3,14 @@ its query twin, vectors as lists of floats, and the lazy framework import."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..embedders import DEFAULT_EMBEDDER, for_queries, open_embedder
-from ..embedders.base import Embedder
-from ..errors import MissingDependencyError
+from ...errors import MissingDependencyError
+from .. import DEFAULT_EMBEDDER, for_queries, open_embedder
+from ..base import Embedder
 
 EmbedderSpec = str | Embedder | None
 
@@ -22,6 +22,18 @@ def _framework(module: str, what: str, extra: str, package: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise MissingDependencyError(what, extra, package) from None
+
+
+def made_on_first_use(module: str, name: str, make: Callable[[], type]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``module`` that gives its class ``name`` as ``make()``: the
+    class subclasses a framework's, so it is made when the framework is first needed."""
+
+    def __getattr__(attr: str) -> Any:
+        if attr == name:
+            return make()
+        raise AttributeError(f"module {module!r} has no attribute {attr!r}")
+
+    return __getattr__
 
 
 class Pair:

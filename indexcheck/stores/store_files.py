@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .corpus import chunk_id
-from .errors import DataFileError, InputError
+from ..corpus import chunk_id
+from ..errors import DataFileError, InputError
 
 
 def parse_ids_json(raw: Any, path: Path) -> tuple[list[str], list[str | None] | None]:
@@ -106,7 +106,7 @@ def store_paths(spec: str) -> list[tuple[Path, str]]:
     none; a plugin store names its own through a ``local_paths(spec)`` class method
     returning the same pairs. Never opens the store; an unparsable spec has none (opening
     it reports the error)."""
-    from .stores.base import StoreSpec
+    from .base import StoreSpec
 
     try:
         parsed = StoreSpec.parse(spec)
@@ -122,7 +122,7 @@ def store_paths(spec: str) -> list[tuple[Path, str]]:
 
 
 def _plugin_paths(parsed: Any) -> list[tuple[Path, str]]:
-    from .stores import store_class
+    from . import store_class
 
     try:
         target = store_class(parsed.scheme)
