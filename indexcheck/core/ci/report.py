@@ -18,8 +18,17 @@ from ...sections import (
     manifest_section,
     rank,
 )
+
+# ci's report quotes every check it ran: their builders must be registered even when
+# only ci's result was built (the terminal summary of a run, not a --json file read back)
+from ..check_index import report as _check_index  # noqa: F401
+from ..compare_ann import report as _compare_ann  # noqa: F401
+from ..diagnose import report as _diagnose  # noqa: F401
+from ..diff_index import report as _diff_index  # noqa: F401
+from ..probe_scale import report as _probe_scale  # noqa: F401
 from ..reports import Payload, register, sections_of
 from ..summary_kit import summary
+from ..sweep_threshold import report as _sweep_threshold  # noqa: F401
 
 if TYPE_CHECKING:
     from .result import CiResult
