@@ -23,6 +23,7 @@ from ...errors import DataFileError
 from ...judges.base import Judge, JudgeRequest, RawReply
 from ...judges.cache import JudgementCache, judgement_key
 from ..answers import AnswerRow, is_refusal
+from ..replies import ReplyError, reply_json
 from ..stats import wilson
 from .claims import (
     CitationStatus,
@@ -71,10 +72,6 @@ def load_prompt(path: str | Path | None = None) -> Prompt:
     return Prompt(text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], source)
 
 
-class ReplyError(ValueError):
-    """A judge reply that cannot be used; the message says why (sent in the repair request)."""
-
-
 def _verdict(value: Any) -> Verdict:
     text = re.sub(r"[\s-]+", "_", str(value or "").strip()).upper()
     try:
@@ -87,19 +84,7 @@ def _verdict(value: Any) -> Verdict:
 def parse_reply(raw: RawReply) -> list[dict[str, Any]]:
     """The claims of a reply: ``{"claims": [{claim, verdict, evidence_span, rationale}]}``,
     as text (a ```json fence is tolerated) or a dict. Raises ReplyError."""
-    if isinstance(raw, str):
-        text = raw.strip()
-        fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-        if fence:
-            text = fence.group(1)
-        if not text:
-            raise ReplyError("the reply is empty")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
-    else:
-        data = raw
+    data = reply_json(raw)
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
         raise ReplyError('the reply has no "claims" list')
     if not data["claims"]:
