@@ -4,12 +4,13 @@ the streamed check)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...corpus import Corpus
+from ..finding import Finding
 from ..verdicts import Status
 from .shift_chains import blame_stretches, describe_chain, shift_chains
 from .shift_model import SKIP_REPEAT, fit, story
@@ -36,17 +37,6 @@ class ChunkCheck:
     #: e.g. a LlamaIndex node's ref_doc_id) and the start of its text
     ref_doc_id: str | None = None
     text: str | None = None
-
-
-@dataclass
-class Finding:
-    """A fault (severity ``error``) or a warning, with the chunks it concerns."""
-
-    kind: str
-    severity: str
-    message: str
-    chunk_ids: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 #: the duplicate_text warning lists at most this many repeat ids (``details.repeats`` has
