@@ -11,15 +11,15 @@ under ``min_cosine`` is then explained, most specific first:
 - ``model_mismatch``: at least half the comparable chunks are low and none of them holds a
   known chunk's vector: the index was built with another model.
 - ``embedded_text_differs``: as above, but the cosines are high (median >= 0.6) and each
-  low vector is still nearest its own text's embedding (``core/text_differs.py``): the
+  low vector is still nearest its own text's embedding (``text_differs.py``): the
   indexer embedded another text (metadata header, prefix, template, truncation).
+- ``stale_vector``: an isolated low chunk holding no known chunk's vector (its text was
+  edited after it was embedded).
 
 Where the rows have no build order (a store whose ``ordered`` is False read without
 ``--chunks``), shifts are reported as ``holds_vector_of`` chains (one finding per chain,
-``core/shift_chains.py``), not as positional runs; ``details.order`` says which order a
+``shift_chains.py``), not as positional runs; ``details.order`` says which order a
 shift finding used.
-- ``stale_vector``: an isolated low chunk holding no known chunk's vector (its text was
-  edited after it was embedded).
 
 Vectors that cannot be compared get ``missing_vector``, ``dimension_mismatch``,
 ``non_finite`` or ``zero_vector``; ids in the store but not in the chunks are
