@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...corpus import Corpus
-from ..finding import Finding
+from ..finding import Finding as Finding  # re-exported: the rows and findings of check-index
 from ..verdicts import Status
 from .shift_chains import blame_stretches, describe_chain, shift_chains
 from .shift_model import SKIP_REPEAT, fit, story
