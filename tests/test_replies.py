@@ -8,7 +8,7 @@ import pytest
 
 from indexcheck.core.judge import parse_reply
 from indexcheck.core.questions import calls
-from indexcheck.core.replies import ReplyError, reply_json
+from indexcheck.core.replies import ReplyError, reply_json, reply_text
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,4 @@ def test_a_fenced_reply_reads_as_its_json() -> None:
     assert reply_json(fenced) == {"claims": [{"claim": "x", "verdict": "supported"}]}
     assert parse_reply(fenced)[0]["claim"] == "x"
     assert reply_json({"already": "parsed"}) == {"already": "parsed"}
+    assert reply_text({"a": "é"}) == '{"a": "é"}' and reply_text("as sent") == "as sent"

@@ -1,5 +1,6 @@
-"""A judge's reply read as JSON: the one reader the answer judge and the question writer
-share, so both refuse an empty or malformed reply in the same words."""
+"""A judge's reply read as JSON, and quoted as text: the one reader the answer judge and the
+question writer share, so both refuse an empty or malformed reply in the same words and
+quote it the same way in a repair request."""
 
 from __future__ import annotations
 
@@ -29,3 +30,9 @@ def reply_json(raw: RawReply) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def reply_text(raw: RawReply) -> str:
+    """A reply as text: itself, or its JSON when the judge returned parsed data (what a
+    repair request quotes and an unusable reply is recorded as)."""
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)

@@ -11,7 +11,6 @@ kept, never a NaN or a 0. A refusal has no claims (REFUSAL), never a groundednes
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from ...errors import DataFileError
 from ...judges.base import Judge, JudgeRequest, RawReply
 from ...judges.cache import JudgementCache, judgement_key
 from ..answers import AnswerRow, is_refusal
-from ..replies import ReplyError, reply_json
+from ..replies import ReplyError, reply_json, reply_text
 from ..stats import wilson
 from .claims import (
     CitationStatus,
@@ -182,10 +181,6 @@ def check_claim(item: dict[str, Any], row: AnswerRow) -> ClaimResult:
     )
 
 
-def _raw_text(raw: RawReply) -> str:
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
-
-
 def judge_one(
     row: AnswerRow,
     judge: Judge,
@@ -211,7 +206,7 @@ def judge_one(
         for attempt in range(retries + 1):
             if attempt:
                 judge.stats.repairs += 1
-                request = request.repaired(_raw_text(raw), problem)
+                request = request.repaired(reply_text(raw), problem)
             raw = judge.ask(request)
             try:
                 items = parse_reply(raw)
@@ -221,7 +216,7 @@ def judge_one(
         judge.stats.judged += 1
         if items is None:
             return AnswerResult(
-                row.id, AnswerStatus.UNJUDGED, None, raw_reply=_raw_text(raw), problem=problem
+                row.id, AnswerStatus.UNJUDGED, None, raw_reply=reply_text(raw), problem=problem
             )
         if cache is not None:
             stored = [{**i, "verdict": str(i["verdict"])} for i in items]

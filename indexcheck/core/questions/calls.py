@@ -23,7 +23,7 @@ from ...errors import BackendError
 from ...judges.base import Judge, JudgeRequest, RawReply
 from ...judges.cache import JudgementCache, judgement_key
 from ..judge import Prompt
-from ..replies import ReplyError, reply_json
+from ..replies import ReplyError, reply_json, reply_text
 
 #: how close a question's wording stays to its passage, from nearest to farthest
 LEVELS = ("near-verbatim", "light", "reworded")
@@ -241,7 +241,7 @@ class Caller:
             if attempt:
                 self.stats.repairs += 1
                 judge.stats.repairs += 1
-                request = repaired(request, _raw_text(raw), problem, call.task)
+                request = repaired(request, reply_text(raw), problem, call.task)
             else:
                 self.stats.calls += 1
                 self.stats.by_task[call.task.value] = self.stats.by_task.get(call.task.value, 0) + 1
@@ -259,11 +259,7 @@ class Caller:
                 "task": call.task.value,
                 "params": dict(call.params),
                 "problem": problem,
-                "raw_reply": _raw_text(raw)[:2000],
+                "raw_reply": reply_text(raw)[:2000],
             }
         )
         return None
-
-
-def _raw_text(raw: RawReply) -> str:
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
