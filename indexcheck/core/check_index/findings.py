@@ -4,12 +4,13 @@ the streamed check)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...corpus import Corpus
+from ..finding import Finding as Finding  # re-exported: the rows and findings of check-index
 from ..verdicts import Status
 from .shift_chains import blame_stretches, describe_chain, shift_chains
 from .shift_model import SKIP_REPEAT, fit, story
@@ -36,17 +37,6 @@ class ChunkCheck:
     #: e.g. a LlamaIndex node's ref_doc_id) and the start of its text
     ref_doc_id: str | None = None
     text: str | None = None
-
-
-@dataclass
-class Finding:
-    """A fault (severity ``error``) or a warning, with the chunks it concerns."""
-
-    kind: str
-    severity: str
-    message: str
-    chunk_ids: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 #: the duplicate_text warning lists at most this many repeat ids (``details.repeats`` has
@@ -125,7 +115,7 @@ def story_finding(
     the lag; the stretches go to ``details.stretches``. ``observed`` (checked positions,
     held positions or -1), when given, replaces what ``checks`` says (the streamed check
     keeps only the rows that are not ok)."""
-    shifted = [c for c in checks if c.status == "shift" and c.offset is not None]
+    shifted = [c for c in checks if c.status == Status.SHIFT and c.offset is not None]
     if not shifted or not dup_of:
         return None, shifted
     if observed is not None:
@@ -134,7 +124,7 @@ def story_finding(
         comp = [c for c in checks if c.cosine is not None]
         checked = np.asarray([c.position for c in comp], dtype=np.int64)
         held = np.asarray(
-            [c.position + c.offset if c.status == "shift" and c.offset is not None else -1
+            [c.position + c.offset if c.status == Status.SHIFT and c.offset is not None else -1
              for c in comp],
             dtype=np.int64,
         )  # fmt: skip
@@ -203,7 +193,7 @@ def annotate(
     """Give the rows that are not ok (all of them when ``texts`` answers every position, a
     ``dict`` of positions otherwise) a text snippet and, where the store knows it, the
     document each chunk came from; the root shift finding names its start's document."""
-    bad = [c for c in checks if c.status != "ok"]
+    bad = [c for c in checks if c.status != Status.OK]
     for c in bad:
         try:
             c.text = excerpt(texts[c.position], SNIPPET)
@@ -239,10 +229,12 @@ def chain_findings(
     build order here, so each shifted chunk's ``offset`` is cleared (None). A sample holds
     fragments of chains only: it gets one finding for all its shifted chunks instead."""
     for c in checks:
-        if c.status == "shift":
+        if c.status == Status.SHIFT:
             c.offset = None
-    holds = {c.id: c.holds_vector_of for c in checks if c.status == "shift" and c.holds_vector_of}
-    moved = [c for c in checks if c.status == "shift" and not c.holds_vector_of]
+    holds = {
+        c.id: c.holds_vector_of for c in checks if c.status == Status.SHIFT and c.holds_vector_of
+    }
+    moved = [c for c in checks if c.status == Status.SHIFT and not c.holds_vector_of]
     if moved or (holds and not all_mode):
         return [_sampled_shift_finding(checks, corpus)]
     if not holds:
@@ -262,7 +254,7 @@ def chain_findings(
 
 def _sampled_shift_finding(checks: list[ChunkCheck], corpus: Corpus) -> Finding:
     """One finding for the shifted chunks of a sample on a store with no build order."""
-    shifted = [c for c in checks if c.status == "shift"]
+    shifted = [c for c in checks if c.status == Status.SHIFT]
     repeats = sorted({corpus.ids[p] for p in corpus.duplicate_of()})
     details: dict[str, Any] = {"order": CHAIN_ORDER, "shifted_in_sample": len(shifted)}
     if repeats:

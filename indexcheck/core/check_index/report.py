@@ -16,6 +16,7 @@ from ...sections import (
 )
 from ..reports import Payload, register, sections_of
 from ..summary_kit import SHOWN_ROWS, _f4, summary
+from ..verdicts import Status
 
 if TYPE_CHECKING:
     from .result import CheckIndexResult
@@ -53,7 +54,7 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
             sec.blocks.append(_stretches(f["details"]))
     worst = sorted(
         r["chunks"],
-        key=lambda c: (c["status"] == "ok", -1 if c["cosine"] is None else c["cosine"]),
+        key=lambda c: (c["status"] == Status.OK, -1 if c["cosine"] is None else c["cosine"]),
     )[:WORST_ROWS]
     cols = ["position", "id", "cosine", "status", "holds_vector_of", "offset"]
     cols += [k for k in ("ref_doc_id", "text") if any(c.get(k) for c in worst)]
@@ -87,7 +88,7 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
     roots = [f for f in result.findings if f.kind == "shift" and "model" in f.details]
     for f in roots:
         sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
-    bad = [c for c in result.chunks if c.status != "ok"]
+    bad = [c for c in result.chunks if c.status != Status.OK]
     docs = any(c.ref_doc_id for c in bad[:SHOWN_ROWS])  # e.g. LlamaIndex's node -> document
     if bad:
         sec.blocks.append(
@@ -163,7 +164,7 @@ def _verdict_count(result: CheckIndexResult) -> str:
     noun = {"sample": "sampled chunks", "all": "chunks", "ids": "chunks checked by id"}.get(
         result.mode, "chunks"
     )
-    ok = result.counts.get("ok", 0)
+    ok = result.counts.get(Status.OK, 0)
     t = f"{result.threshold:g}"
     if ok == result.checked:
         return f"{ok}/{result.checked} chunks ({result.mode}) at cosine >= {t}"

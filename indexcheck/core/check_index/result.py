@@ -53,3 +53,30 @@ class CheckIndexResult:
         from .report import sections
 
         return sections(self)
+
+
+def check_result(
+    mode: str,
+    checked: int,
+    threshold: float,
+    cos: np.ndarray,
+    chunks: list[ChunkCheck],
+    findings: list[Finding],
+    counts: dict[str, int],
+    diagnosis_embeddings: int = 0,
+) -> CheckIndexResult:
+    """A check's result: ``ok`` when no finding is an error, the cosine figures from
+    ``cos`` float64 (m,), the cosines of the chunks that had a comparable vector."""
+    return CheckIndexResult(
+        ok=not any(f.severity == "error" for f in findings),
+        checked=checked,
+        mode=mode,
+        threshold=threshold,
+        min_cosine=float(cos.min()) if cos.size else None,
+        median_cosine=float(np.median(cos)) if cos.size else None,
+        below_threshold=int((cos < threshold).sum()),
+        chunks=chunks,
+        findings=findings,
+        counts=counts,
+        diagnosis_embeddings=diagnosis_embeddings,
+    )

@@ -16,6 +16,7 @@ import numpy as np
 
 from ...corpus import Corpus
 from ...vectors import normalize_rows as _unit
+from ..verdicts import Status
 from .findings import ChunkCheck, Finding, run_finding, story_finding
 from .shift_model import DEDUP_BY_POSITION, SKIP_REPEAT, first_copies, predict
 
@@ -37,7 +38,7 @@ def model_candidates(
     models = [predict(n, dup_of, k) for k in (SKIP_REPEAT, DEDUP_BY_POSITION)] if dup_of else []
     first = first_copies(n, dup_of)
     moved = sorted(
-        (c.position, c.offset) for c in checks if c.status == "shift" and c.offset is not None
+        (c.position, c.offset) for c in checks if c.status == Status.SHIFT and c.offset is not None
     )
     at = [p for p, _ in moved]
     embedded = {int(first[p]) for p in fresh}
@@ -76,8 +77,8 @@ def shift_findings(
     runs: list[list[ChunkCheck]] = []
     prev: ChunkCheck | None = None
     for c in sorted(checks, key=lambda c: c.position):
-        if c.status == "shift":
-            if prev is not None and prev.status == "shift" and prev.offset == c.offset:
+        if c.status == Status.SHIFT:
+            if prev is not None and prev.status == Status.SHIFT and prev.offset == c.offset:
                 runs[-1].append(c)
             else:
                 runs.append([c])

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -39,47 +39,18 @@ from ...errors import DataFileError, DimensionMismatchError, InputError, OutputE
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows as _unit
 from ..verdicts import Status
-from .findings import (
-    SNIPPET_ROWS,
-    ChunkCheck,
-    annotate,
-    chain_findings,
-    other_findings,
-    run_finding,
-    story_finding,
-    truncated_finding,
-)
-from .order import (
-    TemplatedStoreChunks,
-    order_label,
-    ordered_rows,
-    render_corpus,
-    why_low_streamed,
-)
-from .result import CheckIndexResult
-from .shift_chains import blame_stretches
-from .stream_store import (
-    OK_CODE,
-    IdIndex,
-    ScratchRows,
-    SparseCorpus,
-    duplicates,
-    id_keys,
-    write_rows,
-)
+from .findings import ChunkCheck
+from .order import TemplatedStoreChunks, render_corpus, why_low_streamed
+from .result import CheckIndexResult, check_result
+from .scratch_search import Tick, global_search, nearest
+from .stream_store import OK_CODE, IdIndex, ScratchRows, id_keys, write_rows
+from .streamed_findings import streamed_findings
 
 BLOCK = 4096
 ITER_BATCH = 1000
 JSON_ROWS_LIMIT = 100_000
-#: Above this many unexplained low chunks, a seeded sample of them is searched first; the
-#: rest are searched only if the sample finds a shifted vector (a model change leaves
-#: every chunk low and none matching, and searching all of them would cost n^2).
-GLOBAL_CAP = 20_000
 #: unexplained low chunks judged for "another model or another text" (seeded sample)
 WHY_SAMPLE = 2000
-
-Tick = Callable[[str, int, int | None], None]
-"""Progress callback: (task, done, total or None)."""
 
 _MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO = range(6)
 assert _OK == OK_CODE
@@ -90,12 +61,6 @@ _STATUS = {
     _NONFINITE: Status.NON_FINITE,
     _ZERO: Status.ZERO_VECTOR,
 }
-
-
-def _nearest(match: np.ndarray, p: int) -> int:
-    """The match nearest to p; at equal distance the one before p (as the local check)."""
-    dist = np.abs(match - p) * 2 + (match > p)
-    return int(match[np.argmin(dist)])
 
 
 def check_all(
@@ -259,14 +224,15 @@ def _run(
             match = np.flatnonzero(sims >= min_cosine) + lo
             match = match[match != q]
             if match.size:
-                shift[q] = _nearest(match, q)
+                shift[q] = nearest(match, q)
             else:
                 waiting.append(q)
                 pending.append(u[r : r + 1])
     status[status == _LOW + 10] = _MISSING
 
-    unexplained = _global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
-    comparable = int(np.count_nonzero((status == _OK) | (status == _LOW)))
+    unexplained = global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
+    compared = (status == _OK) | (status == _LOW)
+    comparable = int(np.count_nonzero(compared))
     mismatch = len(unexplained) >= max(2, comparable / 2)
     why = None
     if mismatch:
@@ -275,7 +241,7 @@ def _run(
             pending,
             waiting,
             shift,
-            (status == _OK) | (status == _LOW),
+            compared,
             cosine,
             min_cosine,
             block,
@@ -297,59 +263,18 @@ def _run(
         else:
             bad[q] = ChunkCheck(ids.id_at(q), q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
 
-    dup_of = duplicates(th)
     checks = [bad[q] for q in sorted(bad)]
-    runs: list[list[ChunkCheck]] = []  # every position is checked: a run is consecutive
-    for c in checks:
-        if c.status != "shift":
-            continue
-        prev = bad.get(c.position - 1)
-        if runs and prev is not None and prev.status == "shift" and prev.offset == c.offset:
-            runs[-1].append(c)
-        else:
-            runs.append([c])
-    dup_pos = sorted(dup_of)
-    starts = [r[0].position for r in runs]
-    triggers = {max((x for x in dup_pos if x < s), default=-1) for s in starts} - {-1}
-    blamed = blame_stretches(
-        [(r[0].position, r[-1].position, r[0].offset or 0) for r in runs], dup_pos
-    )
-    triggers |= {b.repeat_position for b in blamed if b.repeat_position is not None}
-    triggers |= set(starts) | ({min(dup_of)} if dup_of else set())  # quoted by the root
-    worst = sorted((c for c in checks if c.cosine is not None), key=lambda c: c.cosine or 0.0)
-    shown = {c.position for c in checks[:SNIPPET_ROWS]} | {c.position for c in worst[:SNIPPET_ROWS]}
-    # the finding builders read a Corpus; this view answers for the positions they quote
-    quoted = triggers | shown | set(dup_of.values())
-    view: Any = SparseCorpus(ids, dup_of, _texts_at(source, quoted, block))
-    if ordered_rows(store, from_store):
-        order = order_label(store, from_store)
-        seen = np.flatnonzero((status == _OK) | (status == _LOW))
-        held = np.full(n, -1, np.int64)
-        for q, t in shift.items():
-            held[q] = t
-        root, rest = story_finding(checks, view, dup_of, order, True, (seen, held[seen]))
-        findings = [] if root is None else [root]
-        left = {c.position for c in rest}
-        runs = [kept for r in runs if (kept := [c for c in r if c.position in left])]
-        findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
-    else:
-        view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
-        findings = chain_findings(checks, view)
-    findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
-    annotate(checks, view.texts, store, findings)
-    if why is not None:
-        for found in findings:
-            if found.kind == why.status:
-                found.details.update(why.details)
-    if (warn := _truncated(embedder, th, ids)) is not None:
-        findings.append(warn)
+    findings = streamed_findings(
+        store, source, ids, from_store, bad, compared, shift, th, orphans, store_count, why,
+        embedder, block,
+    )  # fmt: skip
     counts: dict[str, int] = {}
     n_ok = int(np.count_nonzero(status == _OK))
     if n_ok:
-        counts["ok"] = n_ok
+        counts[Status.OK] = n_ok
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
-    counts = {k: counts[k] for k in sorted(counts, key=lambda k: (k != "ok", k))}
+    counts = {k: counts[k] for k in sorted(counts, key=lambda k: (k != Status.OK, k))}
     cos = cosine[~np.isnan(cosine)].astype(np.float64)
     truncated = n > JSON_ROWS_LIMIT
     if rows_path is not None:
@@ -367,117 +292,6 @@ def _run(
             bad[q] if q in bad else ChunkCheck(ids.id_at(q), q, float(cosine[q]), Status.OK)
             for q in range(n)
         ]
-    result = CheckIndexResult(
-        ok=not any(f.severity == "error" for f in findings),
-        checked=n,
-        mode="all",
-        threshold=min_cosine,
-        min_cosine=float(cos.min()) if cos.size else None,
-        median_cosine=float(np.median(cos)) if cos.size else None,
-        below_threshold=int((cos < min_cosine).sum()),
-        chunks=rows,
-        findings=findings,
-        counts=counts,
-        diagnosis_embeddings=0,
-    )
+    result = check_result("all", n, min_cosine, cos, rows, findings, counts)
     result.chunks_truncated = truncated
     return result
-
-
-def _global_search(
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    waiting: list[int],
-    shift: dict[int, int],
-    min_cosine: float,
-    block: int,
-    say: Callable[[str], None],
-    tick: Tick,
-) -> list[int]:
-    """Search each waiting stored vector among all fresh vectors; returns the unexplained."""
-    if not waiting:
-        return []
-    order = np.arange(len(waiting))
-    if len(waiting) > GLOBAL_CAP:
-        order = np.random.default_rng(0).permutation(len(waiting))
-    first, rest = order[:GLOBAL_CAP], order[GLOBAL_CAP:]
-    found = _search(fresh, pending, waiting, first, shift, min_cosine, block, say, tick)
-    if rest.size and found:
-        _search(fresh, pending, waiting, rest, shift, min_cosine, block, say, tick)
-    return [q for q in waiting if q not in shift]
-
-
-def _search(
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    waiting: list[int],
-    which: np.ndarray,
-    shift: dict[int, int],
-    min_cosine: float,
-    block: int,
-    say: Callable[[str], None],
-    tick: Tick,
-) -> int:
-    import faiss
-
-    say(f"searching {len(which)} low chunks among all {fresh.n} fresh vectors")
-    w = np.asarray(waiting, np.int64)
-    found = 0
-    for s in range(0, len(which), block):
-        part = np.sort(which[s : s + block])
-        q = pending.take(part)
-        wp = w[part]
-        best = np.full(len(part), -1, np.int64)
-        best_key = np.full(len(part), np.iinfo(np.int64).max, np.int64)
-        for start in range(0, fresh.n, block * 4):
-            f = fresh.read(start, min(fresh.n, start + block * 4))
-            index = faiss.IndexFlatIP(fresh.d)
-            index.add(f)
-            lims, _dist, hit = index.range_search(q, float(min_cosine) - 1e-4)
-            for r in range(len(part)):
-                h = hit[lims[r] : lims[r + 1]]
-                if not h.size:
-                    continue
-                exact = f[h] @ q[r]  # re-check the candidates exactly
-                m = h[exact >= min_cosine] + start
-                m = m[m != wp[r]]
-                if not m.size:
-                    continue
-                key = np.abs(m - wp[r]) * 2 + (m > wp[r])
-                j = int(np.argmin(key))
-                if key[j] < best_key[r]:
-                    best_key[r], best[r] = int(key[j]), int(m[j])
-            tick("shift search", start + f.shape[0], fresh.n)
-        for hit in np.flatnonzero(best >= 0).tolist():
-            shift[int(wp[hit])] = int(best[hit])
-            found += 1
-    return found
-
-
-def _texts_at(source: ChunkSource, need: Iterable[int], block: int) -> dict[int, str]:
-    want = set(need)
-    out: dict[int, str] = {}
-    if not want:
-        return out
-    if isinstance(source, CorpusChunks):
-        return {p: source.corpus.texts[p] for p in want}
-    start = 0
-    for _ids, texts in source.blocks(block):
-        for p in range(start, start + len(texts)):
-            if p in want:
-                out[p] = texts[p - start]
-        start += len(texts)
-        if len(out) == len(want):
-            break
-    return out
-
-
-def _truncated(embedder: Embedder, th: np.ndarray, ids: IdIndex) -> Any:
-    """The truncated-text warning: chunks whose text hash the embedder recorded as cut."""
-    cut = getattr(embedder, "truncated", None) or set()
-    if not cut:
-        return None
-    row = np.dtype((np.void, 16))
-    wanted = np.frombuffer(b"".join(bytes.fromhex(h) for h in cut), dtype=row)
-    hits = np.nonzero(np.isin(np.ascontiguousarray(th).view(row).ravel(), wanted))[0]
-    return truncated_finding([ids.id_at(int(q)) for q in hits], embedder.model_id)

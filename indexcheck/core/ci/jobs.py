@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,24 +115,23 @@ class DiagnoseConfig:
     filter: dict[str, Any] | None = None
 
 
-def check_index_config(t: TomlTable) -> CheckIndexConfig:
-    c = CheckIndexConfig()
-    raw = t._get("sample")
-    if raw is not None:
-        key, value = raw
-        if value == "all":
-            c.sample = None
-        elif isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-            c.sample = value
-        else:
-            raise t.error(key, f'must be an integer >= 1 or "all", not {value!r}')
-    c.min_cosine = t.float_("min_cosine", c.min_cosine, -1.0, 1.0)
+def _plain_metrics(names: tuple[str, ...]) -> Callable[[str], tuple[str, int | None, bool]]:
+    """A limit's metric resolver for a check whose metrics take no ``@k`` and no exact
+    variant: a name from ``names``, else InputError listing them."""
 
     def resolve(metric: str) -> tuple[str, int | None, bool]:
-        if metric not in CHECK_INDEX_METRICS:
-            raise InputError(f"unknown metric; use one of {', '.join(CHECK_INDEX_METRICS)}")
+        if metric not in names:
+            raise InputError(f"unknown metric; use one of {', '.join(names)}")
         return metric, None, False
 
+    return resolve
+
+
+def check_index_config(t: TomlTable) -> CheckIndexConfig:
+    c = CheckIndexConfig()
+    c.sample = t.count_or_all("sample", c.sample, 1)
+    c.min_cosine = t.float_("min_cosine", c.min_cosine, -1.0, 1.0)
+    resolve = _plain_metrics(CHECK_INDEX_METRICS)
     c.limits = parse_limits(t, resolve) or [
         default_limit(f"min_cosine >= {c.min_cosine:g}", resolve),
         default_limit("error_findings == 0", resolve),
@@ -238,21 +238,8 @@ def diff_index_config(t: TomlTable) -> DiffIndexConfig:
         path = t.str_(name, None)
         setattr(c, name, Path(path) if path else None)
     c.min_cosine = t.float_("min_cosine", c.min_cosine, -1.0, 1.0)
-    raw = t._get("sample_new")
-    if raw is not None:
-        key, value = raw
-        if value == "all":
-            c.sample_new = None
-        elif isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            c.sample_new = value
-        else:
-            raise t.error(key, f'must be an integer >= 0 or "all", not {value!r}')
-
-    def resolve(metric: str) -> tuple[str, int | None, bool]:
-        if metric not in DIFF_INDEX_METRICS:
-            raise InputError(f"unknown metric; use one of {', '.join(DIFF_INDEX_METRICS)}")
-        return metric, None, False
-
+    c.sample_new = t.count_or_all("sample_new", c.sample_new, 0)
+    resolve = _plain_metrics(DIFF_INDEX_METRICS)
     c.limits = parse_limits(t, resolve) or [default_limit("error_findings == 0", resolve)]
     t.finish()
     return c

@@ -19,7 +19,8 @@ from ...sections import (
     rank,
 )
 
-# ci's report holds every check's sections: their builders must be registered
+# ci's report quotes every check it ran: their builders must be registered even when
+# only ci's result was built (the terminal summary of a run, not a --json file read back)
 from ..check_index import report as _check_index  # noqa: F401
 from ..compare_ann import report as _compare_ann  # noqa: F401
 from ..diagnose import report as _diagnose  # noqa: F401

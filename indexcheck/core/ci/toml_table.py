@@ -86,6 +86,18 @@ class TomlTable:
         value: int = self._typed(name, default, ok, what)
         return value
 
+    def count_or_all(self, name: str, default: int | None, lo: int) -> int | None:
+        """An integer >= ``lo``, or ``"all"`` (None); ``default`` when the key is absent."""
+        got = self._get(name)
+        if got is None:
+            return default
+        key, value = got
+        if value == "all":
+            return None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= lo:
+            return value
+        raise self.error(key, f'must be an integer >= {lo} or "all", not {value!r}')
+
     def float_(self, name: str, default: Any, lo: float, hi: float) -> Any:
         def ok(v: Any) -> bool:
             return isinstance(v, int | float) and not isinstance(v, bool) and lo <= v <= hi

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from ...sections import Section
+from ..finding import Finding
 
 
 class DiffStatus(StrEnum):
@@ -40,15 +41,8 @@ class DiffRow:
     checked: str | None = None
 
 
-@dataclass
-class DiffFinding:
-    """A fault (``error``), a ``warning`` or an ``info`` list, with the chunks it concerns."""
-
-    kind: str
-    severity: str
-    message: str
-    chunk_ids: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
+#: diff-index's findings are check-index's type (core/finding.py)
+DiffFinding = Finding
 
 
 @dataclass

@@ -11,7 +11,6 @@ kept, never a NaN or a 0. A refusal has no claims (REFUSAL), never a groundednes
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from ...errors import DataFileError
 from ...judges.base import Judge, JudgeRequest, RawReply
 from ...judges.cache import JudgementCache, judgement_key
 from ..answers import AnswerRow, is_refusal
+from ..replies import ReplyError, reply_json, reply_text
 from ..stats import wilson
 from .claims import (
     CitationStatus,
@@ -71,10 +71,6 @@ def load_prompt(path: str | Path | None = None) -> Prompt:
     return Prompt(text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], source)
 
 
-class ReplyError(ValueError):
-    """A judge reply that cannot be used; the message says why (sent in the repair request)."""
-
-
 def _verdict(value: Any) -> Verdict:
     text = re.sub(r"[\s-]+", "_", str(value or "").strip()).upper()
     try:
@@ -87,19 +83,7 @@ def _verdict(value: Any) -> Verdict:
 def parse_reply(raw: RawReply) -> list[dict[str, Any]]:
     """The claims of a reply: ``{"claims": [{claim, verdict, evidence_span, rationale}]}``,
     as text (a ```json fence is tolerated) or a dict. Raises ReplyError."""
-    if isinstance(raw, str):
-        text = raw.strip()
-        fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-        if fence:
-            text = fence.group(1)
-        if not text:
-            raise ReplyError("the reply is empty")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
-    else:
-        data = raw
+    data = reply_json(raw)
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
         raise ReplyError('the reply has no "claims" list')
     if not data["claims"]:
@@ -197,10 +181,6 @@ def check_claim(item: dict[str, Any], row: AnswerRow) -> ClaimResult:
     )
 
 
-def _raw_text(raw: RawReply) -> str:
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
-
-
 def judge_one(
     row: AnswerRow,
     judge: Judge,
@@ -226,7 +206,7 @@ def judge_one(
         for attempt in range(retries + 1):
             if attempt:
                 judge.stats.repairs += 1
-                request = request.repaired(_raw_text(raw), problem)
+                request = request.repaired(reply_text(raw), problem)
             raw = judge.ask(request)
             try:
                 items = parse_reply(raw)
@@ -236,7 +216,7 @@ def judge_one(
         judge.stats.judged += 1
         if items is None:
             return AnswerResult(
-                row.id, AnswerStatus.UNJUDGED, None, raw_reply=_raw_text(raw), problem=problem
+                row.id, AnswerStatus.UNJUDGED, None, raw_reply=reply_text(raw), problem=problem
             )
         if cache is not None:
             stored = [{**i, "verdict": str(i["verdict"])} for i in items]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -24,6 +23,7 @@ from ...errors import BackendError
 from ...judges.base import Judge, JudgeRequest, RawReply
 from ...judges.cache import JudgementCache, judgement_key
 from ..judge import Prompt
+from ..replies import ReplyError, reply_json, reply_text
 
 #: how close a question's wording stays to its passage, from nearest to farthest
 LEVELS = ("near-verbatim", "light", "reworded")
@@ -100,24 +100,8 @@ def repaired(request: JudgeRequest, previous: str, problem: str, task: Task) -> 
     return JudgeRequest(request.question, request.context, request.answer, request.messages + more)
 
 
-class ReplyError(ValueError):
-    """A reply that cannot be used; the message says why (sent in the repair request)."""
-
-
 def _json_object(raw: RawReply) -> dict[str, Any]:
-    if not isinstance(raw, str):
-        data: Any = raw
-    else:
-        text = raw.strip()
-        fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-        if fence:
-            text = fence.group(1)
-        if not text:
-            raise ReplyError("the reply is empty")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    data = reply_json(raw)
     if not isinstance(data, dict):
         raise ReplyError("the reply is not a JSON object")
     return data
@@ -257,7 +241,7 @@ class Caller:
             if attempt:
                 self.stats.repairs += 1
                 judge.stats.repairs += 1
-                request = repaired(request, _raw_text(raw), problem, call.task)
+                request = repaired(request, reply_text(raw), problem, call.task)
             else:
                 self.stats.calls += 1
                 self.stats.by_task[call.task.value] = self.stats.by_task.get(call.task.value, 0) + 1
@@ -275,11 +259,7 @@ class Caller:
                 "task": call.task.value,
                 "params": dict(call.params),
                 "problem": problem,
-                "raw_reply": _raw_text(raw)[:2000],
+                "raw_reply": reply_text(raw)[:2000],
             }
         )
         return None
-
-
-def _raw_text(raw: RawReply) -> str:
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)

@@ -95,7 +95,7 @@ def manifest_of(result: Any, provenance: dict[str, Any], embedder: str | None) -
 
 def corpus_from_store(store: VectorStore) -> Corpus:
     """The chunks (ids and texts) of a store that keeps its texts (DataFileError if not)."""
-    from ..check_index import _load_corpus_from_store
+    from ..check_index.sample_vectors import load_corpus_from_store
 
-    corpus, _, _ = _load_corpus_from_store(store)
+    corpus, _, _ = load_corpus_from_store(store)
     return corpus
