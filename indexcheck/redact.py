@@ -153,6 +153,33 @@ def scrubbed_json(data: Any, **dumps: Any) -> str:
     return json.dumps(scrub_data(data), **dumps)
 
 
+def dump_scrubbed(data: Any, fh: Any, **dumps: Any) -> None:
+    """Write what :func:`scrubbed_json` returns to the text file ``fh``, a piece at a time:
+    the whole text is never held (``indent`` makes :mod:`json` use its pure-Python encoder,
+    which for a result of 400,000 rows builds hundreds of MB of pieces before joining them).
+    A secret seen in the pieces (each checked with the tail of the one before, so none hides
+    across a boundary) rewinds the file and writes the scrubbed structure instead."""
+    if not fh.seekable():  # a pipe or a terminal cannot rewind: scrub the whole text first
+        fh.write(scrubbed_json(data, **dumps))
+        return
+    secrets = known()
+    longest = max((len(x) for x in secrets), default=0)
+    start = fh.tell()
+    tail = ""
+    for piece in json.JSONEncoder(**dumps).iterencode(data):
+        window = tail + piece
+        if secrets and any(x in window for x in secrets):
+            break
+        fh.write(piece)
+        tail = window[-longest:] if longest else ""
+    else:
+        return
+    fh.seek(start)
+    fh.truncate()
+    for piece in json.JSONEncoder(**dumps).iterencode(scrub_data(data)):
+        fh.write(piece)
+
+
 class ScrubbedStream:
     """A text stream that scrubs every write (``sys.stdout`` under a rich Console, so the
     terminal summary shows no secret either); everything else is the wrapped stream's."""

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..outputs import output_error, write_atomic
-from ..redact import scrubbed_json
+from ..outputs import output_error, replacing
+from ..redact import dump_scrubbed, scrubbed_json
 from .output_checks import check_file_output as check_file_output
 from .output_checks import check_folder_output as check_folder_output
 from .output_checks import check_json_path, check_report_dir
@@ -249,14 +249,16 @@ def human_console(json_path: str | None) -> Console:
 def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
     if json_path is None:
         return
-    # no secret in use reaches a --json file (redact.scrubbed_json: json.dumps, scrubbed)
-    text = scrubbed_json(payload, indent=2, ensure_ascii=False, default=_jsonable)
+    # no secret in use reaches a --json file (redact: json, scrubbed)
+    options: dict[str, Any] = {"indent": 2, "ensure_ascii": False, "default": _jsonable}
     if json_path == "-":
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(scrubbed_json(payload, **options) + "\n")
     else:
         path = Path(json_path)
         try:  # atomically: a failed write leaves no half file, a symlink is replaced
-            write_atomic(path, text + "\n")
+            with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+                dump_scrubbed(payload, fh, **options)  # streamed: never the whole text
+                fh.write("\n")
         except OSError as exc:  # checked before the work; the disk can still fill up
             raise output_error(
                 f"--json {path}", exc, "; the check ran, but its result was not saved"
