@@ -259,9 +259,9 @@ def _opening_cases(engine: str) -> list[tuple[str, dict[str, str], BaseException
     """(doing, context, exception) of calls made while each store is opened."""
     if engine == "lancedb":
         return [
-            ("connect", {"name": "docs", "path": "/data/lance"}, OSError("Permission denied")),
-            ("open the table", {"name": "docs", "path": "/data/lance"}, ValueError("bad page")),
-            ("list_indices", {"name": "docs", "path": ""}, RuntimeError("lance error: torn")),
+            ("connect", {"table": "docs", "path": "/data/lance"}, OSError("Permission denied")),
+            ("open the table", {"table": "docs", "path": "/data/lance"}, ValueError("bad page")),
+            ("list_indices", {"table": "docs", "path": ""}, RuntimeError("lance error: torn")),
         ]
     if engine == "milvus":
         from pymilvus import MilvusException
@@ -295,12 +295,10 @@ def _opening_cases(engine: str) -> list[tuple[str, dict[str, str], BaseException
 
 def _opening(engine: str, doing: str, context: dict[str, str], exc: BaseException) -> Any:
     """What an opener's translated call raises for ``exc`` (or the exception itself)."""
-    from indexcheck.stores.error_tables import Caller
-
     module = __import__(f"indexcheck.stores.{engine}_open", fromlist=["x"])
     table = getattr(module, f"{engine.upper()}_ERRORS")
     try:
-        Caller(table, **context)(doing, _raise_it(exc))
+        table.call(doing, _raise_it(exc), **context)
     except Exception as err:  # noqa: BLE001 - the outcome is what is recorded
         return err
     raise AssertionError("nothing raised")

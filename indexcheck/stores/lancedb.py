@@ -53,7 +53,6 @@ from .base import (
     empty_result,
     pack_rows,
 )
-from .error_tables import apply_error_table
 from .hits import Hits, gather
 from .lancedb_open import LANCEDB_ERRORS, LanceTable, open_table, quote_ident
 from .metric_table import scores_of
@@ -81,6 +80,8 @@ class LanceDBStore(BaseStore):
     ordered = True  # rows come back in the order they were added
 
     scheme = "lancedb"
+    #: lancedb and pyarrow raise many types for unreadable data: all mean the dataset
+    errors = LANCEDB_ERRORS
     params = {
         "table": Str(),
         "vector": Str(),
@@ -113,9 +114,8 @@ class LanceDBStore(BaseStore):
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        """lancedb and pyarrow raise many types for unreadable data: all mean the dataset."""
-        return apply_error_table(LANCEDB_ERRORS, exc, doing=doing, name=self._name, path="")
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        return {"table": self._name, "path": ""}
 
     def _pages(self, cols: list[str], size: int, doing: str) -> Iterator[Any]:
         """The pinned table, ``cols`` only, as Arrow record batches of at most ``size``

@@ -41,7 +41,6 @@ from .base import (
     as_float32_matrix,
     pack_rows,
 )
-from .error_tables import apply_error_table
 from .hits import Hits, gather
 from .metric_table import scores_of
 from .milvus_open import MILVUS_ERRORS, MilvusCollection, open_collection
@@ -90,6 +89,7 @@ class MilvusStore(BaseStore):
     """Read-only view of one Milvus collection (server or Milvus Lite)."""
 
     scheme = "milvus"
+    errors = MILVUS_ERRORS
     #: Milvus returns rows by segment and primary key: no build order
     ordered = False
     order_source = "milvus order (no build order)"
@@ -108,8 +108,8 @@ class MilvusStore(BaseStore):
     def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
         return cls(open_collection(spec))
 
-    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        return apply_error_table(MILVUS_ERRORS, exc, where=self._where, doing=doing)
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        return {"where": self._where}
 
     # -- Protocol -------------------------------------------------------------------
 

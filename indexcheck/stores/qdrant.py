@@ -43,7 +43,6 @@ from .base import (
     as_float32_matrix,
     pack_rows,
 )
-from .error_tables import apply_error_table
 from .hits import Hits, gather
 from .metric_table import scores_of
 from .params import Str
@@ -72,6 +71,7 @@ class QdrantStore(BaseStore):
     """Read-only view of one Qdrant collection (server or local mode)."""
 
     scheme = "qdrant"
+    errors = QDRANT_ERRORS
     #: Qdrant scrolls by point id: no build order
     ordered = False
     order_source = "qdrant order (no build order)"
@@ -94,9 +94,8 @@ class QdrantStore(BaseStore):
 
     # -- helpers ---------------------------------------------------------------
 
-    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        context = {"location": self._location, "collection": self._collection}
-        return apply_error_table(QDRANT_ERRORS, exc, doing=doing, **context)
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        return {"location": self._location, "collection": self._collection}
 
     def _scroll(
         self, doing: str, limit: int, offset: Any, payload: bool | list[str], vectors: bool = True
