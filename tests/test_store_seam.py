@@ -2,8 +2,9 @@
 table keeps the sentences a user read before the tables existed.
 
 - k < 1 and queries of another dimension are refused by the base (InputError, exit 2) for
-  query and exact_query on every engine here: faiss, llamaindex, chroma, pgvector, upstash
-  (before, chroma, pgvector, faiss and llamaindex answered k=0 with empty results).
+  query and exact_query on every engine here: faiss, llamaindex, chroma, pgvector, upstash,
+  milvus, qdrant (before, chroma, pgvector, faiss and llamaindex answered k=0 with empty
+  results, and milvus's and qdrant's exact_query did not refuse k=0 at all).
 - An engine without exact search refuses it in its own words, through the base.
 - The messages of the Upstash, psycopg and chromadb tables, word for word (recorded from the
   hand-written translators they replaced).
@@ -21,7 +22,7 @@ import numpy as np
 import pytest
 
 from indexcheck.errors import EXIT_INPUT, InputError
-from indexcheck.stores import open_store
+from indexcheck.stores import StoreOptions, open_store
 from tests.test_store_errors import (
     REQUEST,
     _chroma,
@@ -90,18 +91,38 @@ def _upstash_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
     return upstash.build(tmp, ids, vectors, texts, metric="cosine")
 
 
+def _milvus_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
+    pytest.importorskip("milvus_lite")
+    from tests.builders import milvus
+
+    ids, vectors, texts = _data()
+    return milvus.build(tmp, ids, vectors, texts, metric="cosine")
+
+
+def _qdrant_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
+    pytest.importorskip("qdrant_client")
+    from tests.builders import qdrant
+
+    ids, vectors, texts = _data()
+    return qdrant.build(tmp, [str(i) for i in range(N)], vectors, texts, metric="cosine")
+
+
 BUILDERS: dict[str, Callable[[Path, pytest.FixtureRequest], str]] = {
     "faiss": _faiss,
     "llamaindex": _llamaindex,
     "chroma": _chroma_spec,
     "pgvector": _pgvector_spec,
     "upstash": _upstash_spec,
+    "milvus": _milvus_spec,
+    "qdrant": _qdrant_spec,
 }
 
 
 @pytest.fixture(params=list(BUILDERS))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    opened = open_store(BUILDERS[request.param](tmp_path, request))
+    spec = BUILDERS[request.param](tmp_path, request)
+    # Qdrant's local mode keeps points as pickles, which these tests wrote themselves
+    opened = open_store(spec, StoreOptions(trust_pickle=request.param == "qdrant"))
     yield opened
     opened.close()
 
@@ -141,14 +162,23 @@ SEAM_WORDING = {
     "has 8; embed with the model that built the index",
     "upstash": "query vectors have dimension 9 but the Upstash index at {host} holds 8; "
     "embed with the index's model",
+    "milvus": "query vectors have dimension 9 but collection 'docs' in {where} holds 8; "
+    "embed with the model that built the index",
+    "qdrant": "query vectors have dimension 9 but {where} holds 8; embed with the model "
+    "that built the index",
 }
 
 
 def test_each_store_keeps_its_dimension_sentence(store: Any) -> None:
-    with pytest.raises(InputError) as info:
-        store.query(np.ones((1, D + 1), dtype=np.float32), 3)
-    fields = {"table": getattr(store, "table_name", ""), "host": getattr(store, "host", "")}
-    assert str(info.value) == SEAM_WORDING[store.scheme].format(**fields)
+    fields = {
+        "table": getattr(store, "table_name", ""),
+        "host": getattr(store, "host", ""),
+        "where": getattr(store, "_where", ""),
+    }
+    for search in _searches(store):
+        with pytest.raises(InputError) as info:
+            search(np.ones((1, D + 1), dtype=np.float32), 3)
+        assert str(info.value) == SEAM_WORDING[store.scheme].format(**fields)
 
 
 def test_upstash_keeps_its_k_sentence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

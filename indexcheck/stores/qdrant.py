@@ -40,7 +40,6 @@ from .base import (
     StoreInfo,
     StoreSpec,
     VectorBatch,
-    as_float32_matrix,
     pack_rows,
 )
 from .hits import Hits, gather
@@ -72,6 +71,11 @@ class QdrantStore(BaseStore):
 
     scheme = "qdrant"
     errors = QDRANT_ERRORS
+    dimension_message = (
+        "query vectors have dimension {got} but {store._where} holds {want}; embed with the "
+        "model that built the index"
+    )
+    dimension_error = DimensionMismatchError
     #: Qdrant scrolls by point id: no build order
     ordered = False
     order_source = "qdrant order (no build order)"
@@ -318,19 +322,16 @@ class QdrantStore(BaseStore):
     ) -> tuple[np.ndarray, np.ndarray]:
         return self._search(vectors, k, exact=False, query_filter=native)
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Full-scan search (``exact=true``, quantization ignored); same scale as query."""
         return self._search(vectors, k, exact=True)
 
+    def _search_dimension(self) -> int:
+        return int(self._c.dimension)
+
     def _search(
-        self, vectors: np.ndarray, k: int, exact: bool, query_filter: Any = None
+        self, xq: np.ndarray, k: int, exact: bool, query_filter: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._c.dimension:
-            raise DimensionMismatchError(
-                f"query vectors have dimension {xq.shape[1]} but {self._where} holds "
-                f"{self._c.dimension}; embed with the model that built the index"
-            )
         models = self._models
         params = self._search_params(exact)
         payload: bool | list[str] = [self._c.id_field] if self._c.id_field else False
