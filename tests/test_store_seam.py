@@ -3,8 +3,9 @@ table keeps the sentences a user read before the tables existed.
 
 - k < 1 and queries of another dimension are refused by the base (InputError, exit 2) for
   query and exact_query on every engine here: faiss, llamaindex, chroma, pgvector, upstash,
-  milvus, qdrant (before, chroma, pgvector, faiss and llamaindex answered k=0 with empty
-  results, and milvus's and qdrant's exact_query did not refuse k=0 at all).
+  milvus, qdrant, lancedb (before, chroma, pgvector, faiss and llamaindex answered k=0 with
+  empty results, milvus's and qdrant's exact_query did not refuse k=0 at all, and
+  lancedb's answered it with an empty result).
 - An engine without exact search refuses it in its own words, through the base.
 - The messages of the Upstash, psycopg and chromadb tables, word for word (recorded from the
   hand-written translators they replaced).
@@ -107,6 +108,14 @@ def _qdrant_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
     return qdrant.build(tmp, [str(i) for i in range(N)], vectors, texts, metric="cosine")
 
 
+def _lancedb_spec(tmp: Path, request: pytest.FixtureRequest) -> str:
+    pytest.importorskip("lancedb")
+    from tests.builders import lancedb
+
+    ids, vectors, texts = _data()
+    return lancedb.build(tmp, ids, vectors, texts, metric="cosine")
+
+
 BUILDERS: dict[str, Callable[[Path, pytest.FixtureRequest], str]] = {
     "faiss": _faiss,
     "llamaindex": _llamaindex,
@@ -115,6 +124,7 @@ BUILDERS: dict[str, Callable[[Path, pytest.FixtureRequest], str]] = {
     "upstash": _upstash_spec,
     "milvus": _milvus_spec,
     "qdrant": _qdrant_spec,
+    "lancedb": _lancedb_spec,
 }
 
 
@@ -158,6 +168,7 @@ SEAM_WORDING = {
     "faiss": "expected vectors of dimension 8, got 9",
     "llamaindex": "expected vectors of dimension 8, got 9",
     "chroma": "expected vectors of dimension 8, got 9",
+    "lancedb": "expected vectors of dimension 8, got 9",
     "pgvector": "query vectors have dimension 9 but pgvector column public.{table}.embedding "
     "has 8; embed with the model that built the index",
     "upstash": "query vectors have dimension 9 but the Upstash index at {host} holds 8; "
