@@ -19,7 +19,7 @@ from indexcheck.errors import (
 )
 from indexcheck.retry import RetryPolicy
 from indexcheck.stores.base import BaseStore
-from indexcheck.stores.error_map import ErrorMap, Rule, matches
+from indexcheck.stores.error_map import Caught, ErrorMap, Rule, doing, matches
 
 
 class NotFoundError(Exception):
@@ -99,6 +99,49 @@ def test_mapping_translates_once_and_lets_our_errors_and_bugs_through() -> None:
     with pytest.raises(RateLimitError, match="still rate-limited opening after 0 retries"):
         with TABLE.mapping(what="opening", status=429, label="fake"):
             raise KeyError("slow")
+
+
+def _status(caught: Caught) -> dict[str, int]:
+    return {"status": getattr(caught.exc, "status", 0)}
+
+
+#: facts read off the exception (``fields``) and rows of one phase (``doing``)
+PHASED = ErrorMap(
+    Rule(OSError, InputError, "cannot open {path} ({text})", when=doing("open")),
+    Rule(KeyError, AuthError, "{where}: HTTP {status}", when=lambda c: c.status == 401),
+    Rule(("no_such_sdk.errors:Boom", LookupError), BackendUnavailableError, "{where} {name}"),
+    fields=_status,
+)
+
+
+def _key_error(status: int) -> KeyError:
+    exc = KeyError("k")
+    exc.status = status  # type: ignore[attr-defined]
+    return exc
+
+
+def test_fields_read_facts_off_the_exception_for_every_row() -> None:
+    auth = PHASED.translate(_key_error(401), where="srv")
+    assert type(auth) is AuthError and str(auth) == "srv: HTTP 401"
+    other = PHASED.translate(_key_error(500), where="srv")  # falls to LookupError
+    assert type(other) is BackendUnavailableError and str(other) == "srv KeyError"
+
+
+def test_rows_may_hold_only_while_doing_one_thing() -> None:
+    exc = OSError("no {such} file")  # braces in the exception text are data, not a template
+    opened = PHASED.translate(exc, doing="open", path="/x")
+    assert type(opened) is InputError and str(opened) == "cannot open /x (no {such} file)"
+    assert PHASED.translate(exc, doing="read", path="/x") is None
+
+
+def test_call_runs_once_and_translates_only_what_a_row_names() -> None:
+    with pytest.raises(ValueError, match="bug"):
+        PHASED.call("read", lambda: (_ for _ in ()).throw(ValueError("bug")), where="srv")
+    with pytest.raises(BackendUnavailableError, match="srv IndexError"):
+        PHASED.call("read", lambda: [][1], where="srv")
+    with pytest.raises(InputError, match="cannot open /x"):
+        PHASED.call("open", lambda: open("/no/such/dir/x"), path="/x")
+    assert PHASED.call("read", lambda: 7, where="srv") == 7
 
 
 class TableStore(BaseStore):

@@ -16,9 +16,11 @@ A rule matches an exception by class (``ValueError``), by a lazily resolved
 looked up in ``sys.modules`` only, so matching never imports an SDK), by a bare class name
 matched along the MRO (``"NotFoundError"``, for SDKs whose classes move between releases),
 or by a module prefix ``"httpx.*"``; ``when`` adds a test on what was caught (an HTTP
-status, a phrase in the message). A message is a ``str.format`` template over the fields of
-:class:`Caught` (``{name}``, ``{text}``, ``{doing}``, ``{store.host}`` and whatever the store's
-``_error_fields`` adds) or a function of it.
+status, a phrase in the message, :func:`doing` for a row of one phase). The table's
+``fields`` reads facts off the exception for every row (a gRPC status, a response body). A
+message is a ``str.format`` template over the fields of :class:`Caught` (``{name}``,
+``{text}``, ``{doing}``, ``{store.host}`` and whatever the store's ``_error_fields`` adds)
+or a function of it.
 
 The table also holds the two sentences raised once a :class:`TransientError` outlived every
 retry (``rate_limited`` and ``unavailable``), with ``{attempts}`` and ``{err}`` as fields.
@@ -166,6 +168,17 @@ class ErrorMap:
             return self.gave_up(err, attempts, doing=what, **fields)
 
         return translated(doing, translate, gave_up)
+
+    def call(self, doing: str, fn: Callable[[], T], **fields: Any) -> T:
+        """Run ``fn`` once inside :meth:`mapping`: ``partial(TABLE.call, where=...)`` is how
+        an opener makes its ``call(doing, fn)``."""
+        with self.mapping(doing, **fields):
+            return fn()
+
+
+def doing(*what: str) -> Callable[[Caught], bool]:
+    """A ``when`` for a row that holds only while the store is ``doing`` one of ``what``."""
+    return lambda caught: caught.doing in what
 
 
 @contextmanager

@@ -49,11 +49,8 @@ from .base import (
     StoreInfo,
     StoreSpec,
     VectorBatch,
-    as_float32_matrix,
-    empty_result,
     pack_rows,
 )
-from .error_tables import apply_error_table
 from .hits import Hits, gather
 from .lancedb_open import LANCEDB_ERRORS, LanceTable, open_table, quote_ident
 from .metric_table import scores_of
@@ -81,6 +78,8 @@ class LanceDBStore(BaseStore):
     ordered = True  # rows come back in the order they were added
 
     scheme = "lancedb"
+    #: lancedb and pyarrow raise many types for unreadable data: all mean the dataset
+    errors = LANCEDB_ERRORS
     params = {
         "table": Str(),
         "vector": Str(),
@@ -113,9 +112,8 @@ class LanceDBStore(BaseStore):
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        """lancedb and pyarrow raise many types for unreadable data: all mean the dataset."""
-        return apply_error_table(LANCEDB_ERRORS, exc, doing=doing, name=self._name, path="")
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        return {"table": self._name, "path": ""}
 
     def _pages(self, cols: list[str], size: int, doing: str) -> Iterator[Any]:
         """The pinned table, ``cols`` only, as Arrow record batches of at most ``size``
@@ -161,8 +159,6 @@ class LanceDBStore(BaseStore):
     def _vector_search(
         self, q: np.ndarray, k: int, exact: bool, where: str | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        if k < 1 or q.shape[0] == 0:
-            return empty_result(q.shape[0], k)
         if not self._t.fixed:
             raise InputError(
                 f"lancedb column '{self._vcol}' of table '{self._name}' holds variable-length "
@@ -342,7 +338,7 @@ class LanceDBStore(BaseStore):
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Normal (index) search: float32 (q, d) -> D float32 (q, k) ``_distance`` (lower is
         nearer; NaN where missing), I object (q, k) ids (None where missing)."""
-        return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, False)
+        return self._vector_search(vectors, k, False)
 
     def _native_filter(self, node: Any) -> Any:
         """The ``where`` string over the table's columns, or inside its ``metadata``
@@ -365,8 +361,7 @@ class LanceDBStore(BaseStore):
     def _filtered_query_batch(
         self, vectors: np.ndarray, k: int, native: Any
     ) -> tuple[np.ndarray, np.ndarray]:
-        q = as_float32_matrix(vectors, self._dimension or None)
-        return self._vector_search(q, k, False, native)
+        return self._vector_search(vectors, k, False, native)
 
     def metadata_of(self, ids: Sequence[str]) -> list[dict[str, Any]]:
         """The non-vector columns of ``ids`` (read once for the table, then looked up)."""
@@ -375,9 +370,12 @@ class LanceDBStore(BaseStore):
         rows = lance_metadata(self)
         return [rows.get(i, {}) for i in ids]
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Flat scan (``bypass_vector_index``) with the same distance type: exact ``_distance``."""
-        return self._vector_search(as_float32_matrix(vectors, self._dimension or None), k, True)
+        return self._vector_search(vectors, k, True)
+
+    def _search_dimension(self) -> int | None:
+        return self._dimension or None
 
     def close(self) -> None:
         """Drop the table handle."""

@@ -7,6 +7,7 @@ This module knows nothing of reading rows or searching (``lancedb.py`` does both
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -15,7 +16,7 @@ from urllib.parse import urlencode
 
 from ..errors import BackendUnavailableError, InputError, MissingDependencyError, SpecError
 from .base import StoreSpec
-from .error_tables import Caller, ErrorTable, Rule, doing
+from .error_map import ErrorMap, Rule, doing
 
 DEFAULT_METRIC = "l2"
 SPEC_HINT = "e.g. lancedb:./lancedb?table=chunks"
@@ -25,28 +26,26 @@ _SPEC_KEYS = (
 )  # fmt: skip
 
 #: lancedb and pyarrow raise many types for unreadable data: all mean the dataset
-LANCEDB_ERRORS = ErrorTable(
-    rules=(
-        Rule(
-            "builtins:Exception",
-            InputError,
-            "lancedb: cannot open '{path}' ({type}: {text}); pass a LanceDB directory",
-            when=doing("connect"),
-        ),
-        Rule(
-            "builtins:Exception",
-            InputError,
-            "lancedb: cannot open table '{name}' in '{path}' ({type}: {text}); check the "
-            "dataset files are complete",
-            when=doing("open the table"),
-        ),
-        Rule(
-            "builtins:Exception",
-            BackendUnavailableError,
-            "lancedb {doing} on table '{name}' failed ({type}: {text}); check the dataset "
-            "files are complete and readable",
-        ),
-    )
+LANCEDB_ERRORS = ErrorMap(
+    Rule(
+        Exception,
+        InputError,
+        "lancedb: cannot open '{path}' ({name}: {text}); pass a LanceDB directory",
+        when=doing("connect"),
+    ),
+    Rule(
+        Exception,
+        InputError,
+        "lancedb: cannot open table '{table}' in '{path}' ({name}: {text}); check the "
+        "dataset files are complete",
+        when=doing("open the table"),
+    ),
+    Rule(
+        Exception,
+        BackendUnavailableError,
+        "lancedb {doing} on table '{table}' failed ({name}: {text}); check the dataset "
+        "files are complete and readable",
+    ),
 )
 
 
@@ -126,7 +125,7 @@ def open_table(spec: StoreSpec, values: dict[str, Any]) -> LanceTable:
     if not path.is_dir():
         raise InputError(f"lancedb: '{path}' is a file; pass the LanceDB directory that holds it")
     lancedb = _import_lancedb()
-    call = Caller(LANCEDB_ERRORS, name=name, path=str(path))
+    call = partial(LANCEDB_ERRORS.call, table=name, path=str(path))
     db = call("connect", lambda: lancedb.connect(str(path)))
     existing = call("connect", lambda: _table_names(db))
     if name not in existing:
@@ -154,7 +153,7 @@ def _describe(
     """Check the columns the spec names and read the dimension, index and metric."""
     import pyarrow as pa
 
-    call = Caller(LANCEDB_ERRORS, name=name, path="")
+    call = partial(LANCEDB_ERRORS.call, table=name, path="")
     vcol = spec.params.get("vector") or "vector"
     idcol = spec.params.get("id") or "id"
     text: str | None = spec.params.get("text") or "text"
@@ -232,7 +231,7 @@ def _describe(
     )
 
 
-def _find_index(table: Any, vcol: str, call: Caller) -> dict[str, Any] | None:
+def _find_index(table: Any, vcol: str, call: Callable[..., Any]) -> dict[str, Any] | None:
     """The vector index on ``vcol`` (name, type, distance type, uuid, rows), or None."""
     for idx in call("list_indices", table.list_indices):
         if list(idx.columns) != [vcol]:

@@ -31,17 +31,15 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ..errors import DimensionMismatchError, InputError
+from ..errors import DimensionMismatchError
 from .base import (
     BaseStore,
     Fetched,
     StoreInfo,
     StoreSpec,
     VectorBatch,
-    as_float32_matrix,
     pack_rows,
 )
-from .error_tables import apply_error_table
 from .hits import Hits, gather
 from .metric_table import scores_of
 from .milvus_open import MILVUS_ERRORS, MilvusCollection, open_collection
@@ -90,6 +88,16 @@ class MilvusStore(BaseStore):
     """Read-only view of one Milvus collection (server or Milvus Lite)."""
 
     scheme = "milvus"
+    errors = MILVUS_ERRORS
+    dimension_message = (
+        "query vectors have dimension {got} but collection '{store._collection}' in "
+        "{store._where} holds {want}; embed with the model that built the index"
+    )
+    dimension_error = DimensionMismatchError
+    no_exact_message = (
+        "{store._where}: a {store._c.index_type} index has no exact search mode; "
+        "compare against exact search computed from the fetched vectors instead"
+    )
     #: Milvus returns rows by segment and primary key: no build order
     ordered = False
     order_source = "milvus order (no build order)"
@@ -108,8 +116,8 @@ class MilvusStore(BaseStore):
     def from_spec(cls, spec: StoreSpec, options: Any = None) -> MilvusStore:
         return cls(open_collection(spec))
 
-    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        return apply_error_table(MILVUS_ERRORS, exc, where=self._where, doing=doing)
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        return {"where": self._where}
 
     # -- Protocol -------------------------------------------------------------------
 
@@ -275,25 +283,16 @@ class MilvusStore(BaseStore):
     ) -> tuple[np.ndarray, np.ndarray]:
         return self._search(vectors, k, {}, expr=native)
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact search in the same scale: FLAT as is, IVF_FLAT probing every list."""
-        if self._c.exact_params is None:
-            raise InputError(
-                f"{self._where}: a {self._c.index_type} index has no exact search mode; "
-                "compare against exact search computed from the fetched vectors instead"
-            )
-        return self._search(vectors, k, self._c.exact_params)
+        return self._search(vectors, k, self._c.exact_params or {})
+
+    def _search_dimension(self) -> int:
+        return int(self._c.dimension)
 
     def _search(
-        self, vectors: np.ndarray, k: int, params: dict[str, Any], expr: str = ""
+        self, xq: np.ndarray, k: int, params: dict[str, Any], expr: str = ""
     ) -> tuple[np.ndarray, np.ndarray]:
-        xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._c.dimension:
-            raise DimensionMismatchError(
-                f"query vectors have dimension {xq.shape[1]} but collection "
-                f"'{self._collection}' in {self._where} holds {self._c.dimension}; "
-                "embed with the model that built the index"
-            )
         client, name = self._client, self._collection
         search_params = {"metric_type": self._c.metric, "params": params}
 

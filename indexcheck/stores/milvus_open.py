@@ -28,7 +28,7 @@ from ..noise import library_noise
 from ..redact import redact_url
 from ..secrets import env_secret
 from .base import StoreSpec
-from .error_tables import Caller, ErrorTable, Facts, Rule, doing
+from .error_map import Caught, ErrorMap, Rule, doing
 from .metric_table import scores_of
 
 TIMEOUT_S = 30.0
@@ -41,10 +41,11 @@ MAX_NLIST = 65536
 _LITE_USERS: dict[str, int] = {}
 
 
-def _facts(exc: BaseException) -> dict[str, Any]:
+def _facts(caught: Caught) -> dict[str, Any]:
     """The gRPC status name (of the exception or its cause), Milvus's code, the message."""
     import grpc
 
+    exc = caught.exc
     cause: Any = exc if isinstance(exc, grpc.RpcError) else exc.__cause__
     code_of = getattr(cause, "code", None) if isinstance(cause, grpc.RpcError) else None
     status = code_of() if callable(code_of) else None
@@ -58,48 +59,45 @@ def _facts(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def _refused(f: Facts) -> bool:
-    low = f["low"]
-    refused = f["status"] in ("UNAUTHENTICATED", "PERMISSION_DENIED")
-    return refused or "auth check failure" in low or "permission deny" in low
+def _refused(c: Caught) -> bool:
+    refused = c.status in ("UNAUTHENTICATED", "PERMISSION_DENIED")
+    return refused or "auth check failure" in c.low or "permission deny" in c.low
 
 
 _SDK = ("pymilvus.exceptions:MilvusException", "grpc:RpcError")
-MILVUS_ERRORS = ErrorTable(
-    facts=_facts,
-    rules=(
-        Rule(
-            "pymilvus.exceptions:ConnectionConfigException",
-            BackendUnavailableError,
-            "cannot open {where}; milvus-lite lets one process hold a .db at a time, so "
-            "stop the process using it or point at a copy",
-            when=doing("open Milvus Lite"),
-        ),
-        Rule(
-            _SDK,
-            AuthError,
-            "{where} refused the credentials while trying to {doing}; set MILVUS_TOKEN "
-            "to a token (or user:password) that can read the collection",
-            when=_refused,
-        ),
-        Rule(
-            _SDK,
-            RateLimitError,
-            "{where} kept refusing requests (rate limit) while trying to {doing}; wait and retry",
-            when=lambda f: f["status"] == "RESOURCE_EXHAUSTED" or "rate limit" in f["low"],
-        ),
-        Rule(
-            _SDK,
-            BackendUnavailableError,
-            "cannot reach {where} to {doing}; check the URI and that the server is up",
-            when=lambda f: f["code"] == 2 or f["status"] in ("UNAVAILABLE", "DEADLINE_EXCEEDED"),
-        ),
-        Rule(
-            _SDK,
-            BackendUnavailableError,
-            "{where} failed to {doing} ({message}); check the server's log",
-        ),
+MILVUS_ERRORS = ErrorMap(
+    Rule(
+        "pymilvus.exceptions:ConnectionConfigException",
+        BackendUnavailableError,
+        "cannot open {where}; milvus-lite lets one process hold a .db at a time, so "
+        "stop the process using it or point at a copy",
+        when=doing("open Milvus Lite"),
     ),
+    Rule(
+        _SDK,
+        AuthError,
+        "{where} refused the credentials while trying to {doing}; set MILVUS_TOKEN "
+        "to a token (or user:password) that can read the collection",
+        when=_refused,
+    ),
+    Rule(
+        _SDK,
+        RateLimitError,
+        "{where} kept refusing requests (rate limit) while trying to {doing}; wait and retry",
+        when=lambda c: c.status == "RESOURCE_EXHAUSTED" or "rate limit" in c.low,
+    ),
+    Rule(
+        _SDK,
+        BackendUnavailableError,
+        "cannot reach {where} to {doing}; check the URI and that the server is up",
+        when=lambda c: c.code == 2 or c.status in ("UNAVAILABLE", "DEADLINE_EXCEEDED"),
+    ),
+    Rule(
+        _SDK,
+        BackendUnavailableError,
+        "{where} failed to {doing} ({message}); check the server's log",
+    ),
+    fields=_facts,
 )
 
 
@@ -133,9 +131,10 @@ class MilvusCollection:
         """Release the collection if opening loaded it, then the client (and Lite server)."""
         try:
             if self.loaded_by_us:
-                Caller(MILVUS_ERRORS, where=self.where)(
+                MILVUS_ERRORS.call(
                     "release the collection",
                     partial(self.client.release_collection, self.name),
+                    where=self.where,
                 )
         finally:
             self.client.close()
@@ -174,15 +173,16 @@ def open_collection(spec: StoreSpec) -> MilvusCollection:
         where = f"Milvus at {shown}"
         token = env_secret("MILVUS_TOKEN", header=False)  # base64-coded by pymilvus
         with library_noise():  # gRPC's channel set-up may print to fd 2
-            client = Caller(MILVUS_ERRORS, where=where)(
+            client = MILVUS_ERRORS.call(
                 "connect",
                 lambda: MilvusClient(uri=location, token=token, db_name=db_name, timeout=TIMEOUT_S),
+                where=where,
             )
     opened = MilvusCollection(
         client, f"milvus:{shown}?collection={name}{extras}", where, lite, name, release_lite=release
     )
     try:
-        call = Caller(MILVUS_ERRORS, where=where)
+        call = partial(MILVUS_ERRORS.call, where=where)
         if not call("find the collection", partial(client.has_collection, name)):
             names = call("list collections", client.list_collections)
             listed = ", ".join(sorted(names)) if names else "none"
@@ -252,7 +252,7 @@ def _read_schema(c: MilvusCollection, desc: dict[str, Any], given: dict[str, str
 
 
 def _read_index(c: MilvusCollection) -> None:
-    call, client, name = Caller(MILVUS_ERRORS, where=c.where), c.client, c.name
+    call, client, name = partial(MILVUS_ERRORS.call, where=c.where), c.client, c.name
     names = call("list indexes", lambda: client.list_indexes(name, field_name=c.vector))
     if names:
         c.index = dict(
@@ -319,9 +319,10 @@ def _open_lite(
     running = getattr(manager, "_servers", {})
     started_here = key in _LITE_USERS or key not in running
     with library_noise():  # Lite logs its own traceback when the folder is locked
-        client = Caller(MILVUS_ERRORS, where=where)(
+        client = MILVUS_ERRORS.call(
             "open Milvus Lite",
             lambda: client_cls(uri=key, db_name=db_name, timeout=TIMEOUT_S),
+            where=where,
         )
     if not started_here:
         return client, None  # someone else in this process runs that server: leave it be

@@ -40,10 +40,8 @@ from .base import (
     StoreInfo,
     StoreSpec,
     VectorBatch,
-    as_float32_matrix,
     pack_rows,
 )
-from .error_tables import apply_error_table
 from .hits import Hits, gather
 from .metric_table import scores_of
 from .params import Str
@@ -72,6 +70,12 @@ class QdrantStore(BaseStore):
     """Read-only view of one Qdrant collection (server or local mode)."""
 
     scheme = "qdrant"
+    errors = QDRANT_ERRORS
+    dimension_message = (
+        "query vectors have dimension {got} but {store._where} holds {want}; embed with the "
+        "model that built the index"
+    )
+    dimension_error = DimensionMismatchError
     #: Qdrant scrolls by point id: no build order
     ordered = False
     order_source = "qdrant order (no build order)"
@@ -94,9 +98,8 @@ class QdrantStore(BaseStore):
 
     # -- helpers ---------------------------------------------------------------
 
-    def _translate(self, exc: BaseException, doing: str = "read") -> Exception | None:
-        context = {"location": self._location, "collection": self._collection}
-        return apply_error_table(QDRANT_ERRORS, exc, doing=doing, **context)
+    def _error_fields(self, doing: str) -> dict[str, Any]:
+        return {"location": self._location, "collection": self._collection}
 
     def _scroll(
         self, doing: str, limit: int, offset: Any, payload: bool | list[str], vectors: bool = True
@@ -319,19 +322,16 @@ class QdrantStore(BaseStore):
     ) -> tuple[np.ndarray, np.ndarray]:
         return self._search(vectors, k, exact=False, query_filter=native)
 
-    def exact_query(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Full-scan search (``exact=true``, quantization ignored); same scale as query."""
         return self._search(vectors, k, exact=True)
 
+    def _search_dimension(self) -> int:
+        return int(self._c.dimension)
+
     def _search(
-        self, vectors: np.ndarray, k: int, exact: bool, query_filter: Any = None
+        self, xq: np.ndarray, k: int, exact: bool, query_filter: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        xq = as_float32_matrix(vectors)
-        if xq.shape[1] != self._c.dimension:
-            raise DimensionMismatchError(
-                f"query vectors have dimension {xq.shape[1]} but {self._where} holds "
-                f"{self._c.dimension}; embed with the model that built the index"
-            )
         models = self._models
         params = self._search_params(exact)
         payload: bool | list[str] = [self._c.id_field] if self._c.id_field else False

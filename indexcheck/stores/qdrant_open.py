@@ -27,15 +27,16 @@ from ..errors import (
 from ..redact import redact_url
 from ..secrets import env_secret
 from .base import StoreSpec
-from .error_tables import Caller, ErrorTable, Rule, doing
+from .error_map import Caught, ErrorMap, Rule, doing
 from .metric_table import scores_of
 
 TIMEOUT_S = 30
 _OPEN_LOCAL = "open the local folder"
 
 
-def _facts(exc: BaseException) -> dict[str, Any]:
+def _facts(caught: Caught) -> dict[str, Any]:
     """HTTP status and body of an unexpected response, the cause of a failed request."""
+    exc = caught.exc
     content = getattr(exc, "content", b"") or b""
     return {
         "status": int(getattr(exc, "status_code", 0) or 0),
@@ -49,61 +50,59 @@ _RATE_LIMITED = (
     "Qdrant at {location} kept answering 429 while trying to {doing}; wait and retry, or "
     "raise the rate limit"
 )
-QDRANT_ERRORS = ErrorTable(
-    facts=_facts,
-    rules=(
-        Rule(
-            "builtins:RuntimeError",
-            BackendUnavailableError,
-            "Qdrant local storage at '{location}' is locked by another process; stop that "
-            "process (local mode allows one at a time) or point at a copy of the folder",
-            when=lambda f: f["doing"] == _OPEN_LOCAL and "already accessed" in f["text"],
-        ),
-        Rule(
-            ("builtins:ValueError", "builtins:OSError"),
-            DataFileError,
-            "cannot read Qdrant local storage at '{location}' ({text}); check the folder",
-            when=doing(_OPEN_LOCAL),
-        ),
-        Rule(
-            _UNEXPECTED,
-            AuthError,
-            "Qdrant at {location} refused the credentials (HTTP {status}) while trying to "
-            "{doing}; set QDRANT_API_KEY to a key that can read '{collection}'",
-            when=lambda f: f["status"] in (401, 403),
-        ),
-        Rule(_UNEXPECTED, RateLimitError, _RATE_LIMITED, when=lambda f: f["status"] == 429),
-        Rule(
-            _UNEXPECTED,
-            BackendUnavailableError,
-            "Qdrant at {location} failed (HTTP {status}) while trying to {doing}; check the "
-            "server's health and retry",
-            when=lambda f: f["status"] >= 500 or f["status"] == 0,
-        ),
-        Rule(
-            _UNEXPECTED,
-            InputError,
-            "Qdrant at {location} rejected the request to {doing} (HTTP {status}: {content}); "
-            "check the spec",
-        ),
-        Rule(
-            "qdrant_client.common.client_exceptions:ResourceExhaustedResponse",
-            RateLimitError,
-            _RATE_LIMITED,
-        ),
-        Rule(
-            "qdrant_client.http.exceptions:ResponseHandlingException",
-            BackendUnavailableError,
-            "cannot reach Qdrant at {location} to {doing} ({source}); check the URL and that "
-            "the server is up",
-        ),
-        Rule(
-            ("builtins:OSError", "builtins:TimeoutError"),
-            BackendUnavailableError,
-            "cannot reach Qdrant at {location} to {doing} ({type}); check the URL and that the "
-            "server is up",
-        ),
+QDRANT_ERRORS = ErrorMap(
+    Rule(
+        RuntimeError,
+        BackendUnavailableError,
+        "Qdrant local storage at '{location}' is locked by another process; stop that "
+        "process (local mode allows one at a time) or point at a copy of the folder",
+        when=lambda c: c.doing == _OPEN_LOCAL and "already accessed" in c.text,
     ),
+    Rule(
+        (ValueError, OSError),
+        DataFileError,
+        "cannot read Qdrant local storage at '{location}' ({text}); check the folder",
+        when=doing(_OPEN_LOCAL),
+    ),
+    Rule(
+        _UNEXPECTED,
+        AuthError,
+        "Qdrant at {location} refused the credentials (HTTP {status}) while trying to "
+        "{doing}; set QDRANT_API_KEY to a key that can read '{collection}'",
+        when=lambda c: c.status in (401, 403),
+    ),
+    Rule(_UNEXPECTED, RateLimitError, _RATE_LIMITED, when=lambda c: c.status == 429),
+    Rule(
+        _UNEXPECTED,
+        BackendUnavailableError,
+        "Qdrant at {location} failed (HTTP {status}) while trying to {doing}; check the "
+        "server's health and retry",
+        when=lambda c: c.status >= 500 or c.status == 0,
+    ),
+    Rule(
+        _UNEXPECTED,
+        InputError,
+        "Qdrant at {location} rejected the request to {doing} (HTTP {status}: {content}); "
+        "check the spec",
+    ),
+    Rule(
+        "qdrant_client.common.client_exceptions:ResourceExhaustedResponse",
+        RateLimitError,
+        _RATE_LIMITED,
+    ),
+    Rule(
+        "qdrant_client.http.exceptions:ResponseHandlingException",
+        BackendUnavailableError,
+        "cannot reach Qdrant at {location} to {doing} ({source}); check the URL and that "
+        "the server is up",
+    ),
+    Rule(
+        (OSError, TimeoutError),
+        BackendUnavailableError,
+        "cannot reach Qdrant at {location} to {doing} ({name}); check the URL and that the "
+        "server is up",
+    ),
+    fields=_facts,
 )
 
 
@@ -224,7 +223,7 @@ def open_collection(spec: StoreSpec, options: Any) -> QdrantCollection:
 
 
 def _check_exists(c: QdrantCollection, shown: str) -> None:
-    call, client = Caller(QDRANT_ERRORS, location=shown, collection=c.collection), c.client
+    call, client = partial(QDRANT_ERRORS.call, location=shown, collection=c.collection), c.client
     if not c.local and call("find the collection", partial(client.collection_exists, c.collection)):
         return
     aliases = call("list aliases", client.get_aliases).aliases
@@ -241,7 +240,7 @@ def _check_exists(c: QdrantCollection, shown: str) -> None:
 
 def _describe(c: QdrantCollection) -> None:
     """Read the collection's config: its one dense vector, dimension and distance."""
-    call = Caller(QDRANT_ERRORS, location=c.location, collection=c.collection)
+    call = partial(QDRANT_ERRORS.call, location=c.location, collection=c.collection)
     c.info = call("read the collection", partial(c.client.get_collection, c.collection))
     vectors, given = c.info.config.params.vectors, c.vector
     if isinstance(vectors, c.models.VectorParams):
@@ -296,5 +295,5 @@ def _open_local(path: Path, options: Any, client_cls: Any) -> Any:
             f"Qdrant local storage at '{path}' keeps each point as a Python pickle, which can "
             "run code when loaded; pass --trust-pickle if you trust who wrote the folder"
         )
-    call = Caller(QDRANT_ERRORS, location=str(path), collection="")
-    return call(_OPEN_LOCAL, lambda: client_cls(path=str(path)))
+    opened = partial(client_cls, path=str(path))
+    return QDRANT_ERRORS.call(_OPEN_LOCAL, opened, location=str(path), collection="")

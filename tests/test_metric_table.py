@@ -1,0 +1,32 @@
+"""The one metric table (stores/metric_table.py): every store takes its scores from it."""
+
+from __future__ import annotations
+
+
+def test_every_store_takes_its_scores_from_the_one_metric_table() -> None:
+    from indexcheck.stores import _local, chroma, lancedb, milvus, pgvector_sql, qdrant
+    from indexcheck.stores.metric_table import scores_of
+
+    assert chroma.SPACE_SCORES is scores_of("chroma")
+    assert lancedb.DISTANCE_SCORES is scores_of("lancedb")
+    assert milvus.METRICS is scores_of("milvus")
+    assert qdrant.DISTANCES is scores_of("qdrant")
+    local = scores_of("local")
+    assert {m: v[1:] for m, v in _local.LOCAL_METRICS.items()} == {
+        m: tuple(s) for m, s in local.items()
+    }
+    assert {m: v[1] for m, v in pgvector_sql.METRICS.items()} == {
+        m: s.formula for m, s in scores_of("pgvector").items()
+    }
+    # what users saw before the table existed, unchanged
+    assert dict(scores_of("chroma")) == {
+        "l2": ("l2^2", False),
+        "ip": ("1-dot", False),
+        "cosine": ("1-cos", False),
+    }
+    assert pgvector_sql.METRICS == {
+        "cosine": ("<=>", "1-cos"),
+        "l2": ("<->", "l2"),
+        "ip": ("<#>", "-dot"),
+        "l1": ("<+>", "l1"),
+    }
