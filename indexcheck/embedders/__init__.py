@@ -10,6 +10,7 @@ register there like any plugin. Heavy SDKs are imported only when their provider
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any
 
 from .. import plugins
@@ -26,6 +27,7 @@ __all__ = [
     "EmbedStats",
     "Embedder",
     "RetryPolicy",
+    "cached_embedder",
     "for_queries",
     "open_embedder",
 ]
@@ -126,6 +128,15 @@ def for_queries(embedder: Embedder) -> Embedder:
         return CachedEmbedder(queries, embedder.cache, embedder.audit)  # one audit per run
     found: Embedder = getattr(embedder, "queries", None) or embedder
     return found
+
+
+def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
+    """The embedder behind a hash-keyed cache (the ``cache_path`` file, or in memory):
+    each distinct text is embedded once."""
+    from .cache import CachedEmbedder, open_cache
+
+    inner = open_embedder(spec)
+    return CachedEmbedder(inner, open_cache(cache_path) if cache_path is not None else None)
 
 
 def open_embedder(spec: str | None = None) -> Embedder:

@@ -18,6 +18,11 @@ from ...sections import (
     manifest_section,
     rank,
 )
+from ..check_index import report as _check_index  # noqa: F401  (ci renders each check's
+from ..compare_ann import report as _compare_ann  # noqa: F401  sections through the builders
+from ..diagnose import report as _diagnose  # noqa: F401  its checks' report modules register
+from ..diff_index import report as _diff_index  # noqa: F401
+from ..probe_scale import report as _probe_scale  # noqa: F401
 from ..reports import Payload, register, sections_of
 from ..summary_kit import summary
 

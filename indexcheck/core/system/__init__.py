@@ -339,6 +339,31 @@ def _run(
     )
 
 
+def prepare_system(
+    system: str | Any,
+    intervene: str | Sequence[str] | None = None,
+    budget_calls: int | None = None,
+    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+) -> tuple[System, list[Intervention]]:
+    """diagnose --system's setup, before anything is opened: the interventions parsed
+    (``"gold-context,fetch=20"`` or a list), the refusal pattern compiled, and the
+    application loaded from a ``py:`` spec or wrapped from the object."""
+    from ..answers import compile_pattern
+
+    spec = intervene if isinstance(intervene, str) or intervene is None else ",".join(intervene)
+    interventions = parse_interventions(spec)
+    pattern = answer_refusal_pattern
+    compile_pattern(pattern, "--answer-refusal-pattern")
+    app = (
+        load_system(system, budget_calls=budget_calls, refusal_pattern=pattern)
+        if isinstance(system, str)
+        else System(
+            system, type(system).__name__, budget_calls=budget_calls, refusal_pattern=pattern
+        )
+    )
+    return app, list(interventions)
+
+
 def diagnose_system_from(
     system: str | Any,
     questions: Sequence[Question],
@@ -356,16 +381,7 @@ def diagnose_system_from(
 ) -> SystemDiagnoseResult:
     """:func:`diagnose_system` from a ``py:`` spec or an application object, and
     interventions as ``"gold-context,fetch=20"`` or a list of those (the library front)."""
-    spec = intervene if isinstance(intervene, str) or intervene is None else ",".join(intervene)
-    interventions = parse_interventions(spec)
-    pattern = answer_refusal_pattern
-    app = (
-        load_system(system, budget_calls=budget_calls, refusal_pattern=pattern)
-        if isinstance(system, str)
-        else System(
-            system, type(system).__name__, budget_calls=budget_calls, refusal_pattern=pattern
-        )
-    )
+    app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
     return diagnose_system(
         app,
         questions,
@@ -390,4 +406,4 @@ def _detail(sq: SystemQuestion) -> str:
     return ""
 
 
-__all__ = ["diagnose_system", "diagnose_system_from"]
+__all__ = ["diagnose_system", "diagnose_system_from", "prepare_system"]
