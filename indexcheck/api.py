@@ -21,12 +21,12 @@ import numpy as np
 from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .core.retrieval import DEFAULT_REFUSAL_PATTERN
 from .corpus import Corpus, load_chunks
-from .embedders import cached_embedder, open_embedder
+from .embedders import opened_embedder
 from .embedders.base import Embedder
 from .manifest import Run, stamp
 from .questions import Question, load_questions
-from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
+from .stores.opening import opened_store
 
 if TYPE_CHECKING:
     from .core.answers import AnswerRow
@@ -60,19 +60,10 @@ def _opened(
     """The store (and embedder behind the ``cache``, unless ``embedder is False``), closing
     what was opened here when the block ends, also when it raises."""
     with ExitStack() as stack:
-        if isinstance(store, str):
-            store = open_store(store, StoreOptions(trust_pickle=trust_pickle))
-            stack.callback(store.close)
-        emb: Embedder | None = None
-        if embedder is not False:
-            emb = embedder if isinstance(embedder, Embedder) else None
-            if emb is None:
-                spec = embedder if isinstance(embedder, str) else None
-                emb = cached_embedder(spec, Path(cache) if cache is not None else None)
-                opened = getattr(emb, "cache", None)
-                if opened is not None:
-                    stack.callback(opened.close)
-        yield store, emb
+        s = None if store is None else stack.enter_context(opened_store(store, trust_pickle))
+        path = Path(cache) if cache is not None else None
+        e = None if embedder is False else stack.enter_context(opened_embedder(embedder, path))
+        yield s, e
 
 
 def _corpus(chunks: PathLike | Corpus | None) -> Corpus | None:
@@ -261,16 +252,12 @@ def _judged(
 ) -> tuple[Any, dict[str, Any]]:
     """The answers judged for UNGROUNDED (judgements cached in ``cache``), and the stats."""
     from .core.judge import judge_answers, load_prompt
-    from .judges import JudgementCache, open_judge
+    from .judges import judgement_cache, opened_judge
 
-    opened = open_judge(judge) if isinstance(judge, str) else judge
-    replies = JudgementCache(Path(cache)) if cache is not None else None
-    try:
+    with opened_judge(judge) as opened, judgement_cache(cache) as replies:
+        assert opened is not None
         result = judge_answers(answers, opened, load_prompt(), cache=replies)
-    finally:
-        if replies is not None:
-            replies.close()
-    return result.answers, opened.stats.as_dict()
+        return result.answers, opened.stats.as_dict()
 
 
 def diff_index(
@@ -355,21 +342,16 @@ def judge(
     """
     from .core.answers import load_answers
     from .core.judge import judge_answers, load_prompt
-    from .judges import JudgementCache, open_judge
+    from .judges import judgement_cache, opened_judge
 
     rows = load_answers(Path(answers)) if isinstance(answers, str | Path) else answers
-    loaded = load_prompt(prompt)
-    opened = open_judge(judge) if isinstance(judge, str) else judge
-    replies = JudgementCache(Path(cache)) if cache is not None else None
-    started = Run("judge")
-    try:
+    loaded, started = load_prompt(prompt), Run("judge")
+    with opened_judge(judge) as opened, judgement_cache(cache) as replies:
+        assert opened is not None
         result = judge_answers(
             rows, opened, loaded, retries=retries, refusal_pattern=refusal_pattern,
             cache=replies, allow_unjudged=allow_unjudged, progress=progress,
         )  # fmt: skip
-    finally:
-        if replies is not None:
-            replies.close()
     stamp(
         result,
         started,
@@ -403,28 +385,20 @@ def generate_questions(
     from .core.questions import generate_questions as run
     from .core.questions.output import corpus_from_store, manifest_of, write_question_set
     from .core.retrieval import marked_refusals
-    from .judges import JudgementCache, open_judge
+    from .errors import InputError
+    from .judges import judgement_cache, opened_judge
 
-    started = Run("questions generate")
+    started, corpus = Run("questions generate"), _corpus(chunks)
+    if corpus is None and store is None:
+        raise InputError("generate_questions needs chunks or a store that holds texts")
     with ExitStack() as stack:
-        corpus = _corpus(chunks)
-        opened_store = None
-        if corpus is None:
-            if store is None:
-                from .errors import InputError
-
-                raise InputError("generate_questions needs chunks or a store that holds texts")
-            opened_store, _ = stack.enter_context(_opened(store, trust_pickle=trust_pickle))
-            corpus = corpus_from_store(opened_store)
-        gen = open_judge(generator) if isinstance(generator, str) else generator
-        ver = open_judge(judge) if isinstance(judge, str) else judge
-        for spec, opened in ((generator, gen), (judge, ver)):
-            if isinstance(spec, str):
-                stack.callback(getattr(opened, "close", lambda: None))
-        _, emb = stack.enter_context(_opened(None, False if dry_run else embedder, cache=cache))
-        replies = JudgementCache(Path(cache)) if cache is not None and not dry_run else None
-        if replies is not None:
-            stack.callback(replies.close)
+        enter = stack.enter_context
+        s = None if corpus is not None else enter(opened_store(store, trust_pickle))  # type: ignore[arg-type]
+        corpus = corpus if s is None else corpus_from_store(s)
+        gen, ver = enter(opened_judge(generator)), enter(opened_judge(judge))
+        assert gen is not None
+        _, emb = enter(_opened(None, False if dry_run else embedder, cache=cache))
+        replies = enter(judgement_cache(None if dry_run else cache))
         options = dict(
             n=n, oos=oos, multi_hop=multi_hop, dedupe=dedupe, max_quote=max_quote,
             fetch=fetch, link_min=link_min, retries=retries, budget_calls=budget_calls,
@@ -442,7 +416,7 @@ def generate_questions(
             "options": options,
             **(provenance or {}),
         }
-        stamp(result, started, opened_store, emb, **facts)
+        stamp(result, started, s, emb, **facts)
         if out is not None and result.questions and not dry_run:
             result.out = str(out)
             model = emb.model_id if emb is not None else None
@@ -475,22 +449,3 @@ def check_answers(
     path = str(answers) if isinstance(answers, str | Path) else None
     stamp(result, started, answers_file=path)
     return result
-
-
-__all__ = [
-    "cached_embedder",
-    "check_answers",
-    "check_index",
-    "compare_ann",
-    "diagnose",
-    "diff_index",
-    "generate_questions",
-    "judge",
-    "load_chunks",
-    "load_questions",
-    "open_embedder",
-    "open_store",
-    "probe_scale",
-    "run_ci",
-    "sweep_threshold",
-]

@@ -34,8 +34,7 @@ from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from ..check_index import check_index
 from ..exact import exact_topk, family_of
 from ..id_pairing import refuse_absent_expected_ids
-from ..probe_scale.result import ScaleResult
-from ..probe_scale.setup import Converter, ScoreSetup, score_setup
+from ..probe_scale.setup import score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..sweep_threshold.filters import question_filters
 from ..verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
@@ -43,6 +42,10 @@ from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
 from .metrics import first_copies, retrieval_metrics
 from .result import DiagnoseResult, QuestionDiagnosis
+
+#: diagnose's whole setup, the same for the api (so the CLI) and ci: the store's scale,
+#: the threshold on the backend's scale (converted from a cosine) and the refusal chunks
+prepare = score_setup
 
 EXAMPLES = 5
 
@@ -83,35 +86,6 @@ def exact_ranking(
     blocks = ((b.ids, b.vectors) for b in store.iter_vectors(4096))
     D, I = exact_topk(blocks, queries, depth, family)
     return D, I, "local_exact"
-
-
-def prepare(
-    store: VectorStore,
-    corpus: Corpus | None,
-    *,
-    threshold: float | None = None,
-    threshold_scale: str = "backend",
-    scale: ScaleResult | None = None,
-    higher_is_better: bool | None = None,
-    to_cosine: Converter | None = None,
-    refusal_marked: Sequence[str] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> ScoreSetup:
-    """diagnose's whole setup, the same for the api (and so the CLI) and ci: the store's
-    scale (``scale`` at hand, else probed or cached, unless ``higher_is_better`` is given),
-    ``threshold`` on the backend's scale (converted when ``threshold_scale="cosine"``) and
-    the refusal chunks the chunks file marks (unless ``refusal_marked`` is given)."""
-    return score_setup(
-        store,
-        corpus,
-        threshold=threshold,
-        threshold_scale=threshold_scale,
-        scale=scale,
-        higher_is_better=higher_is_better,
-        to_cosine=to_cosine,
-        refusal_marked=refusal_marked,
-        progress=progress,
-    )
 
 
 def diagnose(

@@ -27,12 +27,15 @@ from ...filters import canonical
 from ...questions import Question
 from ...stores.base import VectorStore
 from ..id_pairing import refuse_absent_expected_ids
-from ..probe_scale.result import ScaleResult
-from ..probe_scale.setup import Converter, ScoreSetup, score_setup
+from ..probe_scale.setup import score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..stats import wilson
 from .filters import filtered_retrieve, per_filter, question_filters
 from .result import QuestionRecord, Score, SweepResult
+
+#: sweep-threshold's whole setup, the same for the api (so the CLI) and --observed: the
+#: store's scale (or the direction given, with no store) and the refusal chunks
+prepare = score_setup
 
 
 def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:
@@ -40,31 +43,6 @@ def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:
     if to_cos is not None and np.isfinite(x):
         cos = float(to_cos(np.asarray([x], dtype=np.float64))[0])
     return {"backend": float(x), "cosine": cos}
-
-
-def prepare(
-    store: VectorStore | None,
-    corpus: Any = None,
-    *,
-    scale: ScaleResult | None = None,
-    higher_is_better: bool | None = None,
-    to_cosine: Converter | None = None,
-    refusal_marked: Sequence[str] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> ScoreSetup:
-    """sweep-threshold's whole setup, the same for the api (and so the CLI) and
-    ``--observed``: the store's scale (probed or cached unless ``higher_is_better`` is
-    given; with no store, the direction given) and the refusal chunks the chunks file
-    marks (unless ``refusal_marked`` is given)."""
-    return score_setup(
-        store,
-        corpus,
-        scale=scale,
-        higher_is_better=higher_is_better,
-        to_cosine=to_cosine,
-        refusal_marked=refusal_marked,
-        progress=progress,
-    )
 
 
 def sweep_threshold(

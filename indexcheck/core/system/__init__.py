@@ -35,9 +35,10 @@ from ...stores.base import VectorStore
 from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..stats import wilson
 from ..verdicts import FAILING_LABELS, Label
-from .hook import Candidate, Generation, System, load_system
-from .interventions import NEEDS_STORE, Intervention, parse_interventions
+from .hook import Candidate, Generation, System
+from .interventions import NEEDS_STORE, Intervention
 from .result import SystemDiagnoseResult, SystemQuestion, implicated_lines
+from .setup import prepare_system
 from .staged_cache import StagedCache
 
 _LABEL_OF = {
@@ -337,31 +338,6 @@ def _run(
         questions=out,
         cost=s.cost(),
     )
-
-
-def prepare_system(
-    system: str | Any,
-    intervene: str | Sequence[str] | None = None,
-    budget_calls: int | None = None,
-    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
-) -> tuple[System, list[Intervention]]:
-    """diagnose --system's setup, before anything is opened: the interventions parsed
-    (``"gold-context,fetch=20"`` or a list), the refusal pattern compiled, and the
-    application loaded from a ``py:`` spec or wrapped from the object."""
-    from ..answers import compile_pattern
-
-    spec = intervene if isinstance(intervene, str) or intervene is None else ",".join(intervene)
-    interventions = parse_interventions(spec)
-    pattern = answer_refusal_pattern
-    compile_pattern(pattern, "--answer-refusal-pattern")
-    app = (
-        load_system(system, budget_calls=budget_calls, refusal_pattern=pattern)
-        if isinstance(system, str)
-        else System(
-            system, type(system).__name__, budget_calls=budget_calls, refusal_pattern=pattern
-        )
-    )
-    return app, list(interventions)
 
 
 def diagnose_system_from(
