@@ -12,12 +12,13 @@ stamped here, by :func:`indexcheck.manifest.stamp`. The CLI calls these function
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .chunk_stream import ChunkSource, FileChunks
 from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .core.retrieval import DEFAULT_REFUSAL_PATTERN
 from .corpus import Corpus, load_chunks
@@ -75,40 +76,66 @@ def _questions(questions: PathLike | Sequence[Question]) -> Sequence[Question]:
 
 
 def check_index(
-    store: StoreLike, chunks: PathLike | Corpus | None, embedder: EmbedderLike = None, *,
-    sample: int | None = 100, seed: int = 0, min_cosine: float = 0.999, window: int = 16,
-    diagnose_budget: int = 2000, only: Sequence[str] | None = None,
-    max_fault_rate: float | None = None, template: EmbedTemplate | None = None,
-    cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
+    store: StoreLike, chunks: PathLike | Corpus | ChunkSource | None,
+    embedder: EmbedderLike = None, *, sample: int | None = 100, seed: int = 0,
+    min_cosine: float = 0.999, window: int = 16, diagnose_budget: int = 2000,
+    only: Sequence[str] | None = None, max_fault_rate: float | None = None,
+    template: EmbedTemplate | None = None, stream: bool = False, rows: PathLike | None = None,
+    block: int = 4096, engine: str | Any = None, ray_address: str | None = None,
+    concurrency: int = 1, cache: PathLike | None = None, progress: Say | None = None,
+    tick: Callable[[str, int, int | None], None] | None = None, trust_pickle: bool = False,
 ) -> CheckIndexResult:  # fmt: skip
     """Re-embed ``sample`` chunks (None: all) and compare each with its stored vector
-    (cosine of float32 unit vectors >= ``min_cosine``); ``result.ok`` is the verdict. The
-    options as :func:`indexcheck.core.check_index.check_index`."""
+    (cosine of float32 unit vectors >= ``min_cosine``); ``result.ok`` is the verdict.
+    ``stream`` checks every chunk in blocks of ``block`` (memory stays flat; ``chunks`` a
+    path is read block by block, None reads the store's texts), each chunk's row written to
+    ``rows``, embedded by ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
     from .core.check_index import check_index as run
+    from .core.check_index.streamed import check_all
+    from .engine import open_engine
 
     started = Run("check-index")
-    with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
+    with ExitStack() as stack:
+        if stream and not hasattr(engine, "embed_blocks"):
+            engine = stack.enter_context(closing(open_engine(engine or "local", ray_address)))
+        s, e = stack.enter_context(_opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
         assert e is not None
-        result = run(
-            s, e, _corpus(chunks), sample=sample, seed=seed, min_cosine=min_cosine,
-            window=window, diagnose_budget=diagnose_budget, only=only, progress=progress,
-            max_fault_rate=max_fault_rate, template=template,
-        )  # fmt: skip
+        if concurrency > 1:
+            getattr(e, "inner", e).concurrency = concurrency  # up to N batches at once
+        if stream:
+            source = FileChunks(chunks) if isinstance(chunks, str | Path) else chunks
+            result = check_all(
+                s, e, source, min_cosine=min_cosine, window=window, rows_path=rows,
+                engine=engine, say=progress, tick=tick, block=block, template=template,
+            )  # fmt: skip
+        else:
+            result = run(
+                s, e, _corpus(chunks), sample=sample, seed=seed, min_cosine=min_cosine,  # type: ignore[arg-type]
+                window=window, diagnose_budget=diagnose_budget, only=only, progress=progress,
+                max_fault_rate=max_fault_rate, template=template,
+            )  # fmt: skip
         stamp(result, started, s, e, seed=seed)
         return result
 
 
 def probe_scale(
     store: StoreLike, probes: int = 16, k: int = 8, seed: int = 0, *, filter: Any = None,
-    trust_pickle: bool = False,
+    cache: bool = False, progress: Say | None = None, trust_pickle: bool = False,
 ) -> ScaleResult:  # fmt: skip
-    """Which formula the store's scores follow, from ``probes`` queries of ``k`` results."""
+    """Which formula the store's scores follow, from ``probes`` queries of ``k`` results;
+    ``cache`` keeps the result per index fingerprint for later commands (unfiltered only)."""
+    from .core.probe_scale import cache_path, write_cache
     from .core.probe_scale import probe_scale as run
 
     started = Run("probe-scale")
     with _opened(store, trust_pickle=trust_pickle) as (s, _):
+        if progress is not None:
+            progress(f"probing {s.spec} with {probes} queries")
         result = run(s, probes, k, seed, filter=filter)
-        stamp(result, started, s)
+        stamp(result, started, s)  # the cached copy carries the manifest too
+        if cache and filter is None:
+            write_cache(result, cache_path(s))
+            result.manifest["cache"] = str(cache_path(s))
         return result
 
 
