@@ -327,19 +327,19 @@ def diff_index(
 
 
 def run_ci(
-    config: CiConfig | PathLike,
-    baseline: dict[str, Any] | None = None,
-    progress: Say | None = None,
-) -> CiResult:
+    config: CiConfig | PathLike, baseline: dict[str, Any] | None = None,
+    progress: Say | None = None, *, baseline_any_store: bool = False,
+) -> CiResult:  # fmt: skip
     """``indexcheck ci`` from Python: opens the configured store (and the old index of
-    ``[ci.diff-index]``) and embedder, runs the checks, closes them."""
+    ``[ci.diff-index]``) and embedder, refuses a ``baseline`` measured on another store or
+    embedder (unless ``baseline_any_store``), runs the checks, closes them."""
     from .core.ci import run_ci as run
+    from .core.ci.baseline_guard import check_baseline
     from .core.ci.config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
-    started = Run("ci")
-    trust = config.trust_pickle
+    started, trust = Run("ci"), config.trust_pickle
     with ExitStack() as stack:
         uses = config.embedder if needs_embedder(config) else False
         store, embedder = stack.enter_context(
@@ -348,9 +348,16 @@ def run_ci(
         old_store = None
         if config.diff_index is not None:
             old_store, _ = stack.enter_context(_opened(config.diff_index.old, trust_pickle=trust))
+        differences: list[str] = []
+        if baseline is not None:  # two different systems are not compared by accident
+            info, model = store.info(), embedder.model_id if embedder is not None else None
+            differences = check_baseline(
+                baseline, info.backend, info.metric, model, allow_any=baseline_any_store
+            )
         result = run(
             config, baseline, progress, store=store, embedder=embedder, old_store=old_store
         )
+        result.baseline_differences = differences
         stamp(result, started, store, embedder)
         return result
 
