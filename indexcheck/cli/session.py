@@ -1,6 +1,9 @@
-"""What a command opens (store, embedder with its hash cache, chunks), closed with its context.
+"""The run timer and lifetime of what a command opens itself, closed with its context.
 
-Every store and embedder a command opens is registered here and closed through
+Most commands open nothing here: they pass specs to :mod:`indexcheck.api`, which opens and
+closes them. The few that still open a store or an embedder themselves (compare-ann's
+sweeps, embed, judge's fingerprint, sweep-threshold --observed) use the same openers
+(``open_store``, ``embedders.cached_embedder``), registered here and closed through
 ``ctx.call_on_close``, so they close when the command ends, also when it raises.
 """
 
