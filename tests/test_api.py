@@ -124,7 +124,9 @@ def test_diagnose_converts_a_cosine_threshold_on_an_l2_index(
     from indexcheck.stores.faiss_store import write_faiss_folder
 
     chunks = indexcheck.load_chunks(small_kb["chunks"])
-    write_faiss_folder(tmp_path / "l2", chunks.ids, HashEmbedder(32).embed(chunks.texts), metric="l2")
+    write_faiss_folder(
+        tmp_path / "l2", chunks.ids, HashEmbedder(32).embed(chunks.texts), metric="l2"
+    )
     store = f"faiss:{tmp_path / 'l2'}"
     diag = indexcheck.diagnose(
         store, questions, chunks, SPEC, k=4, threshold=0.9, threshold_scale="cosine"
