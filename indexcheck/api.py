@@ -180,8 +180,8 @@ def compare_ann(
     noise: float | None = None, truth_from: str | None = None,
     truth_store: StoreLike | None = None, chunks: PathLike | Corpus | None = None,
     embedder: EmbedderLike = None, cache_dir: Path | None = None,
-    filters: Sequence[Any] | None = None, truth: Any = None, cache: PathLike | None = None,
-    progress: Say | None = None, trust_pickle: bool = False,
+    filters: Sequence[Any] | None = None, truth: Any = None, true_vectors: Any = None,
+    cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
 ) -> AnnResult:  # fmt: skip
     """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
     vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet.
@@ -207,7 +207,8 @@ def compare_ann(
         )  # fmt: skip
         result = run(
             s, qs, k=k, fetch=fetch, target=target, seed=seed, cache_dir=cache_dir,
-            progress=progress, truth=truth, true_vectors=tv, filters=filters,
+            progress=progress, truth=truth, filters=filters,
+            true_vectors=tv if true_vectors is None else true_vectors,
         )  # fmt: skip
         stamp(result, started, s, e, seed=seed)
         return result
