@@ -2,28 +2,32 @@
 
 ``store`` is a spec string (``faiss:./index``) or an opened store; ``embedder`` a spec
 string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
-a path or what :func:`load_chunks`/:func:`load_questions` return. What a function opens
-from a spec it also closes; what it is given it leaves open. The core never sees a spec
-string. Each result is stamped here, by :func:`indexcheck.manifest.stamp` as in ``finish``.
+a path or what :func:`load_chunks`/:func:`load_questions` return; ``cache`` a SQLite file
+for embeddings (and judgements). What a function opens from a spec it also closes; what it
+is given it leaves open. The core never sees a spec string; each command's setup (scale,
+threshold conversion, refusal marking) is its core package's ``prepare``. Each result is
+stamped here, by :func:`indexcheck.manifest.stamp`. The CLI calls these functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .chunk_stream import ChunkSource, FileChunks
+from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .core.retrieval import DEFAULT_REFUSAL_PATTERN
 from .corpus import Corpus, load_chunks
-from .embedders import open_embedder
+from .embedders import opened_embedder
 from .embedders.base import Embedder
 from .manifest import Run, stamp
 from .questions import Question, load_questions
-from .stores import StoreOptions, open_store
 from .stores.base import VectorStore
+from .stores.opening import opened_store
 
 if TYPE_CHECKING:
     from .core.answers import AnswerRow
@@ -39,192 +43,259 @@ if TYPE_CHECKING:
     from .core.questions import QuestionSetResult
     from .core.sweep_threshold import SweepResult
     from .core.system.result import SystemDiagnoseResult
+    from .embed_text import EmbedTemplate
     from .judges.base import Judge
 
 StoreLike = str | VectorStore
 EmbedderLike = str | Embedder | None
+Say = Callable[[str], None]
+Converter = Callable[[np.ndarray], np.ndarray]
+PathLike = str | Path
 
 
 @contextmanager
 def _opened(
-    store: StoreLike, embedder: EmbedderLike | bool = False, trust_pickle: bool = False
-) -> Iterator[tuple[VectorStore, Embedder | None]]:
-    """The store (and embedder, unless ``embedder is False``), closing what was opened here."""
+    store: StoreLike | None, embedder: EmbedderLike | bool = False, *, trust_pickle: bool = False,
+    cache: PathLike | None = None,
+) -> Iterator[tuple[Any, Embedder | None]]:  # fmt: skip
+    """The store (and embedder behind the ``cache``, unless ``embedder is False``), closing
+    what was opened here when the block ends, also when it raises."""
     with ExitStack() as stack:
-        if isinstance(store, str):
-            store = open_store(store, StoreOptions(trust_pickle=trust_pickle))
-            stack.callback(store.close)
-        emb: Embedder | None = None
-        if embedder is not False:
-            emb = embedder if isinstance(embedder, Embedder) else _embedder(embedder)
-        yield store, emb
+        s = None if store is None else stack.enter_context(opened_store(store, trust_pickle))
+        path = Path(cache) if cache is not None else None
+        e = None if embedder is False else stack.enter_context(opened_embedder(embedder, path))
+        yield s, e
 
 
-def _embedder(spec: object) -> Embedder:
-    from .embedders.cache import CachedEmbedder
-
-    return CachedEmbedder(open_embedder(spec if isinstance(spec, str) else None), None)
-
-
-def _corpus(chunks: str | Path | Corpus | None) -> Corpus | None:
+def _corpus(chunks: PathLike | Corpus | None) -> Corpus | None:
     return load_chunks(chunks) if isinstance(chunks, str | Path) else chunks
 
 
-def _questions(questions: str | Path | Sequence[Question]) -> Sequence[Question]:
+def _questions(questions: PathLike | Sequence[Question]) -> Sequence[Question]:
     return load_questions(questions) if isinstance(questions, str | Path) else questions
 
 
 def check_index(
-    store: StoreLike,
-    chunks: str | Path | Corpus | None,
-    embedder: EmbedderLike = None,
-    **options: Any,
-) -> CheckIndexResult:
-    """Re-embed chunks and compare each with its stored vector (cosine, float32).
-
-    ``options`` as :func:`indexcheck.core.check_index.check_index` (sample, seed,
-    min_cosine, window, ...); ``result.ok`` is the verdict.
-    """
+    store: StoreLike, chunks: PathLike | Corpus | ChunkSource | None,
+    embedder: EmbedderLike = None, *, sample: int | None = 100, seed: int = 0,
+    min_cosine: float = 0.999, window: int = 16, diagnose_budget: int = 2000,
+    only: Sequence[str] | None = None, max_fault_rate: float | None = None,
+    template: EmbedTemplate | None = None, stream: bool = False, rows: PathLike | None = None,
+    block: int = 4096, engine: str | Any = None, ray_address: str | None = None,
+    concurrency: int = 1, cache: PathLike | None = None, progress: Say | None = None,
+    tick: Callable[[str, int, int | None], None] | None = None, trust_pickle: bool = False,
+) -> CheckIndexResult:  # fmt: skip
+    """Re-embed ``sample`` chunks (None: all) and compare each with its stored vector
+    (cosine of float32 unit vectors >= ``min_cosine``); ``result.ok`` is the verdict.
+    ``stream`` checks every chunk in blocks of ``block`` (memory stays flat; ``chunks`` a
+    path is read block by block, None reads the store's texts), each chunk's row written to
+    ``rows``, embedded by ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
     from .core.check_index import check_index as run
+    from .core.check_index.streamed import check_all
+    from .engine import open_engine
 
     started = Run("check-index")
-    with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+    with ExitStack() as stack:
+        if stream and not hasattr(engine, "embed_blocks"):
+            engine = stack.enter_context(closing(open_engine(engine or "local", ray_address)))
+        s, e = stack.enter_context(_opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
         assert e is not None
-        result = run(s, e, _corpus(chunks), **options)
-        stamp(result, started, s, e, seed=options.get("seed"))
+        if concurrency > 1:
+            getattr(e, "inner", e).concurrency = concurrency  # up to N batches at once
+        if stream:
+            source = FileChunks(chunks) if isinstance(chunks, str | Path) else chunks
+            result = check_all(
+                s, e, source, min_cosine=min_cosine, window=window, rows_path=rows,
+                engine=engine, say=progress, tick=tick, block=block, template=template,
+            )  # fmt: skip
+        else:
+            result = run(
+                s, e, _corpus(chunks), sample=sample, seed=seed, min_cosine=min_cosine,  # type: ignore[arg-type]
+                window=window, diagnose_budget=diagnose_budget, only=only, progress=progress,
+                max_fault_rate=max_fault_rate, template=template,
+            )  # fmt: skip
+        stamp(result, started, s, e, seed=seed)
         return result
 
 
-def probe_scale(store: StoreLike, **options: Any) -> ScaleResult:
-    """Which formula the store's scores follow (probes, k, seed as the CLI)."""
+def probe_scale(
+    store: StoreLike, probes: int = 16, k: int = 8, seed: int = 0, *, filter: Any = None,
+    cache: bool = False, progress: Say | None = None, trust_pickle: bool = False,
+) -> ScaleResult:  # fmt: skip
+    """Which formula the store's scores follow, from ``probes`` queries of ``k`` results;
+    ``cache`` keeps the result per index fingerprint for later commands (unfiltered only)."""
+    from .core.probe_scale import cache_path, write_cache
     from .core.probe_scale import probe_scale as run
 
     started = Run("probe-scale")
-    with _opened(store, trust_pickle=options.pop("trust_pickle", False)) as (s, _):
-        result = run(s, **options)
-        stamp(result, started, s)
+    with _opened(store, trust_pickle=trust_pickle) as (s, _):
+        if progress is not None:
+            progress(f"probing {s.spec} with {probes} queries")
+        result = run(s, probes, k, seed, filter=filter)
+        stamp(result, started, s)  # the cached copy carries the manifest too
+        if cache and filter is None:
+            write_cache(result, cache_path(s))
+            result.manifest["cache"] = str(cache_path(s))
         return result
 
 
 def sweep_threshold(
-    store: StoreLike,
-    questions: str | Path | Sequence[Question],
-    embedder: EmbedderLike = None,
-    **options: Any,
-) -> SweepResult:
-    """Sweep every observed score as a refusal threshold; the store's scale is probed
-    (or read from the cache) unless ``higher_is_better``/``to_cosine`` are given."""
-    from .core.probe_scale import scale_converters
+    store: StoreLike, questions: PathLike | Sequence[Question], embedder: EmbedderLike = None, *,
+    chunks: PathLike | Corpus | None = None, k: int = 4, fetch: int = 20,
+    recall_target: float = 0.95, rule: str = "recall", refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] | None = None, filter: Any = None,
+    higher_is_better: bool | None = None, to_cosine: Converter | None = None,
+    scale: dict[str, Any] | None = None, cache: PathLike | None = None,
+    progress: Say | None = None, trust_pickle: bool = False,
+) -> SweepResult:  # fmt: skip
+    """Sweep every observed score as a refusal threshold (float32 scores on the store's own
+    scale). The scale is probed (or read from the cache) unless ``higher_is_better`` is
+    given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column."""
+    from .core.sweep_threshold import prepare
     from .core.sweep_threshold import sweep_threshold as run
 
     started = Run("sweep-threshold")
-    with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
+    with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
         assert e is not None
-        if "higher_is_better" not in options:
-            hib, to_cos, scale = scale_converters(s)
-            options.update(higher_is_better=hib, to_cosine=to_cos, scale=scale)
-        result = run(s, e, _questions(questions), **options)
+        setup = prepare(
+            s, _corpus(chunks), higher_is_better=higher_is_better, to_cosine=to_cosine,
+            refusal_marked=refusal_marked, progress=progress,
+        )  # fmt: skip
+        qs = _questions(questions)
+        if progress is not None:
+            progress(f"retrieving {len(qs)} questions")
+        result = run(
+            s, e, qs, k=k, fetch=fetch, higher_is_better=setup.higher_is_better,
+            to_cosine=setup.to_cosine, scale=setup.scale if scale is None else scale,
+            recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
+            refusal_marked=setup.refusal_marked, filter=filter,
+        )  # fmt: skip
         stamp(result, started, s, e)
         return result
 
 
 def compare_ann(
-    store: StoreLike,
-    queries: int | np.ndarray | QuerySet = 500,
-    *,
-    truth_from: str | None = None,
-    truth_store: StoreLike | None = None,
-    chunks: str | Path | Corpus | None = None,
-    embedder: EmbedderLike = None,
-    **options: Any,
-) -> AnnResult:
+    store: StoreLike, queries: int | np.ndarray | QuerySet = 500, *, k: int = 4,
+    fetch: Sequence[int] | None = (4, 10, 20, 50), target: float = 0.01, seed: int = 0,
+    noise: float | None = None, truth_from: str | None = None,
+    truth_store: StoreLike | None = None, chunks: PathLike | Corpus | None = None,
+    embedder: EmbedderLike = None, cache_dir: Path | None = None,
+    filters: Sequence[Any] | None = None, truth: Any = None, true_vectors: Any = None,
+    cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
+) -> AnnResult:  # fmt: skip
     """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
     vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet.
 
     For an index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
     ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
-    ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids.
-    Other ``options`` as :func:`indexcheck.core.compare_ann.compare_ann`."""
-    from .core.compare_ann import DEFAULT_NOISE, sample_queries
+    ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
+    from .core.compare_ann import DEFAULT_NOISE
     from .core.compare_ann import compare_ann as run
-    from .core.compare_ann.queries import sample_from_vectors
-    from .core.compare_ann.truth import from_chunks, from_store
-    from .errors import InputError
+    from .core.compare_ann.setup import check_truth_choice, prepare_queries
 
-    if truth_from not in (None, "chunks"):
-        raise InputError(f"truth_from must be 'chunks' or None, got {truth_from!r}")
-    if truth_from and truth_store is not None:
-        raise InputError("truth_from and truth_store cannot be combined; pick one")
-    noise = options.pop("noise", DEFAULT_NOISE)
-    trust = options.pop("trust_pickle", False)
+    check_truth_choice(truth_from, truth_store)
     started = Run("compare-ann")
     with ExitStack() as stack:
-        s, e = stack.enter_context(_opened(store, embedder if truth_from else False, trust))
-        tv = None
-        if truth_from == "chunks":
-            assert e is not None
-            tv = from_chunks(s, e, _corpus(chunks))
-        elif truth_store is not None:
-            t, _ = stack.enter_context(_opened(truth_store, False, trust))
-            tv = from_store(s, t)
-        seed = options.get("seed", 0)
-        if isinstance(queries, int):
-            if tv is not None:
-                queries = sample_from_vectors(tv.ids, tv.vectors, queries, seed, noise)
-            else:
-                queries = sample_queries(s, queries, seed, noise)
-        result = run(s, queries, true_vectors=tv, **options)
-        stamp(result, started, s, e, seed=options.get("seed"))
+        uses = embedder if truth_from == "chunks" else False
+        s, e = stack.enter_context(_opened(store, uses, trust_pickle=trust_pickle, cache=cache))
+        t = None
+        if truth_store is not None:
+            t, _ = stack.enter_context(_opened(truth_store, trust_pickle=trust_pickle))
+        tv, qs = prepare_queries(
+            s, queries, seed=seed, noise=DEFAULT_NOISE if noise is None else noise,
+            truth_from=truth_from, truth_store=t, embedder=e, corpus=_corpus(chunks),
+        )  # fmt: skip
+        result = run(
+            s, qs, k=k, fetch=fetch, target=target, seed=seed, cache_dir=cache_dir,
+            progress=progress, truth=truth, filters=filters,
+            true_vectors=tv if true_vectors is None else true_vectors,
+        )  # fmt: skip
+        stamp(result, started, s, e, seed=seed)
         return result
 
 
 def diagnose(
-    store: StoreLike,
-    questions: str | Path | Sequence[Question],
-    chunks: str | Path | Corpus | None = None,
-    embedder: EmbedderLike = None,
-    *,
-    system: str | Any | None = None,
-    runs: int = 3,
-    intervene: str | Sequence[str] | None = None,
-    budget_calls: int | None = None,
-    cache: str | Path | None = None,
-    **options: Any,
-) -> DiagnoseResult | SystemDiagnoseResult:
-    """One stage label per question: where the expected chunk was lost. With ``system``
-    (``py:module:object`` or the app object): run it ``runs`` times, replay failing questions
-    under ``intervene`` beside a control (:mod:`indexcheck.core.system`)."""
+    store: StoreLike, questions: PathLike | Sequence[Question],
+    chunks: PathLike | Corpus | None = None, embedder: EmbedderLike = None, *, k: int = 4,
+    fetch: int = 20, threshold: float | None = None, threshold_scale: str = "backend",
+    higher_is_better: bool | None = None, to_cosine: Converter | None = None,
+    min_cosine: float = 0.999, refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] | None = None, seed: int = 0,
+    answers: Sequence[AnswerRow] | None = None, judged: Sequence[Any] | None = None,
+    judge: str | Judge | None = None, answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    filter: Any = None, system: str | Any | None = None, runs: int = 3,
+    intervene: str | Sequence[str] | None = None, budget_calls: int | None = None,
+    cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
+) -> DiagnoseResult | SystemDiagnoseResult:  # fmt: skip
+    """One stage label per question: where the expected chunk was lost. ``threshold`` the
+    application's refusal threshold on the store's scale, or a cosine with
+    ``threshold_scale="cosine"`` (converted through the store's probed scale). ``answers``
+    continue past retrieval; ``judge`` (a spec or judge) grades them for UNGROUNDED. With
+    ``system`` (``py:module:object`` or the app object): run it ``runs`` times, replay
+    failing questions under ``intervene`` beside a control (:mod:`indexcheck.core.system`).
+    """
     from .core.diagnose import diagnose as run
-    from .core.probe_scale import scale_converters
-    from .core.retrieval import marked_refusals
-    from .core.system import diagnose_system_from as system_run
+    from .core.diagnose import prepare
 
-    corpus = _corpus(chunks)
-    started = Run("diagnose")
-    with _opened(store, embedder, options.pop("trust_pickle", False)) as (s, e):
-        if system is not None:
-            kw = dict(runs=runs, intervene=intervene, budget_calls=budget_calls, cache=cache)
-            r = system_run(system, _questions(questions), corpus, s, e, **kw, **options)
-            stamp(r, started, s, e, system=r.system, cost=r.cost)
+    corpus, qs, started = _corpus(chunks), _questions(questions), Run("diagnose")
+    if system is not None:
+        from .core.system import diagnose_system, prepare_system
+
+        app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
+        with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
+            r = diagnose_system(
+                app, qs, runs=runs, interventions=interventions, store=s, embedder=e,
+                corpus=corpus, cache_path=cache, min_cosine=min_cosine, depth=k,
+                progress=progress,
+            )  # fmt: skip
+            stamp(r, started, s, e, seed=seed, system=r.system, cost=r.cost)
             return r
+    with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
         assert e is not None
-        if "higher_is_better" not in options:
-            hib, to_cos, _ = scale_converters(s)
-            options.update(higher_is_better=hib, to_cosine=to_cos)
-        options.setdefault("refusal_marked", marked_refusals(corpus))
-        result = run(s, e, _questions(questions), corpus, **options)
-        stamp(result, started, s, e, seed=options.get("seed"))
+        extra: dict[str, Any] = {}
+        if judge is not None and answers is not None:  # paid: only once every input is good
+            from .core.id_pairing import refuse_absent_expected_ids
+
+            refuse_absent_expected_ids(s, qs, corpus)
+            judged, extra["judging"] = _judged(answers, judge, cache)
+        setup = prepare(
+            s, corpus, threshold=threshold, threshold_scale=threshold_scale,
+            higher_is_better=higher_is_better, to_cosine=to_cosine,
+            refusal_marked=refusal_marked, progress=progress,
+        )  # fmt: skip
+        result = run(
+            s, e, qs, corpus, k=k, fetch=fetch, threshold=setup.threshold,
+            higher_is_better=setup.higher_is_better, to_cosine=setup.to_cosine,
+            min_cosine=min_cosine, refusal_pattern=refusal_pattern,
+            refusal_marked=setup.refusal_marked, seed=seed, progress=progress,
+            answers=answers, judged=judged, answer_refusal_pattern=answer_refusal_pattern,
+            filter=filter,
+        )  # fmt: skip
+        stamp(result, started, s, e, seed=seed, scale=setup.scale, **extra)
         return result
 
 
+def _judged(
+    answers: Sequence[AnswerRow], judge: str | Judge, cache: PathLike | None
+) -> tuple[Any, dict[str, Any]]:
+    """The answers judged for UNGROUNDED (judgements cached in ``cache``), and the stats."""
+    from .core.judge import judge_answers, load_prompt
+    from .judges import judgement_cache, opened_judge
+
+    with opened_judge(judge) as opened, judgement_cache(cache) as replies:
+        assert opened is not None
+        result = judge_answers(answers, opened, load_prompt(), cache=replies)
+        return result.answers, opened.stats.as_dict()
+
+
 def diff_index(
-    old: StoreLike,
-    new: StoreLike,
-    chunks_old: str | Path | Corpus | None = None,
-    chunks_new: str | Path | Corpus | None = None,
-    embedder: EmbedderLike = None,
-    **options: Any,
-) -> DiffResult:
+    old: StoreLike, new: StoreLike, chunks_old: PathLike | Corpus | None = None,
+    chunks_new: PathLike | Corpus | None = None, embedder: EmbedderLike = None, *,
+    sample_new: int | None = 100, seed: int = 0, min_cosine: float = 0.999,
+    workdir: Path | None = None, memory_limit: str = "256MB", engine: str | Any = None,
+    ray_address: str | None = None, cache: PathLike | None = None, progress: Say | None = None,
+    trust_pickle: bool = False,
+) -> DiffResult:  # fmt: skip
     """Is ``new`` the ``old`` index plus the changes? (``indexcheck diff-index``)
 
     Old and new are paired by text hash (ids may differ); every text in both must keep its
@@ -232,104 +303,90 @@ def diff_index(
     the texts of an index that stores none. ``embedder`` None re-embeds nothing (unlike the
     other functions, there is no default model here): a spec or an opened embedder
     re-embeds ``sample_new`` added/changed texts (None: all). ``engine`` is "local",
-    "ray" (with ``ray_address``) or an engine object. Other ``options`` as
-    :func:`indexcheck.core.diff_index.diff_index` (seed, min_cosine, workdir,
-    memory_limit). ``result.ok`` is the verdict.
+    "ray" (with ``ray_address``) or an engine object. ``result.ok`` is the verdict.
     """
     from .core.diff_index import diff_index as run
     from .engine import open_engine
 
-    trust = options.pop("trust_pickle", False)
-    engine = options.pop("engine", None)
-    address = options.pop("ray_address", None)
     started = Run("diff-index")
     with ExitStack() as stack:
         if isinstance(engine, str):
-            engine = open_engine(engine, address)
+            engine = open_engine(engine, ray_address)
             stack.callback(engine.close)
-        n, _ = stack.enter_context(_opened(new, trust_pickle=trust))
-        o, _ = stack.enter_context(_opened(old, trust_pickle=trust))
-        emb = None
-        if embedder is not None:
-            emb = embedder if isinstance(embedder, Embedder) else _embedder(embedder)
+        n, _ = stack.enter_context(_opened(new, trust_pickle=trust_pickle))
+        o, _ = stack.enter_context(_opened(old, trust_pickle=trust_pickle))
+        uses = False if embedder is None else embedder
+        _, emb = stack.enter_context(_opened(None, uses, cache=cache))
         result = run(
-            o,
-            n,
-            chunks_old=_corpus(chunks_old),
-            chunks_new=_corpus(chunks_new),
-            embedder=emb,
-            engine=engine,
-            **options,
-        )
+            o, n, chunks_old=_corpus(chunks_old), chunks_new=_corpus(chunks_new),
+            embedder=emb, sample_new=sample_new, seed=seed, min_cosine=min_cosine,
+            workdir=workdir, memory_limit=memory_limit, progress=progress, engine=engine,
+        )  # fmt: skip
         old_store = {"spec": o.spec, "count": o.info().count, "fingerprint": o.fingerprint()}
-        stamp(result, started, n, emb, seed=options.get("seed", 0), old_store=old_store)
+        stamp(result, started, n, emb, seed=seed, old_store=old_store)
         return result
 
 
 def run_ci(
-    config: CiConfig | str | Path,
-    baseline: dict[str, Any] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> CiResult:
+    config: CiConfig | PathLike, baseline: dict[str, Any] | None = None,
+    progress: Say | None = None, *, baseline_any_store: bool = False,
+) -> CiResult:  # fmt: skip
     """``indexcheck ci`` from Python: opens the configured store (and the old index of
-    ``[ci.diff-index]``) and embedder, runs the checks, closes them."""
+    ``[ci.diff-index]``) and embedder, refuses a ``baseline`` measured on another store or
+    embedder (unless ``baseline_any_store``), runs the checks, closes them."""
     from .core.ci import run_ci as run
+    from .core.ci.baseline_guard import check_baseline
     from .core.ci.config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
-    started = Run("ci")
-    options = StoreOptions(trust_pickle=config.trust_pickle)
+    started, trust = Run("ci"), config.trust_pickle
     with ExitStack() as stack:
-        store = open_store(config.store, options)
-        stack.callback(store.close)
+        uses = config.embedder if needs_embedder(config) else False
+        store, embedder = stack.enter_context(
+            _opened(config.store, uses, trust_pickle=trust, cache=config.cache)
+        )
         old_store = None
         if config.diff_index is not None:
-            old_store = open_store(config.diff_index.old, options)
-            stack.callback(old_store.close)
-        embedder = None
-        if needs_embedder(config):
-            embedder = cached_embedder(config.embedder, config.cache)
-            cache = getattr(embedder, "cache", None)
-            if cache is not None:
-                stack.callback(cache.close)
+            old_store, _ = stack.enter_context(_opened(config.diff_index.old, trust_pickle=trust))
+        differences: list[str] = []
+        if baseline is not None:  # two different systems are not compared by accident
+            info, model = store.info(), embedder.model_id if embedder is not None else None
+            differences = check_baseline(
+                baseline, info.backend, info.metric, model, allow_any=baseline_any_store
+            )
         result = run(
             config, baseline, progress, store=store, embedder=embedder, old_store=old_store
         )
+        result.baseline_differences = differences
         stamp(result, started, store, embedder)
         return result
 
 
 def judge(
-    answers: str | Path | Sequence[AnswerRow],
-    judge: str | Judge,
-    *,
-    prompt: str | Path | None = None,
-    cache: str | Path | None = None,
-    **options: Any,
-) -> JudgeResult:
+    answers: PathLike | Sequence[AnswerRow], judge: str | Judge, *, prompt: PathLike | None = None,
+    cache: PathLike | None = None, retries: int = 2, refusal_pattern: str | None = None,
+    allow_unjudged: bool = False, progress: Say | None = None,
+) -> JudgeResult:  # fmt: skip
     """Grade each answer's claims against the context it was given (``indexcheck judge``).
 
     ``answers`` a JSONL/CSV/Parquet path or loaded rows; ``judge`` a spec
     (``mistral:MODEL``, ``openai:URL?model=M``, ``py:module:function``) or an opened judge;
     ``prompt`` a prompt file (default: the shipped one); ``cache`` a SQLite file for
-    judgements. ``options`` as :func:`indexcheck.core.judge.judge_answers` (retries,
-    refusal_pattern, allow_unjudged). ``result.ok`` is the verdict; groundedness is never NaN.
+    judgements. ``result.ok`` is the verdict; groundedness is never NaN.
     """
     from .core.answers import load_answers
     from .core.judge import judge_answers, load_prompt
-    from .judges import JudgementCache, open_judge
+    from .judges import judgement_cache, opened_judge
 
     rows = load_answers(Path(answers)) if isinstance(answers, str | Path) else answers
-    loaded = load_prompt(prompt)
-    opened = open_judge(judge) if isinstance(judge, str) else judge
-    store = JudgementCache(Path(cache)) if cache is not None else None
-    started = Run("judge")
-    try:
-        result = judge_answers(rows, opened, loaded, cache=store, **options)
-    finally:
-        if store is not None:
-            store.close()
+    loaded, started = load_prompt(prompt), Run("judge")
+    with opened_judge(judge) as opened, judgement_cache(cache) as replies:
+        assert opened is not None
+        result = judge_answers(
+            rows, opened, loaded, retries=retries, refusal_pattern=refusal_pattern,
+            cache=replies, allow_unjudged=allow_unjudged, progress=progress,
+        )  # fmt: skip
     stamp(
         result,
         started,
@@ -341,114 +398,71 @@ def judge(
 
 
 def generate_questions(
-    chunks: str | Path | Corpus | None,
-    generator: str | Judge,
-    *,
-    out: str | Path | None = None,
-    store: StoreLike | None = None,
-    embedder: EmbedderLike = None,
-    judge: str | Judge | None = None,
-    n: int = 30,
-    oos: int = 10,
-    multi_hop: float = 0.25,
-    seed: int = 0,
-    dedupe: float = 0.95,
-    max_quote: float = 0.6,
-    fetch: int = 20,
-    link_min: float = 0.5,
-    refusal_pattern: str | None = DEFAULT_REFUSAL_PATTERN,
-    retries: int = 2,
-    cache: str | Path | None = None,
-    budget_calls: int | None = None,
-    dry_run: bool = False,
+    chunks: PathLike | Corpus | None, generator: str | Judge, *, out: PathLike | None = None,
+    store: StoreLike | None = None, embedder: EmbedderLike = None,
+    judge: str | Judge | None = None, n: int = 30, oos: int = 10, multi_hop: float = 0.25,
+    seed: int = 0, dedupe: float = 0.95, max_quote: float = 0.6, fetch: int = 20,
+    link_min: float = 0.5, refusal_pattern: str | None = DEFAULT_REFUSAL_PATTERN, retries: int = 2,
+    cache: PathLike | None = None, budget_calls: int | None = None, dry_run: bool = False,
+    provenance: Mapping[str, Any] | None = None, progress: Say | None = None,
     trust_pickle: bool = False,
-) -> QuestionSetResult:
+) -> QuestionSetResult:  # fmt: skip
     """A verified question set from the chunks (``indexcheck questions generate``).
 
     ``chunks`` a chunks file or Corpus, or None with ``store`` (a store that keeps its
     texts); ``generator`` and ``judge`` (default: the generator) are judge specs
     (``mistral:MODEL``, ``openai:URL?model=M``, ``py:module:function``) or opened judges;
     ``embedder`` as elsewhere (default minilm). With ``out``, the kept questions are written
-    as JSONL and their provenance as ``OUT.manifest.json``. ``cache`` a SQLite file for
-    replies and embeddings. ``result.complete`` is False when ``budget_calls`` stopped the
-    run; ``result.drops`` counts every question each gate removed.
+    as JSONL and their provenance (with ``provenance`` added) as ``OUT.manifest.json``.
+    ``cache`` a SQLite file for replies and embeddings. ``result.complete`` is False when
+    ``budget_calls`` stopped the run; ``result.drops`` counts every question each gate removed.
     """
     from .core.questions import generate_questions as run
     from .core.questions.output import corpus_from_store, manifest_of, write_question_set
     from .core.retrieval import marked_refusals
-    from .judges import JudgementCache, open_judge
+    from .errors import InputError
+    from .judges import judgement_cache, opened_judge
 
-    started = Run("questions generate")
+    started, corpus = Run("questions generate"), _corpus(chunks)
+    if corpus is None and store is None:
+        raise InputError("generate_questions needs chunks or a store that holds texts")
     with ExitStack() as stack:
-        corpus = _corpus(chunks)
-        opened_store = None
-        if corpus is None:
-            if store is None:
-                from .errors import InputError
-
-                raise InputError("generate_questions needs chunks or a store that holds texts")
-            opened_store, _ = stack.enter_context(_opened(store, trust_pickle=trust_pickle))
-            corpus = corpus_from_store(opened_store)
-        gen = open_judge(generator) if isinstance(generator, str) else generator
-        ver = open_judge(judge) if isinstance(judge, str) else judge
-        for spec, opened in ((generator, gen), (judge, ver)):
-            if isinstance(spec, str):
-                stack.callback(getattr(opened, "close", lambda: None))
-        emb = None
-        if not dry_run:
-            emb = (
-                embedder
-                if isinstance(embedder, Embedder)
-                else cached_embedder(
-                    embedder if isinstance(embedder, str) else None,
-                    Path(cache) if cache is not None else None,
-                )
-            )
-        replies = JudgementCache(Path(cache)) if cache is not None and not dry_run else None
-        if replies is not None:
-            stack.callback(replies.close)
+        enter = stack.enter_context
+        s = None if corpus is not None else enter(opened_store(store, trust_pickle))  # type: ignore[arg-type]
+        corpus = corpus if s is None else corpus_from_store(s)
+        gen, ver = enter(opened_judge(generator)), enter(opened_judge(judge))
+        assert gen is not None
+        _, emb = enter(_opened(None, False if dry_run else embedder, cache=cache))
+        replies = enter(judgement_cache(None if dry_run else cache))
+        options = dict(
+            n=n, oos=oos, multi_hop=multi_hop, dedupe=dedupe, max_quote=max_quote,
+            fetch=fetch, link_min=link_min, retries=retries, budget_calls=budget_calls,
+        )  # fmt: skip
         result = run(
-            corpus,
-            gen,
-            emb,
-            judge=ver,
-            n=n,
-            oos=oos,
-            multi_hop=multi_hop,
-            seed=seed,
-            dedupe=dedupe,
-            max_quote=max_quote,
-            fetch=fetch,
-            link_min=link_min,
-            refusal_pattern=refusal_pattern,
-            refusal_marked=marked_refusals(corpus),
-            retries=retries,
-            cache=replies,
-            budget_calls=budget_calls,
-            dry_run=dry_run,
-        )
-        provenance = {
+            corpus, gen, emb, judge=ver, seed=seed, refusal_pattern=refusal_pattern,
+            refusal_marked=marked_refusals(corpus), cache=replies, dry_run=dry_run,
+            progress=progress, **options,
+        )  # fmt: skip
+        facts = {
             "seed": seed,
             "generator": {"model_id": gen.model_id},
             "judge": result.judge,
             "prompts": result.prompt_versions,
+            "options": options,
+            **(provenance or {}),
         }
-        stamp(result, started, opened_store, emb, **provenance)
-        if out is not None and result.questions:
+        stamp(result, started, s, emb, **facts)
+        if out is not None and result.questions and not dry_run:
             result.out = str(out)
             model = emb.model_id if emb is not None else None
-            write_question_set(result.questions, Path(out), manifest_of(result, provenance, model))
+            write_question_set(result.questions, Path(out), manifest_of(result, facts, model))
         return result
 
 
 def check_answers(
-    answers: str | Path | Sequence[AnswerRow],
-    chunks: str | Path | Corpus,
-    *,
-    citation_pattern: str | None = None,
-    id_column: str = "id",
-    text_column: str = "text",
-) -> AnswerChecksResult:
+    answers: PathLike | Sequence[AnswerRow], chunks: PathLike | Corpus, *,
+    citation_pattern: str | None = None, id_column: str = "id", text_column: str = "text",
+) -> AnswerChecksResult:  # fmt: skip
     """Flag what answers state that neither their context nor the knowledge base holds
     (``indexcheck check-answers``), with no model.
 
@@ -470,31 +484,3 @@ def check_answers(
     path = str(answers) if isinstance(answers, str | Path) else None
     stamp(result, started, answers_file=path)
     return result
-
-
-def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
-    """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
-    from .embedders.cache import CachedEmbedder, EmbeddingCache
-
-    inner = open_embedder(spec)
-    cache = EmbeddingCache(cache_path) if cache_path is not None else None
-    return CachedEmbedder(inner, cache)
-
-
-__all__ = [
-    "cached_embedder",
-    "check_answers",
-    "check_index",
-    "compare_ann",
-    "diagnose",
-    "diff_index",
-    "generate_questions",
-    "judge",
-    "load_chunks",
-    "load_questions",
-    "open_embedder",
-    "open_store",
-    "probe_scale",
-    "run_ci",
-    "sweep_threshold",
-]

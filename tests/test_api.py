@@ -113,3 +113,25 @@ def test_diff_index_from_specs_and_from_objects(small_kb: dict[str, Path]) -> No
     with_texts = indexcheck.diff_index(good, good, path, path, embedder=SPEC, engine="local")
     assert with_texts.ok and with_texts.new_texts == {"candidates": 0, "checked": 0, "counts": {}}
     assert with_texts.manifest["embedder"]["model_id"] == HashEmbedder(32).model_id
+
+
+def test_diagnose_converts_a_cosine_threshold_on_an_l2_index(
+    small_kb: dict[str, Path], questions: Path, tmp_path: Path
+) -> None:
+    """``threshold_scale="cosine"`` on a store scored by L2 distance: the cosine is converted
+    to the store's scale (as ``--threshold-scale cosine`` does), so the out-of-scope
+    questions are refused and the threshold reads back as the cosine given."""
+    from indexcheck.stores.faiss_store import write_faiss_folder
+
+    chunks = indexcheck.load_chunks(small_kb["chunks"])
+    write_faiss_folder(
+        tmp_path / "l2", chunks.ids, HashEmbedder(32).embed(chunks.texts), metric="l2"
+    )
+    store = f"faiss:{tmp_path / 'l2'}"
+    diag = indexcheck.diagnose(
+        store, questions, chunks, SPEC, k=4, threshold=0.9, threshold_scale="cosine"
+    )
+    assert diag.threshold is not None and diag.threshold["cosine"] == pytest.approx(0.9, abs=1e-5)
+    assert diag.counts["OK"] == 12 and diag.counts["REFUSED_OK"] == 4
+    assert diag.threshold["backend"] == pytest.approx(2 - 2 * 0.9, abs=1e-5)  # l2^2 of units
+    assert diag.manifest["scale"]["transform"] == "l2^2"

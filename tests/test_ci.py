@@ -444,7 +444,7 @@ def test_backend_failure_exits_3(kb: dict[str, Path], monkeypatch: pytest.Monkey
     def down(*_a: Any, **_k: Any) -> None:
         raise BackendUnavailableError("faiss: the index could not be read; retry")
 
-    monkeypatch.setattr("indexcheck.cli.ci.run_ci", down)
+    monkeypatch.setattr("indexcheck.core.ci.run_ci", down)
     code, _, err = run("ci", "--config", str(write_config(kb)))
     assert code == 3 and err == "error: faiss: the index could not be read; retry\n"
 

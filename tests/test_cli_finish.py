@@ -29,7 +29,7 @@ class ClosingStore(MemoryStore):
 def store(monkeypatch: pytest.MonkeyPatch) -> ClosingStore:
     ClosingStore.closed = 0
     s = ClosingStore(["a", "b"], np.eye(2, 32, dtype=np.float32))
-    monkeypatch.setattr("indexcheck.cli.session.open_store", lambda spec, options: s)
+    monkeypatch.setattr("indexcheck.stores.opening.open_store", lambda spec, options: s)
     return s
 
 
@@ -44,7 +44,7 @@ def test_store_closes_when_the_command_raises(
     def down(*_a: Any, **_k: Any) -> None:
         raise BackendUnavailableError("memory: gone; retry")
 
-    monkeypatch.setattr("indexcheck.cli.check_index.check_index", down)
+    monkeypatch.setattr("indexcheck.core.check_index.check_index", down)
     code, _, err = run(
         "check-index", "--store", "memory:x", "--chunks", str(small_kb["chunks"]), *EMB
     )

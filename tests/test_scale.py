@@ -466,7 +466,7 @@ def test_cli_unknown_scale_fails_with_exit_1_and_candidates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store = ScoredStore(vectors(True), "cos", lambda c: np.exp(3 * c), documented="cos")
-    monkeypatch.setattr("indexcheck.cli.session.open_store", lambda spec, options: store)
+    monkeypatch.setattr("indexcheck.stores.opening.open_store", lambda spec, options: store)
     r = CliRunner().invoke(probe_scale_cmd, ["--store", "memory:x", "--json", "-"])
     assert r.exit_code == 1
     data = json.loads(r.stdout)

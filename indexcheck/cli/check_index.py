@@ -5,16 +5,16 @@ Its terminal summary and ``check-index.md`` are the result's own sections
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
+from .. import api
 from ..chunk_stream import FileChunks
-from ..core.check_index import check_index
-from ..core.check_index.streamed import check_all as check_all_streamed
 from ..embed_text import EmbedTemplate
-from ..engine import open_engine
 from ..errors import InputError
 from .command import Command
 from .engine_options import engine_options
@@ -29,7 +29,7 @@ from .options import (
     store_option,
 )
 from .progress import progress_bars
-from .session import open_corpus, session
+from .session import open_corpus, warn_spec
 
 
 @click.command("check-index", cls=Command)
@@ -125,43 +125,20 @@ def check_index_cmd(
         raise InputError("--rows needs --all; add --all or drop --rows")
     if check_all and max_fault_rate is not None:
         raise InputError("--max-fault-rate sizes a sample; drop it or drop --all")
-    opened = session(ctx, "check-index")
-    if check_all:
-        source: Any = (
-            None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
-        )
-        if embed_template is not None and chunks_path is not None:  # metadata: in memory
-            source = open_corpus(chunks_path, id_column, text_column)
-        runner = open_engine(engine, ray_address)
-        ctx.call_on_close(runner.close)
-    else:
-        corpus = open_corpus(chunks_path, id_column, text_column)
-    store = opened.open_store(store_spec, trust_pickle)
-    embedder = opened.open_embedder(embedder_spec, cache_path)
-    if concurrency > 1:
-        inner = getattr(embedder, "inner", embedder)
-        inner.concurrency = concurrency  # BaseEmbedder sends up to N batches at once
-    if check_all:
-        with progress_bars() as (say, tick):
-            result = check_all_streamed(
-                store, embedder, source, min_cosine=min_cosine, window=window,
-                rows_path=rows_path, engine=runner, say=say, tick=tick, block=block_size,
-                template=embed_template,
-            )  # fmt: skip
-    else:
-        with progress() as say:
-            result = check_index(
-                store,
-                embedder,
-                corpus,
-                sample=sample,
-                seed=seed,
-                min_cosine=min_cosine,
-                window=window,
-                progress=say,
-                max_fault_rate=max_fault_rate,
-                template=embed_template,
-            )
+    chunks: Any = None
+    if check_all and embed_template is None:  # read block by block: memory stays flat
+        chunks = None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
+    else:  # a template reads the metadata: in memory
+        chunks = open_corpus(chunks_path, id_column, text_column)
+    warn_spec(store_spec)
+    with progress_bars() if check_all else _said() as (say, tick):
+        result = api.check_index(
+            store_spec, chunks, embedder_spec, sample=sample, seed=seed, min_cosine=min_cosine,
+            window=window, max_fault_rate=max_fault_rate, template=embed_template,
+            stream=check_all, rows=rows_path, block=block_size, engine=engine,
+            ray_address=ray_address, concurrency=concurrency, cache=cache_path, progress=say,
+            tick=tick, trust_pickle=trust_pickle,
+        )  # fmt: skip
     code = finish(
         ctx,
         result,
@@ -170,3 +147,10 @@ def check_index_cmd(
         manifest={"seed": seed, "chunks": str(chunks_path) if chunks_path else None},
     )
     ctx.exit(code)
+
+
+@contextmanager
+def _said() -> Iterator[tuple[Any, None]]:
+    """The sampled check's progress: messages only, no bars."""
+    with progress() as say:
+        yield say, None

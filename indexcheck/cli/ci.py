@@ -14,9 +14,8 @@ from typing import Any
 
 import click
 
-from ..core.ci import PASS, CiConfig, CiResult, load_baseline, run_ci
-from ..core.ci.baseline_guard import check_baseline
-from ..core.ci.config import needs_embedder
+from .. import api
+from ..core.ci import PASS, CiConfig, CiResult, load_baseline
 from ..errors import OutputError
 from ..inputfiles import require_file
 from ..outputs import write_atomic
@@ -26,7 +25,7 @@ from .command import Command
 from .finish import finish, stamp
 from .guard import ci_paths
 from .options import check_file_output, output_options, progress
-from .session import session
+from .session import warn_spec
 
 
 @click.command("ci", cls=Command, more_paths=True)
@@ -80,24 +79,9 @@ def ci_cmd(
     baseline_path = baseline_path or config.baseline_path
     ci_paths(ctx, config, path, baseline_path)  # no output over an input of [ci]
     baseline = load_baseline(baseline_path) if baseline_path is not None else None
-    opened = session(ctx, "ci")
-    store = opened.open_store(config.store, config.trust_pickle)  # heads the manifest
-    old_store = None
-    if config.diff_index is not None:  # the core opens no store: the old index opens here
-        old_store = opened.open_store(config.diff_index.old, config.trust_pickle)
-    embedder = None
-    if needs_embedder(config):
-        embedder = opened.open_embedder(config.embedder, config.cache)
-    differences: list[str] = []
-    if baseline is not None:  # two different systems are not compared by accident
-        model_id = embedder.model_id if embedder is not None else None
-        info = store.info()
-        differences = check_baseline(
-            baseline, info.backend, info.metric, model_id, allow_any=baseline_any_store
-        )
+    warn_spec(config.store)
     with progress() as say:
-        result = run_ci(config, baseline, say, store=store, embedder=embedder, old_store=old_store)
-    result.baseline_differences = differences
+        result = api.run_ci(config, baseline, say, baseline_any_store=baseline_any_store)
     stamp(ctx, result)  # the JUnit file carries the manifest too
     if junit_path is not None:
         try:  # atomically: a failed write leaves the old file whole, never half a file

@@ -6,12 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
+from .. import api
 from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
-from ..core.diagnose import diagnose
-from ..core.probe_scale import scale_converters
-from ..core.retrieval import marked_refusals
 from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
 from ..filtered_questions import filters_manifest
@@ -29,7 +26,7 @@ from .options import (
     seed_option,
     store_option,
 )
-from .session import open_corpus, session
+from .session import open_corpus, warn_spec
 from .traces import answers_format_option, read_answers_cli
 
 
@@ -168,102 +165,30 @@ def diagnose_cmd(
         )
     common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)
-    if system_spec is not None:
-        from .diagnose_system import run_system
-
-        run_system(
-            ctx,
-            system_spec,
-            questions,
-            store_spec=store_spec,
-            trust_pickle=trust_pickle,
-            embedder_spec=embedder_spec,
-            cache_path=cache_path,
-            corpus=open_corpus(chunks_path, id_column, text_column),
-            runs=runs,
-            intervene=intervene,
-            budget_calls=budget_calls,
-            k=k,
-            min_cosine=min_cosine,
-            answer_refusal_pattern=answer_refusal_pattern,
-            json_path=json_path,
-            report_dir=report_dir,
-            manifest={"seed": seed, "questions": str(questions_path)},
-        )
-        return
-    answers = judged = judge_stats = answers_source = None
-    if judge_spec and answers_path is None:
-        raise InputError("--judge needs --answers: the answers to judge")
     corpus = open_corpus(chunks_path, id_column, text_column)
-    if answers_path is not None:
-        from ..core.answers import DEFAULT_CITATION_PATTERN, compile_pattern
+    manifest: dict[str, Any] = {"seed": seed, "questions": str(questions_path)}
+    answers = None
+    if system_spec is None:
+        if judge_spec and answers_path is None:
+            raise InputError("--judge needs --answers: the answers to judge")
+        if answers_path is not None:
+            from ..core.answers import DEFAULT_CITATION_PATTERN, compile_pattern
 
-        read = read_answers_cli(answers_path, DEFAULT_CITATION_PATTERN, answers_format, corpus)
-        answers, answers_source = read.rows, read.source
-        compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
-    opened = session(ctx, "diagnose")
-    store = opened.open_store(store_spec, trust_pickle)
-    embedder = opened.open_embedder(embedder_spec, cache_path)
-    if judge_spec and answers is not None:  # paid requests: only once every input is good
-        from ..core.id_pairing import refuse_absent_expected_ids
-
-        refuse_absent_expected_ids(store, questions, corpus)
-        judged, judge_stats = _judge_answers(answers, judge_spec, cache_path)
+            read = read_answers_cli(answers_path, DEFAULT_CITATION_PATTERN, answers_format, corpus)
+            answers = read.rows
+            if read.source is not None:
+                manifest["answers_source"] = read.source
+            compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
+        manifest.update(filters_manifest(question_filters(questions, common)))
+    warn_spec(store_spec)
     with progress() as say:
-        say("resolving the store's score scale")
-        hib, to_cos, scale = scale_converters(store)
-        backend_threshold = threshold
-        if threshold is not None and threshold_scale == "cosine":
-            from ..core.probe_scale import scale_for
-
-            backend_threshold = float(scale_for(store).from_cosine(np.asarray([threshold]))[0])
-        result = diagnose(
-            store,
-            embedder,
-            questions,
-            corpus,
-            k=k,
-            fetch=fetch,
-            threshold=backend_threshold,
-            higher_is_better=hib,
-            to_cosine=to_cos,
-            min_cosine=min_cosine,
-            refusal_pattern=refusal_pattern,
-            refusal_marked=marked_refusals(corpus),
-            seed=seed,
-            progress=say,
-            answers=answers,
-            judged=judged,
-            answer_refusal_pattern=answer_refusal_pattern,
-            filter=common,
-        )
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        manifest={
-            "seed": seed,
-            "scale": scale,
-            "questions": str(questions_path),
-            **filters_manifest(question_filters(questions, common)),
-            **({"judging": judge_stats} if judge_stats is not None else {}),
-            **({"answers_source": answers_source} if answers_source is not None else {}),
-        },
-    )
+        result = api.diagnose(
+            store_spec, questions, corpus, embedder_spec, k=k, fetch=fetch,
+            threshold=threshold, threshold_scale=threshold_scale, min_cosine=min_cosine,
+            refusal_pattern=refusal_pattern, seed=seed, answers=answers, judge=judge_spec,
+            answer_refusal_pattern=answer_refusal_pattern, filter=common, system=system_spec,
+            runs=runs, intervene=intervene, budget_calls=budget_calls, cache=cache_path,
+            progress=say, trust_pickle=trust_pickle,
+        )  # fmt: skip
+    code = finish(ctx, result, json_path=json_path, report_dir=report_dir, manifest=manifest)
     ctx.exit(code)
-
-
-def _judge_answers(answers: list[Any], spec: str, cache_path: Path | None) -> tuple[Any, Any]:
-    """Judge the answers (cached with the embeddings' --cache file) for UNGROUNDED."""
-    from ..core.judge import judge_answers, load_prompt
-    from ..judges import JudgementCache, open_judge
-
-    judge = open_judge(spec)
-    cache = JudgementCache(cache_path) if cache_path is not None else None
-    try:
-        result = judge_answers(answers, judge, load_prompt(), cache=cache)
-    finally:
-        if cache is not None:
-            cache.close()
-    return result.answers, judge.stats.as_dict()

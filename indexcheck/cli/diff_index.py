@@ -6,15 +6,14 @@ from pathlib import Path
 
 import click
 
-from ..core.diff_index import diff_index
+from .. import api
 from ..corpus import load_chunks
-from ..engine import open_engine
 from ..errors import InputError
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
 from .options import output_options, progress, seed_option
-from .session import session
+from .session import warn_spec
 
 
 @click.command("diff-index", cls=Command)
@@ -101,30 +100,16 @@ def diff_index_cmd(
         raise InputError("--engine ray runs the re-embedding of new texts; add --embedder SPEC")
     c_old = load_chunks(chunks_old, id_column, text_column) if chunks_old else None
     c_new = load_chunks(chunks_new, id_column, text_column) if chunks_new else None
-    runner = None
-    if embedder_spec is not None:  # only the new-text checks run on the engine
-        runner = open_engine(engine, ray_address)
-        ctx.call_on_close(runner.close)
-    opened = session(ctx, "diff-index")
-    new = opened.open_store(new_spec, trust_pickle)  # the first opened heads the manifest
-    old = opened.open_store(old_spec, trust_pickle)
-    embedder = opened.open_embedder(embedder_spec, cache_path) if embedder_spec else None
-    with progress() as say:
-        result = diff_index(
-            old,
-            new,
-            chunks_old=c_old,
-            chunks_new=c_new,
-            embedder=embedder,
+    warn_spec(new_spec)
+    warn_spec(old_spec)
+    with progress() as say:  # only the new-text checks run on the engine
+        result = api.diff_index(
+            old_spec, new_spec, c_old, c_new, embedder_spec,
             sample_new=None if all_new else (100 if sample_new is None else sample_new),
-            seed=seed,
-            min_cosine=min_cosine,
-            workdir=workdir,
-            memory_limit=memory_limit,
-            progress=say,
-            engine=runner,
-        )
-    old_store = {"spec": old.spec, "count": old.info().count, "fingerprint": old.fingerprint()}
+            seed=seed, min_cosine=min_cosine, workdir=workdir, memory_limit=memory_limit,
+            engine=engine if embedder_spec is not None else None, ray_address=ray_address,
+            cache=cache_path, progress=say, trust_pickle=trust_pickle,
+        )  # fmt: skip
     code = finish(
         ctx,
         result,
@@ -132,10 +117,9 @@ def diff_index_cmd(
         report_dir=report_dir,
         manifest={
             "seed": seed,
-            "old_store": old_store,
             "chunks_old": str(chunks_old) if chunks_old else None,
             "chunks_new": str(chunks_new) if chunks_new else None,
-            "engine": engine if runner is not None else None,
+            "engine": engine if embedder_spec is not None else None,
         },
     )
     ctx.exit(code)

@@ -8,23 +8,17 @@ from typing import Any
 
 import click
 
-from ..core.probe_scale import (
-    MAX_PROBES,
-    cache_path,
-    convert_threshold,
-    probe_scale,
-    scale_for,
-    transform_of,
-    write_cache,
-)
+from .. import api
+from ..core.probe_scale import MAX_PROBES, convert_threshold, scale_for, transform_of
 from ..core.summary_kit import summary
 from ..errors import InputError
 from ..filters import canonical, parse_filter
 from ..sections import Section, Text
+from ..stores.opening import opened_store
 from .command import Command
-from .finish import finish, stamp
+from .finish import finish
 from .options import json_option, progress, seed_option, store_option
-from .session import session
+from .session import warn_spec
 
 
 @click.command("probe-scale", cls=Command)
@@ -69,23 +63,14 @@ def probe_scale_cmd(
     ~/.cache/indexcheck/scale) for later commands and convert-threshold --store.
     """
     node = parse_filter(filter_text) if filter_text is not None else None
-    store = session(ctx, "probe-scale").open_store(store_spec, trust_pickle)
     extra: dict[str, Any] = {} if node is None else {"filters": [canonical(node)]}
+    warn_spec(store_spec)
     with progress() as say:
-        say(f"probing {store.spec} with {probes} queries")
-        result = probe_scale(store, probes=probes, k=k, seed=seed, filter=node)
-        stamp(ctx, result)  # the cached copy carries the manifest too
-        if not no_cache and node is None:
-            path = cache_path(store)
-            write_cache(result, path)
-            extra["cache"] = str(path)
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        manifest=extra,
-    )
-    ctx.exit(code)
+        result = api.probe_scale(
+            store_spec, probes, k, seed, filter=node, cache=not no_cache, progress=say,
+            trust_pickle=trust_pickle,
+        )  # fmt: skip
+    ctx.exit(finish(ctx, result, json_path=json_path, manifest=extra))
 
 
 @click.command("convert-threshold", cls=Command, context_settings={"ignore_unknown_options": True})
@@ -131,7 +116,8 @@ def convert_threshold_cmd(
     if store_spec is not None:
         if from_formula is not None:
             raise InputError("pass --from or --store, not both")
-        store = session(ctx, "convert-threshold").open_store(store_spec, trust_pickle)
+        warn_spec(store_spec)
+        store = ctx.with_resource(opened_store(store_spec, trust_pickle))
         scale = scale_for(store)
         if not scale.ok or scale.transform is None:
             raise InputError(

@@ -13,15 +13,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..core.questions import QuestionSetResult, generate_questions
+from .. import api
+from ..core.questions import QuestionSetResult
 from ..core.questions.calls import BudgetReachedError
-from ..core.questions.output import (
-    corpus_from_store,
-    manifest_of,
-    sidecar_path,
-    write_question_set,
-)
-from ..core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
+from ..core.questions.output import sidecar_path
+from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
 from ..errors import InputError, SpecError
 from ..judges.base import Judge
 from ..textsafe import escape_rich as escape
@@ -37,7 +33,7 @@ from .options import (
     model_calls,
     seed_option,
 )
-from .session import open_corpus, session
+from .session import open_corpus, warn_spec
 
 GENERATOR_HELP = (
     "mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function (called as "
@@ -185,66 +181,29 @@ def generate_cmd(
     """Write in-scope questions (single- and multi-hop, with expected chunks) and verified
     out-of-scope ones from the chunks, through the quality gates."""
     from ..core.answers import compile_pattern
-    from ..judges import JudgementCache
 
     if (chunks_path is None) == (store_spec is None):
         raise InputError("questions generate needs --chunks FILE or --store SPEC (one of them)")
     if n + oos == 0:
         raise InputError("--n and --oos are both 0: ask for at least one question")
     compile_pattern(refusal_pattern, "--refusal-pattern")
-    opened = session(ctx, "questions generate")
     corpus = open_corpus(chunks_path, id_column, text_column)
-    if corpus is None:
-        assert store_spec is not None
-        corpus = corpus_from_store(opened.open_store(store_spec, trust_pickle))
     generator = _open_model(generator_spec, "--generator")
     verifier = _open_model(judge_spec, "--judge") if judge_spec else None
-    embedder = None if dry_run else opened.open_embedder(embedder_spec, cache_path)
-    cache = JudgementCache(cache_path) if cache_path is not None and not dry_run else None
-    with model_calls(cache, generator, verifier) as say:
-        result = generate_questions(
-            corpus,
-            generator,
-            embedder,
-            judge=verifier,
-            n=n,
-            oos=oos,
-            multi_hop=multi_hop,
-            seed=seed,
-            dedupe=dedupe,
-            max_quote=max_quote,
-            fetch=fetch,
-            link_min=link_min,
-            refusal_pattern=refusal_pattern,
-            refusal_marked=marked_refusals(corpus),
-            retries=retries,
-            cache=cache,
-            budget_calls=budget_calls,
-            dry_run=dry_run,
-            progress=say,
-        )
     extra = {
-        "seed": seed,
         "generator": {"model_id": generator.model_id, "spec_scheme": generator_spec.split(":")[0]},
-        "judge": result.judge,
-        "prompts": result.prompt_versions,
         "chunks": str(chunks_path) if chunks_path else store_spec,
-        "options": {
-            "n": n,
-            "oos": oos,
-            "multi_hop": multi_hop,
-            "dedupe": dedupe,
-            "max_quote": max_quote,
-            "fetch": fetch,
-            "link_min": link_min,
-            "retries": retries,
-            "budget_calls": budget_calls,
-        },
     }
-    if not dry_run and result.questions:
-        result.out = str(out_path)
-        model = embedder.model_id if embedder is not None else None
-        write_question_set(result.questions, out_path, manifest_of(result, extra, model))
+    warn_spec(store_spec)
+    with model_calls(None, generator, verifier) as say:  # closes both, whatever happens
+        result = api.generate_questions(
+            corpus, generator, out=out_path,
+            store=store_spec, embedder=embedder_spec, judge=verifier, n=n, oos=oos,
+            multi_hop=multi_hop, seed=seed, dedupe=dedupe, max_quote=max_quote,
+            fetch=fetch, link_min=link_min, refusal_pattern=refusal_pattern,
+            retries=retries, cache=cache_path, budget_calls=budget_calls, dry_run=dry_run,
+            provenance=extra, progress=say, trust_pickle=trust_pickle,
+        )  # fmt: skip
     code = finish(ctx, result, json_path=json_path, render=render, manifest=extra)
     if not result.complete:
         written = (

@@ -1,6 +1,9 @@
-"""What a command opens (store, embedder with its hash cache, chunks), closed with its context.
+"""The run timer and lifetime of what a command opens itself, closed with its context.
 
-Every store and embedder a command opens is registered here and closed through
+Most commands open nothing here: they pass specs to :mod:`indexcheck.api`, which opens and
+closes them. The few that still open a store or an embedder themselves (compare-ann's
+sweeps, embed, judge's fingerprint, sweep-threshold --observed) use the same openers
+(``open_store``, ``embedders.cached_embedder``), registered here and closed through
 ``ctx.call_on_close``, so they close when the command ends, also when it raises.
 """
 
@@ -12,12 +15,9 @@ from typing import Any
 import click
 
 from ..corpus import Corpus, load_chunks
-from ..embedders import open_embedder
+from ..embedders import cached_embedder
 from ..embedders.base import Embedder
-from ..embedders.cache import CachedEmbedder, EmbeddingCache
-from ..errors import DataFileError, OutputError
 from ..manifest import Run
-from ..outputs import disk_full
 from ..secrets import spec_password_warning
 from ..stores import StoreOptions, VectorStore, open_store
 
@@ -33,16 +33,14 @@ class Session:
         self.embedders: list[Embedder] = []
 
     def open_store(self, spec: str, trust_pickle: bool = False) -> VectorStore:
-        warning = spec_password_warning(spec)
-        if warning:
-            click.echo(f"warning: {warning}", err=True)
+        warn_spec(spec)
         store = open_store(spec, StoreOptions(trust_pickle=trust_pickle))
         self.stores.append(store)
         return store
 
     def open_embedder(self, spec: str | None, cache_path: Path | None) -> Embedder:
         """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
-        embedder = open_embedder_cached(spec, cache_path)
+        embedder = cached_embedder(spec, cache_path)
         self.embedders.append(embedder)
         return embedder
 
@@ -91,31 +89,16 @@ def session(ctx: click.Context, command: str | None = None) -> Session:
     return found
 
 
+def warn_spec(spec: str | None) -> None:
+    """Say on stderr when a store spec carries a password (the environment should)."""
+    warning = spec_password_warning(spec) if spec else None
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+
+
 def current_session(ctx: click.Context) -> Session | None:
     found: Session | None = ctx.meta.get(_KEY)
     return found
-
-
-def open_embedder_cached(spec: str | None, cache_path: Path | None) -> Embedder:
-    """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
-    inner = open_embedder(spec)
-    cache = open_cache(cache_path) if cache_path is not None else None
-    return CachedEmbedder(inner, cache)
-
-
-def open_cache(path: Path) -> EmbeddingCache:
-    """The ``--cache`` file; a disk too full to open or create it is exit 3 saying so,
-    never "not an indexcheck embedding cache ... delete this file"."""
-    try:
-        return EmbeddingCache(path)
-    except DataFileError as exc:
-        cause = exc.__cause__ or exc.__context__
-        if cause is not None and disk_full(cause):
-            raise OutputError(
-                f"--cache {path} cannot be written: the disk is full ({cause}); free some "
-                "space or pass a --cache path on another disk"
-            ) from None
-        raise
 
 
 def open_corpus(path: Path | None, id_column: str, text_column: str) -> Corpus | None:

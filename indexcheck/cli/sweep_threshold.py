@@ -7,10 +7,9 @@ from typing import Any
 
 import click
 
+from .. import api
 from ..core.answers import DEFAULT_CITATION_PATTERN
-from ..core.probe_scale import scale_converters
-from ..core.retrieval import marked_refusals
-from ..core.sweep_threshold import SweepResult, sweep_threshold
+from ..core.sweep_threshold import SweepResult, prepare
 from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
 from ..filtered_questions import filters_manifest
@@ -28,7 +27,7 @@ from .options import (
     questions_option,
     retrieval_options,
 )
-from .session import open_corpus, session
+from .session import open_corpus, session, warn_spec
 from .traces import answers_format_option
 
 
@@ -123,29 +122,13 @@ def sweep_threshold_cmd(
     common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)
     corpus = open_corpus(chunks_path, id_column, text_column)
-    marked = marked_refusals(corpus)
-    opened = session(ctx, "sweep-threshold")
-    store = opened.open_store(store_spec, trust_pickle)
-    embedder = opened.open_embedder(embedder_spec, cache_path)
+    warn_spec(store_spec)
     with progress() as say:
-        say("resolving the store's score scale")
-        hib, to_cos, scale = scale_converters(store)
-        say(f"retrieving {len(questions)} questions")
-        result = sweep_threshold(
-            store,
-            embedder,
-            questions,
-            k=k,
-            fetch=fetch,
-            higher_is_better=hib,
-            to_cosine=to_cos,
-            scale=scale,
-            recall_target=recall_target,
-            rule=rule,
-            refusal_pattern=refusal_pattern,
-            refusal_marked=marked,
-            filter=common,
-        )
+        result = api.sweep_threshold(
+            store_spec, questions, embedder_spec, chunks=corpus, k=k, fetch=fetch,
+            recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
+            filter=common, cache=cache_path, progress=say, trust_pickle=trust_pickle,
+        )  # fmt: skip
     code = finish(
         ctx,
         result,
@@ -173,28 +156,28 @@ def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
         )
     questions = load_questions(a["questions_path"])
     corpus = open_corpus(a["chunks_path"], a["id_column"], a["text_column"])
-    marked = marked_refusals(corpus)
     path = a["observed_path"]
     read = read_answers(path, DEFAULT_CITATION_PATTERN, fmt=a["answers_format"], chunks=corpus)
     refuse_absent_scores(read.rows, str(path))  # the one line, before any warning
     for warning in (read.source or {}).get("warnings", []):
         click.echo(f"warning: {visible(warning)}", err=True)
-    opened = session(ctx, "sweep-threshold")
-    hib, to_cos, scale = not a["scores_lower_is_better"], None, None
+    store = None
     if a["store_spec"] is not None:  # only to name the scale: no question is retrieved
-        store = opened.open_store(a["store_spec"], a["trust_pickle"])
-        hib, to_cos, scale = scale_converters(store)
+        store = session(ctx, "sweep-threshold").open_store(a["store_spec"], a["trust_pickle"])
+    setup = prepare(
+        store, corpus, higher_is_better=None if store else not a["scores_lower_is_better"]
+    )
     result, facts = sweep_observed(
         read.rows,
         questions,
         k=a["k"],
-        higher_is_better=hib,
-        to_cosine=to_cos,
-        scale=scale,
+        higher_is_better=setup.higher_is_better,
+        to_cosine=setup.to_cosine,
+        scale=setup.scale,
         recall_target=a["recall_target"],
         rule=a["rule"],
         refusal_pattern=a["refusal_pattern"],
-        refusal_marked=marked,
+        refusal_marked=setup.refusal_marked,
         source=str(a["observed_path"]),
     )
     observed = {"file": str(a["observed_path"]), "format": read.format, **facts}

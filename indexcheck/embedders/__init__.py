@@ -10,6 +10,9 @@ register there like any plugin. Heavy SDKs are imported only when their provider
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from .. import plugins
@@ -26,8 +29,10 @@ __all__ = [
     "EmbedStats",
     "Embedder",
     "RetryPolicy",
+    "cached_embedder",
     "for_queries",
     "open_embedder",
+    "opened_embedder",
 ]
 
 DEFAULT_EMBEDDER = "minilm"
@@ -126,6 +131,33 @@ def for_queries(embedder: Embedder) -> Embedder:
         return CachedEmbedder(queries, embedder.cache, embedder.audit)  # one audit per run
     found: Embedder = getattr(embedder, "queries", None) or embedder
     return found
+
+
+def cached_embedder(spec: str | None, cache_path: Path | None) -> Embedder:
+    """The embedder behind a hash-keyed cache (the ``cache_path`` file, or in memory):
+    each distinct text is embedded once."""
+    from .cache import CachedEmbedder, open_cache
+
+    inner = open_embedder(spec)
+    return CachedEmbedder(inner, open_cache(cache_path) if cache_path is not None else None)
+
+
+@contextmanager
+def opened_embedder(
+    embedder: str | Embedder | None, cache_path: Path | None = None
+) -> Iterator[Embedder]:
+    """``embedder`` as given, or opened from its spec (None: the default) behind the
+    ``cache_path`` cache, which is closed when the block ends."""
+    if isinstance(embedder, Embedder):
+        yield embedder
+        return
+    opened = cached_embedder(embedder, cache_path)
+    try:
+        yield opened
+    finally:
+        cache = getattr(opened, "cache", None)
+        if cache is not None:
+            cache.close()
 
 
 def open_embedder(spec: str | None = None) -> Embedder:

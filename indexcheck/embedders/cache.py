@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus import text_hash
-from ..errors import DataFileError
+from ..errors import DataFileError, OutputError
 from .base import Embedder, EmbedStats
 from .cache_file import (
     APPLICATION_ID,
@@ -287,6 +287,23 @@ class CachedEmbedder:
         return max(1, int(every))
 
 
+def open_cache(path: Path) -> EmbeddingCache:
+    """The embedding cache file; a disk too full to open or create it is exit 3 saying so,
+    never "not an indexcheck embedding cache ... delete this file"."""
+    from ..outputs import disk_full
+
+    try:
+        return EmbeddingCache(path)
+    except DataFileError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and disk_full(cause):
+            raise OutputError(
+                f"--cache {path} cannot be written: the disk is full ({cause}); free some "
+                "space or pass a --cache path on another disk"
+            ) from None
+        raise
+
+
 __all__ = [
     "APPLICATION_ID",
     "AUDIT_MIN_COSINE",
@@ -294,5 +311,6 @@ __all__ = [
     "CachedEmbedder",
     "EmbeddingCache",
     "audit_size",
+    "open_cache",
     "open_cache_file",
 ]

@@ -9,6 +9,10 @@ imported only when their judge is opened.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 from .. import plugins
 from ..errors import SpecError
 from ..textsafe import visible
@@ -22,8 +26,10 @@ __all__ = [
     "JudgeStats",
     "JudgementCache",
     "RawReply",
+    "judgement_cache",
     "judgement_key",
     "open_judge",
+    "opened_judge",
 ]
 
 
@@ -57,3 +63,27 @@ def open_judge(spec: str) -> Judge:
         )
     judge: Judge = opener(rest)
     return judge
+
+
+@contextmanager
+def opened_judge(judge: str | Judge | None) -> Iterator[Judge | None]:
+    """``judge`` as given (or None), or opened from its spec and closed when the block ends."""
+    if not isinstance(judge, str):
+        yield judge
+        return
+    opened = open_judge(judge)
+    try:
+        yield opened
+    finally:
+        getattr(opened, "close", lambda: None)()
+
+
+@contextmanager
+def judgement_cache(path: str | Path | None) -> Iterator[JudgementCache | None]:
+    """The judgement cache at ``path`` (None: no cache), closed when the block ends."""
+    cache = JudgementCache(Path(path)) if path is not None else None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()

@@ -182,8 +182,7 @@ def test_instruction_prefix_in_the_embedder_spec(tmp_path) -> None:
     from langchain_community.vectorstores import FAISS
     from langchain_core.embeddings import Embeddings
 
-    from indexcheck.cli.session import open_embedder_cached
-    from indexcheck.embedders import for_queries
+    from indexcheck.embedders import cached_embedder, for_queries
     from tests.builders.framework_corpus import embed_correct
 
     class Passage(Embeddings):
@@ -208,7 +207,7 @@ def test_instruction_prefix_in_the_embedder_spec(tmp_path) -> None:
     )  # fmt: skip
     assert r.exit_code == 0, r.stderr
     # questions go through the query prefix, behind the same cache
-    emb = open_embedder_cached("minilm?prefix=passage:%20&query_prefix=query:%20", None)
+    emb = cached_embedder("minilm?prefix=passage:%20&query_prefix=query:%20", None)
     got = for_queries(emb).embed(["how do I close an account?"])
     want = embed_correct(["query: how do I close an account?"])
     assert float(np.dot(got[0], want[0])) > 0.9999

@@ -9,14 +9,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...questions import Question
 from ...stores.base import VectorStore
-from ..probe_scale import scale_converters
-from ..retrieval import marked_refusals
 from ..verdicts import FAILING_LABELS
 from .config import (
     ANN_RATES,
@@ -146,16 +142,12 @@ def _run_diagnose(
     timed: _Timed,
     say: Callable[[str], None],
 ) -> tuple[list[GateRow], dict[str, Any]]:
-    from ..diagnose import diagnose
-    from ..probe_scale import scale_for
+    from ..diagnose import diagnose, prepare
 
-    if scale is None:
-        say("resolving the store's score scale")
-        scale = scale_for(store)
-    hib, to_cos, _ = scale_converters(store, result=scale)
-    threshold = c.threshold
-    if threshold is not None and c.threshold_scale == "cosine":
-        threshold = float(scale.from_cosine(np.asarray([threshold]))[0])
+    setup = prepare(
+        store, corpus, threshold=c.threshold, threshold_scale=c.threshold_scale, scale=scale,
+        progress=say,
+    )  # fmt: skip
     res = timed(
         "diagnose",
         lambda: diagnose(
@@ -165,13 +157,13 @@ def _run_diagnose(
             corpus,
             k=c.k,
             fetch=c.fetch,
-            threshold=threshold,
-            higher_is_better=hib,
-            to_cosine=to_cos,
+            threshold=setup.threshold,
+            higher_is_better=setup.higher_is_better,
+            to_cosine=setup.to_cosine,
             min_cosine=c.min_cosine,
             refusal_pattern=c.refusal_pattern or None,
             filter=c.filter,
-            refusal_marked=marked_refusals(corpus),
+            refusal_marked=setup.refusal_marked,
             seed=config.seed,
             progress=say,
         ),

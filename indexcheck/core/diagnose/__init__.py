@@ -34,6 +34,7 @@ from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from ..check_index import check_index
 from ..exact import exact_topk, family_of
 from ..id_pairing import refuse_absent_expected_ids
+from ..probe_scale.setup import score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..sweep_threshold.filters import question_filters
 from ..verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
@@ -41,6 +42,10 @@ from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
 from .metrics import first_copies, retrieval_metrics
 from .result import DiagnoseResult, QuestionDiagnosis
+
+#: diagnose's whole setup, the same for the api (so the CLI) and ci: the store's scale,
+#: the threshold on the backend's scale (converted from a cosine) and the refusal chunks
+prepare = score_setup
 
 EXAMPLES = 5
 

@@ -27,10 +27,15 @@ from ...filters import canonical
 from ...questions import Question
 from ...stores.base import VectorStore
 from ..id_pairing import refuse_absent_expected_ids
+from ..probe_scale.setup import score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..stats import wilson
 from .filters import filtered_retrieve, per_filter, question_filters
 from .result import QuestionRecord, Score, SweepResult
+
+#: sweep-threshold's whole setup, the same for the api (so the CLI) and --observed: the
+#: store's scale (or the direction given, with no store) and the refusal chunks
+prepare = score_setup
 
 
 def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:

@@ -35,9 +35,10 @@ from ...stores.base import VectorStore
 from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..stats import wilson
 from ..verdicts import FAILING_LABELS, Label
-from .hook import Candidate, Generation, System, load_system
-from .interventions import NEEDS_STORE, Intervention, parse_interventions
+from .hook import Candidate, Generation, System
+from .interventions import NEEDS_STORE, Intervention
 from .result import SystemDiagnoseResult, SystemQuestion, implicated_lines
+from .setup import prepare_system
 from .staged_cache import StagedCache
 
 _LABEL_OF = {
@@ -356,16 +357,7 @@ def diagnose_system_from(
 ) -> SystemDiagnoseResult:
     """:func:`diagnose_system` from a ``py:`` spec or an application object, and
     interventions as ``"gold-context,fetch=20"`` or a list of those (the library front)."""
-    spec = intervene if isinstance(intervene, str) or intervene is None else ",".join(intervene)
-    interventions = parse_interventions(spec)
-    pattern = answer_refusal_pattern
-    app = (
-        load_system(system, budget_calls=budget_calls, refusal_pattern=pattern)
-        if isinstance(system, str)
-        else System(
-            system, type(system).__name__, budget_calls=budget_calls, refusal_pattern=pattern
-        )
-    )
+    app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
     return diagnose_system(
         app,
         questions,
@@ -390,4 +382,4 @@ def _detail(sq: SystemQuestion) -> str:
     return ""
 
 
-__all__ = ["diagnose_system", "diagnose_system_from"]
+__all__ = ["diagnose_system", "diagnose_system_from", "prepare_system"]
