@@ -99,12 +99,22 @@ def test_statuses_labels_and_verdicts_are_str_enums_with_one_order() -> None:
     assert set(v.FAILING_LABELS) | set(v.GOOD_LABELS) == set(v.Label)
 
 
-def test_no_module_in_the_package_passes_500_lines() -> None:
+#: modules allowed past MAX_LINES, each with its reason and its own ceiling
+LONG_MODULES = {
+    # the api layer is api.py alone (a second module beside it would sit in the base layer
+    # and import upward): fourteen public functions with typed keywords and their docstrings
+    "api.py": 500,
+}
+MAX_LINES = 400
+
+
+def test_no_module_in_the_package_passes_400_lines() -> None:
     root = CORE.parent
     long = {
         str(p.relative_to(root)): n
         for p in root.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+        if (n := len(p.read_text(encoding="utf-8").splitlines()))
+        > LONG_MODULES.get(str(p.relative_to(root)), MAX_LINES)
     }
     assert long == {}
 
