@@ -41,7 +41,12 @@ from ..verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SC
 from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
 from .metrics import first_copies, retrieval_metrics
-from .result import DiagnoseResult, QuestionDiagnosis
+from .result import (  # re-exported: the command's result types
+    DiagnoseResult as DiagnoseResult,
+)
+from .result import (
+    QuestionDiagnosis as QuestionDiagnosis,
+)
 
 #: diagnose's whole setup, the same for the api (so the CLI) and ci: the store's scale,
 #: the threshold on the backend's scale (converted from a cosine) and the refusal chunks

@@ -36,7 +36,15 @@ from ...stores.base import VectorStore
 from ..arrow_spill import row_count, spill_pair
 from ..hash_join import check_memory_limit, connect
 from .join import _join
-from .result import DiffFinding, DiffResult, DiffStatus
+from .result import (  # re-exported: the command's result types
+    DiffFinding as DiffFinding,
+)
+from .result import (
+    DiffResult as DiffResult,
+)
+from .result import (
+    DiffStatus as DiffStatus,
+)
 from .statuses import ERRORS, MESSAGES
 
 

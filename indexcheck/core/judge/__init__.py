@@ -34,7 +34,18 @@ from .claims import (
     normalize,
     quantities,
 )
-from .result import AnswerResult, AnswerStatus, ClaimResult, JudgeResult
+from .result import (  # re-exported: the command's result types
+    AnswerResult as AnswerResult,
+)
+from .result import (
+    AnswerStatus as AnswerStatus,
+)
+from .result import (
+    ClaimResult as ClaimResult,
+)
+from .result import (
+    JudgeResult as JudgeResult,
+)
 
 DEFAULT_PROMPT = "judge_v1.md"
 EXAMPLES = 10

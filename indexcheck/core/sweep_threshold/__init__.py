@@ -31,7 +31,15 @@ from ..probe_scale.setup import score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..stats import wilson
 from .filters import filtered_retrieve, per_filter, question_filters
-from .result import QuestionRecord, Score, SweepResult
+from .result import (  # re-exported: the command's result types
+    QuestionRecord as QuestionRecord,
+)
+from .result import (
+    Score as Score,
+)
+from .result import (
+    SweepResult as SweepResult,
+)
 
 #: sweep-threshold's whole setup, the same for the api (so the CLI) and --observed: the
 #: store's scale (or the direction given, with no store) and the refusal chunks
