@@ -33,7 +33,7 @@ from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
-from ..arrow_spill import row_count, spill_pair
+from ..arrow_spill import row_count, spill_pair, store_dimension
 from ..hash_join import check_memory_limit, connect
 from .join import _join
 from .result import (  # re-exported: the command's result types
@@ -46,15 +46,6 @@ from .result import (
     DiffStatus as DiffStatus,
 )
 from .statuses import ERRORS, MESSAGES
-
-
-def _dimension(store: VectorStore) -> int:
-    d = store.info().dimension
-    if d:
-        return d
-    for batch in store.iter_vectors(16):
-        return int(batch.vectors.shape[1])
-    return 0
 
 
 def _empty(store: VectorStore) -> bool:
@@ -101,7 +92,7 @@ def diff_index(
             f"{new.spec} holds no chunks (no vectors); check the --new spec, or the build "
             "that wrote it"
         )
-    if embedder is not None and (d_new := _dimension(new)) and embedder.dimension != d_new:
+    if embedder is not None and (d_new := store_dimension(new)) and embedder.dimension != d_new:
         raise DimensionMismatchError(
             f"the new index holds {d_new}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the new index was built with"
@@ -123,7 +114,7 @@ def diff_index(
             shutil.rmtree(folder, ignore_errors=True)
     result.new_count = side_new.rows
     result.old_count = side_old.rows
-    d_new = _dimension(new)
+    d_new = store_dimension(new)
     if d_new and d_old and d_new != d_old:
         result.findings.append(
             DiffFinding(
