@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from .corpus import Corpus, chunk_id, chunk_text, is_null, missing_texts
 from .errors import DataFileError
+from .inputfiles import require_file
 from .rowfiles import PARQUET, check_suffix, iter_rows, parquet_columns
 from .stores.base import VectorStore
 
@@ -89,8 +90,7 @@ class FileChunks:
         self.path = Path(path)
         self.source = str(self.path)
         self.id_column, self.text_column = id_column, text_column
-        if not self.path.is_file():
-            raise DataFileError(f"chunks file {self.path} does not exist; check the --chunks path")
+        require_file(self.path, "chunks file", "check the --chunks path")
         self.suffix = check_suffix(self.path, "chunks file")
         self._count = self._validate()
 

@@ -13,7 +13,7 @@ import numpy as np
 import xxhash
 
 from .errors import DataFileError
-from .inputfiles import loads_json
+from .inputfiles import loads_json, require_file
 from .rowfiles import iter_rows
 
 
@@ -143,8 +143,7 @@ def load_chunks(path: str | Path, id_column: str = "id", text_column: str = "tex
     whose text is unknown cannot be checked, and embedding "nan" would blame the index.
     """
     p = Path(path)
-    if not p.is_file():
-        raise DataFileError(f"chunks file {p} does not exist; check the --chunks path")
+    require_file(p, "chunks file", "check the --chunks path")  # missing, a FIFO, a folder
     rows = _read_table(p)
     if not rows:
         raise DataFileError(f"{p} holds no chunks; an empty corpus cannot be checked")

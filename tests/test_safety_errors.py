@@ -126,6 +126,9 @@ ROWS: list[tuple[str, Setup, int, str]] = [
     ("config_missing", lambda w: ["--config", str(w.data / "nope.toml"), *_check(w)], 2, "nope.toml does not exist"),
     ("ci_config_fifo", lambda w: ["ci", "--config", _fifo(w)], 2, "is a FIFO (named pipe)"),
     ("ci_config_dev_zero", lambda w: ["ci", "--config", "/dev/zero"], 2, "is a character device"),
+    ("chunks_fifo_sample", lambda w: _check(w, "--chunks", _fifo(w, "c.jsonl")), 2, "c.jsonl is a FIFO (named pipe), not a regular file; check the --chunks path"),
+    ("chunks_fifo_all", lambda w: _check(w, "--all", "--chunks", _fifo(w, "c.jsonl")), 2, "c.jsonl is a FIFO (named pipe), not a regular file; check the --chunks path"),
+    ("chunks_folder", lambda w: _check(w, "--chunks", str(w.data)), 2, "is a folder, not a regular file; check the --chunks path"),
     # -- sheet export --out ------------------------------------------------------------------------
     ("export_out_dangling_symlink", lambda w: _export(w, _dangling), 2, "is a symlink to"),
     ("export_out_inside_sheet", lambda w: _export(w, lambda w, s: str(s / "pack")), 2, "lies inside the evidence sheet"),
