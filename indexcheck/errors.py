@@ -49,6 +49,14 @@ class InputError(IndexcheckError):
     exit_code = EXIT_INPUT
 
 
+class SampleTooLargeError(InputError):
+    """A ``--sample`` larger than the corpus; ``corpus_size`` says how many chunks it has."""
+
+    def __init__(self, message: str, corpus_size: int) -> None:
+        super().__init__(message)
+        self.corpus_size = corpus_size
+
+
 class SpecError(InputError):
     """An unknown or malformed store or embedder spec."""
 

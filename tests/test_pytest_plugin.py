@@ -368,3 +368,23 @@ def test_the_assertions_keep_their_import_paths() -> None:
     assert testing.assert_index_aligned is assertions.assert_index_aligned
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         old.nope  # noqa: B018
+
+
+def test_the_default_sample_checks_a_smaller_index_whole(tmp_path: Path) -> None:
+    """assert_index_aligned's default sample (100) on a 40-chunk index checks the 40 chunks:
+    it used to raise "--sample 100 is larger than the corpus (40 chunks); use --sample 40 or
+    --all", a CLI flag in a Python test. An explicit sample still refuses in check_index."""
+    from indexcheck import check_index
+    from indexcheck.errors import SampleTooLargeError
+    from indexcheck.testing import assert_index_aligned
+
+    ids = [f"c{i}" for i in range(40)]
+    texts = [f"Fact {i} about subject {i % 7}." for i in range(40)]
+    chunks = tmp_path / "chunks.jsonl"
+    rows = zip(ids, texts, strict=True)
+    chunks.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in rows))
+    write_faiss_folder(tmp_path / "idx", ids, HashEmbedder(32).embed(texts))
+    result = assert_index_aligned(f"faiss:{tmp_path / 'idx'}", chunks, embedder=HASH32)
+    assert result.ok and result.checked == 40
+    with pytest.raises(SampleTooLargeError, match="use --sample 40 or --all"):
+        check_index(f"faiss:{tmp_path / 'idx'}", chunks, HASH32, sample=100)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InputError
+from ...errors import InputError, SampleTooLargeError
 from ..stats import sample_size_for
 
 #: repeats of one text whose following chunk is targeted (the first ones in build order)
@@ -88,9 +88,10 @@ def plan_sample(
         if sample < 1:
             raise InputError("--sample must be at least 1")
         if sample > n:
-            raise InputError(
+            raise SampleTooLargeError(
                 f"--sample {sample} is larger than the corpus ({n} chunks); "
-                f"use --sample {n} or --all"
+                f"use --sample {n} or --all",
+                n,
             )
         targeted = after
         random_part = max(sample - len(after), sample - sample // 2)
