@@ -291,6 +291,10 @@ def test_a_link_to_a_redirected_stdout_is_written_through_never_replaced(
     assert sorted(p.name for p in fake.iterdir()) == ["stdout"]  # no temporary file
     text = out.read_text()
     assert '"ok"' in text and '"targets_dropped": 0' in text  # the JSON reached stdout
+    # stdout is the JSON alone, as with --json -: the summary goes to stderr (it used to be
+    # written over the start of the JSON through the second file position on the same file)
+    assert json.loads(text)["ok"] is True
+    assert "PASS" in done.stderr
 
 
 def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path) -> None:

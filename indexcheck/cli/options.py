@@ -238,9 +238,23 @@ def seed_option(f: F) -> F:
     )(f)
 
 
+def is_stdout(json_path: str | None) -> bool:
+    """True for ``-`` and for a path that is this process's stdout (``/dev/stdout``, a link
+    to ``/proc/self/fd/1``...): the JSON then goes out alone, the summary to stderr."""
+    if json_path is None:
+        return False
+    if json_path == "-":
+        return True
+    try:
+        here, out = os.stat(json_path), os.fstat(1)
+    except (OSError, ValueError):
+        return False
+    return (here.st_dev, here.st_ino) == (out.st_dev, out.st_ino)
+
+
 def human_console(json_path: str | None) -> Console:
     """Human output goes to stdout, unless the JSON result does."""
-    console = Console(stderr=json_path == "-", highlight=False, soft_wrap=False)
+    console = Console(stderr=is_stdout(json_path), highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = max(console.width, 120)  # logs and pipes: do not cut chunk ids
     return console
@@ -251,8 +265,9 @@ def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
         return
     # no secret in use reaches a --json file (redact: json, scrubbed)
     options: dict[str, Any] = {"indent": 2, "ensure_ascii": False, "default": _jsonable}
-    if json_path == "-":
+    if is_stdout(json_path):  # one file position: written through stdout itself
         sys.stdout.write(scrubbed_json(payload, **options) + "\n")
+        sys.stdout.flush()
     else:
         path = Path(json_path)
         try:  # atomically: a failed write leaves no half file, a symlink is replaced

@@ -13,7 +13,7 @@ from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..textsafe import escape_rich as escape
 from ..textsafe import visible
 from .command import Command
-from .options import F, check_folder_output, human_console, json_option, write_json
+from .options import F, check_folder_output, human_console, is_stdout, json_option, write_json
 
 
 def _sheet_option(f: F) -> F:
@@ -76,7 +76,7 @@ def verify_cmd(
     write_json(json_path, result.to_dict())
 
     def say(line: str) -> None:
-        click.echo(visible(line), err=json_path == "-")
+        click.echo(visible(line), err=is_stdout(json_path))
 
     for r in result.runs:
         if r.problem:
