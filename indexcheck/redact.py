@@ -137,6 +137,9 @@ def scrub_data(data: Any) -> Any:
         if isinstance(value, os.PathLike):
             path = os.fspath(value)
             return scrub(path, secrets) if isinstance(path, str) else value
+        tolist = getattr(value, "tolist", None)  # a numpy array or scalar: its Python values
+        if callable(tolist) and type(value).__module__ == "numpy":
+            return walk(tolist())
         return value
 
     return walk(data)

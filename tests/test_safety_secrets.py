@@ -569,3 +569,18 @@ def test_json_output_is_streamed_and_still_scrubbed(
     text = out.read_text(encoding="utf-8")
     assert secret not in text and "***" in text
     assert json.loads(text)["error"] == "key *** refused"
+
+
+def test_strings_inside_numpy_arrays_are_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret inside a numpy array (an array of ids) is scrubbed like one in a list: the
+    walk used to pass arrays through, and the encoder's default turned them into lists
+    after the scrub (found by review)."""
+    from indexcheck.cli.options import _jsonable
+    from indexcheck.redact import scrub_data, scrubbed_json
+
+    secret = "sk-numpy-canary-0123456789"
+    monkeypatch.setenv("MISTRAL_API_KEY", secret)
+    data = {"ids": np.array([secret, "c1"]), "one": np.str_(secret), "n": np.float32(0.5)}
+    assert secret not in json.dumps(scrub_data(data), default=_jsonable)
+    assert secret not in scrubbed_json(data, default=_jsonable)
+    assert json.loads(scrubbed_json(data, default=_jsonable))["n"] == 0.5
