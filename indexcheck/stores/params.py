@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,15 +48,16 @@ class Choice(Param):
         raise SpecError(f"{where}: ?{key}= must be one of {', '.join(self.values)}, got '{raw}'")
 
 
-class _Number(Param):
+class _Number(Param, ABC):
     """A number in ``[min, max]``; a subclass says how text becomes its kind of number."""
 
     kind = "a number"
     min: float | None
     max: float | None
 
+    @abstractmethod
     def convert(self, text: str) -> float | None:
-        raise NotImplementedError
+        """The number ``text`` spells, or None when it spells none of this kind."""
 
     def parse(self, where: str, key: str, raw: str) -> Any:
         value = self.convert(raw.strip())
