@@ -16,6 +16,7 @@ is then stamped.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -154,12 +155,27 @@ def open_cache_tables(path: Path, *statements: str) -> sqlite3.Connection:
     db = open_cache_file(path)
     try:
         for sql in statements:
-            db.execute(sql)
+            _busy_retried(db, sql)
         db.commit()
     except sqlite3.DatabaseError as exc:
         db.close()
         raise DataFileError(f"--cache {path} cannot be written: {exc}" + SPACE_HINT) from None
     return db
+
+
+def _busy_retried(db: sqlite3.Connection, sql: str, wait: float = 30.0) -> None:
+    """``db.execute(sql)``, again while another process holds the lock: switching to WAL
+    takes the lock at once and SQLite does not wait on its busy timeout for it, so two runs
+    opening one cache together could refuse it as "database is locked"."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            db.execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 @contextmanager
