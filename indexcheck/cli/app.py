@@ -22,7 +22,8 @@ from ..plugins import hookimpl
 from ..version import __version__
 from ..waiting import set_override as set_waiting_override
 from .command import one_line, one_line_errors
-from .options import add_wait_options, finite_floats
+from .option_types import finite_floats
+from .options import add_wait_options
 
 CONFIG_FILE = "indexcheck.toml"
 

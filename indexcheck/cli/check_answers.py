@@ -8,41 +8,31 @@ from pathlib import Path
 
 import click
 
-from ..core.answers import DEFAULT_CITATION_PATTERN
 from ..corpus import load_chunks
 from .command import Command
 from .finish import finish
-from .options import output_options
+from .options import (
+    answers_options,
+    chunks_options,
+    citation_pattern_option,
+    output_options,
+)
 from .session import session
-from .traces import answers_format_option, read_answers_cli
+from .traces import read_answers_cli
 
 
 @click.command("check-answers", cls=Command)
-@click.option(
-    "--answers",
-    "answers_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Answers (JSONL, CSV or Parquet) as judge reads them: id, question, answer, "
+@answers_options(
+    "Answers (JSONL, CSV or Parquet) as judge reads them: id, question, answer, "
     "contexts [{id, text}] and optionally context (the exact text the model was sent); or a "
-    "trace export (documents without ids paired to --chunks by content hash).",
+    "trace export (documents without ids paired to --chunks by content hash)."
 )
-@answers_format_option
-@click.option(
-    "--chunks",
-    "chunks_path",
-    type=click.Path(path_type=Path),
+@chunks_options(
     required=True,
     help="The knowledge base: chunks file (JSONL, CSV or Parquet) with an id and a text column.",
 )
-@click.option("--id-column", default="id", show_default=True)
-@click.option("--text-column", default="text", show_default=True)
-@click.option(
-    "--citation-pattern",
-    default=DEFAULT_CITATION_PATTERN,
-    show_default=True,
-    help="Regex of citation markers in the answer (removed before the check); group 1 holds "
-    "the ids.",
+@citation_pattern_option(
+    "Regex of citation markers in the answer (removed before the check); group 1 holds the ids."
 )
 @output_options
 @click.pass_context
@@ -68,16 +58,10 @@ def check_answers_cmd(
     read = round(time.perf_counter() - started, 3)
     result = check_answers(rows, corpus)
     seconds = {"read": read, **result.manifest_facts.get("seconds", {})}
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        manifest={
-            **result.manifest_facts,
-            "answers_file": str(answers_path),
-            "chunks_file": str(chunks_path),
-            "seconds": seconds,
-        },
-    )
-    ctx.exit(code)
+    manifest = {
+        **result.manifest_facts,
+        "answers_file": str(answers_path),
+        "chunks_file": str(chunks_path),
+        "seconds": seconds,
+    }
+    ctx.exit(finish(ctx, result, manifest=manifest))

@@ -20,15 +20,15 @@ from .command import Command
 from .engine_options import engine_options
 from .finish import finish
 from .options import (
-    check_file_output,
     chunks_option,
     embedder_option,
+    min_cosine_option,
+    output_file,
     output_options,
-    progress,
     seed_option,
     store_option,
 )
-from .progress import progress_bars
+from .progress import progress, progress_bars
 from .session import open_corpus, warn_spec
 
 
@@ -41,13 +41,7 @@ from .session import open_corpus, warn_spec
 )
 @click.option("--all", "check_all", is_flag=True, help="Check every chunk (and list orphans).")
 @seed_option
-@click.option(
-    "--min-cosine",
-    type=click.FloatRange(-1.0, 1.0),
-    default=0.999,
-    show_default=True,
-    help="A stored vector under this cosine with its text's fresh embedding is flagged.",
-)
+@min_cosine_option("A stored vector under this cosine with its text's fresh embedding is flagged.")
 @click.option(
     "--window",
     type=click.IntRange(0),
@@ -61,14 +55,13 @@ from .session import open_corpus, warn_spec
     default=None,
     help="Size the random sample to prove the fault rate is under this (about 3/P chunks).",
 )
-@click.option(
+@output_file(
     "--rows",
     "rows_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=check_file_output("--rows", formats=True),
-    help="With --all: write every checked row to this file, block by block, in the format "
+    "With --all: write every checked row to this file, block by block, in the format "
     "its name ends in: .parquet, .csv or .jsonl.",
+    formats=True,
+    default=None,
 )
 @click.option(
     "--block-size",
@@ -139,14 +132,8 @@ def check_index_cmd(
             ray_address=ray_address, concurrency=concurrency, cache=cache_path, progress=say,
             tick=tick, trust_pickle=trust_pickle,
         )  # fmt: skip
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        manifest={"seed": seed, "chunks": str(chunks_path) if chunks_path else None},
-    )
-    ctx.exit(code)
+    manifest = {"seed": seed, "chunks": str(chunks_path) if chunks_path else None}
+    ctx.exit(finish(ctx, result, manifest=manifest))
 
 
 @contextmanager

@@ -24,33 +24,29 @@ from ..textsafe import xml_safe
 from .command import Command
 from .finish import finish, stamp
 from .guard import ci_paths
-from .options import check_file_output, output_options, progress
+from .options import input_file, output_file, output_options
+from .progress import progress
 from .session import warn_spec
 
 
 @click.command("ci", cls=Command, more_paths=True)
-@click.option(
+@input_file(
     "--config",
     "ci_config",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "Config file with the [ci] table (default: the group's --config, else ./indexcheck.toml).",
+    dir_okay=False,
     default=None,
-    help="Config file with the [ci] table (default: the group's --config, else ./indexcheck.toml).",
 )
-@click.option(
+@input_file(
     "--baseline",
     "baseline_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="JSON of an accepted earlier run (indexcheck ci --json) to compare with, "
+    "JSON of an accepted earlier run (indexcheck ci --json) to compare with, "
     "question by question, under non-inferiority margins.",
-)
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    dir_okay=False,
     default=None,
-    callback=check_file_output("--junit"),
-    help="Write a JUnit XML file: one testcase per gate.",
+)
+@output_file(
+    "--junit", "junit_path", "Write a JUnit XML file: one testcase per gate.", default=None
 )
 @click.option(
     "--baseline-any-store",
@@ -90,15 +86,7 @@ def ci_cmd(
             raise OutputError(
                 f"could not write --junit {junit_path}: {exc.strerror or exc}"
             ) from None
-    ctx.exit(
-        finish(
-            ctx,
-            result,
-            json_path=json_path,
-            report_dir=report_dir,
-            report=_report,
-        )
-    )
+    ctx.exit(finish(ctx, result, report=_report))
 
 
 def _report(result: CiResult, folder: Path) -> list[Path]:

@@ -8,7 +8,6 @@ from typing import Any
 import click
 
 from .. import api
-from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
 from ..filtered_questions import filters_manifest
@@ -17,17 +16,23 @@ from ..questions import load_questions
 from .command import Command
 from .finish import finish
 from .options import (
+    answer_refusal_option,
+    answers_options,
+    budget_calls_option,
     chunks_option,
     embedder_option,
+    filter_option,
+    min_cosine_option,
     output_options,
-    progress,
     questions_option,
     retrieval_options,
     seed_option,
+    spec_option,
     store_option,
 )
+from .progress import progress
 from .session import open_corpus, warn_spec
-from .traces import answers_format_option, read_answers_cli
+from .traces import read_answers_cli
 
 
 @click.command("diagnose", cls=Command)
@@ -49,35 +54,19 @@ from .traces import answers_format_option, read_answers_cli
     show_default=True,
     help="Scale --threshold is written on.",
 )
-@click.option(
-    "--min-cosine",
-    type=click.FloatRange(-1, 1),
-    default=0.999,
-    show_default=True,
-    help="Re-embedding check of the expected chunks.",
-)
-@click.option(
-    "--answers",
-    "answers_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Answers file or trace export (as for `judge`, ids = question ids): continue past "
+@min_cosine_option("Re-embedding check of the expected chunks.")
+@answers_options(
+    "Answers file or trace export (as for `judge`, ids = question ids): continue past "
     "retrieval with CONTEXT_ASSEMBLY_LOSS and GENERATION_REFUSED.",
+    required=False,
 )
-@answers_format_option
-@click.option(
+@spec_option(
     "--judge",
     "judge_spec",
+    "Judge the answers too (as `judge --judge`): UNGROUNDED for unsupported claims.",
     default=None,
-    metavar="SPEC",
-    help="Judge the answers too (as `judge --judge`): UNGROUNDED for unsupported claims.",
 )
-@click.option(
-    "--answer-refusal-pattern",
-    default=DEFAULT_ANSWER_REFUSAL_PATTERN,
-    show_default=True,
-    help="Regex on the answer text marking a refusal (a 'refused' column wins).",
-)
+@answer_refusal_option("--answer-refusal-pattern")
 @click.option(
     "--system",
     "system_spec",
@@ -100,20 +89,13 @@ from .traces import answers_format_option, read_answers_cli
     help="With --system: gold-context,fetch=F,exact,threshold=T,top-k=K,no-filter,realigned; "
     "each replayed on the failing questions beside an unchanged control.",
 )
-@click.option(
-    "--budget-calls",
-    type=click.IntRange(1),
-    default=None,
-    help="With --system: stop before the application call that would exceed N (exit 3; "
-    "rerun with the same --cache to resume).",
+@budget_calls_option(
+    "With --system: stop before the application call that would exceed N (exit 3; "
+    "rerun with the same --cache to resume)."
 )
-@click.option(
-    "--filter",
-    "filter_text",
-    default=None,
-    metavar="JSON",
-    help="A metadata filter every question is searched with (AND-ed with a question's "
-    "own 'filter'); adds FILTERED_OUT and SHORT_RESULTS.",
+@filter_option(
+    "A metadata filter every question is searched with (AND-ed with a question's "
+    "own 'filter'); adds FILTERED_OUT and SHORT_RESULTS."
 )
 @seed_option
 @output_options
@@ -190,5 +172,4 @@ def diagnose_cmd(
             runs=runs, intervene=intervene, budget_calls=budget_calls, cache=cache_path,
             progress=say, trust_pickle=trust_pickle,
         )  # fmt: skip
-    code = finish(ctx, result, json_path=json_path, report_dir=report_dir, manifest=manifest)
-    ctx.exit(code)
+    ctx.exit(finish(ctx, result, manifest=manifest))

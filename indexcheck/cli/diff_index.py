@@ -12,49 +12,47 @@ from ..errors import InputError
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
-from .options import output_options, progress, seed_option
+from .options import (
+    EMBEDDINGS,
+    TRUST_PICKLE_SHORT_HELP,
+    cache_option,
+    chunk_column_options,
+    folder_option,
+    input_file,
+    min_cosine_option,
+    output_options,
+    seed_option,
+    spec_option,
+    trust_pickle_option,
+)
+from .progress import progress
 from .session import warn_spec
 
 
 @click.command("diff-index", cls=Command)
-@click.option("--old", "old_spec", required=True, metavar="SPEC", help="The index in production.")
-@click.option("--new", "new_spec", required=True, metavar="SPEC", help="The rebuilt index.")
-@click.option("--trust-pickle", is_flag=True, help="Allow reading LangChain's index.pkl.")
-@click.option("--chunks-old", type=click.Path(path_type=Path), help="Chunks of the old index.")
-@click.option("--chunks-new", type=click.Path(path_type=Path), help="Chunks of the new index.")
-@click.option("--id-column", default="id", show_default=True)
-@click.option("--text-column", default="text", show_default=True)
-@click.option(
+@spec_option("--old", "old_spec", "The index in production.", required=True)
+@spec_option("--new", "new_spec", "The rebuilt index.", required=True)
+@trust_pickle_option(TRUST_PICKLE_SHORT_HELP)
+@input_file("--chunks-old", "chunks_old", "Chunks of the old index.")
+@input_file("--chunks-new", "chunks_new", "Chunks of the new index.")
+@chunk_column_options
+@spec_option(
     "--embedder",
     "embedder_spec",
+    "Re-embed a sample of added and changed texts with it (as check-index does).",
     default=None,
-    metavar="SPEC",
-    help="Re-embed a sample of added and changed texts with it (as check-index does).",
 )
-@click.option(
-    "--cache",
-    "cache_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="SQLite file caching embeddings by (model, text hash).",
-)
+@cache_option(EMBEDDINGS, env=False)
 @click.option(
     "--sample-new", type=click.IntRange(0), default=None, help="New texts to check [100]."
 )
 @click.option("--all-new", is_flag=True, help="Check every added and changed text.")
 @seed_option
-@click.option(
-    "--min-cosine",
-    type=click.FloatRange(-1.0, 1.0),
-    default=0.999,
-    show_default=True,
-    help="An unchanged text whose vector moved under this cosine is an error.",
-)
-@click.option(
+@min_cosine_option("An unchanged text whose vector moved under this cosine is an error.")
+@folder_option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Folder for the spill files (default: a temporary folder, removed after).",
+    "workdir",
+    "Folder for the spill files (default: a temporary folder, removed after).",
 )
 @click.option(
     "--memory-limit",
@@ -110,16 +108,10 @@ def diff_index_cmd(
             engine=engine if embedder_spec is not None else None, ray_address=ray_address,
             cache=cache_path, progress=say, trust_pickle=trust_pickle,
         )  # fmt: skip
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        manifest={
-            "seed": seed,
-            "chunks_old": str(chunks_old) if chunks_old else None,
-            "chunks_new": str(chunks_new) if chunks_new else None,
-            "engine": engine if embedder_spec is not None else None,
-        },
-    )
-    ctx.exit(code)
+    manifest = {
+        "seed": seed,
+        "chunks_old": str(chunks_old) if chunks_old else None,
+        "chunks_new": str(chunks_new) if chunks_new else None,
+        "engine": engine if embedder_spec is not None else None,
+    }
+    ctx.exit(finish(ctx, result, manifest=manifest))

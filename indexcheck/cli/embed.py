@@ -17,36 +17,21 @@ from ..stores.faiss_store import write_faiss_folder
 from ..stores.parquet import write_vectors_file
 from .command import Command
 from .finish import finish
-from .options import check_file_output, embedder_option, json_option, progress
+from .options import chunks_options, embedder_option, folder_option, json_option, output_file
+from .progress import progress
 from .session import session
 
 
 @click.command("embed", cls=Command)
-@click.option(
-    "--chunks",
-    "chunks_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Chunks file (JSONL, CSV or Parquet) with an id and a text column.",
-)
-@click.option("--id-column", default="id", show_default=True)
-@click.option("--text-column", default="text", show_default=True)
+@chunks_options(required=True)
 @embedder_option
-@click.option(
+@output_file(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "New vectors file (.parquet or .jsonl) with id, vector, text.",
     default=None,
-    callback=check_file_output("--out"),
-    help="New vectors file (.parquet or .jsonl) with id, vector, text.",
 )
-@click.option(
-    "--faiss",
-    "faiss_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="New FAISS folder (index.faiss + ids.json), inner product.",
-)
+@folder_option("--faiss", "faiss_dir", "New FAISS folder (index.faiss + ids.json), inner product.")
 @json_option
 @click.pass_context
 def embed_cmd(

@@ -1,8 +1,9 @@
 """The one way every command ends: manifest, ``--json``, ``--report``, terminal, exit code.
 
 A command parses its options, opens what it needs through :func:`.session.session`, calls one
-library function and ends with ``ctx.exit(finish(ctx, result, ...))``. ``--json`` and
-``--report`` are checked before any work by the callbacks of :func:`.options.output_options`.
+library function and ends with ``ctx.exit(finish(ctx, result, ...))``, which writes the
+command's own ``--json`` and ``--report`` (checked before any work by the callbacks of
+:data:`.options.output_options`).
 
 A result that gives ``sections()`` is rendered from them: its report-file sections into
 ``NAME.md`` (plus plots) and its ``terminal=True`` sections on stdout, both through the
@@ -47,7 +48,7 @@ def finish(
     ctx: click.Context,
     result: Result,
     *,
-    json_path: str | None,
+    json_path: str | None = None,
     report_dir: Path | None = None,
     render: Renderer | None = None,
     report: ReportWriter | None = None,
@@ -58,12 +59,15 @@ def finish(
     """Stamp the manifest, write the report folder and ``--json``, print the summary, and
     return the exit code (0 when ``result.ok``, else 1).
 
+    ``json_path``, ``report_dir``: default to the command's own ``--json`` and ``--report``.
     ``render``: defaults to the terminal renderer of the result's ``terminal=True``
     sections. ``report(result, folder)`` returns the files written; by default a result
     with ``sections()`` is written as ``REPORT_NAME.md`` (the command's name) and its
     plots. The files are listed under ``report_key`` in the JSON (None when the writer
     records them on the result itself).
     """
+    json_path = json_path if json_path is not None else ctx.params.get("json_path")
+    report_dir = report_dir if report_dir is not None else ctx.params.get("report_dir")
     stamp(ctx, result, **(manifest or {}))
     files = None
     if report_dir is not None:

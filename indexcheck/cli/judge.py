@@ -9,35 +9,29 @@ from pathlib import Path
 
 import click
 
-from ..core.answers import (
-    DEFAULT_ANSWER_REFUSAL_PATTERN,
-    DEFAULT_CITATION_PATTERN,
-    compile_pattern,
-)
+from ..core.answers import compile_pattern
 from ..core.judge import JudgeResult, judge_answers, load_prompt
 from ..core.judge.answer_checks import check_answers
 from ..report.judge_terminal import render
 from .command import Command
 from .finish import finish
 from .options import (
+    answer_refusal_option,
+    answers_options,
     cache_option,
     chunks_option,
-    model_calls,
+    citation_pattern_option,
+    folder_option,
+    input_file,
     output_options,
+    retries_option,
     seed_option,
+    spec_option,
 )
+from .progress import model_calls
 from .session import open_corpus, session
 from .sheet import env_sheet_key
-from .traces import answers_options, read_answers_cli
-
-#: repair requests for a model reply that does not parse (judge, questions generate)
-retries_option = click.option(
-    "--retries",
-    type=click.IntRange(0, 10),
-    default=2,
-    show_default=True,
-    help="Repair requests for a reply that does not parse.",
-)
+from .traces import read_answers_cli
 
 
 @click.command("judge", cls=Command, writes=("sheet_dir",))
@@ -46,21 +40,20 @@ retries_option = click.option(
     "or a trace export (Phoenix/OpenInference, OTLP, Langfuse, LangSmith)."
 )
 @chunks_option
-@click.option(
+@spec_option(
     "--judge",
     "judge_spec",
+    "mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function "
+    "[env INDEXCHECK_JUDGE]. Pick a model other than the one that answered.",
     envvar="INDEXCHECK_JUDGE",
     required=True,
-    metavar="SPEC",
-    help="mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function "
-    "[env INDEXCHECK_JUDGE]. Pick a model other than the one that answered.",
 )
-@click.option(
+@input_file(
     "--prompt",
     "prompt_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "Judge prompt file (default: the shipped judge_v1.md).",
+    dir_okay=False,
     default=None,
-    help="Judge prompt file (default: the shipped judge_v1.md).",
 )
 @retries_option
 @click.option(
@@ -68,33 +61,17 @@ retries_option = click.option(
     is_flag=True,
     help="Do not fail the run for answers whose reply never parsed.",
 )
-@click.option(
-    "--refusal-pattern",
-    default=DEFAULT_ANSWER_REFUSAL_PATTERN,
-    show_default=True,
-    help="Regex on the answer text marking a refusal (a 'refused' column wins).",
-)
-@click.option(
-    "--citation-pattern",
-    default=DEFAULT_CITATION_PATTERN,
-    show_default=True,
-    help="Regex of citation markers in the answer; group 1 holds the ids.",
-)
+@answer_refusal_option()
+@citation_pattern_option("Regex of citation markers in the answer; group 1 holds the ids.")
 @cache_option("judgements (and embeddings)")
-@click.option(
+@input_file(
     "--labels",
     "labels_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "Human verdicts (JSONL) to measure the judge's agreement with.",
+    dir_okay=False,
     default=None,
-    help="Human verdicts (JSONL) to measure the judge's agreement with.",
 )
-@click.option(
-    "--sheet",
-    "sheet_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Evidence sheet folder: append this run's claim rows.",
-)
+@folder_option("--sheet", "sheet_dir", "Evidence sheet folder: append this run's claim rows.")
 @click.option(
     "--sheet-hashes-only",
     is_flag=True,
@@ -103,12 +80,11 @@ retries_option = click.option(
 @click.option(
     "--sheet-format", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True
 )
-@click.option(
+@spec_option(
     "--store",
     "store_spec",
+    "The store the contexts came from: its fingerprint goes into the sheet.",
     default=None,
-    metavar="SPEC",
-    help="The store the contexts came from: its fingerprint goes into the sheet.",
 )
 @click.option("--reviewer", default=None, help="Who ran this judgement (goes into the sheet).")
 @click.option("--note", default=None, help="A note for the sheet rows.")
@@ -208,24 +184,16 @@ def judge_cmd(
         return write_report(r.to_dict(), rows, folder)
 
     session(ctx, "judge")
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        render=render,
-        report=report,
-        manifest={
-            "seed": seed,
-            "judge": {"model_id": judge.model_id, "spec_scheme": judge_spec.partition(":")[0]},
-            "judging": judge.stats.as_dict(),
-            "prompt": {"version": prompt.version, "source": prompt.source},
-            "answers": str(answers_path),
-            **({"answers_source": read.source} if read.source is not None else {}),
-            "store_fingerprint": fingerprint,
-        },
-    )
-    ctx.exit(code)
+    manifest = {
+        "seed": seed,
+        "judge": {"model_id": judge.model_id, "spec_scheme": judge_spec.partition(":")[0]},
+        "judging": judge.stats.as_dict(),
+        "prompt": {"version": prompt.version, "source": prompt.source},
+        "answers": str(answers_path),
+        **({"answers_source": read.source} if read.source is not None else {}),
+        "store_fingerprint": fingerprint,
+    }
+    ctx.exit(finish(ctx, result, render=render, report=report, manifest=manifest))
 
 
-__all__ = ["judge_cmd", "render", "retries_option"]
+__all__ = ["judge_cmd", "render"]

@@ -1,56 +1,113 @@
-"""Shared click options and the plumbing every command uses (open store/embedder, output);
-the output paths' checks are in :mod:`.output_checks`."""
+"""The shared click options, each declared once with its help text, as decorators a command
+stacks (``@store_option``, ``@embedder_option``, ``@chunks_option``, ``@output_options``...),
+and the ``--json`` writer. Where commands really differ (required or not, their own help),
+the group takes a parameter. The output paths' checks are in :mod:`.output_checks`, the
+number types in :mod:`.option_types`, the status line in :mod:`.progress`."""
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
+from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN
+from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
+from ..formats.traces.sniff import FORMATS
 from ..outputs import output_error, replacing
 from ..redact import dump_scrubbed, scrubbed_json
+from .option_types import SEED as SEED
+from .option_types import FiniteFloat as FiniteFloat
 from .output_checks import check_file_output as check_file_output
 from .output_checks import check_folder_output as check_folder_output
 from .output_checks import check_json_path, check_report_dir
 from .output_checks import run_probes as run_probes  # the commands take them from here too
+from .progress import err_console as err_console
+from .progress import model_calls as model_calls
+from .progress import progress as progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-err_console = Console(stderr=True, highlight=False)
+STORE_HELP = (
+    "Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
+    "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE]."
+)
+TRUST_PICKLE_HELP = (
+    "Allow reading LangChain's index.pkl (a pickle can run code: trusted files only)."
+)
+#: the shorter wording of the commands that read a store only on the side
+TRUST_PICKLE_SHORT_HELP = "Allow reading LangChain's index.pkl."
+EMBEDDER_HELP = (
+    "minilm (offline default), mistral[:MODEL], st:NAME_OR_PATH, py:module:function "
+    "[env INDEXCHECK_EMBEDDER]."
+)
+EMBEDDINGS = "embeddings by (model, text hash)"
+CHUNKS_HELP = "Chunks file (JSONL, CSV or Parquet) with an id and a text column."
+ANSWER_REFUSAL_HELP = "Regex on the answer text marking a refusal (a 'refused' column wins)."
 
 
-def store_option(f: F) -> F:
-    """``--store SPEC`` (required) and ``--trust-pickle``."""
-    return _store_options(f, required=True)
+def stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """The decorators as one, their options in the order listed (as stacked over a command)."""
+
+    def add(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return add
 
 
-def optional_store_option(f: F) -> F:
-    """``--store SPEC`` (when the command can do without one) and ``--trust-pickle``."""
-    return _store_options(f, required=False)
+def spec_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option naming a store, embedder, judge or generator by its spec (metavar SPEC);
+    ``kwargs`` as for click (``required``, ``envvar``, ``default``...)."""
+    return click.option(name, dest, metavar="SPEC", help=help, **kwargs)
 
 
-def _store_options(f: F, required: bool) -> F:
-    f = click.option(
-        "--trust-pickle",
-        is_flag=True,
-        help="Allow reading LangChain's index.pkl (a pickle can run code: trusted files only).",
-    )(f)
-    return click.option(
-        "--store",
-        "store_spec",
-        envvar="INDEXCHECK_STORE",
-        required=required,
-        metavar="SPEC",
-        help="Vector store, e.g. faiss:DIR, parquet:FILE, upstash:URL, "
-        "pgvector:postgresql://...?table=T, chroma:PATH?collection=C [env INDEXCHECK_STORE].",
-    )(f)
+def input_file(
+    name: str, dest: str, help: str, *, dir_okay: bool = True, **kwargs: Any
+) -> Callable[[F], F]:
+    """An option naming a file the run reads (a :class:`~pathlib.Path`); ``kwargs`` as for
+    click (``required``, ``default``)."""
+    kind = click.Path(dir_okay=dir_okay, path_type=Path)
+    return click.option(name, dest, type=kind, help=help, **kwargs)
+
+
+def output_file(
+    name: str, dest: str, help: str, *, formats: bool = False, dir_okay: bool = False, **kwargs: Any
+) -> Callable[[F], F]:
+    """An option naming a file the run writes, checked writable before any work
+    (``formats``: its name must end in a row format: .parquet, .csv or .jsonl)."""
+    kind = click.Path(dir_okay=dir_okay, path_type=Path)
+    check = check_file_output(name, formats=formats)
+    return click.option(name, dest, type=kind, callback=check, help=help, **kwargs)
+
+
+def folder_option(name: str, dest: str, help: str) -> Callable[[F], F]:
+    """An option naming a folder the run writes in (created when missing)."""
+    kind = click.Path(file_okay=False, path_type=Path)
+    return click.option(name, dest, type=kind, default=None, help=help)
+
+
+def trust_pickle_option(help: str = TRUST_PICKLE_HELP) -> Callable[[F], F]:
+    return click.option("--trust-pickle", is_flag=True, help=help)
+
+
+def store_options(required: bool = True) -> Callable[[F], F]:
+    """``--store SPEC`` [env INDEXCHECK_STORE] and ``--trust-pickle``."""
+    store = spec_option(
+        "--store", "store_spec", STORE_HELP, envvar="INDEXCHECK_STORE", required=required
+    )
+    return stack(store, trust_pickle_option())
+
+
+#: ``--store SPEC`` (required) and ``--trust-pickle``
+store_option = store_options(required=True)
+#: ``--store SPEC`` (when the command can do without one) and ``--trust-pickle``
+optional_store_option = store_options(required=False)
 
 
 def _check_embedder(ctx: click.Context, param: object, value: str | None) -> str | None:
@@ -62,180 +119,172 @@ def _check_embedder(ctx: click.Context, param: object, value: str | None) -> str
     return value
 
 
-def cache_option(caches: str) -> Callable[[F], F]:
-    """``--cache FILE`` [env INDEXCHECK_CACHE]: the SQLite file caching ``caches``."""
+def cache_option(caches: str, *, env: bool = True) -> Callable[[F], F]:
+    """``--cache FILE``: the SQLite file caching ``caches`` (``env``: [env INDEXCHECK_CACHE])."""
     return click.option(
         "--cache",
         "cache_path",
-        envvar="INDEXCHECK_CACHE",
+        envvar="INDEXCHECK_CACHE" if env else None,
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help=f"SQLite file caching {caches} [env INDEXCHECK_CACHE].",
+        help=f"SQLite file caching {caches}" + (" [env INDEXCHECK_CACHE]." if env else "."),
     )
 
 
-def embedder_option(f: F) -> F:
-    f = cache_option("embeddings by (model, text hash)")(f)
-    return click.option(
+#: ``--embedder SPEC`` [env INDEXCHECK_EMBEDDER], checked at parse time, and its ``--cache``
+embedder_option = stack(
+    spec_option(
         "--embedder",
         "embedder_spec",
+        EMBEDDER_HELP,
         envvar="INDEXCHECK_EMBEDDER",
         default="minilm",
         show_default=True,
-        metavar="SPEC",
         callback=_check_embedder,
-        help="minilm (offline default), mistral[:MODEL], st:NAME_OR_PATH, py:module:function "
-        "[env INDEXCHECK_EMBEDDER].",
-    )(f)
+    ),
+    cache_option(EMBEDDINGS),
+)
+
+#: ``--id-column`` and ``--text-column`` of the chunks files
+chunk_column_options = stack(
+    click.option("--id-column", default="id", show_default=True),
+    click.option("--text-column", default="text", show_default=True),
+)
 
 
-def chunks_option(f: F) -> F:
-    f = click.option("--text-column", default="text", show_default=True)(f)
-    f = click.option("--id-column", default="id", show_default=True)(f)
+def chunks_options(required: bool = False, help: str = CHUNKS_HELP) -> Callable[[F], F]:
+    """``--chunks FILE`` and its ``--id-column`` and ``--text-column``."""
+    chunks = input_file("--chunks", "chunks_path", help, required=required, default=None)
+    return stack(chunks, chunk_column_options)
+
+
+#: ``--chunks FILE`` (optional) and its columns
+chunks_option = chunks_options()
+
+#: ``--questions FILE`` (required): the labelled question set
+questions_option = input_file(
+    "--questions",
+    "questions_path",
+    "Question set (JSONL or CSV): id, question, expected or in_scope=false.",
+    required=True,
+)
+
+
+def answers_format_option(f: F) -> F:
     return click.option(
-        "--chunks",
-        "chunks_path",
-        type=click.Path(path_type=Path),
+        "--answers-format",
+        type=click.Choice(FORMATS),
         default=None,
-        help="Chunks file (JSONL, CSV or Parquet) with an id and a text column.",
+        help="Format of --answers (default: sniffed): own (indexcheck's answers file), "
+        "openinference (Phoenix/OTel SDK span JSON, JSONL or Parquet), otlp (OTLP JSON: "
+        "OpenInference or OTel GenAI spans), langfuse, langsmith.",
     )(f)
 
 
-def questions_option(f: F) -> F:
+def answers_options(help: str, required: bool = True) -> Callable[[F], F]:
+    """``--answers FILE`` (``help`` says what it holds) and ``--answers-format``."""
+    answers = input_file("--answers", "answers_path", help, required=required, default=None)
+    return stack(answers, answers_format_option)
+
+
+def fetch_option(help: str) -> Callable[[F], F]:
+    return click.option("--fetch", type=click.IntRange(1), default=20, show_default=True, help=help)
+
+
+def refusal_pattern_option(help: str) -> Callable[[F], F]:
+    """``--refusal-pattern``: the regex on chunk ids marking refusal chunks."""
     return click.option(
-        "--questions",
-        "questions_path",
-        type=click.Path(path_type=Path),
-        required=True,
-        help="Question set (JSONL or CSV): id, question, expected or in_scope=false.",
-    )(f)
+        "--refusal-pattern", default=DEFAULT_REFUSAL_PATTERN, show_default=True, help=help
+    )
 
 
-def retrieval_options(f: F) -> F:
-    """-k, --fetch and --refusal-pattern, as the application retrieves."""
-    from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
+def answer_refusal_option(
+    name: str = "--refusal-pattern", help: str = ANSWER_REFUSAL_HELP
+) -> Callable[[F], F]:
+    """The regex on an answer's text marking a refusal."""
+    return click.option(name, default=DEFAULT_ANSWER_REFUSAL_PATTERN, show_default=True, help=help)
 
-    f = click.option(
-        "--refusal-pattern",
-        default=DEFAULT_REFUSAL_PATTERN,
-        show_default=True,
-        help="Regex on chunk ids marking refusal ('topic not covered') chunks; chunks with "
-        "a truthy 'refusal' column in --chunks count too.",
-    )(f)
-    f = click.option(
-        "--fetch",
-        type=click.IntRange(1),
-        default=20,
-        show_default=True,
-        help="Results asked from the store (over-fetch depth).",
-    )(f)
+
+def citation_pattern_option(help: str) -> Callable[[F], F]:
     return click.option(
+        "--citation-pattern", default=DEFAULT_CITATION_PATTERN, show_default=True, help=help
+    )
+
+
+#: -k, --fetch and --refusal-pattern, as the application retrieves
+retrieval_options = stack(
+    click.option(
         "-k",
         "k",
         type=click.IntRange(1),
         default=4,
         show_default=True,
         help="Chunks the application keeps.",
-    )(f)
+    ),
+    fetch_option("Results asked from the store (over-fetch depth)."),
+    refusal_pattern_option(
+        "Regex on chunk ids marking refusal ('topic not covered') chunks; chunks with "
+        "a truthy 'refusal' column in --chunks count too."
+    ),
+)
 
 
-def json_option(f: F) -> F:
+def min_cosine_option(help: str) -> Callable[[F], F]:
+    """``--min-cosine`` (0.999): the least cosine of a re-embedding with its stored vector."""
     return click.option(
-        "--json",
-        "json_path",
-        type=str,
-        default=None,
-        metavar="PATH",
-        callback=check_json_path,
-        help="Write the full result as JSON ('-' for stdout).",
-    )(f)
+        "--min-cosine",
+        type=click.FloatRange(-1.0, 1.0),
+        default=0.999,
+        show_default=True,
+        help=help,
+    )
 
 
-def output_options(f: F) -> F:
-    """``--json PATH`` and ``--report DIR``, both checked writable before any work."""
-    f = click.option(
+def filter_option(help: str) -> Callable[[F], F]:
+    """``--filter JSON``: a metadata filter every search runs under."""
+    return click.option("--filter", "filter_text", default=None, metavar="JSON", help=help)
+
+
+def budget_calls_option(help: str) -> Callable[[F], F]:
+    return click.option("--budget-calls", type=click.IntRange(1), default=None, help=help)
+
+
+#: repair requests for a model reply that does not parse (judge, questions generate)
+retries_option = click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=2,
+    show_default=True,
+    help="Repair requests for a reply that does not parse.",
+)
+
+seed_option = click.option(
+    "--seed", type=SEED, default=0, show_default=True, help="Seed of the random sample."
+)
+
+#: ``--json PATH`` ('-' for stdout), checked writable before any work
+json_option = click.option(
+    "--json",
+    "json_path",
+    type=str,
+    default=None,
+    metavar="PATH",
+    callback=check_json_path,
+    help="Write the full result as JSON ('-' for stdout).",
+)
+
+#: ``--json PATH`` and ``--report DIR``, both checked writable before any work
+output_options = stack(
+    json_option,
+    click.option(
         "--report",
         "report_dir",
         type=click.Path(path_type=Path),
         default=None,
         callback=check_report_dir,
         help="Folder for a Markdown report and PNG plots.",
-    )(f)
-    return json_option(f)
-
-
-class FiniteFloat(click.ParamType):
-    """A float that is finite (no NaN, no infinities) and inside ``[min, max]``.
-
-    ``click.FloatRange`` lets NaN through (every comparison with NaN is false), and a NaN
-    threshold makes every verdict meaningless; this type refuses it at the edge.
-    """
-
-    name = "float"
-
-    def __init__(
-        self,
-        min: float | None = None,  # noqa: A002 (click's own names)
-        max: float | None = None,  # noqa: A002
-        min_open: bool = False,
-        max_open: bool = False,
-    ) -> None:
-        self.min, self.max = min, max
-        self.min_open, self.max_open = min_open, max_open
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, bool):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        low = self.min is not None and (number <= self.min if self.min_open else number < self.min)
-        high = self.max is not None and (number >= self.max if self.max_open else number > self.max)
-        if low or high:
-            self.fail(f"{value!r} is not in the range {self._range()}", param, ctx)
-        return number
-
-    def _range(self) -> str:
-        parts = []
-        if self.min is not None:
-            parts.append(f"{'>' if self.min_open else '>='} {self.min:g}")
-        if self.max is not None:
-            parts.append(f"{'<' if self.max_open else '<='} {self.max:g}")
-        return " and ".join(parts)
-
-    def __repr__(self) -> str:
-        return f"FiniteFloat({self.min!r}, {self.max!r})"
-
-
-#: a seed numpy's default_rng and Python's random both take (an unsigned 32-bit value)
-SEED = click.IntRange(0, 2**32 - 1)
-
-
-def finite_floats(command: click.Command) -> None:
-    """Give every float option of ``command`` the :class:`FiniteFloat` type, keeping its
-    range: one place that keeps NaN and infinities out of every command."""
-    for param in command.params:
-        kind = param.type
-        if isinstance(kind, click.FloatRange):
-            low = None if kind.min is None else float(kind.min)
-            high = None if kind.max is None else float(kind.max)
-            param.type = FiniteFloat(low, high, kind.min_open, kind.max_open)
-        elif kind is click.FLOAT:
-            param.type = FiniteFloat()
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            finite_floats(sub)
-
-
-def seed_option(f: F) -> F:
-    return click.option(
-        "--seed", type=SEED, default=0, show_default=True, help="Seed of the random sample."
-    )(f)
+    ),
+)
 
 
 def is_stdout(json_path: str | None) -> bool:
@@ -290,31 +339,6 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-@contextmanager
-def progress() -> Iterator[Callable[[str], None]]:
-    """A status line on stderr; yields ``say(message)``."""
-    quiet = not err_console.is_terminal or os.environ.get("INDEXCHECK_QUIET")
-    if quiet:
-        yield lambda msg: None
-        return
-    with err_console.status("starting") as status:
-        yield lambda msg: status.update(msg)
-
-
-@contextmanager
-def model_calls(cache: Any, *models: Any) -> Iterator[Callable[[str], None]]:
-    """:func:`progress` while models are called (judge, questions generate); afterwards,
-    whatever happened, the judgement cache (None: none) and every model closed."""
-    try:
-        with progress() as say:
-            yield say
-    finally:
-        if cache is not None:
-            cache.close()
-        for model in models:
-            getattr(model, "close", lambda: None)()
 
 
 def _set_waiting(ctx: click.Context, param: click.Parameter, value: float | None) -> None:

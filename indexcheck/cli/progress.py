@@ -1,8 +1,9 @@
-"""A real progress bar for long loops: done/total, rate and ETA on stderr (rich.progress).
+"""Progress on stderr: a status line (:func:`progress`, :func:`model_calls`) and real bars
+for long loops (:func:`progress_bars`: done/total, rate and ETA, through rich.progress).
 
 The core reports through ``tick(task, done, total)`` and ``say(message)`` callbacks; this
-module turns them into bars. Quiet (both callbacks do nothing) when stderr is not a
-terminal or ``INDEXCHECK_QUIET`` is set.
+module turns them into a status line or bars. Quiet (the callbacks do nothing) when stderr
+is not a terminal or ``INDEXCHECK_QUIET`` is set.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,14 +28,38 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from .options import err_console
-
 Say = Callable[[str], None]
 Tick = Callable[[str, int, "int | None"], None]
+
+err_console = Console(stderr=True, highlight=False)
 
 
 def quiet() -> bool:
     return not err_console.is_terminal or bool(os.environ.get("INDEXCHECK_QUIET"))
+
+
+@contextmanager
+def progress() -> Iterator[Say]:
+    """A status line on stderr; yields ``say(message)``."""
+    if quiet():
+        yield lambda msg: None
+        return
+    with err_console.status("starting") as status:
+        yield lambda msg: status.update(msg)
+
+
+@contextmanager
+def model_calls(cache: Any, *models: Any) -> Iterator[Say]:
+    """:func:`progress` while models are called (judge, questions generate); afterwards,
+    whatever happened, the judgement cache (None: none) and every model closed."""
+    try:
+        with progress() as say:
+            yield say
+    finally:
+        if cache is not None:
+            cache.close()
+        for model in models:
+            getattr(model, "close", lambda: None)()
 
 
 class _Rate(ProgressColumn):

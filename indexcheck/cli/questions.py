@@ -17,22 +17,27 @@ from .. import api
 from ..core.questions import QuestionSetResult
 from ..core.questions.calls import BudgetReachedError
 from ..core.questions.output import sidecar_path
-from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
 from ..errors import InputError, SpecError
 from ..judges.base import Judge
 from ..textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
-from .judge import retries_option
 from .options import (
+    TRUST_PICKLE_SHORT_HELP,
     add_wait_options,
-    check_file_output,
+    budget_calls_option,
     chunks_option,
     embedder_option,
+    fetch_option,
     json_option,
-    model_calls,
+    output_file,
+    refusal_pattern_option,
+    retries_option,
     seed_option,
+    spec_option,
+    trust_pickle_option,
 )
+from .progress import model_calls
 from .session import open_corpus, warn_spec
 
 GENERATOR_HELP = (
@@ -48,37 +53,32 @@ def questions_group() -> None:
 
 @questions_group.command("generate", cls=Command)
 @chunks_option
-@click.option(
+@spec_option(
     "--store",
     "store_spec",
+    "Read the chunks' ids and texts from this store instead of --chunks.",
     default=None,
-    metavar="SPEC",
-    help="Read the chunks' ids and texts from this store instead of --chunks.",
 )
-@click.option("--trust-pickle", is_flag=True, help="Allow reading LangChain's index.pkl.")
-@click.option(
+@trust_pickle_option(TRUST_PICKLE_SHORT_HELP)
+@spec_option(
     "--generator",
     "generator_spec",
+    GENERATOR_HELP,
     envvar="INDEXCHECK_GENERATOR",
     required=True,
-    metavar="SPEC",
-    help=GENERATOR_HELP,
 )
-@click.option(
+@spec_option(
     "--judge",
     "judge_spec",
+    "Model that checks out-of-scope candidates against their top chunks (default: the generator).",
     default=None,
-    metavar="SPEC",
-    help="Model that checks out-of-scope candidates against their top chunks "
-    "(default: the generator).",
 )
-@click.option(
+@output_file(
     "--out",
     "out_path",
-    type=click.Path(path_type=Path),
+    "Question set to write (JSONL); its provenance goes to OUT.manifest.json.",
+    dir_okay=True,
     required=True,
-    callback=check_file_output("--out"),
-    help="Question set to write (JSONL); its provenance goes to OUT.manifest.json.",
 )
 @click.option(
     "--n",
@@ -117,12 +117,8 @@ def questions_group() -> None:
     help="Drop a question whose longest run of words copied from its chunk is more "
     "than this share of its words.",
 )
-@click.option(
-    "--fetch",
-    type=click.IntRange(1),
-    default=20,
-    show_default=True,
-    help="Drop (and report) a question whose expected chunks are not all in the exact top FETCH.",
+@fetch_option(
+    "Drop (and report) a question whose expected chunks are not all in the exact top FETCH."
 )
 @click.option(
     "--link-min",
@@ -131,19 +127,11 @@ def questions_group() -> None:
     show_default=True,
     help="Least cosine that links two chunks for a multi-hop question.",
 )
-@click.option(
-    "--refusal-pattern",
-    default=DEFAULT_REFUSAL_PATTERN,
-    show_default=True,
-    help="Regex on chunk ids marking refusal ('topic not covered') chunks.",
-)
+@refusal_pattern_option("Regex on chunk ids marking refusal ('topic not covered') chunks.")
 @retries_option
-@click.option(
-    "--budget-calls",
-    type=click.IntRange(1),
-    default=None,
-    help="Make at most this many requests (repairs included); stop, write what "
-    "was done and exit 3 before passing it.",
+@budget_calls_option(
+    "Make at most this many requests (repairs included); stop, write what "
+    "was done and exit 3 before passing it."
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print the calls and a token upper bound, make no call."

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -16,10 +17,11 @@ from .command import Command
 from .options import F, check_folder_output, human_console, is_stdout, json_option, write_json
 
 
-def _sheet_option(f: F) -> F:
-    return click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", required=True,
-                        type=click.Path(file_okay=False, exists=True, path_type=Path),
-                        help="Evidence sheet folder [env INDEXCHECK_SHEET].")(f)  # fmt: skip
+def _sheet_option(required: bool = True) -> Callable[[F], F]:
+    """``--sheet DIR`` [env INDEXCHECK_SHEET]: an evidence sheet folder that exists."""
+    return click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", required=required,
+                        default=None, type=click.Path(file_okay=False, exists=True, path_type=Path),
+                        help="Evidence sheet folder [env INDEXCHECK_SHEET].")  # fmt: skip
 
 
 def env_sheet_key() -> bytes | None:
@@ -42,9 +44,7 @@ def sheet_group() -> None:
 
 
 @sheet_group.command("verify", cls=Command)
-@click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", default=None,
-              type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Evidence sheet folder [env INDEXCHECK_SHEET].")  # fmt: skip
+@_sheet_option(required=False)
 @click.option("--pack", "pack_dir", default=None,
               type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="An audit pack written by `sheet export` (instead of --sheet).")  # fmt: skip
@@ -100,7 +100,7 @@ def verify_cmd(
 
 
 @sheet_group.command("revise", cls=Command)
-@_sheet_option
+@_sheet_option()
 @click.argument("row_id")
 @click.option(
     "--verdict", required=True, type=click.Choice([v.value for v in Verdict], case_sensitive=False)
@@ -121,7 +121,7 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 
 
 @sheet_group.command("diff", cls=Command)
-@_sheet_option
+@_sheet_option()
 @click.argument("run_a")
 @click.argument("run_b")
 @json_option
@@ -149,7 +149,7 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 
 
 @sheet_group.command("export", cls=Command)
-@_sheet_option
+@_sheet_option()
 @click.argument("run_id")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               callback=check_folder_output("--out"),

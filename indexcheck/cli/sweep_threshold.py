@@ -19,37 +19,39 @@ from ..textsafe import visible
 from .command import Command
 from .finish import finish
 from .options import (
+    answers_format_option,
     chunks_option,
     embedder_option,
+    filter_option,
+    input_file,
     optional_store_option,
     output_options,
-    progress,
     questions_option,
     retrieval_options,
+    stack,
 )
+from .progress import progress
 from .session import open_corpus, session, warn_spec
-from .traces import answers_format_option
 
-
-def _store_or_observed(f):  # type: ignore[no-untyped-def]
-    """--store (retrieve every question) or --observed (scores from production traces)."""
-    f = click.option(
+#: --store (retrieve every question) or --observed (scores from production traces)
+_store_or_observed = stack(
+    optional_store_option,
+    input_file(
+        "--observed",
+        "observed_path",
+        "A trace export (or answers file) whose retrieved documents carry the scores "
+        "production saw: sweep those, query no store. --store, when given too, only names "
+        "the score scale (probed).",
+        default=None,
+    ),
+    answers_format_option,
+    click.option(
         "--scores-lower-is-better",
         is_flag=True,
         help="With --observed and no --store: the traced scores are distances (smaller "
         "means more similar).",
-    )(f)
-    f = answers_format_option(f)
-    f = click.option(
-        "--observed",
-        "observed_path",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="A trace export (or answers file) whose retrieved documents carry the scores "
-        "production saw: sweep those, query no store. --store, when given too, only names "
-        "the score scale (probed).",
-    )(f)
-    return optional_store_option(f)
+    ),
+)
 
 
 @click.command("sweep-threshold", cls=Command)
@@ -72,13 +74,9 @@ def _store_or_observed(f):  # type: ignore[no-untyped-def]
     show_default=True,
     help="How to pick the recommended threshold.",
 )
-@click.option(
-    "--filter",
-    "filter_text",
-    default=None,
-    metavar="JSON",
-    help="A metadata filter every question is searched with (AND-ed with a question's "
-    "own 'filter'); see README 'Filtered search'.",
+@filter_option(
+    "A metadata filter every question is searched with (AND-ed with a question's "
+    "own 'filter'); see README 'Filtered search'."
 )
 @chunks_option
 @output_options
@@ -129,19 +127,11 @@ def sweep_threshold_cmd(
             recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
             filter=common, cache=cache_path, progress=say, trust_pickle=trust_pickle,
         )  # fmt: skip
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        report=_plots,
-        report_key=None,
-        manifest={
-            "questions": str(questions_path),
-            **filters_manifest(question_filters(questions, common)),
-        },
-    )
-    ctx.exit(code)
+    manifest = {
+        "questions": str(questions_path),
+        **filters_manifest(question_filters(questions, common)),
+    }
+    ctx.exit(finish(ctx, result, report=_plots, report_key=None, manifest=manifest))
 
 
 def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
@@ -189,16 +179,8 @@ def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
             f"{', ...' if len(facts['unlabelled']) > 3 else ''})",
             err=True,
         )
-    code = finish(
-        ctx,
-        result,
-        json_path=a["json_path"],
-        report_dir=a["report_dir"],
-        report=_plots,
-        report_key=None,
-        manifest={"questions": str(a["questions_path"]), "observed": observed},
-    )
-    ctx.exit(code)
+    manifest = {"questions": str(a["questions_path"]), "observed": observed}
+    ctx.exit(finish(ctx, result, report=_plots, report_key=None, manifest=manifest))
 
 
 def _plots(result: SweepResult, folder: Path) -> list[Path]:

@@ -1,48 +1,27 @@
-"""``indexcheck traces``: production trace exports as input; ``--answers``,
-``--answers-format`` and the answers reader that ``judge`` and ``diagnose`` share (warnings
-to stderr)."""
+"""``indexcheck traces``: production trace exports as input; the answers reader that
+``judge``, ``diagnose`` and ``check-answers`` share (warnings to stderr)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN, AnswersRead
-from ..formats.traces.sniff import FORMATS
+from ..core.answers import DEFAULT_CITATION_PATTERN, AnswersRead
 from ..textsafe import visible
 from .command import Command
-from .options import F, check_file_output, chunks_option, human_console, json_option, write_json
+from .options import (
+    answer_refusal_option,
+    answers_options,
+    chunks_option,
+    human_console,
+    input_file,
+    json_option,
+    output_file,
+    write_json,
+)
 from .session import open_corpus
-
-
-def answers_format_option(f: F) -> F:
-    return click.option(
-        "--answers-format",
-        type=click.Choice(FORMATS),
-        default=None,
-        help="Format of --answers (default: sniffed): own (indexcheck's answers file), "
-        "openinference (Phoenix/OTel SDK span JSON, JSONL or Parquet), otlp (OTLP JSON: "
-        "OpenInference or OTel GenAI spans), langfuse, langsmith.",
-    )(f)
-
-
-def answers_options(help: str) -> Callable[[F], F]:
-    """``--answers PATH`` (required; ``help`` says what it holds) and ``--answers-format``."""
-
-    def add(f: F) -> F:
-        f = answers_format_option(f)
-        return click.option(
-            "--answers",
-            "answers_path",
-            type=click.Path(path_type=Path),
-            required=True,
-            help=help,
-        )(f)
-
-    return add
 
 
 def read_answers_cli(
@@ -65,27 +44,20 @@ def traces_group() -> None:
 @traces_group.command("refusals", cls=Command)
 @answers_options("A trace export (or an answers file): one answer per trace.")
 @chunks_option
-@click.option(
-    "--refusal-pattern",
-    default=DEFAULT_ANSWER_REFUSAL_PATTERN,
-    show_default=True,
-    help="Regex on the answer text marking a refusal.",
-)
-@click.option(
+@answer_refusal_option(help="Regex on the answer text marking a refusal.")
+@input_file(
     "--questions",
     "questions_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="A labelled question set: a refusal whose question is in it takes its 'expected' "
+    "A labelled question set: a refusal whose question is in it takes its 'expected' "
     "(or in_scope=false) instead of the chunks it retrieved.",
+    dir_okay=False,
+    default=None,
 )
-@click.option(
+@output_file(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "Write the refusals as a question set (JSONL) for `diagnose --questions`.",
     default=None,
-    callback=check_file_output("--out"),
-    help="Write the refusals as a question set (JSONL) for `diagnose --questions`.",
 )
 @json_option
 def refusals_cmd(
