@@ -211,16 +211,16 @@ def citation_pattern_option(help: str) -> Callable[[F], F]:
     )
 
 
+def k_option(help: str, *names: str) -> Callable[[F], F]:
+    """``-k`` (4): the results a retriever keeps; ``names``: its spellings (default ``-k``)."""
+    spellings = names or ("-k",)
+    kind = click.IntRange(1)
+    return click.option(*spellings, "k", type=kind, default=4, show_default=True, help=help)
+
+
 #: -k, --fetch and --refusal-pattern, as the application retrieves
 retrieval_options = stack(
-    click.option(
-        "-k",
-        "k",
-        type=click.IntRange(1),
-        default=4,
-        show_default=True,
-        help="Chunks the application keeps.",
-    ),
+    k_option("Chunks the application keeps."),
     fetch_option("Results asked from the store (over-fetch depth)."),
     refusal_pattern_option(
         "Regex on chunk ids marking refusal ('topic not covered') chunks; chunks with "
