@@ -61,7 +61,6 @@ from .session import open_corpus, warn_spec
     "With --all: write every checked row to this file, block by block, in the format "
     "its name ends in: .parquet, .csv or .jsonl.",
     formats=True,
-    default=None,
 )
 @click.option(
     "--block-size",

@@ -35,7 +35,6 @@ from .session import warn_spec
     "ci_config",
     "Config file with the [ci] table (default: the group's --config, else ./indexcheck.toml).",
     dir_okay=False,
-    default=None,
 )
 @input_file(
     "--baseline",
@@ -43,11 +42,8 @@ from .session import warn_spec
     "JSON of an accepted earlier run (indexcheck ci --json) to compare with, "
     "question by question, under non-inferiority margins.",
     dir_okay=False,
-    default=None,
 )
-@output_file(
-    "--junit", "junit_path", "Write a JUnit XML file: one testcase per gate.", default=None
-)
+@output_file("--junit", "junit_path", "Write a JUnit XML file: one testcase per gate.")
 @click.option(
     "--baseline-any-store",
     is_flag=True,

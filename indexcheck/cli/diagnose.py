@@ -64,7 +64,6 @@ from .traces import read_answers_cli
     "--judge",
     "judge_spec",
     "Judge the answers too (as `judge --judge`): UNGROUNDED for unsupported claims.",
-    default=None,
 )
 @answer_refusal_option("--answer-refusal-pattern")
 @click.option(

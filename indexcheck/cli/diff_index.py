@@ -40,7 +40,6 @@ from .session import warn_spec
     "--embedder",
     "embedder_spec",
     "Re-embed a sample of added and changed texts with it (as check-index does).",
-    default=None,
 )
 @cache_option(EMBEDDINGS, env=False)
 @click.option(

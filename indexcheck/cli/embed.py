@@ -29,7 +29,6 @@ from .session import session
     "--out",
     "out_path",
     "New vectors file (.parquet or .jsonl) with id, vector, text.",
-    default=None,
 )
 @folder_option("--faiss", "faiss_dir", "New FAISS folder (index.faiss + ids.json), inner product.")
 @json_option

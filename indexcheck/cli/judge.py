@@ -53,7 +53,6 @@ from .traces import read_answers_cli
     "prompt_path",
     "Judge prompt file (default: the shipped judge_v1.md).",
     dir_okay=False,
-    default=None,
 )
 @retries_option
 @click.option(
@@ -69,7 +68,6 @@ from .traces import read_answers_cli
     "labels_path",
     "Human verdicts (JSONL) to measure the judge's agreement with.",
     dir_okay=False,
-    default=None,
 )
 @folder_option("--sheet", "sheet_dir", "Evidence sheet folder: append this run's claim rows.")
 @click.option(
@@ -84,7 +82,6 @@ from .traces import read_answers_cli
     "--store",
     "store_spec",
     "The store the contexts came from: its fingerprint goes into the sheet.",
-    default=None,
 )
 @click.option("--reviewer", default=None, help="Who ran this judgement (goes into the sheet).")
 @click.option("--note", default=None, help="A note for the sheet rows.")

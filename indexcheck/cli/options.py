@@ -62,18 +62,18 @@ def stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
 
 def spec_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F], F]:
-    """An option naming a store, embedder, judge or generator by its spec (metavar SPEC);
-    ``kwargs`` as for click (``required``, ``envvar``, ``default``...)."""
-    return click.option(name, dest, metavar="SPEC", help=help, **kwargs)
+    """An option naming a store, embedder, judge or generator by its spec (metavar SPEC,
+    None when not given); ``kwargs`` as for click (``required``, ``envvar``, ``default``...)."""
+    return click.option(name, dest, metavar="SPEC", help=help, **{"default": None, **kwargs})
 
 
 def input_file(
     name: str, dest: str, help: str, *, dir_okay: bool = True, **kwargs: Any
 ) -> Callable[[F], F]:
-    """An option naming a file the run reads (a :class:`~pathlib.Path`); ``kwargs`` as for
-    click (``required``, ``default``)."""
+    """An option naming a file the run reads (a :class:`~pathlib.Path`, None when not given);
+    ``kwargs`` as for click (``required``)."""
     kind = click.Path(dir_okay=dir_okay, path_type=Path)
-    return click.option(name, dest, type=kind, help=help, **kwargs)
+    return click.option(name, dest, type=kind, default=None, help=help, **kwargs)
 
 
 def output_file(
@@ -83,7 +83,7 @@ def output_file(
     (``formats``: its name must end in a row format: .parquet, .csv or .jsonl)."""
     kind = click.Path(dir_okay=dir_okay, path_type=Path)
     check = check_file_output(name, formats=formats)
-    return click.option(name, dest, type=kind, callback=check, help=help, **kwargs)
+    return click.option(name, dest, type=kind, default=None, callback=check, help=help, **kwargs)
 
 
 def folder_option(name: str, dest: str, help: str) -> Callable[[F], F]:
@@ -154,7 +154,7 @@ chunk_column_options = stack(
 
 def chunks_options(required: bool = False, help: str = CHUNKS_HELP) -> Callable[[F], F]:
     """``--chunks FILE`` and its ``--id-column`` and ``--text-column``."""
-    chunks = input_file("--chunks", "chunks_path", help, required=required, default=None)
+    chunks = input_file("--chunks", "chunks_path", help, required=required)
     return stack(chunks, chunk_column_options)
 
 
@@ -183,7 +183,7 @@ def answers_format_option(f: F) -> F:
 
 def answers_options(help: str, required: bool = True) -> Callable[[F], F]:
     """``--answers FILE`` (``help`` says what it holds) and ``--answers-format``."""
-    answers = input_file("--answers", "answers_path", help, required=required, default=None)
+    answers = input_file("--answers", "answers_path", help, required=required)
     return stack(answers, answers_format_option)
 
 

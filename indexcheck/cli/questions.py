@@ -57,7 +57,6 @@ def questions_group() -> None:
     "--store",
     "store_spec",
     "Read the chunks' ids and texts from this store instead of --chunks.",
-    default=None,
 )
 @trust_pickle_option(TRUST_PICKLE_SHORT_HELP)
 @spec_option(
@@ -71,7 +70,6 @@ def questions_group() -> None:
     "--judge",
     "judge_spec",
     "Model that checks out-of-scope candidates against their top chunks (default: the generator).",
-    default=None,
 )
 @output_file(
     "--out",

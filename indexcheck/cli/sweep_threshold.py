@@ -42,7 +42,6 @@ _store_or_observed = stack(
         "A trace export (or answers file) whose retrieved documents carry the scores "
         "production saw: sweep those, query no store. --store, when given too, only names "
         "the score scale (probed).",
-        default=None,
     ),
     answers_format_option,
     click.option(

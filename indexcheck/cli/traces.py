@@ -51,13 +51,11 @@ def traces_group() -> None:
     "A labelled question set: a refusal whose question is in it takes its 'expected' "
     "(or in_scope=false) instead of the chunks it retrieved.",
     dir_okay=False,
-    default=None,
 )
 @output_file(
     "--out",
     "out_path",
     "Write the refusals as a question set (JSONL) for `diagnose --questions`.",
-    default=None,
 )
 @json_option
 def refusals_cmd(
