@@ -86,10 +86,11 @@ def output_file(
     return click.option(name, dest, type=kind, default=None, callback=check, help=help, **kwargs)
 
 
-def folder_option(name: str, dest: str, help: str) -> Callable[[F], F]:
-    """An option naming a folder the run writes in (created when missing)."""
+def folder_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option naming a folder the run writes in (created when missing); ``kwargs`` as for
+    click (``envvar``)."""
     kind = click.Path(file_okay=False, path_type=Path)
-    return click.option(name, dest, type=kind, default=None, help=help)
+    return click.option(name, dest, type=kind, default=None, help=help, **kwargs)
 
 
 def trust_pickle_option(help: str = TRUST_PICKLE_HELP) -> Callable[[F], F]:
@@ -170,15 +171,15 @@ questions_option = input_file(
 )
 
 
-def answers_format_option(f: F) -> F:
-    return click.option(
-        "--answers-format",
-        type=click.Choice(FORMATS),
-        default=None,
-        help="Format of --answers (default: sniffed): own (indexcheck's answers file), "
-        "openinference (Phoenix/OTel SDK span JSON, JSONL or Parquet), otlp (OTLP JSON: "
-        "OpenInference or OTel GenAI spans), langfuse, langsmith.",
-    )(f)
+#: ``--answers-format``: how to read ``--answers`` (default: sniffed)
+answers_format_option = click.option(
+    "--answers-format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Format of --answers (default: sniffed): own (indexcheck's answers file), "
+    "openinference (Phoenix/OTel SDK span JSON, JSONL or Parquet), otlp (OTLP JSON: "
+    "OpenInference or OTel GenAI spans), langfuse, langsmith.",
+)
 
 
 def answers_options(help: str, required: bool = True) -> Callable[[F], F]:
