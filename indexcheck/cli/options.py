@@ -63,8 +63,9 @@ def stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
 def spec_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F], F]:
     """An option naming a store, embedder, judge or generator by its spec (metavar SPEC,
-    None when not given); ``kwargs`` as for click (``required``, ``envvar``, ``default``...)."""
-    return click.option(name, dest, metavar="SPEC", help=help, **{"default": None, **kwargs})
+    None when not given: an explicit ``default=None`` would satisfy ``required``); ``kwargs``
+    as for click (``required``, ``envvar``, ``default``...)."""
+    return click.option(name, dest, metavar="SPEC", help=help, **kwargs)
 
 
 def input_file(
@@ -73,7 +74,7 @@ def input_file(
     """An option naming a file the run reads (a :class:`~pathlib.Path`, None when not given);
     ``kwargs`` as for click (``required``)."""
     kind = click.Path(dir_okay=dir_okay, path_type=Path)
-    return click.option(name, dest, type=kind, default=None, help=help, **kwargs)
+    return click.option(name, dest, type=kind, help=help, **kwargs)
 
 
 def output_file(
@@ -90,7 +91,7 @@ def folder_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F
     """An option naming a folder the run writes in (created when missing); ``kwargs`` as for
     click (``envvar``)."""
     kind = click.Path(file_okay=False, path_type=Path)
-    return click.option(name, dest, type=kind, default=None, help=help, **kwargs)
+    return click.option(name, dest, type=kind, help=help, **kwargs)
 
 
 def trust_pickle_option(help: str = TRUST_PICKLE_HELP) -> Callable[[F], F]:
