@@ -65,6 +65,29 @@ def utf8_error(path: Path, where: str | None = None) -> DataFileError:
     )
 
 
+def utf8_text(value: str, where: str, what: str) -> str:
+    """``value`` if it encodes as UTF-8; a lone surrogate (a bad ``\\ud800`` escape in the
+    file) is refused, saying that ``what`` at ``where`` holds it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataFileError(
+            f"{where}: {what} holds a lone surrogate, which is not valid UTF-8 text; "
+            "fix the escape sequence in the file"
+        ) from None
+    return value
+
+
+def first_repeat(ids: Iterable[str]) -> str | None:
+    """The first id that appears a second time, or None when each appears once."""
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            return i
+        seen.add(i)
+    return None
+
+
 def check_suffix(path: Path, what: str = "file") -> str:
     """The lower-case suffix of a row file, or DataFileError naming the ones we read."""
     suffix = path.suffix.lower()
@@ -203,8 +226,10 @@ __all__ = [
     "check_output_suffix",
     "check_suffix",
     "decode_error_line",
+    "first_repeat",
     "iter_rows",
     "parquet_columns",
     "utf8_error",
+    "utf8_text",
     "write_table_file",
 ]
