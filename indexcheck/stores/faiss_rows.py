@@ -85,13 +85,17 @@ class StreamedIds:
     def _open(self) -> None:
         """What a reader needs before the survey (nothing for ids.json)."""
 
+    def _entries(self) -> Iterator[tuple[int, str, str | None, bool]]:
+        """(byte offset, id, text, entries are objects) of every entry, in row order."""
+        return iter_entries(self.path)
+
     def _survey(self) -> IdMap:
         keys: list[np.ndarray] = []
         offsets: list[np.ndarray] = []
         ids: list[str] = []
         offs: list[int] = []
         objects = False
-        for off, cid, _, kind in iter_entries(self.path):
+        for off, cid, _, kind in self._entries():
             objects = kind
             ids.append(cid)
             offs.append(off)
@@ -121,7 +125,7 @@ class StreamedIds:
     def blocks(self, size: int) -> Iterator[tuple[list[str], list[str | None] | None]]:
         ids: list[str] = []
         texts: list[str | None] = []
-        for _, cid, text, _ in iter_entries(self.path):
+        for _, cid, text, _ in self._entries():
             ids.append(cid)
             texts.append(text)
             if len(ids) >= size:
@@ -171,7 +175,7 @@ class FileIds(StreamedIds):
         sizes = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
         self._starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
 
-    def _lines(self) -> Iterator[tuple[int, str, str | None, bool]]:
+    def _entries(self) -> Iterator[tuple[int, str, str | None, bool]]:
         """(byte offset, id, text, entries are objects) of every non-blank line."""
         with self.path.open("rb") as f:
             offset, n, as_objects = 0, 0, False
@@ -211,7 +215,7 @@ class FileIds(StreamedIds):
 
     def _survey(self) -> IdMap:
         if self.jsonl:
-            return self._survey_lines()
+            return super()._survey()
         keys: list[np.ndarray] = []
         for start, rb in self._batches(["id"]):
             k = arrow_id_keys(rb.column(0))
@@ -219,37 +223,12 @@ class FileIds(StreamedIds):
         n = int(self._starts[-1])
         return IdMap.build(keys, [np.arange(n, dtype=np.int64)], {"objects": "text" in self._cols})
 
-    def _survey_lines(self) -> IdMap:
-        keys: list[np.ndarray] = []
-        offsets: list[int] = []
-        ids: list[str] = []
-        objects = False
-        for off, cid, _, kind in self._lines():
-            objects = kind
-            ids.append(cid)
-            offsets.append(off)
-            if len(ids) >= ROWS:
-                keys.append(id_keys(ids))
-                ids = []
-        keys.append(id_keys(ids))
-        rows = [np.arange(len(offsets), dtype=np.int64)]
-        built = IdMap.build(keys, rows, {"objects": objects})
-        built.extra = {"offsets": np.asarray(offsets, dtype=np.int64)}
-        return built
-
     def blocks(self, size: int) -> Iterator[tuple[list[str], list[str | None] | None]]:
+        if self.jsonl:
+            yield from super().blocks(size)
+            return
         ids: list[str] = []
         texts: list[str | None] = []
-        if self.jsonl:
-            for _, cid, text, _ in self._lines():
-                ids.append(cid)
-                texts.append(text)
-                if len(ids) >= size:
-                    yield ids, (texts if self.has_text else None)
-                    ids, texts = [], []
-            if ids:
-                yield ids, (texts if self.has_text else None)
-            return
         for start, rb in self._batches(self._cols):
             ids += self._column_ids(rb.column(0), start)
             if self.has_text:
