@@ -30,7 +30,8 @@ import xxhash
 from ..errors import DataFileError
 from ..inputfiles import loads_json
 from .id_map import IdMap, arrow_id_keys, id_keys
-from .json_list import _entry, iter_entries, read_entry
+from .json_list import iter_entries, read_entry
+from .store_files import ids_json_entry
 
 ROWS = 16384
 #: the other id files a faiss folder may hold instead of ids.json
@@ -271,7 +272,7 @@ class FileIds(StreamedIds):
 def _line_entry(raw: object, n: int, as_objects: bool, path: Path) -> tuple[str, str | None]:
     """An ``ids.jsonl`` line's id and text, refused as an ``ids.json`` entry would be."""
     try:
-        return _entry(raw, n, as_objects, path)
+        return ids_json_entry(raw, n, as_objects, path)
     except DataFileError as exc:
         raise DataFileError(str(exc).replace(f"entry {n}", f"line {n + 1}", 1)) from None
 
