@@ -29,7 +29,7 @@ import xxhash
 
 from ..errors import DataFileError
 from ..inputfiles import loads_json
-from .id_map import IdMap, arrow_id_keys, id_keys
+from .id_map import IdMap, KeyedOffsets, arrow_id_keys, id_keys
 from .json_list import iter_entries, read_entry
 from .store_files import ids_json_entry
 
@@ -91,21 +91,12 @@ class StreamedIds:
         return iter_entries(self.path)
 
     def _survey(self) -> IdMap:
-        keys: list[np.ndarray] = []
-        offsets: list[np.ndarray] = []
-        ids: list[str] = []
-        offs: list[int] = []
+        blocks = KeyedOffsets(ROWS)
         objects = False
         for off, cid, _, kind in self._entries():
             objects = kind
-            ids.append(cid)
-            offs.append(off)
-            if len(ids) >= ROWS:
-                keys.append(id_keys(ids))
-                offsets.append(np.asarray(offs, dtype=np.int64))
-                ids, offs = [], []
-        keys.append(id_keys(ids))
-        offsets.append(np.asarray(offs, dtype=np.int64))
+            blocks.add(cid, off)
+        keys, offsets = blocks.done()
         n = sum(len(k) for k in keys)
         rows = [np.arange(n, dtype=np.int64)]
         built = IdMap.build(keys, rows, {"objects": objects})
