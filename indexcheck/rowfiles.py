@@ -23,9 +23,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from .errors import DataFileError, InputError
 from .inputfiles import loads_json
@@ -76,6 +76,32 @@ def utf8_text(value: str, where: str, what: str) -> str:
             "fix the escape sequence in the file"
         ) from None
     return value
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_HasId)
+
+
+def parse_rows(
+    path: Path,
+    rows: Sequence[Row],
+    noun: str,
+    parse: Callable[[str, dict[str, Any]], Item],
+    show: Callable[[str], str] = str,
+) -> list[Item]:
+    """``parse(where, row)`` of every row read from ``path``: a file with no row is refused
+    (it "holds no {noun}s"), and so is an id met twice (shown through ``show``)."""
+    if not rows:
+        raise DataFileError(f"{path} holds no {noun}s")
+    items = [parse(where, row) for where, row in rows]
+    twice = first_repeat(i.id for i in items)
+    if twice is not None:
+        raise DataFileError(f"{path.name}: {noun} id '{show(twice)}' appears twice")
+    return items
 
 
 def first_repeat(ids: Iterable[str]) -> str | None:
@@ -229,6 +255,7 @@ __all__ = [
     "first_repeat",
     "iter_rows",
     "parquet_columns",
+    "parse_rows",
     "utf8_error",
     "utf8_text",
     "write_table_file",

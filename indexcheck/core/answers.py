@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import DataFileError
 from ..inputfiles import loads_json
-from ..rowfiles import first_repeat, iter_rows, utf8_text
+from ..rowfiles import iter_rows, parse_rows, utf8_text
 from ..textsafe import visible
 
 DEFAULT_CITATION_PATTERN = r"\[([^\]]+)\]"
@@ -274,12 +274,7 @@ def read_answers(
     else:
         traces = read_traces(p, fmt, chunks)
         rows, source = traces.rows, traces.summary()
-    if not rows:
-        raise DataFileError(f"{p} holds no answers")
-    answers = [row_to_answer(row, where, pattern) for where, row in rows]
-    twice = first_repeat(a.id for a in answers)
-    if twice is not None:
-        raise DataFileError(f"{p.name}: answer id '{visible(twice)}' appears twice")
+    answers = parse_rows(p, rows, "answer", lambda w, row: row_to_answer(row, w, pattern), visible)
     return AnswersRead(answers, fmt, source)
 
 
