@@ -14,7 +14,7 @@ import xxhash
 
 from .errors import DataFileError
 from .inputfiles import loads_json, require_file
-from .rowfiles import iter_rows
+from .rowfiles import iter_rows, utf8_text
 
 
 def text_hash(text: str) -> str:
@@ -88,21 +88,10 @@ def _kind(value: Any) -> str:
     )
 
 
-def _check_utf8(value: str, where: str, column: str) -> None:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise DataFileError(
-            f"{where}: column '{column}' holds a lone surrogate, which is not valid UTF-8 "
-            "text; fix the escape sequence in the file"
-        ) from None
-
-
 def chunk_id(value: Any, where: str, column: str) -> str:
     """A chunk id as text: a string or an integer; anything else is refused (exit 2)."""
     if isinstance(value, str) and value != "":
-        _check_utf8(value, where, column)
-        return value
+        return utf8_text(value, where, f"column '{column}'")
     if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
         return str(int(value))
     if is_null(value) or value == "":
@@ -116,8 +105,7 @@ def chunk_id(value: Any, where: str, column: str) -> str:
 def chunk_text(value: Any, where: str, column: str) -> str:
     """A chunk text, which must be a string; a null is a missing text (exit 2)."""
     if isinstance(value, str):
-        _check_utf8(value, where, column)
-        return value
+        return utf8_text(value, where, f"column '{column}'")
     raise DataFileError(
         f"{where}: column '{column}' holds {_kind(value)}, not a string; indexcheck embeds "
         "text only: fix the row or pass --text-column"

@@ -18,7 +18,7 @@ from typing import Any
 from .corpus import chunk_id, chunk_text
 from .errors import DataFileError
 from .inputfiles import loads_json
-from .rowfiles import iter_rows
+from .rowfiles import iter_rows, parse_rows
 
 _TRUE = {"1", "true", "yes", "y", "t"}
 _FALSE = {"0", "false", "no", "n", "f"}
@@ -124,12 +124,4 @@ def load_questions(path: str | Path, require_labels: bool = True) -> list[Questi
     if not p.is_file():
         raise DataFileError(f"questions file {p} does not exist; check --questions")
     rows = list(iter_rows(p))
-    if not rows:
-        raise DataFileError(f"{p} holds no questions")
-    questions = [_row_to_question(row, where, require_labels) for where, row in rows]
-    seen: set[str] = set()
-    for q in questions:
-        if q.id in seen:
-            raise DataFileError(f"{p.name}: question id '{q.id}' appears twice")
-        seen.add(q.id)
-    return questions
+    return parse_rows(p, rows, "question", lambda w, row: _row_to_question(row, w, require_labels))

@@ -23,9 +23,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from .errors import DataFileError, InputError
 from .inputfiles import loads_json
@@ -63,6 +63,55 @@ def utf8_error(path: Path, where: str | None = None) -> DataFileError:
         f"{place} is not valid UTF-8 text (invalid bytes or a lone surrogate); "
         "re-save the file as UTF-8"
     )
+
+
+def utf8_text(value: str, where: str, what: str) -> str:
+    """``value`` if it encodes as UTF-8; a lone surrogate (a bad ``\\ud800`` escape in the
+    file) is refused, saying that ``what`` at ``where`` holds it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataFileError(
+            f"{where}: {what} holds a lone surrogate, which is not valid UTF-8 text; "
+            "fix the escape sequence in the file"
+        ) from None
+    return value
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_HasId)
+
+
+def parse_rows(
+    path: Path,
+    rows: Sequence[Row],
+    noun: str,
+    parse: Callable[[str, dict[str, Any]], Item],
+    show: Callable[[str], str] = str,
+) -> list[Item]:
+    """``parse(where, row)`` of every row read from ``path``: a file with no row is refused
+    (it "holds no {noun}s"), and so is an id met twice (shown through ``show``)."""
+    if not rows:
+        raise DataFileError(f"{path} holds no {noun}s")
+    items = [parse(where, row) for where, row in rows]
+    twice = first_repeat(i.id for i in items)
+    if twice is not None:
+        raise DataFileError(f"{path.name}: {noun} id '{show(twice)}' appears twice")
+    return items
+
+
+def first_repeat(ids: Iterable[str]) -> str | None:
+    """The first id that appears a second time, or None when each appears once."""
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            return i
+        seen.add(i)
+    return None
 
 
 def check_suffix(path: Path, what: str = "file") -> str:
@@ -203,8 +252,11 @@ __all__ = [
     "check_output_suffix",
     "check_suffix",
     "decode_error_line",
+    "first_repeat",
     "iter_rows",
     "parquet_columns",
+    "parse_rows",
     "utf8_error",
+    "utf8_text",
     "write_table_file",
 ]

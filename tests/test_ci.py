@@ -370,6 +370,8 @@ def test_a_diagnose_json_is_accepted_as_a_baseline() -> None:
         ({"check_index": 'limits = ["hit_at_4 >= 0.9"]'}, "", "ci.check-index.limits"),
         ({"probe_scale": 'expect = "cos^3"'}, "", "ci.probe-scale.expect"),
         ({"compare_ann": "fetch = [2, 10]"}, "", "ci.compare-ann.fetch has depth 2"),
+        ({"diagnose": "k = 4"}, "",
+         "ci.diagnose.questions is required: the question set (JSONL or CSV) to gate on"),
         ({}, "seed = 1.5", "ci.seed must be an integer"),
         ({}, "[ci.non-inferiority]\nmargin = 0", "margin for hit_at_k must be in (0, 1)"),
         ({}, "[ci.non-inferiority]\nmargins = { ndcg = 0.1 }", "ci.non-inferiority.margins.ndcg"),

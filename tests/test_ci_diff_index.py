@@ -119,6 +119,13 @@ def test_bad_diff_index_table_is_exit_2_naming_the_key(
     assert f"ci.diff-index.{key}" in stdout + stderr
 
 
+def test_a_diff_index_table_without_old_says_what_old_is(kb: dict[str, Path]) -> None:
+    cfg = write_config(kb, **{**NO_OTHER, "diff_index": 'chunks-old = "x.jsonl"'})
+    code, stdout, stderr = run("ci", "--config", str(cfg))
+    assert code == 2
+    assert "ci.diff-index.old is required: the spec of the index in production to diff " in stderr
+
+
 def test_the_core_opens_no_store_and_the_api_opens_the_old_one(kb: dict[str, Path]) -> None:
     from indexcheck import api
 

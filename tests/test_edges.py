@@ -50,6 +50,29 @@ def test_ids_json_bad_shapes_are_input_errors(raw: Any, says: str) -> None:
     assert says in str(info.value) and info.value.exit_code == 2
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [{"id": "a"}, {"text": "b"}],
+        [{"id": "a"}, "b"],
+        [{"id": ["x"]}],
+        [{"id": "a", "text": 5}],
+        [{"id": ["x"], "text": 5}],  # both wrong: the id is named first, either way read
+        [None],
+    ],
+)
+def test_ids_json_streamed_refuses_as_the_whole_list_does(raw: Any, tmp_path: Path) -> None:
+    from indexcheck.stores.json_list import iter_entries
+
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(DataFileError) as whole:
+        parse_ids_json(raw, path)
+    with pytest.raises(DataFileError) as streamed:
+        list(iter_entries(path))
+    assert str(streamed.value) == str(whole.value)
+
+
 def _state(obj: Any) -> dict[str, Any]:
     return obj if isinstance(obj, dict) else {}
 

@@ -68,10 +68,11 @@ def test_a_correct_unordered_index_passes() -> None:
 def test_every_chunk_after_a_repeat_is_sampled_even_when_there_are_many() -> None:
     """Issue 14: sampling always includes the chunk right after each repeated text; with
     more repeats than half the sample, the sample grows and half of it stays random."""
-    from indexcheck.core.check_index.sampling import choose_sample
+    from indexcheck.core.check_index.sampling import plan_sample
 
     dup_of = {p: p - 5 for p in range(10, 400, 10)}  # 39 repeated texts, --sample 20
-    chosen, targeted = choose_sample(1000, 20, 0, dup_of)
+    plan = plan_sample(1000, 20, 0, dup_of)
+    chosen, targeted = plan.positions, plan.targeted
     assert targeted == {p + 1 for p in dup_of}
     assert targeted <= set(chosen)
     assert len(chosen) - len(targeted) == 10  # half of --sample stays random

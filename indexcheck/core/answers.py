@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import DataFileError
 from ..inputfiles import loads_json
-from ..rowfiles import iter_rows
+from ..rowfiles import iter_rows, parse_rows, utf8_text
 from ..textsafe import visible
 
 DEFAULT_CITATION_PATTERN = r"\[([^\]]+)\]"
@@ -80,24 +80,12 @@ class AnswerRow:
         return "\n\n".join(p.text for p in self.contexts)
 
 
-def _text(value: str, where: str, name: str) -> str:
-    """``value`` if it encodes as UTF-8; a lone surrogate (a bad ``\\ud800`` escape) is refused."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise DataFileError(
-            f"{where}: {name} holds a lone surrogate, which is not valid UTF-8 text; "
-            "fix the escape sequence in the file"
-        ) from None
-    return value
-
-
 def _id(value: Any, where: str, name: str) -> str:
     """An id as text: a string or an integer (never a bool, float, object or list)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         kind = type(value).__name__
         raise DataFileError(f"{where}: {name} must be a string, not a {kind}")
-    return _text(str(value), where, name)
+    return utf8_text(str(value), where, name)
 
 
 def _bool(value: Any, where: str, name: str) -> bool | None:
@@ -153,8 +141,8 @@ def _passage(item: Any, where: str, i: int) -> Passage:
     version = item.get("version")
     return Passage(
         _id(pid, where, f"contexts[{i}] 'id'"),
-        _text(item["text"], where, f"contexts[{i}] 'text'"),
-        None if version is None else _text(str(version), where, f"contexts[{i}] 'version'"),
+        utf8_text(item["text"], where, f"contexts[{i}] 'text'"),
+        None if version is None else utf8_text(str(version), where, f"contexts[{i}] 'version'"),
         rank,
         score,
     )
@@ -193,8 +181,8 @@ def row_to_answer(row: dict[str, Any], where: str, pattern: re.Pattern[str]) -> 
     if not isinstance(answer, str):
         raise DataFileError(f"{where}: 'answer' must be a string (use \"\" for no answer)")
     aid = _id(aid, where, "'id'")
-    _text(question, where, "'question'")
-    _text(answer, where, "'answer'")
+    utf8_text(question, where, "'question'")
+    utf8_text(answer, where, "'answer'")
     raw_contexts = _list(row.get("contexts"), where, "contexts")
     if raw_contexts is None:
         raise DataFileError(
@@ -206,7 +194,7 @@ def row_to_answer(row: dict[str, Any], where: str, pattern: re.Pattern[str]) -> 
     if context is not None and not isinstance(context, str):
         raise DataFileError(f"{where}: 'context' must be a string")
     if context is not None:
-        _text(context, where, "'context'")
+        utf8_text(context, where, "'context'")
     citations = _list(row.get("citations"), where, "citations")
     expected = _list(row.get("expected"), where, "expected") or []
     in_scope = _bool(row.get("in_scope"), where, "in_scope")
@@ -286,14 +274,7 @@ def read_answers(
     else:
         traces = read_traces(p, fmt, chunks)
         rows, source = traces.rows, traces.summary()
-    if not rows:
-        raise DataFileError(f"{p} holds no answers")
-    answers = [row_to_answer(row, where, pattern) for where, row in rows]
-    seen: set[str] = set()
-    for a in answers:
-        if a.id in seen:
-            raise DataFileError(f"{p.name}: answer id '{visible(a.id)}' appears twice")
-        seen.add(a.id)
+    answers = parse_rows(p, rows, "answer", lambda w, row: row_to_answer(row, w, pattern), visible)
     return AnswersRead(answers, fmt, source)
 
 

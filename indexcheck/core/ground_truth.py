@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IncompleteResultError
 from ..stores.base import VectorStore
 from .caches import cache_for, vector_blocks
 from .exact import as_similarity, block_rows, exact_topk, pair_similarity, prepare, rebatch
+from .fetching import fetch_batches
 
 FETCH_BATCH = 1000
 GROUND_TRUTH_BACKEND = "backend_exact"
@@ -48,14 +48,8 @@ class Lookup:
             return
         parts, usable = [self.matrix], [self.usable]
         base = self.matrix.shape[0]
-        for start in range(0, len(todo), FETCH_BATCH):
-            part = todo[start : start + FETCH_BATCH]
-            got = self.store.fetch(part)
-            if len(got.ids) != len(part) or got.vectors.shape[0] != len(part):
-                raise IncompleteResultError(
-                    f"{self.store.spec} returned {got.vectors.shape[0]} vectors for "
-                    f"{len(part)} ids; rerun, and report it if it persists"
-                )
+        rerun = "; rerun, and report it if it persists"
+        for start, part, got in fetch_batches(self.store, todo, FETCH_BATCH, rerun):
             vecs = np.asarray(got.vectors, dtype=np.float32)
             ok = np.asarray(got.found, dtype=bool) & (np.asarray(got.dims) == self.dimension)
             ok &= np.isfinite(vecs).all(axis=1)

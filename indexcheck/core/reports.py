@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import InputError
-from ..sections import Section, manifest_section
+from ..sections import Block, Section, manifest_section, ok_verdict
 
 Payload = Mapping[str, Any]
 Builder = Callable[[Payload, "str | None"], list[Section]]
@@ -44,12 +44,30 @@ _BUILDERS: dict[str, Builder] = {}
 _SIGNATURES: dict[str, frozenset[str]] = {}
 
 
-def register(kind: str, builder: Builder, signature: set[str]) -> None:
-    """Register ``kind``'s section builder and the JSON keys that name it."""
+def register(
+    kind: str,
+    builder: Builder,
+    signature: set[str],
+    summary: Callable[[Any], list[Section]] | None = None,
+) -> Callable[[Any], list[Section]]:
+    """Register ``kind``'s section builder and the JSON keys that name it; return the
+    result's ``sections``: the report's sections (from its JSON form), then ``summary``'s
+    terminal summary of the result when given."""
     if kind not in KINDS:
         raise ValueError(f"unknown result kind {kind!r}")
     _BUILDERS[kind] = builder
     _SIGNATURES[kind] = frozenset(signature)
+
+    def sections(result: Any) -> list[Section]:
+        return [*sections_of(result.to_dict()), *(summary(result) if summary else [])]
+
+    return sections
+
+
+def section(title: str, r: Payload, verdict: str | None, *blocks: Block) -> Section:
+    """A builder's section of ``blocks``, with the verdict it is given (ci passes its
+    check's) else the result's own ``ok``."""
+    return Section(title, verdict or ok_verdict(r["ok"]), list(blocks))
 
 
 def kind_of(payload: Payload) -> str:
@@ -77,4 +95,4 @@ def sections_of(
     return out
 
 
-__all__ = ["KINDS", "Builder", "Payload", "kind_of", "register", "sections_of"]
+__all__ = ["KINDS", "Builder", "Payload", "kind_of", "register", "section", "sections_of"]

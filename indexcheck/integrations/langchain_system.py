@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..ranked import keep_ranked
+
 
 class LangChainSystem:
     """``retrieve`` / ``assemble`` / ``generate`` over LangChain objects."""
@@ -94,11 +96,13 @@ class LangChainSystem:
         threshold = self.threshold if threshold is None else threshold
         if self._assemble is not None:
             return list(self._assemble(question, candidates, top_k=top_k, threshold=threshold))
-        sign = 1.0 if self.higher_is_better else -1.0
-        ranked = sorted(candidates, key=lambda c: -sign * (c.score or 0.0))
-        if threshold is not None:
-            ranked = [c for c in ranked if sign * (c.score or 0.0) >= sign * threshold]
-        return ranked if top_k is None else ranked[:top_k]
+        return keep_ranked(
+            candidates,
+            top_k=top_k,
+            threshold=threshold,
+            higher_is_better=self.higher_is_better,
+            sort=True,
+        )
 
     def generate(self, question: str, context: list[Any]) -> Any:
         joined = self.separator.join(c.text for c in context)

@@ -29,8 +29,9 @@ import xxhash
 
 from ..errors import DataFileError
 from ..inputfiles import loads_json
-from .id_map import IdMap, arrow_id_keys, id_keys
-from .json_list import _entry, iter_entries, read_entry
+from .id_map import IdMap, KeyedOffsets, arrow_id_keys, id_keys
+from .json_list import iter_entries, read_entry
+from .store_files import ids_json_entry
 
 ROWS = 16384
 #: the other id files a faiss folder may hold instead of ids.json
@@ -85,22 +86,17 @@ class StreamedIds:
     def _open(self) -> None:
         """What a reader needs before the survey (nothing for ids.json)."""
 
+    def _entries(self) -> Iterator[tuple[int, str, str | None, bool]]:
+        """(byte offset, id, text, entries are objects) of every entry, in row order."""
+        return iter_entries(self.path)
+
     def _survey(self) -> IdMap:
-        keys: list[np.ndarray] = []
-        offsets: list[np.ndarray] = []
-        ids: list[str] = []
-        offs: list[int] = []
+        blocks = KeyedOffsets(ROWS)
         objects = False
-        for off, cid, _, kind in iter_entries(self.path):
+        for off, cid, _, kind in self._entries():
             objects = kind
-            ids.append(cid)
-            offs.append(off)
-            if len(ids) >= ROWS:
-                keys.append(id_keys(ids))
-                offsets.append(np.asarray(offs, dtype=np.int64))
-                ids, offs = [], []
-        keys.append(id_keys(ids))
-        offsets.append(np.asarray(offs, dtype=np.int64))
+            blocks.add(cid, off)
+        keys, offsets = blocks.done()
         n = sum(len(k) for k in keys)
         rows = [np.arange(n, dtype=np.int64)]
         built = IdMap.build(keys, rows, {"objects": objects})
@@ -121,7 +117,7 @@ class StreamedIds:
     def blocks(self, size: int) -> Iterator[tuple[list[str], list[str | None] | None]]:
         ids: list[str] = []
         texts: list[str | None] = []
-        for _, cid, text, _ in iter_entries(self.path):
+        for _, cid, text, _ in self._entries():
             ids.append(cid)
             texts.append(text)
             if len(ids) >= size:
@@ -171,7 +167,7 @@ class FileIds(StreamedIds):
         sizes = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
         self._starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
 
-    def _lines(self) -> Iterator[tuple[int, str, str | None, bool]]:
+    def _entries(self) -> Iterator[tuple[int, str, str | None, bool]]:
         """(byte offset, id, text, entries are objects) of every non-blank line."""
         with self.path.open("rb") as f:
             offset, n, as_objects = 0, 0, False
@@ -211,7 +207,7 @@ class FileIds(StreamedIds):
 
     def _survey(self) -> IdMap:
         if self.jsonl:
-            return self._survey_lines()
+            return super()._survey()
         keys: list[np.ndarray] = []
         for start, rb in self._batches(["id"]):
             k = arrow_id_keys(rb.column(0))
@@ -219,37 +215,12 @@ class FileIds(StreamedIds):
         n = int(self._starts[-1])
         return IdMap.build(keys, [np.arange(n, dtype=np.int64)], {"objects": "text" in self._cols})
 
-    def _survey_lines(self) -> IdMap:
-        keys: list[np.ndarray] = []
-        offsets: list[int] = []
-        ids: list[str] = []
-        objects = False
-        for off, cid, _, kind in self._lines():
-            objects = kind
-            ids.append(cid)
-            offsets.append(off)
-            if len(ids) >= ROWS:
-                keys.append(id_keys(ids))
-                ids = []
-        keys.append(id_keys(ids))
-        rows = [np.arange(len(offsets), dtype=np.int64)]
-        built = IdMap.build(keys, rows, {"objects": objects})
-        built.extra = {"offsets": np.asarray(offsets, dtype=np.int64)}
-        return built
-
     def blocks(self, size: int) -> Iterator[tuple[list[str], list[str | None] | None]]:
+        if self.jsonl:
+            yield from super().blocks(size)
+            return
         ids: list[str] = []
         texts: list[str | None] = []
-        if self.jsonl:
-            for _, cid, text, _ in self._lines():
-                ids.append(cid)
-                texts.append(text)
-                if len(ids) >= size:
-                    yield ids, (texts if self.has_text else None)
-                    ids, texts = [], []
-            if ids:
-                yield ids, (texts if self.has_text else None)
-            return
         for start, rb in self._batches(self._cols):
             ids += self._column_ids(rb.column(0), start)
             if self.has_text:
@@ -292,7 +263,7 @@ class FileIds(StreamedIds):
 def _line_entry(raw: object, n: int, as_objects: bool, path: Path) -> tuple[str, str | None]:
     """An ``ids.jsonl`` line's id and text, refused as an ``ids.json`` entry would be."""
     try:
-        return _entry(raw, n, as_objects, path)
+        return ids_json_entry(raw, n, as_objects, path)
     except DataFileError as exc:
         raise DataFileError(str(exc).replace(f"entry {n}", f"line {n + 1}", 1)) from None
 

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import DataFileError, VectorTypeError
 from ..inputfiles import loads_json
 from .base import VectorBatch, pack_rows
-from .id_map import arrow_id_keys, id_keys
+from .id_map import KeyedOffsets, arrow_id_keys, id_keys
 from .vector_checks import check_vector_rows, check_vector_type, require_columns
 
 #: rows decoded at once by the survey and by :meth:`take` (64 MB of 384-d float32 at most
@@ -277,11 +277,8 @@ class JsonlReader:
                 offset += len(line)
 
     def survey(self) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, Any]]:
-        keys: list[np.ndarray] = []
-        locs: list[np.ndarray] = []
+        blocks = KeyedOffsets(READ_ROWS)
         lengths: Counter[int] = Counter()
-        ids: list[str] = []
-        offsets: list[int] = []
         for offset, lineno, row in self._lines():
             vec = row.get(self.vec_col)
             check_vector_rows(self.path, self.vec_col, [vec], "line", lineno)
@@ -292,14 +289,8 @@ class JsonlReader:
                     f"{self.path}:{lineno} has no '{self.id_col}'; every line needs the id "
                     "column the first line has"
                 )
-            ids.append(str(row[self.id_col]))
-            offsets.append(offset)
-            if len(ids) >= READ_ROWS:
-                keys.append(id_keys(ids))
-                locs.append(np.asarray(offsets, dtype=np.int64))
-                ids, offsets = [], []
-        keys.append(id_keys(ids))
-        locs.append(np.asarray(offsets, dtype=np.int64))
+            blocks.add(str(row[self.id_col]), offset)
+        keys, locs = blocks.done()
         return keys, locs, {"dimension": _dimension(lengths), "fast": False}
 
     def _batch(self, rows: list[dict[str, Any]], dimension: int) -> VectorBatch:

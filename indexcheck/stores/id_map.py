@@ -38,6 +38,35 @@ def id_keys(ids: Sequence[str]) -> np.ndarray:
     )
 
 
+class KeyedOffsets:
+    """Ids and their byte offsets in a file, gathered in blocks of at most ``size``: one
+    uint64 :func:`id_keys` array and one int64 offset array per block (the last block
+    possibly empty), as :meth:`IdMap.build` takes them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.keys: list[np.ndarray] = []
+        self.offsets: list[np.ndarray] = []
+        self._ids: list[str] = []
+        self._offs: list[int] = []
+
+    def add(self, cid: str, offset: int) -> None:
+        self._ids.append(cid)
+        self._offs.append(offset)
+        if len(self._ids) >= self.size:
+            self._close_block()
+
+    def _close_block(self) -> None:
+        self.keys.append(id_keys(self._ids))
+        self.offsets.append(np.asarray(self._offs, dtype=np.int64))
+        self._ids, self._offs = [], []
+
+    def done(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(key blocks, offset blocks), the open block closed."""
+        self._close_block()
+        return self.keys, self.offsets
+
+
 def arrow_id_keys(arr: Any) -> np.ndarray | None:
     """:func:`id_keys` of an Arrow array of ids, hashed straight from its data buffer (the
     bytes of a string array are its ids' UTF-8); an integer array is cast to strings first

@@ -15,30 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..corpus import chunk_id
 from ..errors import DataFileError
 from ..inputfiles import loads_json
-from .store_files import parse_ids_json
+from .store_files import ids_json_entry, parse_ids_json
 
 CHUNK = 1 << 20
 _WS = " \t\n\r"
-
-
-def _entry(raw: Any, n: int, as_objects: bool, path: Path) -> tuple[str, str | None]:
-    where = f"{path} entry {n}"
-    if isinstance(raw, dict) != as_objects:
-        first = "objects" if as_objects else "plain ids"
-        raise DataFileError(
-            f"{where} mixes kinds: the list starts with {first}; use one kind throughout"
-        )
-    if not as_objects:
-        return chunk_id(raw, where, "id"), None
-    if "id" not in raw:
-        raise DataFileError(f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}')
-    text = raw.get("text")
-    if text is not None and not isinstance(text, str):
-        raise DataFileError(f'{where}: "text" must be a string or null')
-    return chunk_id(raw["id"], where, "id"), text
 
 
 def _decode(dec: json.JSONDecoder, buf: str, pos: int, path: Path) -> tuple[Any, int]:
@@ -111,7 +93,7 @@ def iter_entries(path: Path) -> Iterator[tuple[int, str, str | None, bool]]:
                 raise DataFileError(f"cannot read {path}: {exc.msg} (entry {n})") from None
             if n == 0:
                 as_objects = isinstance(value, dict)
-            cid, said = _entry(value, n, as_objects, path)
+            cid, said = ids_json_entry(value, n, as_objects, path)
             yield at, cid, said, as_objects
             advance(end)
             n += 1
@@ -134,7 +116,7 @@ def read_entry(f: Any, offset: int, as_objects: bool, path: Path) -> tuple[str, 
         try:
             value, end = _decode(dec, text, 0, path)
             if end < len(text) or len(data) < size:
-                return _entry(value, 0, as_objects, path)
+                return ids_json_entry(value, 0, as_objects, path)
         except json.JSONDecodeError:
             if len(data) < size:
                 raise DataFileError(f"{path} changed while it was read; rerun") from None

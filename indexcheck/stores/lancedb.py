@@ -43,14 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .base import (
-    BaseStore,
-    Fetched,
-    StoreInfo,
-    StoreSpec,
-    VectorBatch,
-    pack_rows,
-)
+from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .hits import Hits, gather
 from .lancedb_open import LANCEDB_ERRORS, LanceTable, open_table, quote_ident
 from .metric_table import scores_of

@@ -32,14 +32,7 @@ import numpy as np
 import xxhash
 
 from ..errors import DimensionMismatchError
-from .base import (
-    BaseStore,
-    Fetched,
-    StoreInfo,
-    StoreSpec,
-    VectorBatch,
-    pack_rows,
-)
+from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .hits import Hits, gather
 from .metric_table import scores_of
 from .milvus_open import MILVUS_ERRORS, MilvusCollection, open_collection

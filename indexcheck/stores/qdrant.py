@@ -34,14 +34,7 @@ import numpy as np
 import xxhash
 
 from ..errors import DimensionMismatchError
-from .base import (
-    BaseStore,
-    Fetched,
-    StoreInfo,
-    StoreSpec,
-    VectorBatch,
-    pack_rows,
-)
+from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .hits import Hits, gather
 from .metric_table import scores_of
 from .params import Str

@@ -31,25 +31,31 @@ def parse_ids_json(raw: Any, path: Path) -> tuple[list[str], list[str | None] | 
     ids: list[str] = []
     texts: list[str | None] = []
     for n, entry in enumerate(raw):
-        where = f"{path} entry {n}"
-        if isinstance(entry, dict) != as_objects:
-            first = "objects" if as_objects else "plain ids"
-            raise DataFileError(
-                f"{where} mixes kinds: the list starts with {first}; use one kind throughout"
-            )
-        if not as_objects:
-            ids.append(chunk_id(entry, where, "id"))
-            continue
-        if "id" not in entry:
-            raise DataFileError(
-                f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}'
-            )
-        ids.append(chunk_id(entry["id"], where, "id"))
-        text = entry.get("text")
-        if text is not None and not isinstance(text, str):
-            raise DataFileError(f'{where}: "text" must be a string or null')
+        cid, text = ids_json_entry(entry, n, as_objects, path)
+        ids.append(cid)
         texts.append(text)
     return ids, (texts if as_objects else None)
+
+
+def ids_json_entry(raw: Any, n: int, as_objects: bool, path: Path) -> tuple[str, str | None]:
+    """Entry ``n`` of an ``ids.json`` as (id, text or None), refused (exit 2) when its kind
+    is not the list's first entry's (``as_objects``), its id is not one, or its text is
+    not a string or null; the id is checked before the text."""
+    where = f"{path} entry {n}"
+    if isinstance(raw, dict) != as_objects:
+        first = "objects" if as_objects else "plain ids"
+        raise DataFileError(
+            f"{where} mixes kinds: the list starts with {first}; use one kind throughout"
+        )
+    if not as_objects:
+        return chunk_id(raw, where, "id"), None
+    if "id" not in raw:
+        raise DataFileError(f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}')
+    cid = chunk_id(raw["id"], where, "id")
+    text = raw.get("text")
+    if text is not None and not isinstance(text, str):
+        raise DataFileError(f'{where}: "text" must be a string or null')
+    return cid, text
 
 
 def langchain_rows(

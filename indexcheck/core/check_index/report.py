@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...sections import (
-    WORST_ROWS,
-    Code,
-    Plot,
-    Section,
-    Table,
-    Text,
-    fmt,
-    ok_verdict,
-)
-from ..reports import Payload, register, sections_of
+from ...sections import WORST_ROWS, Code, Plot, Section, Table, Text, fmt, ok_verdict
+from ..reports import Payload, register, section
 from ..summary_kit import SHOWN_ROWS, _f4, summary
 from ..verdicts import Status
 
@@ -23,14 +14,12 @@ if TYPE_CHECKING:
 
 
 def _check_index(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("check-index: stored vectors vs fresh embeddings", verdict or ok_verdict(r["ok"]))
-    sec.blocks.append(
-        Text(
-            f"{r['checked']} chunks checked ({r['mode']}); minimum cosine "
-            f"{fmt(r['min_cosine'])}, median {fmt(r['median_cosine'])}, "
-            f"{r['below_threshold']} under {r['threshold']:g}."
-        )
+    said = (
+        f"{r['checked']} chunks checked ({r['mode']}); minimum cosine "
+        f"{fmt(r['min_cosine'])}, median {fmt(r['median_cosine'])}, "
+        f"{r['below_threshold']} under {r['threshold']:g}."
     )
+    sec = section("check-index: stored vectors vs fresh embeddings", r, verdict, Text(said))
     cos = [c["cosine"] for c in r["chunks"] if c["cosine"] is not None]
     if cos:
         title = (
@@ -175,9 +164,6 @@ def _verdict_count(result: CheckIndexResult) -> str:
     )
 
 
-def sections(result: CheckIndexResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
-    return [*sections_of(result.to_dict()), *check_index_summary(result)]
-
-
-register("check-index", _check_index, {"chunks", "findings", "threshold"})
+sections = register(
+    "check-index", _check_index, {"chunks", "findings", "threshold"}, check_index_summary
+)

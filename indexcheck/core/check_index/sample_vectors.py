@@ -11,9 +11,10 @@ import numpy as np
 
 from ...corpus import Corpus, corpus_from_pairs
 from ...embedders.base import Embedder
-from ...errors import DataFileError, DimensionMismatchError, IncompleteResultError
+from ...errors import DataFileError, DimensionMismatchError
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows as _unit
+from ..fetching import fetch_batches
 
 FETCH_BATCH = 256
 ITER_BATCH = 1000
@@ -68,13 +69,7 @@ class StoredVectors:
         """Fetch the stored vectors of these corpus positions not fetched yet."""
         ids = self.corpus.ids
         want = [ids[p] for p in positions if ids[p] not in self.dims]
-        for start in range(0, len(want), FETCH_BATCH):
-            part = want[start : start + FETCH_BATCH]
-            got = self.store.fetch(part)
-            if len(got.ids) != len(part) or got.vectors.shape[0] != len(part):
-                raise IncompleteResultError(
-                    f"{self.store.spec} returned {got.vectors.shape[0]} vectors for {len(part)} ids"
-                )
+        for _, part, got in fetch_batches(self.store, want, FETCH_BATCH):
             for i, cid in enumerate(part):
                 self.dims[cid] = int(got.dims[i]) if got.found[i] else 0
                 if got.found[i]:

@@ -46,18 +46,6 @@ def targets_after_repeats(n: int, dup_of: dict[int, int]) -> tuple[list[int], in
     return sorted(keep), wanted - len(keep)
 
 
-def choose_sample(
-    n: int,
-    sample: int | None,
-    seed: int,
-    dup_of: dict[int, int],
-    max_fault_rate: float | None = None,
-) -> tuple[list[int], set[int]]:
-    """(sorted positions to check, the targeted ones among them): :func:`plan_sample`."""
-    plan = plan_sample(n, sample, seed, dup_of, max_fault_rate)
-    return plan.positions, plan.targeted
-
-
 def plan_sample(
     n: int,
     sample: int | None,

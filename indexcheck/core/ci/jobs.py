@@ -194,10 +194,7 @@ def compare_ann_config(t: TomlTable) -> CompareAnnConfig:
 
 
 def diagnose_config(t: TomlTable) -> DiagnoseConfig:
-    questions = t.str_("questions", None)
-    if not questions:
-        raise t.error("questions", "is required: the question set (JSONL or CSV) to gate on")
-    c = DiagnoseConfig(Path(questions))
+    c = DiagnoseConfig(Path(t.required("questions", "the question set (JSONL or CSV) to gate on")))
     c.filter = t.filter_("filter")
     c.k = t.int_("k", c.k, lo=1)
     c.fetch = t.int_("fetch", c.fetch, lo=c.k)
@@ -230,10 +227,7 @@ def diagnose_config(t: TomlTable) -> DiagnoseConfig:
 
 
 def diff_index_config(t: TomlTable) -> DiffIndexConfig:
-    old = t.str_("old", None)
-    if not old:
-        raise t.error("old", "is required: the spec of the index in production to diff against")
-    c = DiffIndexConfig(old)
+    c = DiffIndexConfig(t.required("old", "the spec of the index in production to diff against"))
     for name in ("chunks_old", "chunks_new"):
         path = t.str_(name, None)
         setattr(c, name, Path(path) if path else None)

@@ -223,9 +223,4 @@ def ci_summary(result: CiResult) -> list[Section]:
     return [sec]
 
 
-def sections(result: CiResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
-    return [*sections_of(result.to_dict()), *ci_summary(result)]
-
-
-register("ci", _ci, {"gates", "checks", "verdict"})
+sections = register("ci", _ci, {"gates", "checks", "verdict"}, ci_summary)

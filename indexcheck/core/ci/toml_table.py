@@ -74,6 +74,14 @@ class TomlTable:
         value: str | None = self._typed(name, default, lambda v: isinstance(v, str), "a string")
         return value
 
+    def required(self, name: str, what: str) -> str:
+        """The string ``name``, which must be given: absent or empty, it is refused saying
+        what it is (``what``)."""
+        value = self.str_(name, None)
+        if not value:
+            raise self.error(name, f"is required: {what}")
+        return value
+
     def bool_(self, name: str, default: bool | None) -> bool | None:
         value: bool | None = self._typed(name, default, lambda v: isinstance(v, bool), "true/false")
         return value

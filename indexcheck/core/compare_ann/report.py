@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...sections import (
-    WORST_ROWS,
-    Plot,
-    Section,
-    Table,
-    Text,
-    ok_verdict,
-)
+from ...sections import WORST_ROWS, Plot, Section, Table, Text, ok_verdict
 from ..filter_summaries import ann_filter_lines, short_cell, short_suffix
-from ..reports import Payload, register, sections_of
+from ..reports import Payload, register, section
 from ..summary_kit import summary
 
 if TYPE_CHECKING:
@@ -21,13 +14,11 @@ if TYPE_CHECKING:
 
 
 def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("compare-ann: approximate vs exact search", verdict or ok_verdict(r["ok"]))
-    sec.blocks.append(
-        Text(
-            f"{r['queries']} queries ({r['query_source']}), k={r['k']}, ground truth "
-            f"{r['ground_truth']}. {r['recommendation']}"
-        )
+    said = (
+        f"{r['queries']} queries ({r['query_source']}), k={r['k']}, ground truth "
+        f"{r['ground_truth']}. {r['recommendation']}"
     )
+    sec = section("compare-ann: approximate vs exact search", r, verdict, Text(said))
     if r.get("compression"):
         from .wording import compression_line
 
@@ -155,9 +146,6 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     return [sec]
 
 
-def sections(result: AnnResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
-    return [*sections_of(result.to_dict()), *compare_ann_summary(result)]
-
-
-register("compare-ann", _compare_ann, {"by_fetch", "recommended_fetch"})
+sections = register(
+    "compare-ann", _compare_ann, {"by_fetch", "recommended_fetch"}, compare_ann_summary
+)

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...sections import (
-    WORST_ROWS,
-    Plot,
-    Section,
-    Table,
-    Text,
-    ok_verdict,
-    rank,
-)
-from ..reports import Payload, register, sections_of
+from ...sections import WORST_ROWS, Plot, Section, Table, Text, ok_verdict, rank
+from ..reports import Payload, register, section
 from ..summary_kit import summary
 
 if TYPE_CHECKING:
@@ -31,13 +23,11 @@ def shown_caption(what: str, total: int, shown: int = WORST_ROWS) -> str:
 
 
 def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("diagnose: where each question's chunk was lost", verdict or ok_verdict(r["ok"]))
-    sec.blocks.append(
-        Text(
-            f"k={r['k']}, fetch={r['fetch']}, threshold {r['threshold'] or 'none'}, "
-            f"ground truth {r['ground_truth']}."
-        )
+    said = (
+        f"k={r['k']}, fetch={r['fetch']}, threshold {r['threshold'] or 'none'}, "
+        f"ground truth {r['ground_truth']}."
     )
+    sec = section("diagnose: where each question's chunk was lost", r, verdict, Text(said))
     counts = {k: v for k, v in r["counts"].items() if v}
     data = {"counts": counts, "good": list(_GOOD), "k": r["k"]}
     sec.blocks.append(Plot("diagnose-labels", data, "diagnose-labels", "questions per label"))
@@ -127,14 +117,14 @@ def diagnose_summary(result: DiagnoseResult) -> list[Section]:
     return [sec]
 
 
-def sections(result: DiagnoseResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
+def _summary_with_checks(result: DiagnoseResult) -> list[Section]:
+    """The terminal summary, with the answer checks' line before its closing verdict."""
     summary = diagnose_summary(result)
-    if result.answer_checks is not None:  # before the closing verdict line
+    if result.answer_checks is not None:
         from ..judge.answer_checks import checks_line
 
         summary[-1].blocks.insert(-1, Text(checks_line(result.answer_checks)))
-    return [*sections_of(result.to_dict()), *summary]
+    return summary
 
 
-register("diagnose", _diagnose, {"metrics", "counts", "questions"})
+sections = register("diagnose", _diagnose, {"metrics", "counts", "questions"}, _summary_with_checks)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...sections import Section
+from ..result_json import json_form
 from ..verdicts import Label
 from .metrics import MetricSet
 
@@ -48,10 +49,7 @@ class DiagnoseResult:
     the context and the chunks); never a label, never changes ``ok``; absent otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if out["answer_checks"] is None:
-            del out["answer_checks"]
-        return out
+        return json_form(self, "answer_checks")
 
     def sections(self) -> list[Section]:
         """The report's sections (from the JSON form), then the terminal summary."""

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...sections import (
-    Fragment,
-    Section,
-    Table,
-    Text,
-    ok_verdict,
-)
-from ..reports import Payload, register, sections_of
+from ...sections import Fragment, Section, Table, Text
+from ..reports import Payload, register, section
 
 if TYPE_CHECKING:
-    from .result import JudgeResult
+    pass
 
 
 def judge_rows(payload: Payload) -> list[list[Any]]:
@@ -35,16 +29,12 @@ def judge_rows(payload: Payload) -> list[list[Any]]:
 
 
 def _judge(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("judge: claims against their context", verdict or ok_verdict(r["ok"]))
-    sec.blocks.append(Table(["verdict / status", "count"], judge_rows(r)))
+    counts = Table(["verdict / status", "count"], judge_rows(r))
+    sec = section("judge: claims against their context", r, verdict, counts)
     sec.blocks.append(Text("A supported claim is supported by the context, not proven true."))
     sec.blocks.append(Fragment("claims", r))
     return [sec]
 
 
-def sections(result: JudgeResult) -> list[Section]:
-    """The report's sections (from the JSON form)."""
-    return [*sections_of(result.to_dict())]
-
-
-register("judge", _judge, {"answers", "supported_rate", "prompt_version"})
+#: judge's report has no terminal summary: its terminal output is report/judge_terminal's
+sections = register("judge", _judge, {"answers", "supported_rate", "prompt_version"})

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .claims import (
-    CitationStatus,
-    Verdict,
-)
+from ..result_json import json_form
+from .claims import CitationStatus, Verdict
 
 
 class AnswerStatus(StrEnum):
@@ -84,10 +82,7 @@ class JudgeResult:
     JSON when not run. They never change ``ok``."""
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if out["answer_checks"] is None:
-            del out["answer_checks"]
-        return out
+        return json_form(self, "answer_checks")
 
     def sections(self) -> list[Any]:
         """The report's sections (from the JSON form): counts and the claims per answer."""

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...sections import (
-    Plot,
-    Section,
-    Table,
-    Text,
-    ok_verdict,
-)
-from ..reports import Payload, register, sections_of
+from ...sections import Plot, Section, Table, Text, ok_verdict
+from ..reports import Payload, register
 from ..summary_kit import summary
 
 if TYPE_CHECKING:
@@ -109,9 +103,6 @@ def probe_scale_summary(result: ScaleResult) -> list[Section]:
     return [sec]
 
 
-def sections(result: ScaleResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
-    return [*sections_of(result.to_dict()), *probe_scale_summary(result)]
-
-
-register("probe-scale", _probe_scale, {"transform", "candidates", "pairs"})
+sections = register(
+    "probe-scale", _probe_scale, {"transform", "candidates", "pairs"}, probe_scale_summary
+)

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...sections import (
-    Plot,
-    Section,
-    Table,
-    Text,
-    ok_verdict,
-)
+from ...sections import Plot, Section, Table, Text, ok_verdict
 from ..filter_summaries import threshold_filter_lines
-from ..reports import Payload, register, sections_of
+from ..reports import Payload, register, section
 from ..summary_kit import summary
 
 if TYPE_CHECKING:
@@ -20,8 +14,7 @@ if TYPE_CHECKING:
 
 
 def _sweep_threshold(r: Payload, verdict: str | None) -> list[Section]:
-    sec = Section("sweep-threshold: refusal threshold", verdict or ok_verdict(r["ok"]))
-    sec.blocks.append(Text(r["verdict"]))
+    sec = section("sweep-threshold: refusal threshold", r, verdict, Text(r["verdict"]))
     sec.blocks.append(Plot("threshold", r, "sweep", "sweep-threshold figures"))
     qs = r["questions"]
     ins = [q for q in qs if q["in_scope"] and q.get("expected_score")]
@@ -104,9 +97,6 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
     return [sec]
 
 
-def sections(result: SweepResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
-    return [*sections_of(result.to_dict()), *sweep_threshold_summary(result)]
-
-
-register("sweep-threshold", _sweep_threshold, {"table", "recommended_threshold"})
+sections = register(
+    "sweep-threshold", _sweep_threshold, {"table", "recommended_threshold"}, sweep_threshold_summary
+)

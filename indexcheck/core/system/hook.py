@@ -30,6 +30,7 @@ from typing import Any
 
 from ...errors import BackendError, IndexcheckError, InputError
 from ...hooks import HookExitError, load_hook
+from ...ranked import keep_ranked
 from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 
 STAGES = ("retrieve", "assemble", "generate", "answer")
@@ -210,8 +211,7 @@ class System:
     ) -> list[Candidate]:
         fn = getattr(self.obj, "assemble", None)
         if fn is None:
-            kept = [c for c in candidates if threshold is None or (c.score or 0.0) >= threshold]
-            return kept if top_k is None else kept[:top_k]
+            return keep_ranked(candidates, top_k=top_k, threshold=threshold)
         kwargs = {k: v for k, v in (("top_k", top_k), ("threshold", threshold)) if v is not None}
         raw = self._call("assemble", fn, question, list(candidates), **kwargs)
         return [as_candidate(r) for r in self._listed(raw, "assemble")]
