@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,8 +190,10 @@ class FileIds(StreamedIds):
                 '"text": ...}) per line'
             ) from None
 
-    def _batches(self, columns: list[str], groups: object = None) -> Iterator[tuple[int, Any]]:
-        for g in range(len(self._starts) - 1) if groups is None else groups:  # type: ignore[arg-type]
+    def _batches(
+        self, columns: list[str], groups: Iterable[int] | None = None
+    ) -> Iterator[tuple[int, Any]]:
+        for g in range(len(self._starts) - 1) if groups is None else groups:
             start = int(self._starts[g])
             for rb in self._pf.iter_batches(batch_size=ROWS, row_groups=[g], columns=columns):
                 yield start, rb

@@ -348,7 +348,7 @@ class LanceDBStore(BaseStore):
             node,
             "lancedb",
             struct=struct if inside else None,
-            integer_fields=integers.get(struct if inside else "", ()),
+            integer_fields=integers.get(struct if inside and struct is not None else "", ()),
         )
 
     def _filtered_query_batch(

@@ -259,6 +259,7 @@ def probe_scale(
         from ..filtered_truth import as_node
 
         node = as_node(filter)
+        assert node is not None  # filter is not None
         result.manifest_facts["filters"] = [canonical(node)]
         result.message += f" (searched under the filter {canonical(node)})"
     return result

@@ -53,6 +53,12 @@ def _label(row: AnswerRow, labels: dict[str, Question]) -> tuple[bool, list[str]
     return None
 
 
+def _score(doc: Any) -> float:
+    """A retrieved document's score (refuse_absent_scores has refused a missing one)."""
+    assert doc.score is not None
+    return float(doc.score)
+
+
 def refuse_absent_scores(rows: Sequence[AnswerRow], source: str) -> None:
     """Exit 2 (before any work) when a retrieved document carries no score."""
     for row in rows:
@@ -111,7 +117,7 @@ def sweep_observed(
             in_scope=in_scope,
             topic=None,
             top_id=top.id if top else None,
-            top_score=_both(float(top.score) if top else float("nan"), to_cosine),
+            top_score=_both(_score(top) if top else float("nan"), to_cosine),
             top_is_refusal=top is not None and top.id in refusals,
         )
         if in_scope:
@@ -120,7 +126,7 @@ def sweep_observed(
             if rank is not None:
                 rec.expected_id = docs[rank].id
                 rec.expected_rank = rank
-                rec.expected_score = _both(float(docs[rank].score), to_cosine)
+                rec.expected_score = _both(_score(docs[rank]), to_cosine)
         records.append(rec)
     if not records:
         raise InputError(

@@ -95,7 +95,8 @@ class _Runner:
         return out
 
     def answer_only(self, q: Question, arm: str) -> tuple[list[bool], list[Candidate]]:
-        out, seen = [], []
+        out: list[bool] = []
+        seen: list[Candidate] = []
         for r in range(self.runs):
             model = f"{self.system.model_id}@{self.fingerprint}"  # answer() retrieves too
             key = StagedCache.generation_key(q.question, [], model, f"{arm}:{r}")
@@ -131,8 +132,9 @@ class _Runner:
                     for i, cid in enumerate(b.ids):
                         if swap and cid in swap:
                             vecs[i] = swap[cid]
-                        if b.texts is not None and b.texts[i] is not None:
-                            self.texts.setdefault(cid, b.texts[i])
+                        text = b.texts[i] if b.texts is not None else None
+                        if text is not None:
+                            self.texts.setdefault(cid, text)
                     yield b.ids, vecs
 
             D, ids = exact_topk(blocks(), qv, self.depth, family)
