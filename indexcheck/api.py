@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, closing, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from .core.retrieval import DEFAULT_REFUSAL_PATTERN
 from .corpus import Corpus, load_chunks
 from .embedders import opened_embedder
 from .embedders.base import Embedder
+from .engine import open_engine
 from .manifest import Run, stamp
 from .questions import Question, load_questions
 from .stores.base import VectorStore
@@ -71,6 +73,17 @@ def _corpus(chunks: PathLike | Corpus | None) -> Corpus | None:
     return load_chunks(chunks) if isinstance(chunks, str | Path) else chunks
 
 
+def _path(path: PathLike | None) -> Path | None:
+    return None if path is None else Path(path)
+
+
+def _engine(stack: ExitStack, engine: str | Any, ray_address: str | None) -> Any:
+    """``engine`` as given, or opened from its name ("local", "ray") and closed with ``stack``."""
+    if not isinstance(engine, str):
+        return engine
+    return stack.enter_context(closing(open_engine(engine, ray_address)))
+
+
 def _questions(questions: PathLike | Sequence[Question]) -> Sequence[Question]:
     return load_questions(questions) if isinstance(questions, str | Path) else questions
 
@@ -92,7 +105,6 @@ def check_index(
     ``rows``, embedded by ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
     from .core.check_index import check_index as run
     from .core.check_index.streamed import check_all
-    from .engine import open_engine
 
     started = Run("check-index")
     with ExitStack() as stack:
@@ -120,18 +132,25 @@ def check_index(
 
 def probe_scale(
     store: StoreLike, probes: int = 16, k: int = 8, seed: int = 0, *, filter: Any = None,
-    cache: bool = False, progress: Say | None = None, trust_pickle: bool = False,
+    cache: bool = False, reuse: bool = False, progress: Say | None = None,
+    trust_pickle: bool = False,
 ) -> ScaleResult:  # fmt: skip
     """Which formula the store's scores follow, from ``probes`` queries of ``k`` results;
-    ``cache`` keeps the result per index fingerprint for later commands (unfiltered only)."""
-    from .core.probe_scale import cache_path, write_cache
+    ``cache`` keeps the result per index fingerprint for later commands (unfiltered only).
+    ``reuse`` (unfiltered) returns the result kept for this index instead, probing (and
+    keeping) only when there is none (``convert-threshold --store``)."""
+    from .core.probe_scale import cache_path, scale_for, write_cache
     from .core.probe_scale import probe_scale as run
 
     started = Run("probe-scale")
     with _opened(store, trust_pickle=trust_pickle) as (s, _):
         if progress is not None:
             progress(f"probing {s.spec} with {probes} queries")
-        result = run(s, probes, k, seed, filter=filter)
+        if reuse and filter is None:
+            result = scale_for(s, probes=probes, k=k, seed=seed)
+            result.manifest = {}  # this call's, not the run that measured it
+        else:
+            result = run(s, probes, k, seed, filter=filter)
         stamp(result, started, s)  # the cached copy carries the manifest too
         if cache and filter is None:
             write_cache(result, cache_path(s))
@@ -177,40 +196,53 @@ def sweep_threshold(
 def compare_ann(
     store: StoreLike, queries: int | np.ndarray | QuerySet = 500, *, k: int = 4,
     fetch: Sequence[int] | None = (4, 10, 20, 50), target: float = 0.01, seed: int = 0,
-    noise: float | None = None, truth_from: str | None = None,
+    noise: float | None = None, questions: PathLike | None = None,
+    query_vectors: PathLike | None = None, truth_from: str | None = None,
     truth_store: StoreLike | None = None, chunks: PathLike | Corpus | None = None,
-    embedder: EmbedderLike = None, cache_dir: Path | None = None,
-    filters: Sequence[Any] | None = None, truth: Any = None, true_vectors: Any = None,
-    cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
+    embedder: EmbedderLike = None, cache_dir: Path | None = None, filter: Any = None,
+    filters: Sequence[Any] | None = None, sweep: tuple[str, Sequence[int]] | None = None,
+    truth: Any = None, true_vectors: Any = None, engine: str | Any = None,
+    ray_address: str | None = None, cache: PathLike | None = None,
+    progress: Say | None = None, trust_pickle: bool = False,
 ) -> AnnResult:  # fmt: skip
     """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
-    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet.
+    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet; or a
+    ``questions`` file embedded with ``embedder``, or a ``query_vectors`` file (.npy or
+    Parquet). ``filter`` (a parsed filter) is AND-ed with each question's own; ``filters``
+    gives one per query instead. ``sweep=(key, values)`` also measures the index at each
+    value of its search parameter (``store`` a spec: it is reopened at each value).
 
     For an index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
     ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
     ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
     from .core.compare_ann import DEFAULT_NOISE
-    from .core.compare_ann import compare_ann as run
-    from .core.compare_ann.setup import check_truth_choice, prepare_queries
+    from .core.compare_ann.run import run_compare
+    from .core.compare_ann.setup import check_query_choice, check_truth_choice
+    from .core.exact import engine_scope
+    from .stores.opening import swept_opener
 
     check_truth_choice(truth_from, truth_store)
+    check_query_choice(questions, query_vectors)
+    open_at = None
+    if sweep is not None:  # refuse a parameter the store has not before any work
+        spec = store if isinstance(store, str) else store.spec
+        open_at = swept_opener(spec, sweep[0], sweep[1], trust_pickle)
     started = Run("compare-ann")
     with ExitStack() as stack:
-        uses = embedder if truth_from == "chunks" else False
+        stack.enter_context(engine_scope(_engine(stack, engine, ray_address)))
+        uses = embedder if truth_from == "chunks" or questions is not None else False
         s, e = stack.enter_context(_opened(store, uses, trust_pickle=trust_pickle, cache=cache))
         t = None
         if truth_store is not None:
             t, _ = stack.enter_context(_opened(truth_store, trust_pickle=trust_pickle))
-        tv, qs = prepare_queries(
-            s, queries, seed=seed, noise=DEFAULT_NOISE if noise is None else noise,
-            truth_from=truth_from, truth_store=t, embedder=e, corpus=_corpus(chunks),
+        result, facts = run_compare(
+            s, queries, k=k, fetch=fetch, target=target, seed=seed, truth_from=truth_from,
+            noise=DEFAULT_NOISE if noise is None else noise, truth_store=t, embedder=e,
+            corpus=_corpus(chunks), questions=_path(questions), cache_dir=cache_dir,
+            query_vectors=_path(query_vectors), filter=filter, filters=filters, truth=truth,
+            true_vectors=true_vectors, sweep=sweep, open_at=open_at, progress=progress,
         )  # fmt: skip
-        result = run(
-            s, qs, k=k, fetch=fetch, target=target, seed=seed, cache_dir=cache_dir,
-            progress=progress, truth=truth, filters=filters,
-            true_vectors=tv if true_vectors is None else true_vectors,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed)
+        stamp(result, started, s, e, seed=seed, **facts)
         return result
 
 
@@ -235,7 +267,8 @@ def diagnose(
     failing questions under ``intervene`` beside a control (:mod:`indexcheck.core.system`).
     """
     from .core.diagnose import diagnose as run
-    from .core.diagnose import prepare
+    from .core.diagnose import prepare_run
+    from .judges import opened_judge
 
     corpus, qs, started = _corpus(chunks), _questions(questions), Run("diagnose")
     if system is not None:
@@ -252,14 +285,10 @@ def diagnose(
             return r
     with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
         assert e is not None
-        extra: dict[str, Any] = {}
-        if judge is not None and answers is not None:  # paid: only once every input is good
-            from .core.id_pairing import refuse_absent_expected_ids
-
-            refuse_absent_expected_ids(s, qs, corpus)
-            judged, extra["judging"] = _judged(answers, judge, cache)
-        setup = prepare(
-            s, corpus, threshold=threshold, threshold_scale=threshold_scale,
+        setup, judged, extra = prepare_run(
+            s, qs, corpus, answers=answers, judged=judged, cache=cache,
+            open_judge=None if judge is None else partial(opened_judge, judge),
+            threshold=threshold, threshold_scale=threshold_scale,
             higher_is_better=higher_is_better, to_cosine=to_cosine,
             refusal_marked=refusal_marked, progress=progress,
         )  # fmt: skip
@@ -273,19 +302,6 @@ def diagnose(
         )  # fmt: skip
         stamp(result, started, s, e, seed=seed, scale=setup.scale, **extra)
         return result
-
-
-def _judged(
-    answers: Sequence[AnswerRow], judge: str | Judge, cache: PathLike | None
-) -> tuple[Any, dict[str, Any]]:
-    """The answers judged for UNGROUNDED (judgements cached in ``cache``), and the stats."""
-    from .core.judge import judge_answers, load_prompt
-    from .judges import judgement_cache, opened_judge
-
-    with opened_judge(judge) as opened, judgement_cache(cache) as replies:
-        assert opened is not None
-        result = judge_answers(answers, opened, load_prompt(), cache=replies)
-        return result.answers, opened.stats.as_dict()
 
 
 def diff_index(
@@ -306,7 +322,6 @@ def diff_index(
     "ray" (with ``ray_address``) or an engine object. ``result.ok`` is the verdict.
     """
     from .core.diff_index import diff_index as run
-    from .engine import open_engine
 
     started = Run("diff-index")
     with ExitStack() as stack:
@@ -335,7 +350,6 @@ def run_ci(
     ``[ci.diff-index]``) and embedder, refuses a ``baseline`` measured on another store or
     embedder (unless ``baseline_any_store``), runs the checks, closes them."""
     from .core.ci import run_ci as run
-    from .core.ci.baseline_guard import check_baseline
     from .core.ci.config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
@@ -349,16 +363,10 @@ def run_ci(
         old_store = None
         if config.diff_index is not None:
             old_store, _ = stack.enter_context(_opened(config.diff_index.old, trust_pickle=trust))
-        differences: list[str] = []
-        if baseline is not None:  # two different systems are not compared by accident
-            info, model = store.info(), embedder.model_id if embedder is not None else None
-            differences = check_baseline(
-                baseline, info.backend, info.metric, model, allow_any=baseline_any_store
-            )
         result = run(
-            config, baseline, progress, store=store, embedder=embedder, old_store=old_store
-        )
-        result.baseline_differences = differences
+            config, baseline, progress, store=store, embedder=embedder, old_store=old_store,
+            baseline_any_store=baseline_any_store,
+        )  # fmt: skip
         stamp(result, started, store, embedder)
         return result
 
@@ -418,7 +426,7 @@ def generate_questions(
     ``budget_calls`` stopped the run; ``result.drops`` counts every question each gate removed.
     """
     from .core.questions import generate_questions as run
-    from .core.questions.output import corpus_from_store, manifest_of, write_question_set
+    from .core.questions.output import corpus_from_store, finish_run
     from .core.retrieval import marked_refusals
     from .errors import InputError
     from .judges import judgement_cache, opened_judge
@@ -443,19 +451,11 @@ def generate_questions(
             refusal_marked=marked_refusals(corpus), cache=replies, dry_run=dry_run,
             progress=progress, **options,
         )  # fmt: skip
-        facts = {
-            "seed": seed,
-            "generator": {"model_id": gen.model_id},
-            "judge": result.judge,
-            "prompts": result.prompt_versions,
-            "options": options,
-            **(provenance or {}),
-        }
+        facts = finish_run(
+            result, generator=gen.model_id, seed=seed, options=options, provenance=provenance,
+            out=out, embedder=emb, dry_run=dry_run,
+        )  # fmt: skip
         stamp(result, started, s, emb, **facts)
-        if out is not None and result.questions and not dry_run:
-            result.out = str(out)
-            model = emb.model_id if emb is not None else None
-            write_question_set(result.questions, Path(out), manifest_of(result, facts, model))
         return result
 
 

@@ -1,4 +1,5 @@
-"""A store from a spec or as given, for the length of a ``with`` block.
+"""A store from a spec or as given, for the length of a ``with`` block; and the opener of
+one index at each value of a search parameter (compare-ann's sweep).
 
 What is opened here from a spec is closed when the block ends, also when it raises; a store
 the caller opened is passed through and left open (the rule of every public function).
@@ -6,10 +7,10 @@ the caller opened is passed through and left open (the rule of every public func
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from . import StoreOptions, open_store
+from . import StoreOptions, open_store, sweep_spec
 from .base import VectorStore
 
 
@@ -26,4 +27,16 @@ def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterat
         opened.close()
 
 
-__all__ = ["opened_store"]
+def swept_opener(
+    spec: str, key: str, values: Sequence[int], trust_pickle: bool = False
+) -> Callable[[int], VectorStore]:
+    """A function opening ``spec`` with its search parameter ``key`` set to a value (the
+    caller closes each store). Refuses (SpecError, exit 2) a ``key`` the store does not
+    declare sweepable here, before anything is opened."""
+    for value in values[:1]:
+        sweep_spec(spec, key, value)
+    options = StoreOptions(trust_pickle=trust_pickle)
+    return lambda value: open_store(sweep_spec(spec, key, value), options)
+
+
+__all__ = ["opened_store", "swept_opener"]

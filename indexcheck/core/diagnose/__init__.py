@@ -21,6 +21,8 @@ stage, never a cause. Metrics are computed on the exact and on the approximate r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,13 +30,14 @@ import numpy as np
 from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import InputError
+from ...judges.base import Judge
 from ...questions import Question
 from ...stores.base import VectorStore
 from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from ..check_index import check_index
 from ..exact import exact_topk, family_of
 from ..id_pairing import refuse_absent_expected_ids
-from ..probe_scale.setup import score_setup
+from ..probe_scale.setup import ScoreSetup, score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..sweep_threshold.filters import question_filters
 from ..verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
@@ -53,6 +56,46 @@ from .result import (
 prepare = score_setup
 
 EXAMPLES = 5
+
+
+def prepare_run(
+    store: VectorStore,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    *,
+    answers: Sequence[AnswerRow] | None = None,
+    judged: Sequence[Any] | None = None,
+    open_judge: Callable[[], AbstractContextManager[Judge | None]] | None = None,
+    cache: str | Path | None = None,
+    threshold: float | None = None,
+    threshold_scale: str = "backend",
+    higher_is_better: bool | None = None,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    refusal_marked: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[ScoreSetup, Sequence[Any] | None, dict[str, Any]]:
+    """Everything before retrieval: with ``answers`` and ``open_judge``, the answers judged
+    for UNGROUNDED (judgements cached in ``cache``) once every input is good (judging is
+    paid, so expected ids absent from the store are refused first); then :func:`prepare`.
+    Returns the setup, the judged answers (``judged`` when none are judged here) and the
+    manifest facts (``judging``: the judge's call stats, when it was called)."""
+    facts: dict[str, Any] = {}
+    if open_judge is not None and answers is not None:
+        from ..judge import judged_answers
+
+        refuse_absent_expected_ids(store, questions, corpus)
+        judged, facts["judging"] = judged_answers(answers, open_judge, cache)
+    setup = prepare(
+        store,
+        corpus,
+        threshold=threshold,
+        threshold_scale=threshold_scale,
+        higher_is_better=higher_is_better,
+        to_cosine=to_cosine,
+        refusal_marked=refusal_marked,
+        progress=progress,
+    )
+    return setup, judged, facts
 
 
 def misaligned_detail(c: Any, finding: Any = None) -> str:
