@@ -99,12 +99,9 @@ def test_statuses_labels_and_verdicts_are_str_enums_with_one_order() -> None:
     assert set(v.FAILING_LABELS) | set(v.GOOD_LABELS) == set(v.Label)
 
 
-#: modules allowed past MAX_LINES, each with its reason and its own ceiling
-LONG_MODULES = {
-    # the api layer is api.py alone (a second module beside it would sit in the base layer
-    # and import upward): fourteen public functions with typed keywords and their docstrings
-    "api.py": 500,
-}
+#: modules allowed past MAX_LINES, each with its reason and its own ceiling (none: api.py is
+#: held to it too, each command's run on opened objects living in its core package)
+LONG_MODULES: dict[str, int] = {}
 MAX_LINES = 400
 
 

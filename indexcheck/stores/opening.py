@@ -28,11 +28,15 @@ def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterat
 
 
 def swept_opener(
-    spec: str, key: str, values: Sequence[int], trust_pickle: bool = False
-) -> Callable[[int], VectorStore]:
-    """A function opening ``spec`` with its search parameter ``key`` set to a value (the
-    caller closes each store). Refuses (SpecError, exit 2) a ``key`` the store does not
-    declare sweepable here, before anything is opened."""
+    store: str | VectorStore, sweep: tuple[str, Sequence[int]] | None, trust_pickle: bool = False
+) -> Callable[[int], VectorStore] | None:
+    """For ``sweep=(key, values)``, a function opening ``store``'s spec (a spec, or the one
+    an opened store was opened from) with its search parameter ``key`` set to a value (the
+    caller closes each store); None without a sweep. Refuses (SpecError, exit 2) a ``key``
+    the store does not declare sweepable here, before anything is opened."""
+    if sweep is None:
+        return None
+    spec, (key, values) = store if isinstance(store, str) else store.spec, sweep
     for value in values[:1]:
         sweep_spec(spec, key, value)
     options = StoreOptions(trust_pickle=trust_pickle)

@@ -4,6 +4,7 @@ sweep of a search parameter made part of the verdict."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...filtered_questions import filters_manifest
 from ...stores.base import VectorStore
+from ..exact import engine_scope
 from .compare import DEFAULT_FETCH, compare_ann
 from .queries import DEFAULT_NOISE, QuerySet
 from .result import AnnResult
@@ -30,13 +32,13 @@ def run_compare(
     fetch: Sequence[int] | None = DEFAULT_FETCH,
     target: float = 0.01,
     seed: int = 0,
-    noise: float = DEFAULT_NOISE,
+    noise: float | None = None,
     truth_from: str | None = None,
     truth_store: VectorStore | None = None,
     embedder: Embedder | None = None,
     corpus: Corpus | None = None,
-    questions: Path | None = None,
-    query_vectors: Path | None = None,
+    questions: str | os.PathLike[str] | None = None,
+    query_vectors: str | os.PathLike[str] | None = None,
     cache_dir: Path | None = None,
     filter: Any = None,
     filters: Sequence[Any] | None = None,
@@ -44,13 +46,50 @@ def run_compare(
     true_vectors: TrueVectors | None = None,
     sweep: tuple[str, Sequence[int]] | None = None,
     open_at: Callable[[int], VectorStore] | None = None,
+    engine: Any = None,
     progress: Say | None = None,
 ) -> tuple[AnnResult, dict[str, Any]]:
     """compare-ann on ``store``: the queries (:func:`.setup.prepare_queries`), one filter
     per query (``filters`` as given, else each question's own AND ``filter``), the figures
     at each fetch depth, and with ``sweep`` (``(key, values)``) the same at each value,
     ``open_at(value)`` giving the index searched with ``key=value`` (closed once measured).
+    Exact searches run through ``engine`` (:func:`..exact.engine_scope`; None: here).
     Returns the result and its manifest facts (where the queries came from, the filters)."""
+    with engine_scope(engine):
+        return _run(
+            store, queries, k=k, fetch=fetch, target=target, seed=seed,
+            noise=DEFAULT_NOISE if noise is None else noise, truth_from=truth_from,
+            truth_store=truth_store, embedder=embedder, corpus=corpus, questions=questions,
+            query_vectors=query_vectors, cache_dir=cache_dir, filter=filter, filters=filters,
+            truth=truth, true_vectors=true_vectors, sweep=sweep, open_at=open_at,
+            progress=progress,
+        )  # fmt: skip
+
+
+def _run(
+    store: VectorStore,
+    queries: int | np.ndarray | QuerySet,
+    *,
+    k: int,
+    fetch: Sequence[int] | None,
+    target: float,
+    seed: int,
+    noise: float,
+    truth_from: str | None,
+    truth_store: VectorStore | None,
+    embedder: Embedder | None,
+    corpus: Corpus | None,
+    questions: str | os.PathLike[str] | None,
+    query_vectors: str | os.PathLike[str] | None,
+    cache_dir: Path | None,
+    filter: Any,
+    filters: Sequence[Any] | None,
+    truth: Any,
+    true_vectors: TrueVectors | None,
+    sweep: tuple[str, Sequence[int]] | None,
+    open_at: Callable[[int], VectorStore] | None,
+    progress: Say | None,
+) -> tuple[AnnResult, dict[str, Any]]:
     tv, qs = prepare_queries(
         store,
         queries,

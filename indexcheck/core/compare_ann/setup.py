@@ -4,6 +4,7 @@ question file, or read from a vector file) and one metadata filter per query."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,12 @@ def check_truth_choice(truth_from: str | None, truth_store: Any) -> None:
         raise InputError("truth_from and truth_store cannot be combined; pick one")
 
 
-def check_query_choice(questions: Any, query_vectors: Any) -> None:
-    """Refuse a question file and a query vector file together (before opening)."""
+def check_choices(
+    truth_from: str | None, truth_store: Any, questions: Any = None, query_vectors: Any = None
+) -> None:
+    """Refuse a bad ``truth_from``, ``truth_from`` with a truth store, and a question file
+    with a query vector file (before opening)."""
+    check_truth_choice(truth_from, truth_store)
     if questions is not None and query_vectors is not None:
         raise InputError("questions and query_vectors cannot be combined; pick one query source")
 
@@ -57,8 +62,8 @@ def prepare_queries(
     truth_store: VectorStore | None = None,
     embedder: Embedder | None = None,
     corpus: Corpus | None = None,
-    questions: Path | None = None,
-    query_vectors: Path | None = None,
+    questions: str | os.PathLike[str] | None = None,
+    query_vectors: str | os.PathLike[str] | None = None,
     cache_dir: Path | None = None,
     progress: Say | None = None,
 ) -> tuple[TrueVectors | None, QuerySet]:
@@ -67,8 +72,7 @@ def prepare_queries(
     queries: the ``questions`` file embedded with ``embedder``, the ``query_vectors`` file
     as given, ``queries`` itself, or that many stored vectors (as added, when known) moved
     by ``noise`` (vectors read from a remote store cached under ``cache_dir``)."""
-    check_truth_choice(truth_from, truth_store)
-    check_query_choice(questions, query_vectors)
+    check_choices(truth_from, truth_store, questions, query_vectors)
     say = progress or _quiet
     tv = None
     if truth_from == "chunks":
@@ -94,7 +98,7 @@ def prepare_queries(
 
 
 def query_filters(
-    queries: QuerySet, questions: Path | None, common: Any = None
+    queries: QuerySet, questions: str | os.PathLike[str] | None, common: Any = None
 ) -> list[Any] | None:
     """One filter per query: each question's own ``filter`` (from the ``questions`` file)
     AND ``common`` (a parsed filter for every query); None when no query has one."""
@@ -108,7 +112,7 @@ def queries_manifest(queries: QuerySet) -> dict[str, Any]:
 
 
 __all__ = [
-    "check_query_choice",
+    "check_choices",
     "check_truth_choice",
     "prepare_queries",
     "queries_manifest",

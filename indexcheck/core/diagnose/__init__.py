@@ -37,7 +37,7 @@ from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from ..check_index import check_index
 from ..exact import exact_topk, family_of
 from ..id_pairing import refuse_absent_expected_ids
-from ..probe_scale.setup import ScoreSetup, score_setup
+from ..probe_scale.setup import score_setup
 from ..retrieval import refusal_ids, retrieve
 from ..sweep_threshold.filters import question_filters
 from ..verdicts import FAILING_LABELS, FILTER_LABELS, IN_SCOPE_LABELS, OUT_OF_SCOPE_LABELS, Label
@@ -56,46 +56,6 @@ from .result import (
 prepare = score_setup
 
 EXAMPLES = 5
-
-
-def prepare_run(
-    store: VectorStore,
-    questions: Sequence[Question],
-    corpus: Corpus | None,
-    *,
-    answers: Sequence[AnswerRow] | None = None,
-    judged: Sequence[Any] | None = None,
-    open_judge: Callable[[], AbstractContextManager[Judge | None]] | None = None,
-    cache: str | Path | None = None,
-    threshold: float | None = None,
-    threshold_scale: str = "backend",
-    higher_is_better: bool | None = None,
-    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
-    refusal_marked: Sequence[str] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> tuple[ScoreSetup, Sequence[Any] | None, dict[str, Any]]:
-    """Everything before retrieval: with ``answers`` and ``open_judge``, the answers judged
-    for UNGROUNDED (judgements cached in ``cache``) once every input is good (judging is
-    paid, so expected ids absent from the store are refused first); then :func:`prepare`.
-    Returns the setup, the judged answers (``judged`` when none are judged here) and the
-    manifest facts (``judging``: the judge's call stats, when it was called)."""
-    facts: dict[str, Any] = {}
-    if open_judge is not None and answers is not None:
-        from ..judge import judged_answers
-
-        refuse_absent_expected_ids(store, questions, corpus)
-        judged, facts["judging"] = judged_answers(answers, open_judge, cache)
-    setup = prepare(
-        store,
-        corpus,
-        threshold=threshold,
-        threshold_scale=threshold_scale,
-        higher_is_better=higher_is_better,
-        to_cosine=to_cosine,
-        refusal_marked=refusal_marked,
-        progress=progress,
-    )
-    return setup, judged, facts
 
 
 def misaligned_detail(c: Any, finding: Any = None) -> str:
@@ -310,3 +270,72 @@ def diagnose(
         ground_truth=source,
         answer_checks=checks,
     )
+
+
+def run_diagnose(
+    store: VectorStore,
+    embedder: Embedder,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    *,
+    k: int = 4,
+    fetch: int = 20,
+    threshold: float | None = None,
+    threshold_scale: str = "backend",
+    higher_is_better: bool | None = None,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    min_cosine: float = 0.999,
+    refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] | None = None,
+    seed: int = 0,
+    answers: Sequence[AnswerRow] | None = None,
+    judged: Sequence[Any] | None = None,
+    open_judge: Callable[[], AbstractContextManager[Judge | None]] | None = None,
+    cache: str | Path | None = None,
+    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    filter: Any = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[DiagnoseResult, dict[str, Any]]:
+    """diagnose's whole run: with ``answers`` and ``open_judge``, the answers judged for
+    UNGROUNDED (judgements cached in ``cache``) once every input is good (judging is paid,
+    so expected ids absent from the store are refused first); the scale, the threshold on
+    the backend's scale and the refusal chunks (:func:`prepare`); then :func:`diagnose`.
+    Returns the result and its manifest facts (``scale``; ``judging``, the judge's call
+    stats, when it was called)."""
+    facts: dict[str, Any] = {}
+    if open_judge is not None and answers is not None:
+        from ..judge.run import judged_answers
+
+        refuse_absent_expected_ids(store, questions, corpus)
+        judged, facts["judging"] = judged_answers(answers, open_judge, cache)
+    setup = prepare(
+        store,
+        corpus,
+        threshold=threshold,
+        threshold_scale=threshold_scale,
+        higher_is_better=higher_is_better,
+        to_cosine=to_cosine,
+        refusal_marked=refusal_marked,
+        progress=progress,
+    )
+    result = diagnose(
+        store,
+        embedder,
+        questions,
+        corpus,
+        k=k,
+        fetch=fetch,
+        threshold=setup.threshold,
+        higher_is_better=setup.higher_is_better,
+        to_cosine=setup.to_cosine,
+        min_cosine=min_cosine,
+        refusal_pattern=refusal_pattern,
+        refusal_marked=setup.refusal_marked,
+        seed=seed,
+        progress=progress,
+        answers=answers,
+        judged=judged,
+        answer_refusal_pattern=answer_refusal_pattern,
+        filter=filter,
+    )
+    return result, {"scale": setup.scale, **facts}

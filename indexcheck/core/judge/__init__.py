@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -261,21 +260,6 @@ def judge_answers(
         say(f"judging answer {i}/{len(rows)}")
         out.append(judge_one(row, judge, prompt, retries=retries, refusal=refusal, cache=cache))
     return summarise(out, judge.model_id, prompt.version, allow_unjudged)
-
-
-def judged_answers(
-    answers: Sequence[AnswerRow],
-    open_judge: Callable[[], AbstractContextManager[Judge | None]],
-    cache: str | Path | None = None,
-) -> tuple[list[AnswerResult], dict[str, Any]]:
-    """The answers judged (with the shipped prompt) by the judge ``open_judge()`` opens,
-    judgements cached in the SQLite file ``cache``; and the judge's call stats."""
-    from ...judges import judgement_cache
-
-    with open_judge() as opened, judgement_cache(cache) as replies:
-        assert opened is not None
-        result = judge_answers(answers, opened, load_prompt(), cache=replies)
-        return result.answers, opened.stats.as_dict()
 
 
 def summarise(

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...corpus import Corpus
 from ...embedders.base import Embedder
-from ...errors import OutputError
+from ...errors import InputError, OutputError
 from ...outputs import write_atomic
 from ...stores.base import VectorStore
 from .calls import Task
@@ -123,6 +123,16 @@ def finish_run(
         model = embedder.model_id if embedder is not None else None
         write_question_set(result.questions, Path(out), manifest_of(result, facts, model))
     return facts
+
+
+def chunks_of(corpus: Corpus | None, store: VectorStore | None) -> Corpus:
+    """``corpus``, else the chunks of ``store`` (a store that keeps its texts); InputError
+    when there is neither."""
+    if corpus is not None:
+        return corpus
+    if store is None:
+        raise InputError("generate_questions needs chunks or a store that holds texts")
+    return corpus_from_store(store)
 
 
 def corpus_from_store(store: VectorStore) -> Corpus:
