@@ -43,10 +43,11 @@ def run_check(
     block by block, None: the store's texts), embedded by ``engine`` (None: this process),
     each chunk's row written to ``rows``. ``concurrency`` > 1 lets the embedder send up to
     that many batches at once."""
-    if concurrency > 1:
-        getattr(embedder, "inner", embedder).concurrency = concurrency
+    if concurrency > 1:  # up to N batches at once, on the embedder behind the cache
+        inner: Any = getattr(embedder, "inner", embedder)
+        inner.concurrency = concurrency
     if stream:
-        source = FileChunks(chunks) if isinstance(chunks, str | os.PathLike) else chunks
+        source = FileChunks(Path(chunks)) if isinstance(chunks, str | os.PathLike) else chunks
         return check_all(
             store,
             embedder,
