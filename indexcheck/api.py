@@ -181,8 +181,8 @@ def compare_ann(
     ``questions`` file embedded with ``embedder``, or a ``query_vectors`` file (.npy or
     Parquet). ``filter`` (a parsed filter) is AND-ed with each question's own; ``filters``
     gives one per query instead. ``sweep=(key, values)`` also measures the index at each
-    value of its search parameter (``store`` is reopened from its spec at each value). For
-    an index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
+    value of its search parameter (``store`` a spec: reopened at each value). For an
+    index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
     ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
     ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
     from .core.compare_ann.run import run_compare

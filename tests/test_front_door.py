@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from indexcheck import api
 from indexcheck.cli.app import cli
+from indexcheck.errors import InputError, SpecError
 
 EMB = ["--embedder", "py:indexcheck.testing:HASH32"]
 
@@ -58,8 +59,21 @@ def test_a_bad_sweep_parameter_is_refused_before_anything_opens(
     assert r.stderr.strip().splitlines() == [
         "error: --sweep ef: faiss has no search parameter ef; faiss accepts: efSearch, nprobe"
     ]
-    with pytest.raises(Exception, match="no search parameter ef"):
+    with pytest.raises(SpecError, match="no search parameter ef"):
         api.compare_ann(spec, 5, sweep=("ef", [2, 4]))
+
+
+def test_a_sweep_needs_the_store_as_a_spec(small_kb: dict[str, Path]) -> None:
+    """A sweep reopens the index at each value; an opened store's spec has lost its
+    parameters, so it is refused rather than reopened as something else."""
+    from indexcheck.stores import open_store
+
+    opened = open_store(f"faiss:{small_kb['good']}")
+    try:
+        with pytest.raises(InputError, match="pass it as a spec string"):
+            api.compare_ann(opened, 5, sweep=("efSearch", [2, 4]))
+    finally:
+        opened.close()
 
 
 def test_api_compare_ann_reads_questions_and_query_vectors_files(
@@ -77,5 +91,5 @@ def test_api_compare_ann_reads_questions_and_query_vectors_files(
     np.save(tmp_path / "qv.npy", HashEmbedder(32).embed(["a note", "another note"]))
     from_file = api.compare_ann(spec, k=4, fetch=[4], query_vectors=tmp_path / "qv.npy")
     assert from_file.queries == 2 and from_file.manifest["queries"]["source"] == "vectors"
-    with pytest.raises(Exception, match="cannot be combined"):
+    with pytest.raises(InputError, match="cannot be combined"):
         api.compare_ann(spec, questions=small_kb_questions, query_vectors=tmp_path / "qv.npy")

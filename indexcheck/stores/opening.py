@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from ..errors import InputError
 from . import StoreOptions, open_store, sweep_spec
 from .base import VectorStore
 
@@ -30,17 +31,22 @@ def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterat
 def swept_opener(
     store: str | VectorStore, sweep: tuple[str, Sequence[int]] | None, trust_pickle: bool = False
 ) -> Callable[[int], VectorStore] | None:
-    """For ``sweep=(key, values)``, a function opening ``store``'s spec (a spec, or the one
-    an opened store was opened from) with its search parameter ``key`` set to a value (the
-    caller closes each store); None without a sweep. Refuses (SpecError, exit 2) a ``key``
-    the store does not declare sweepable here, before anything is opened."""
+    """For ``sweep=(key, values)``, a function opening the ``store`` spec with its search
+    parameter ``key`` set to a value (the caller closes each store); None without a sweep.
+    Refuses (exit 2) an opened store (a sweep reopens it from its spec) and a ``key`` the
+    store does not declare sweepable, here, before anything is opened."""
     if sweep is None:
         return None
-    spec, (key, values) = store if isinstance(store, str) else store.spec, sweep
+    if not isinstance(store, str):
+        raise InputError(
+            f"a sweep reopens the store at each value: pass it as a spec string, not the "
+            f"opened {store.spec}"
+        )
+    key, values = sweep
     for value in values[:1]:
-        sweep_spec(spec, key, value)
+        sweep_spec(store, key, value)
     options = StoreOptions(trust_pickle=trust_pickle)
-    return lambda value: open_store(sweep_spec(spec, key, value), options)
+    return lambda value: open_store(sweep_spec(store, key, value), options)
 
 
 __all__ = ["opened_store", "swept_opener"]
