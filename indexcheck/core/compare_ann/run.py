@@ -56,86 +56,52 @@ def run_compare(
     Exact searches run through ``engine`` (:func:`..exact.engine_scope`; None: here).
     Returns the result and its manifest facts (where the queries came from, the filters)."""
     with engine_scope(engine):
-        return _run(
-            store, queries, k=k, fetch=fetch, target=target, seed=seed,
-            noise=DEFAULT_NOISE if noise is None else noise, truth_from=truth_from,
-            truth_store=truth_store, embedder=embedder, corpus=corpus, questions=questions,
-            query_vectors=query_vectors, cache_dir=cache_dir, filter=filter, filters=filters,
-            truth=truth, true_vectors=true_vectors, sweep=sweep, open_at=open_at,
-            progress=progress,
-        )  # fmt: skip
-
-
-def _run(
-    store: VectorStore,
-    queries: int | np.ndarray | QuerySet,
-    *,
-    k: int,
-    fetch: Sequence[int] | None,
-    target: float,
-    seed: int,
-    noise: float,
-    truth_from: str | None,
-    truth_store: VectorStore | None,
-    embedder: Embedder | None,
-    corpus: Corpus | None,
-    questions: str | os.PathLike[str] | None,
-    query_vectors: str | os.PathLike[str] | None,
-    cache_dir: Path | None,
-    filter: Any,
-    filters: Sequence[Any] | None,
-    truth: Any,
-    true_vectors: TrueVectors | None,
-    sweep: tuple[str, Sequence[int]] | None,
-    open_at: Callable[[int], VectorStore] | None,
-    progress: Say | None,
-) -> tuple[AnnResult, dict[str, Any]]:
-    tv, qs = prepare_queries(
-        store,
-        queries,
-        seed=seed,
-        noise=noise,
-        truth_from=truth_from,
-        truth_store=truth_store,
-        embedder=embedder,
-        corpus=corpus,
-        questions=questions,
-        query_vectors=query_vectors,
-        cache_dir=cache_dir,
-        progress=progress,
-    )
-    if filters is None:
-        filters = query_filters(qs, questions, filter)
-    result = compare_ann(
-        store,
-        qs,
-        k,
-        fetch,
-        target,
-        seed,
-        cache_dir,
-        progress,
-        truth=truth,
-        true_vectors=tv if true_vectors is None else true_vectors,
-        filters=filters,
-    )
-    if sweep is not None:
-        assert result.truth is not None and open_at is not None
-        key, values = sweep
-        swept = sweep_ann(
-            key,
-            values,
-            open_at,
-            qs,
-            result.truth,
-            k=k,
-            fetch=fetch,
-            target=target,
+        tv, qs = prepare_queries(
+            store,
+            queries,
             seed=seed,
+            noise=DEFAULT_NOISE if noise is None else noise,
+            truth_from=truth_from,
+            truth_store=truth_store,
+            embedder=embedder,
+            corpus=corpus,
+            questions=questions,
+            query_vectors=query_vectors,
+            cache_dir=cache_dir,
             progress=progress,
+        )
+        if filters is None:
+            filters = query_filters(qs, questions, filter)
+        result = compare_ann(
+            store,
+            qs,
+            k,
+            fetch,
+            target,
+            seed,
+            cache_dir,
+            progress,
+            truth=truth,
+            true_vectors=tv if true_vectors is None else true_vectors,
             filters=filters,
         )
-        apply_sweep(result, swept)
+        if sweep is not None:
+            assert result.truth is not None and open_at is not None
+            key, values = sweep
+            swept = sweep_ann(
+                key,
+                values,
+                open_at,
+                qs,
+                result.truth,
+                k=k,
+                fetch=fetch,
+                target=target,
+                seed=seed,
+                progress=progress,
+                filters=filters,
+            )
+            apply_sweep(result, swept)
     return result, {"queries": queries_manifest(qs), **filters_manifest(filters)}
 
 
