@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.cli.sweep_spec import with_param
 from indexcheck.core.compare_ann import (
     QuerySet,
     compare_ann,
@@ -27,6 +26,7 @@ from indexcheck.core.compare_ann import (
 )
 from indexcheck.errors import DataFileError, InputError, SpecError
 from indexcheck.stores import StoreOptions, open_store
+from indexcheck.stores import sweep_spec as with_param
 from indexcheck.stores.base import Fetched, StoreInfo, VectorBatch, VectorStore
 from indexcheck.stores.faiss_store import write_faiss_folder
 from indexcheck.stores.upstash import TOKEN_ENV

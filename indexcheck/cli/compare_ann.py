@@ -12,26 +12,11 @@ from pathlib import Path
 
 import click
 
+from .. import api
 from ..cachedir import cache_root
-from ..core.compare_ann import (
-    DEFAULT_NOISE,
-    QuerySet,
-    apply_sweep,
-    compare_ann,
-    embed_questions,
-    fetch_depths,
-    load_query_vectors,
-    sample_queries,
-    sweep_ann,
-)
-from ..core.compare_ann.queries import sample_from_vectors
-from ..core.compare_ann.truth import TrueVectors, from_chunks, from_store
-from ..core.exact import engine_scope
-from ..engine import open_engine
+from ..core.compare_ann import DEFAULT_NOISE, fetch_depths
 from ..errors import InputError
-from ..filtered_questions import filters_manifest, question_filters, run_filters
 from ..filters import parse_filter
-from ..stores import StoreOptions, open_store
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -43,8 +28,8 @@ from .options import (
     seed_option,
     store_option,
 )
-from .session import open_corpus, session
-from .sweep_spec import parse_sweep, with_param
+from .session import open_corpus, warn_spec
+from .sweep_spec import parse_sweep
 
 DEFAULT_QUERIES = 500
 
@@ -221,77 +206,32 @@ def compare_ann_cmd(
     depths = fetch_depths(k, _depths(fetch_text))
     common_filter = parse_filter(filter_text) if filter_text is not None else None
     sweep = parse_sweep(sweep_text) if sweep_text else None
-    if sweep is not None:
-        with_param(store_spec, sweep[0], sweep[1][0])  # refuse a parameter early
     cache_dir = None if no_vector_cache else (vector_cache or default_vector_cache())
-
-    runner = open_engine(engine, ray_address)
-    ctx.call_on_close(runner.close)
-    opened = session(ctx, "compare-ann")
-    store = opened.open_store(store_spec, trust_pickle)
+    warn_spec(store_spec)
+    warn_spec(truth_store)
     corpus = open_corpus(chunks_path, id_column, text_column)
-    truth_at = opened.open_store(truth_store, trust_pickle) if truth_store else None
-    wants_embedder = truth_from == "chunks" or questions_path is not None
-    embedder = opened.open_embedder(embedder_spec, cache_path) if wants_embedder else None
-    with progress() as say, engine_scope(runner):
-        true_vectors: TrueVectors | None = None
-        if truth_from == "chunks":
-            assert embedder is not None
-            true_vectors = from_chunks(store, embedder, corpus, say)
-        elif truth_at is not None:
-            true_vectors = from_store(store, truth_at, say)
-        if questions_path is not None:
-            assert embedder is not None
-            queries: QuerySet = embed_questions(questions_path, embedder)
-        elif query_vectors_path is not None:
-            queries = load_query_vectors(query_vectors_path)
-        elif true_vectors is not None:
-            # near the vectors as added, as real questions are, not near their codes
-            say("sampling queries from the true vectors")
-            queries = sample_from_vectors(
-                true_vectors.ids, true_vectors.vectors, n_queries or DEFAULT_QUERIES, seed, noise
-            )
-        else:
-            say("sampling queries from the store")
-            queries = sample_queries(store, n_queries or DEFAULT_QUERIES, seed, noise, cache_dir)
-        own = question_filters(questions_path) if questions_path is not None else None
-        filters = run_filters(len(queries.labels), own, common_filter)
-        result = compare_ann(
-            store,
-            queries,
-            k,
-            depths,
-            target,
-            seed,
-            cache_dir,
-            say,
-            true_vectors=true_vectors,
-            filters=filters,
+    with progress() as say:
+        result = api.compare_ann(
+            store_spec,
+            n_queries or DEFAULT_QUERIES,
+            k=k,
+            fetch=depths,
+            target=target,
+            seed=seed,
+            noise=noise,
+            questions=questions_path,
+            query_vectors=query_vectors_path,
+            truth_from=truth_from,
+            truth_store=truth_store,
+            chunks=corpus,
+            embedder=embedder_spec,
+            cache_dir=cache_dir,
+            filter=common_filter,
+            sweep=sweep,
+            engine=engine,
+            ray_address=ray_address,
+            cache=cache_path,
+            progress=say,
+            trust_pickle=trust_pickle,
         )
-        if sweep is not None:
-            assert result.truth is not None
-            key, values = sweep
-            options = StoreOptions(trust_pickle=trust_pickle)
-            swept = sweep_ann(
-                key,
-                values,
-                lambda v: open_store(with_param(store_spec, key, v), options),
-                queries,
-                result.truth,
-                k=k,
-                fetch=depths,
-                target=target,
-                seed=seed,
-                progress=say,
-                filters=filters,
-            )
-            apply_sweep(result, swept)
-    source = {"source": queries.source, "count": len(queries.labels), **queries.details}
-    code = finish(
-        ctx,
-        result,
-        json_path=json_path,
-        report_dir=report_dir,
-        manifest={"seed": seed, "queries": source, **filters_manifest(filters)},
-    )
-    ctx.exit(code)
+    ctx.exit(finish(ctx, result, json_path=json_path, report_dir=report_dir))

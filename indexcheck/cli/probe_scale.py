@@ -9,12 +9,11 @@ from typing import Any
 import click
 
 from .. import api
-from ..core.probe_scale import MAX_PROBES, convert_threshold, scale_for, transform_of
+from ..core.probe_scale import MAX_PROBES, convert_threshold, transform_of
 from ..core.summary_kit import summary
 from ..errors import InputError
 from ..filters import canonical, parse_filter
 from ..sections import Section, Text
-from ..stores.opening import opened_store
 from .command import Command
 from .finish import finish
 from .options import json_option, progress, seed_option, store_option
@@ -117,17 +116,15 @@ def convert_threshold_cmd(
         if from_formula is not None:
             raise InputError("pass --from or --store, not both")
         warn_spec(store_spec)
-        store = ctx.with_resource(opened_store(store_spec, trust_pickle))
-        scale = scale_for(store)
+        scale = api.probe_scale(store_spec, reuse=True, trust_pickle=trust_pickle)
+        spec = scale.manifest["store"]["spec"]
         if not scale.ok or scale.transform is None:
-            raise InputError(
-                f"the score scale of {store.spec} is unknown ({scale.message}); pass --from"
-            )
+            raise InputError(f"the score scale of {spec} is unknown ({scale.message}); pass --from")
         if scale.source == "operator_assumed":
             # the score depends on the operator the application writes: a threshold
             # converted from indexcheck's own choice would be on the wrong scale
             raise InputError(
-                f"{store.spec} scores with whatever operator the application's query uses "
+                f"{spec} scores with whatever operator the application's query uses "
                 "(<=> 1-cos, <-> l2, <#> -dot); add &operator= (or &metric=) to the spec to "
                 "match it, or pass --from"
             )

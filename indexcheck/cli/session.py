@@ -1,8 +1,8 @@
 """The run timer and lifetime of what a command opens itself, closed with its context.
 
 Most commands open nothing here: they pass specs to :mod:`indexcheck.api`, which opens and
-closes them. The few that still open a store or an embedder themselves (compare-ann's
-sweeps, embed, judge's fingerprint, sweep-threshold --observed) use the same openers
+closes them. The few that still open a store or an embedder themselves (embed, judge's
+``--store`` fingerprint, sweep-threshold ``--observed``'s scale) use the same openers
 (``open_store``, ``embedders.cached_embedder``), registered here and closed through
 ``ctx.call_on_close``, so they close when the command ends, also when it raises.
 """

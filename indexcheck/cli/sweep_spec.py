@@ -1,13 +1,14 @@
-"""``--sweep PARAM=V1,V2,...``: parse it and rewrite a store spec per value.
+"""``--sweep PARAM=V1,V2,...``: parse it into ``(PARAM, [V1, V2, ...])`` for
+:func:`indexcheck.api.compare_ann`.
 
-Each store declares what can be swept (``sweepable``); the spec is rewritten by
-:func:`indexcheck.stores.sweep_spec`. The core's sweep takes opened stores and never sees a spec.
+Each store declares what can be swept (``sweepable``); the spec is rewritten per value below
+the api, by :func:`indexcheck.stores.sweep_spec` (:func:`indexcheck.stores.opening.swept_opener`
+opens it). The core's sweep takes opened stores and never sees a spec.
 """
 
 from __future__ import annotations
 
 from ..errors import InputError
-from ..stores import sweep_spec
 
 
 def parse_sweep(text: str) -> tuple[str, list[int]]:
@@ -25,7 +26,4 @@ def parse_sweep(text: str) -> tuple[str, list[int]]:
     return key.strip(), nums
 
 
-with_param = sweep_spec
-
-
-__all__ = ["parse_sweep", "with_param"]
+__all__ = ["parse_sweep"]

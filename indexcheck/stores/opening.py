@@ -1,4 +1,5 @@
-"""A store from a spec or as given, for the length of a ``with`` block.
+"""A store from a spec or as given, for the length of a ``with`` block; and the opener of
+one index at each value of a search parameter (compare-ann's sweep).
 
 What is opened here from a spec is closed when the block ends, also when it raises; a store
 the caller opened is passed through and left open (the rule of every public function).
@@ -6,10 +7,11 @@ the caller opened is passed through and left open (the rule of every public func
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from . import StoreOptions, open_store
+from ..errors import InputError
+from . import StoreOptions, open_store, sweep_spec
 from .base import VectorStore
 
 
@@ -26,4 +28,25 @@ def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterat
         opened.close()
 
 
-__all__ = ["opened_store"]
+def swept_opener(
+    store: str | VectorStore, sweep: tuple[str, Sequence[int]] | None, trust_pickle: bool = False
+) -> Callable[[int], VectorStore] | None:
+    """For ``sweep=(key, values)``, a function opening the ``store`` spec with its search
+    parameter ``key`` set to a value (the caller closes each store); None without a sweep.
+    Refuses (exit 2) an opened store (a sweep reopens it from its spec) and a ``key`` the
+    store does not declare sweepable, here, before anything is opened."""
+    if sweep is None:
+        return None
+    if not isinstance(store, str):
+        raise InputError(
+            f"a sweep reopens the store at each value: pass it as a spec string, not the "
+            f"opened {store.spec}"
+        )
+    key, values = sweep
+    for value in values[:1]:
+        sweep_spec(store, key, value)
+    options = StoreOptions(trust_pickle=trust_pickle)
+    return lambda value: open_store(sweep_spec(store, key, value), options)
+
+
+__all__ = ["opened_store", "swept_opener"]

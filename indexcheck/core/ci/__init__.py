@@ -45,6 +45,7 @@ from ...errors import InputError
 from ...questions import load_questions
 from ...stores.base import VectorStore
 from ..verdicts import worst
+from .baseline_guard import check_baseline
 from .config import (
     BLOCK,
     CHECKS,
@@ -97,18 +98,26 @@ def run_ci(
     store: VectorStore,
     embedder: Embedder | None = None,
     old_store: VectorStore | None = None,
+    baseline_any_store: bool = False,
 ) -> CiResult:
     """Run every configured check on ``store`` (opened by the caller from ``config.store``),
     gate it, and compare with ``baseline`` (a parsed ci or diagnose JSON result).
     ``embedder`` is needed when ``[ci.check-index]`` or ``[ci.diagnose]`` is configured
     (and by ``[ci.diff-index]`` with ``sample-new``); ``old_store`` by ``[ci.diff-index]``
     (opened by the caller from ``ci.diff-index.old``; ``store`` is the new index).
+    A ``baseline`` measured on another store or embedder is refused before any check
+    runs, unless ``baseline_any_store`` (then ``result.baseline_differences`` lists how).
     Raises InputError/DataFileError for bad input, BackendError when a backend fails;
     never returns a PASS for what it did not measure. Closes nothing: the caller opened
     the store and embedder and closes them."""
     say = progress or _quiet
     base_outcomes = None
-    if baseline is not None:
+    differences: list[str] = []
+    if baseline is not None:  # two different systems are not compared by accident
+        info, model = store.info(), embedder.model_id if embedder is not None else None
+        differences = check_baseline(
+            baseline, info.backend, info.metric, model, allow_any=baseline_any_store
+        )
         if config.diagnose is None:
             raise InputError(
                 "a baseline compares per-question outcomes of [ci.diagnose]; add a "
@@ -215,6 +224,7 @@ def run_ci(
         per_question=per_question,
         results=results,
         config=config.to_dict(),
+        baseline_differences=differences,
     )
     result.summary = _summary(result)
     result.manifest_facts = {

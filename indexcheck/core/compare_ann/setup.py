@@ -1,8 +1,12 @@
 """compare-ann's setup, the same for the api (and so the CLI): the vectors as added (for an
-index that compresses) and the query set drawn from them, or from the store."""
+index that compresses), the query set (sampled from them or from the store, embedded from a
+question file, or read from a vector file) and one metadata filter per query."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,9 +14,24 @@ import numpy as np
 from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import InputError
+from ...filtered_questions import question_filters, run_filters
 from ...stores.base import VectorStore
-from .queries import DEFAULT_NOISE, QuerySet, sample_from_vectors, sample_queries
+from .queries import (
+    DEFAULT_NOISE,
+    QuerySet,
+    as_query_set,
+    embed_questions,
+    load_query_vectors,
+    sample_from_vectors,
+    sample_queries,
+)
 from .truth import TrueVectors, from_chunks, from_store
+
+Say = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    return None
 
 
 def check_truth_choice(truth_from: str | None, truth_store: Any) -> None:
@@ -21,6 +40,16 @@ def check_truth_choice(truth_from: str | None, truth_store: Any) -> None:
         raise InputError(f"truth_from must be 'chunks' or None, got {truth_from!r}")
     if truth_from and truth_store is not None:
         raise InputError("truth_from and truth_store cannot be combined; pick one")
+
+
+def check_choices(
+    truth_from: str | None, truth_store: Any, questions: Any = None, query_vectors: Any = None
+) -> None:
+    """Refuse a bad ``truth_from``, ``truth_from`` with a truth store, and a question file
+    with a query vector file (before opening)."""
+    check_truth_choice(truth_from, truth_store)
+    if questions is not None and query_vectors is not None:
+        raise InputError("questions and query_vectors cannot be combined; pick one query source")
 
 
 def prepare_queries(
@@ -33,23 +62,59 @@ def prepare_queries(
     truth_store: VectorStore | None = None,
     embedder: Embedder | None = None,
     corpus: Corpus | None = None,
-) -> tuple[TrueVectors | None, np.ndarray | QuerySet]:
+    questions: str | os.PathLike[str] | None = None,
+    query_vectors: str | os.PathLike[str] | None = None,
+    cache_dir: Path | None = None,
+    progress: Say | None = None,
+) -> tuple[TrueVectors | None, QuerySet]:
     """The vectors as added (``truth_from="chunks"``: the texts re-embedded with
     ``embedder``; or what ``truth_store`` holds under the index's ids; else None) and the
-    queries: ``queries`` itself, or that many stored vectors (as added, when known) moved
-    by ``noise``."""
-    check_truth_choice(truth_from, truth_store)
+    queries: the ``questions`` file embedded with ``embedder``, the ``query_vectors`` file
+    as given, ``queries`` itself, or that many stored vectors (as added, when known) moved
+    by ``noise`` (vectors read from a remote store cached under ``cache_dir``)."""
+    check_choices(truth_from, truth_store, questions, query_vectors)
+    say = progress or _quiet
     tv = None
     if truth_from == "chunks":
-        assert embedder is not None
-        tv = from_chunks(store, embedder, corpus)
+        if embedder is None:
+            raise InputError("truth_from='chunks' re-embeds the chunk texts: pass an embedder")
+        tv = from_chunks(store, embedder, corpus, say)
     elif truth_store is not None:
-        tv = from_store(store, truth_store)
-    if isinstance(queries, int):
-        if tv is not None:
-            return tv, sample_from_vectors(tv.ids, tv.vectors, queries, seed, noise)
-        return tv, sample_queries(store, queries, seed, noise)
-    return tv, queries
+        tv = from_store(store, truth_store, say)
+    if questions is not None:
+        if embedder is None:
+            raise InputError("questions are embedded to query with: pass an embedder")
+        return tv, embed_questions(Path(questions), embedder)
+    if query_vectors is not None:
+        return tv, load_query_vectors(Path(query_vectors))
+    if not isinstance(queries, int):
+        return tv, queries if isinstance(queries, QuerySet) else as_query_set(queries)
+    if tv is not None:
+        # near the vectors as added, as real questions are, not near their codes
+        say("sampling queries from the true vectors")
+        return tv, sample_from_vectors(tv.ids, tv.vectors, queries, seed, noise)
+    say("sampling queries from the store")
+    return tv, sample_queries(store, queries, seed, noise, cache_dir)
 
 
-__all__ = ["check_truth_choice", "prepare_queries"]
+def query_filters(
+    queries: QuerySet, questions: str | os.PathLike[str] | None, common: Any = None
+) -> list[Any] | None:
+    """One filter per query: each question's own ``filter`` (from the ``questions`` file)
+    AND ``common`` (a parsed filter for every query); None when no query has one."""
+    own = question_filters(Path(questions)) if questions is not None else None
+    return run_filters(len(queries.labels), own, common)
+
+
+def queries_manifest(queries: QuerySet) -> dict[str, Any]:
+    """Where the queries came from, for the manifest."""
+    return {"source": queries.source, "count": len(queries.labels), **queries.details}
+
+
+__all__ = [
+    "check_choices",
+    "check_truth_choice",
+    "prepare_queries",
+    "queries_manifest",
+    "query_filters",
+]

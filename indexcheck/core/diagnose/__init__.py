@@ -21,6 +21,8 @@ stage, never a cause. Metrics are computed on the exact and on the approximate r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ import numpy as np
 from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import InputError
+from ...judges.base import Judge
 from ...questions import Question
 from ...stores.base import VectorStore
 from ..answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
@@ -267,3 +270,72 @@ def diagnose(
         ground_truth=source,
         answer_checks=checks,
     )
+
+
+def run_diagnose(
+    store: VectorStore,
+    embedder: Embedder,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    *,
+    k: int = 4,
+    fetch: int = 20,
+    threshold: float | None = None,
+    threshold_scale: str = "backend",
+    higher_is_better: bool | None = None,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    min_cosine: float = 0.999,
+    refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] | None = None,
+    seed: int = 0,
+    answers: Sequence[AnswerRow] | None = None,
+    judged: Sequence[Any] | None = None,
+    open_judge: Callable[[], AbstractContextManager[Judge | None]] | None = None,
+    cache: str | Path | None = None,
+    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    filter: Any = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[DiagnoseResult, dict[str, Any]]:
+    """diagnose's whole run: with ``answers`` and ``open_judge``, the answers judged for
+    UNGROUNDED (judgements cached in ``cache``) once every input is good (judging is paid,
+    so expected ids absent from the store are refused first); the scale, the threshold on
+    the backend's scale and the refusal chunks (:func:`prepare`); then :func:`diagnose`.
+    Returns the result and its manifest facts (``scale``; ``judging``, the judge's call
+    stats, when it was called)."""
+    facts: dict[str, Any] = {}
+    if open_judge is not None and answers is not None:
+        from ..judge.run import judged_answers
+
+        refuse_absent_expected_ids(store, questions, corpus)
+        judged, facts["judging"] = judged_answers(answers, open_judge, cache)
+    setup = prepare(
+        store,
+        corpus,
+        threshold=threshold,
+        threshold_scale=threshold_scale,
+        higher_is_better=higher_is_better,
+        to_cosine=to_cosine,
+        refusal_marked=refusal_marked,
+        progress=progress,
+    )
+    result = diagnose(
+        store,
+        embedder,
+        questions,
+        corpus,
+        k=k,
+        fetch=fetch,
+        threshold=setup.threshold,
+        higher_is_better=setup.higher_is_better,
+        to_cosine=setup.to_cosine,
+        min_cosine=min_cosine,
+        refusal_pattern=refusal_pattern,
+        refusal_marked=setup.refusal_marked,
+        seed=seed,
+        progress=progress,
+        answers=answers,
+        judged=judged,
+        answer_refusal_pattern=answer_refusal_pattern,
+        filter=filter,
+    )
+    return result, {"scale": setup.scale, **facts}

@@ -10,11 +10,13 @@ drops per gate and the calls made.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ...corpus import Corpus
-from ...errors import OutputError
+from ...embedders.base import Embedder
+from ...errors import InputError, OutputError
 from ...outputs import write_atomic
 from ...stores.base import VectorStore
 from .calls import Task
@@ -91,6 +93,46 @@ def manifest_of(result: Any, provenance: dict[str, Any], embedder: str | None) -
     data = result.to_dict()
     keep = ("complete", "stopped", "corpus", "drops", "calls", "multi_hop_note")
     return {**provenance, "embedder": embedder, **{k: data[k] for k in keep}}
+
+
+def finish_run(
+    result: Any,
+    *,
+    generator: str,
+    seed: int,
+    options: Mapping[str, Any],
+    provenance: Mapping[str, Any] | None = None,
+    out: str | Path | None = None,
+    embedder: Embedder | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """The run's provenance, for its manifest: ``seed``, the ``generator`` and judge models,
+    every prompt version, the ``options``, and ``provenance`` added. With ``out`` (and
+    questions kept, not a dry run) the set is written there, that provenance (with the
+    ``embedder``'s model) as its sidecar, and ``result.out`` names it."""
+    facts = {
+        "seed": seed,
+        "generator": {"model_id": generator},
+        "judge": result.judge,
+        "prompts": result.prompt_versions,
+        "options": dict(options),
+        **(provenance or {}),
+    }
+    if out is not None and result.questions and not dry_run:
+        result.out = str(out)
+        model = embedder.model_id if embedder is not None else None
+        write_question_set(result.questions, Path(out), manifest_of(result, facts, model))
+    return facts
+
+
+def chunks_of(corpus: Corpus | None, store: VectorStore | None) -> Corpus:
+    """``corpus``, else the chunks of ``store`` (a store that keeps its texts); InputError
+    when there is neither."""
+    if corpus is not None:
+        return corpus
+    if store is None:
+        raise InputError("generate_questions needs chunks or a store that holds texts")
+    return corpus_from_store(store)
 
 
 def corpus_from_store(store: VectorStore) -> Corpus:
