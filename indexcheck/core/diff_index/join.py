@@ -4,7 +4,7 @@ the old vectors, and the rows only one side has listed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,27 +14,68 @@ from ..arrow_spill import moved_keys
 from ..hash_join import Flag, VectorFile, batches, sql_str
 from .result import DiffFinding, DiffResult, DiffRow, DiffStatus
 from .statuses import _BY_FLAG, MESSAGES
+from .vectors import MovedVectors, old_lsh_table
 
 BLOCK = 16384
+
+
+class _Pairs:
+    """The paired rows (both sides present), ordered by new seq, taken a block at a time."""
+
+    def __init__(self, con: Any) -> None:
+        sql = (
+            "SELECT nseq, oseq, nid, oid, oflag FROM pairs "
+            "WHERE nseq IS NOT NULL AND oseq IS NOT NULL ORDER BY nseq"
+        )
+        self._reader = con.sql(sql).to_arrow_reader(BLOCK)
+        self._rb: Any = None
+        self._nseq = np.zeros(0, dtype=np.int64)
+        self._at = 0
+
+    def upto(self, stop: int) -> Any:
+        """The next pairs whose new seq is under ``stop``, as one Arrow table (or None)."""
+        import pyarrow as pa
+
+        parts = []
+        while True:
+            if self._rb is None or self._at >= self._rb.num_rows:
+                try:
+                    self._rb = self._reader.read_next_batch()
+                except StopIteration:
+                    self._rb = None
+                    break
+                self._nseq = self._rb.column(0).to_numpy()
+                self._at = 0
+            end = int(np.searchsorted(self._nseq, stop, side="left"))
+            if end > self._at:
+                parts.append(self._rb.slice(self._at, end - self._at))
+            self._at = end
+            if end < self._rb.num_rows:
+                break
+        if not parts:
+            return None
+        return pa.Table.from_batches(parts)
 
 
 def _join(
     con: Any,
     so: Any,
     sn: Any,
+    blocks: Iterator[tuple[int, np.ndarray, np.ndarray]],
     folder: Path,
     min_cosine: float,
     say: Callable[[str], None],
 ) -> DiffResult:
-    keys = "seq, id, h1, h2, flag, k0, k1, k2, k3"
+    """Pair the spilled keys, compare each new block (``blocks``: first seq, unit rows,
+    flags, in seq order) with its old partners in the old spill, explain the moved ones."""
     for name, side in (("o", so), ("n", sn)):
         con.execute(
-            f"CREATE TABLE {name} AS SELECT {keys}, row_number() OVER "
+            f"CREATE TABLE {name} AS SELECT seq, id, h1, h2, flag, row_number() OVER "
             f"(PARTITION BY h1, h2 ORDER BY seq) AS r FROM read_parquet({sql_str(side.keys)}) "
             f"WHERE flag <> {int(Flag.ORPHAN)}"
         )
     con.execute(
-        "CREATE TABLE pairs AS SELECT n.seq AS nseq, n.id AS nid, n.flag AS nflag, "
+        "CREATE TABLE pairs AS SELECT n.seq AS nseq, n.id AS nid, "
         "o.seq AS oseq, o.id AS oid, o.flag AS oflag FROM n FULL OUTER JOIN o "
         "ON n.h1 = o.h1 AND n.h2 = o.h2 AND n.r = o.r"
     )
@@ -42,27 +83,32 @@ def _join(
 
     rows: list[DiffRow] = []
     counts: dict[str, int] = {}
-    vo, vn = VectorFile(so.vectors, so.dimension), VectorFile(sn.vectors, so.dimension)
-    moved_seq: list[np.ndarray] = []
+    vo = VectorFile(so.vectors, so.dimension)
+    moved = MovedVectors(folder, so.dimension)
     moved_rows: list[DiffRow] = []
+    bad_seq: list[np.ndarray] = []  # new rows whose vector is not usable, and their flags
+    bad_flag: list[np.ndarray] = []
     compared = 0
     low = np.inf
     say("comparing the vectors of unchanged texts")
     try:
-        sql = (
-            "SELECT nseq, oseq, nid, oid, nflag, oflag FROM pairs "
-            "WHERE nseq IS NOT NULL AND oseq IS NOT NULL ORDER BY nseq"
-        )
-        for rb in con.sql(sql).to_arrow_reader(BLOCK):
+        pairs = _Pairs(con)
+        for start, unit, flags in blocks:
+            nz = np.flatnonzero(flags != Flag.OK)
+            bad_seq.append(nz + start)
+            bad_flag.append(flags[nz])
+            tb = pairs.upto(start + len(flags))
+            if tb is None:
+                continue
             # ids stay Arrow strings: only the rows that are not unchanged become Python
-            nseq = rb.column("nseq").to_numpy()
-            oseq = rb.column("oseq").to_numpy()
-            nflag = rb.column("nflag").to_numpy().astype(int)
-            oflag = rb.column("oflag").to_numpy().astype(int)
+            local = tb.column("nseq").to_numpy() - start
+            oseq = tb.column("oseq").to_numpy()
+            nflag = flags[local].astype(int)
+            oflag = tb.column("oflag").to_numpy().astype(int)
 
-            def names(at: np.ndarray, rb: Any = rb) -> tuple[list[Any], list[Any]]:
+            def names(at: np.ndarray, tb: Any = tb) -> tuple[list[Any], list[Any]]:
                 take = pa.array(at, pa.int64())
-                return rb.column("nid").take(take).to_pylist(), rb.column("oid").take(
+                return tb.column("nid").take(take).to_pylist(), tb.column("oid").take(
                     take
                 ).to_pylist()
 
@@ -74,21 +120,27 @@ def _join(
             idx = np.flatnonzero(usable)
             if idx.size == 0:
                 continue
-            cos = (vn.gather(nseq[idx]) * vo.gather(oseq[idx])).sum(axis=1)
+            mine = unit[local[idx]]
+            # the products in place in the gathered copy, summed as numpy sums (the golden
+            # results hold these cosines to 8 digits)
+            theirs = vo.gather(oseq[idx])
+            cos = np.multiply(theirs, mine, out=theirs).sum(axis=1)
             compared += idx.size
             low = min(low, float(cos.min()))
             same = int((cos >= min_cosine).sum())
             if same:
                 counts[DiffStatus.UNCHANGED] = counts.get(DiffStatus.UNCHANGED, 0) + same
             bad = np.flatnonzero(cos < min_cosine)
-            moved_seq.append(nseq[idx[bad]].astype(np.int64))
+            moved.add(local[idx[bad]] + start, mine[bad])
             for j, nid, oid in zip(bad.tolist(), *names(idx[bad]), strict=True):
                 moved_rows.append(DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, float(cos[j])))
+        moved_seq = moved.done()
         if moved_rows:
             say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
-            matches = _find_holders(con, np.concatenate(moved_seq), vo, vn, min_cosine)
+            old_lsh_table(con, so)
+            matches = _find_holders(con, moved_seq, vo, moved, min_cosine)
             unexplained = 0
-            for seq, row in zip(np.concatenate(moved_seq), moved_rows, strict=True):
+            for seq, row in zip(moved_seq, moved_rows, strict=True):
                 holder = matches.get(int(seq))
                 if holder is not None:
                     row.status, row.holds_vector_of = DiffStatus.SHIFT, holder
@@ -101,9 +153,10 @@ def _join(
             rows.extend(moved_rows)
     finally:
         vo.close()
-        vn.close()
+        moved.close()
     say("listing added, changed and removed texts")
-    rows.extend(_unpaired(con, sn.keys))
+    flagged = (np.concatenate(bad_seq), np.concatenate(bad_flag)) if bad_seq else None
+    rows.extend(_unpaired(con, sn.keys, flagged))
     dups = [str(r[0]) for r in con.execute("SELECT id FROM n WHERE r > 1 ORDER BY seq").fetchall()]
     result = DiffResult(
         ok=True,
@@ -130,7 +183,7 @@ def _join(
 
 
 def _find_holders(
-    con: Any, moved: np.ndarray, vo: VectorFile, vn: VectorFile, min_cosine: float
+    con: Any, moved: np.ndarray, vo: VectorFile, vn: MovedVectors, min_cosine: float
 ) -> dict[int, str]:
     """New seq -> new id (old id if removed) of the text whose old vector it holds."""
     import pyarrow as pa
@@ -145,19 +198,21 @@ def _find_holders(
     for t in range(4):
         sql = (
             f"SELECT mk.seq AS nseq, o.seq AS oseq FROM mk JOIN "
-            f"(SELECT seq, h1, h2, k{t} FROM o WHERE flag = {int(Flag.OK)}) o "
+            f"(SELECT seq, h1, h2, k{t} FROM ol) o "
             f"ON o.k{t} = mk.k{t} WHERE o.h1 <> mk.h1 OR o.h2 <> mk.h2"
         )
         for b in batches(con, sql, BLOCK):
             order = np.argsort(b["nseq"], kind="stable")
             nseq, oseq = b["nseq"][order], b["oseq"][order]
-            cos = (vn.gather(nseq) * vo.gather(oseq)).sum(axis=1)
+            theirs = vo.gather(oseq)
+            cos = np.multiply(theirs, vn.gather(nseq), out=theirs).sum(axis=1)
             for i in np.flatnonzero(cos >= min_cosine):
                 ns, c = int(nseq[i]), float(cos[i])
                 if ns not in best or c > best[ns][0]:
                     best[ns] = (c, int(oseq[i]))
     con.execute("DROP TABLE mk")
     con.execute("DROP TABLE mv")
+    con.execute("DROP TABLE ol")
     if not best:
         return {}
     oseqs = sorted({v[1] for v in best.values()})
@@ -172,18 +227,30 @@ def _find_holders(
     return {ns: name_of[os_] for ns, (_, os_) in best.items() if os_ in name_of}
 
 
-def _unpaired(con: Any, new_keys: Path) -> list[DiffRow]:
-    """Rows only in one index: added / changed / removed, or a new row's bad vector."""
+def _unpaired(
+    con: Any, new_keys: Path, flagged: tuple[np.ndarray, np.ndarray] | None
+) -> list[DiffRow]:
+    """Rows only in one index: added / changed / removed, or a new row's bad vector
+    (``flagged``: the new seqs whose vector is not usable, ascending, and their flags)."""
     rows: list[DiffRow] = []
     q = (
-        "WITH nu AS (SELECT nseq, nid, nflag FROM pairs WHERE oseq IS NULL), "
+        "WITH nu AS (SELECT nseq, nid FROM pairs WHERE oseq IS NULL), "
         "ou AS (SELECT oseq, oid FROM pairs WHERE nseq IS NULL) "
-        "SELECT nu.nid, ou.oid, nu.nflag FROM nu LEFT JOIN ou ON nu.nid = ou.oid "
+        "SELECT nu.nid, ou.oid, nu.nseq FROM nu LEFT JOIN ou ON nu.nid = ou.oid "
         "ORDER BY nu.nseq"
     )
     changed: set[str] = set()
-    for nid, oid, flag in con.execute(q).fetchall():
-        st = _BY_FLAG.get(Flag(int(flag)))
+    got = con.sql(q).to_arrow_table()
+    nseq = got.column("nseq").to_numpy()
+    flag = np.zeros(len(nseq), dtype=np.int64)
+    if flagged is not None and len(flagged[0]) and len(nseq):
+        seqs, flags = flagged
+        at = np.minimum(np.searchsorted(seqs, nseq), len(seqs) - 1)
+        hit = seqs[at] == nseq
+        flag[hit] = flags[at[hit]]
+    nids, oids = got.column("nid").to_pylist(), got.column("oid").to_pylist()
+    for nid, oid, f in zip(nids, oids, flag.tolist(), strict=True):
+        st = _BY_FLAG.get(Flag(f))
         if oid is not None:
             changed.add(str(oid))
         if st is None:
