@@ -26,7 +26,7 @@ from that spill).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,9 @@ from ..stores.base import VectorStore
 from ..stores.file_readers import list_lengths
 from ..text_keys import content_keys
 from .hash_join import (
-    LSH_TABLES,
     Flag,
     Side,
     _schema,
-    lsh_keys,
-    lsh_planes,
     prefetch,
     spill_store,
 )
@@ -250,7 +247,7 @@ def _spill_arrow(
     return Side(name, keys_path, vec_path, int(d or 0), seq, store.spec, [])
 
 
-def new_blocks(store: Any, d: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+def new_blocks(store: Any, d: int) -> Generator[tuple[int, np.ndarray, np.ndarray], None, None]:
     """(first seq, unit float32 (n, d) rows, flags) of the new store's blocks, in order,
     read from its vector column once (reference length ``d``, the old dimension).
     Raises :class:`Fallback` on a block only the row reader handles."""
@@ -317,28 +314,3 @@ def unit_rows(matrix: np.ndarray, dims: np.ndarray, d: int, flag: np.ndarray) ->
     if nonfinite.size:
         unit[nonfinite] = 0.0  # NaN * 0 is NaN
     return unit
-
-
-def moved_keys(con: Any, moved: np.ndarray, vn: Any, dimension: int) -> None:
-    """Register ``mk`` (seq, h1, h2, k0..k3) for the new rows at ``moved``: their LSH keys
-    computed from the spilled unit vectors, as ``spill_store`` would have stored them."""
-    import pyarrow as pa
-
-    seqs = np.unique(np.asarray(moved, dtype=np.int64))
-    con.register("moved_seq", pa.table({"seq": pa.array(seqs)}))
-    got = con.sql(
-        "SELECT n.seq, n.h1, n.h2 FROM n JOIN moved_seq m ON n.seq = m.seq ORDER BY n.seq"
-    ).to_arrow_table()
-    con.unregister("moved_seq")
-    seq = got.column("seq").to_numpy()
-    planes = lsh_planes(dimension)
-    keys = np.zeros((len(seq), LSH_TABLES), dtype=np.int32)
-    for start in range(0, len(seq), ROWS):  # a block of vectors at a time (all may move)
-        keys[start : start + ROWS] = lsh_keys(vn.gather(seq[start : start + ROWS]), planes)
-    cols: dict[str, Any] = {"seq": got.column("seq"), "h1": got.column("h1")}
-    cols["h2"] = got.column("h2")
-    for t in range(LSH_TABLES):
-        cols[f"k{t}"] = pa.array(keys[:, t])
-    con.register("moved_keys", pa.table(cols))
-    con.execute("CREATE TEMP TABLE mk AS SELECT * FROM moved_keys")
-    con.unregister("moved_keys")

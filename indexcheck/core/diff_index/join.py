@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arrow_spill import moved_keys
 from ..hash_join import Flag, VectorFile, batches, sql_str
 from .result import DiffFinding, DiffResult, DiffRow, DiffStatus
 from .statuses import _BY_FLAG, MESSAGES
-from .vectors import MovedVectors, old_lsh_table
+from .vectors import MovedVectors, start_old_lsh
 
 BLOCK = 16384
 
@@ -90,6 +89,7 @@ def _join(
     bad_flag: list[np.ndarray] = []
     compared = 0
     low = np.inf
+    lsh = None  # the old side's LSH table, built in a thread once a vector moved
     say("comparing the vectors of unchanged texts")
     try:
         pairs = _Pairs(con)
@@ -132,12 +132,15 @@ def _join(
                 counts[DiffStatus.UNCHANGED] = counts.get(DiffStatus.UNCHANGED, 0) + same
             bad = np.flatnonzero(cos < min_cosine)
             moved.add(local[idx[bad]] + start, mine[bad])
+            if bad.size and lsh is None:
+                lsh = start_old_lsh(con, so)  # some vector moved: the holder search will run
             for j, nid, oid in zip(bad.tolist(), *names(idx[bad]), strict=True):
                 moved_rows.append(DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, float(cos[j])))
         moved_seq = moved.done()
         if moved_rows:
             say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
-            old_lsh_table(con, so)
+            assert lsh is not None
+            lsh.result()
             matches = _find_holders(con, moved_seq, vo, moved, min_cosine)
             unexplained = 0
             for seq, row in zip(moved_seq, moved_rows, strict=True):
@@ -152,6 +155,8 @@ def _join(
                         row.status = DiffStatus.MODEL_CHANGE
             rows.extend(moved_rows)
     finally:
+        if lsh is not None:
+            lsh.exception()  # never close what the thread still reads
         vo.close()
         moved.close()
     say("listing added, changed and removed texts")
@@ -193,7 +198,7 @@ def _find_holders(
     con.register("moved", pa.table({"seq": pa.array(moved)}))
     con.execute("CREATE TEMP TABLE mv AS SELECT seq FROM moved")
     con.unregister("moved")
-    moved_keys(con, moved, vn, vo.dimension)
+    vn.key_table(con)
     best: dict[int, tuple[float, int]] = {}
     for t in range(4):
         sql = (
