@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..hash_join import Flag, VectorFile, batches, sql_str
+from ..hash_join import Flag, VectorFile, sql_str
 from .result import DiffFinding, DiffResult, DiffRow, DiffStatus
 from .statuses import _BY_FLAG, MESSAGES
-from .vectors import MovedVectors, start_old_lsh
+from .vectors import MovedVectors, find_holders
 
 BLOCK = 16384
 
@@ -89,7 +89,6 @@ def _join(
     bad_flag: list[np.ndarray] = []
     compared = 0
     low = np.inf
-    lsh = None  # the old side's LSH table, built in a thread once a vector moved
     say("comparing the vectors of unchanged texts")
     try:
         pairs = _Pairs(con)
@@ -132,16 +131,12 @@ def _join(
                 counts[DiffStatus.UNCHANGED] = counts.get(DiffStatus.UNCHANGED, 0) + same
             bad = np.flatnonzero(cos < min_cosine)
             moved.add(local[idx[bad]] + start, mine[bad])
-            if bad.size and lsh is None:
-                lsh = start_old_lsh(con, so)  # some vector moved: the holder search will run
             for j, nid, oid in zip(bad.tolist(), *names(idx[bad]), strict=True):
                 moved_rows.append(DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, float(cos[j])))
         moved_seq = moved.done()
         if moved_rows:
             say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
-            assert lsh is not None
-            lsh.result()
-            matches = _find_holders(con, moved_seq, vo, moved, min_cosine)
+            matches = _find_holders(con, so, moved, min_cosine)
             unexplained = 0
             for seq, row in zip(moved_seq, moved_rows, strict=True):
                 holder = matches.get(int(seq))
@@ -155,8 +150,6 @@ def _join(
                         row.status = DiffStatus.MODEL_CHANGE
             rows.extend(moved_rows)
     finally:
-        if lsh is not None:
-            lsh.exception()  # never close what the thread still reads
         vo.close()
         moved.close()
     say("listing added, changed and removed texts")
@@ -187,40 +180,14 @@ def _join(
     return result
 
 
-def _find_holders(
-    con: Any, moved: np.ndarray, vo: VectorFile, vn: MovedVectors, min_cosine: float
-) -> dict[int, str]:
+def _find_holders(con: Any, so: Any, moved: MovedVectors, min_cosine: float) -> dict[int, str]:
     """New seq -> new id (old id if removed) of the text whose old vector it holds."""
     import pyarrow as pa
 
-    # Small tables of known size first, so that every join builds its hash table on them
-    # and streams the 2 x n key rows past it (never the other way round).
-    con.register("moved", pa.table({"seq": pa.array(moved)}))
-    con.execute("CREATE TEMP TABLE mv AS SELECT seq FROM moved")
-    con.unregister("moved")
-    vn.key_table(con)
-    best: dict[int, tuple[float, int]] = {}
-    for t in range(4):
-        sql = (
-            f"SELECT mk.seq AS nseq, o.seq AS oseq FROM mk JOIN "
-            f"(SELECT seq, h1, h2, k{t} FROM ol) o "
-            f"ON o.k{t} = mk.k{t} WHERE o.h1 <> mk.h1 OR o.h2 <> mk.h2"
-        )
-        for b in batches(con, sql, BLOCK):
-            order = np.argsort(b["nseq"], kind="stable")
-            nseq, oseq = b["nseq"][order], b["oseq"][order]
-            theirs = vo.gather(oseq)
-            cos = np.multiply(theirs, vn.gather(nseq), out=theirs).sum(axis=1)
-            for i in np.flatnonzero(cos >= min_cosine):
-                ns, c = int(nseq[i]), float(cos[i])
-                if ns not in best or c > best[ns][0]:
-                    best[ns] = (c, int(oseq[i]))
-    con.execute("DROP TABLE mk")
-    con.execute("DROP TABLE mv")
-    con.execute("DROP TABLE ol")
+    best = find_holders(con, so, moved, min_cosine)
     if not best:
         return {}
-    oseqs = sorted({v[1] for v in best.values()})
+    oseqs = sorted(set(best.values()))
     con.register("found", pa.table({"oseq": pa.array(oseqs, pa.int64())}))
     con.execute("CREATE TEMP TABLE fo AS SELECT oseq FROM found")
     con.unregister("found")
@@ -229,7 +196,7 @@ def _find_holders(
     ).fetchall()
     con.execute("DROP TABLE fo")
     name_of = {int(a): str(b) for a, b in named}
-    return {ns: name_of[os_] for ns, (_, os_) in best.items() if os_ in name_of}
+    return {ns: name_of[os_] for ns, os_ in best.items() if os_ in name_of}
 
 
 def _unpaired(

@@ -1,6 +1,7 @@
 """diff-index's vectors after the join: the new side's blocks in order (from its spill, or
 read again from a ``parquet:`` store), the moved new vectors kept for the holder search, and
-the LSH keys of the old vectors, computed from the old spill only when a vector moved."""
+that search, on LSH keys of the old vectors computed from the old spill only when a vector
+moved."""
 
 from __future__ import annotations
 
@@ -65,28 +66,25 @@ class MovedVectors:
         self._file = VectorFile(self.path, self.dimension)
         return self.seqs
 
-    def key_table(self, con: Any) -> None:
-        """Create ``mk`` (seq, h1, h2, k0..k3): the moved rows' text keys (from ``n``) and
-        LSH keys."""
+    def key_arrays(self, con: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The moved rows' LSH keys (m, 4) and text keys ``h1``, ``h2`` (from ``n``), in
+        seq order."""
         import pyarrow as pa
 
         keys = np.concatenate(self._keys) if self._keys else np.zeros((0, LSH_TABLES), np.int32)
         self._keys = []
-        cols: dict[str, Any] = {"seq": pa.array(self.seqs)}
-        cols.update({f"k{t}": pa.array(keys[:, t]) for t in range(LSH_TABLES)})
-        con.register("moved_keys", pa.table(cols))
-        ks = ", ".join(f"m.k{t}" for t in range(LSH_TABLES))
-        con.execute(
-            f"CREATE TEMP TABLE mk AS SELECT m.seq, n.h1, n.h2, {ks} FROM moved_keys m "
-            "JOIN n ON n.seq = m.seq ORDER BY m.seq"
-        )
-        con.unregister("moved_keys")
+        con.register("moved_seq", pa.table({"seq": pa.array(self.seqs)}))
+        got = con.sql(
+            "SELECT n.seq, n.h1, n.h2 FROM n JOIN moved_seq m ON n.seq = m.seq ORDER BY n.seq"
+        ).to_arrow_table()
+        con.unregister("moved_seq")
+        h1, h2 = (got.column(c).to_numpy() for c in ("h1", "h2"))
+        return keys, h1, h2
 
-    def gather(self, seqs: np.ndarray) -> np.ndarray:
-        """The moved unit vectors of the new rows at ``seqs`` (each one a moved row)."""
+    def gather_at(self, positions: np.ndarray) -> np.ndarray:
+        """The moved unit vectors at ``positions`` in the moved rows (any order)."""
         assert self._file is not None
-        at = np.searchsorted(self.seqs, np.asarray(seqs, dtype=np.int64))
-        return self._file.gather(at)
+        return self._file.gather(np.asarray(positions, dtype=np.int64))
 
     def close(self) -> None:
         if not self._out.closed:
@@ -96,33 +94,48 @@ class MovedVectors:
         self.path.unlink(missing_ok=True)
 
 
-def start_old_lsh(con: Any, side: Side) -> Any:
-    """:func:`old_lsh_table` in a thread on a cursor of ``con`` (a Future): it runs beside
-    the comparison, which leaves one core mostly idle while the new file decodes."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(1)
-    cur = con.cursor()
-
-    def run() -> None:
-        try:
-            old_lsh_table(cur, side)
-        finally:
-            cur.close()
-
-    job = pool.submit(run)
-    pool.shutdown(wait=False)
-    return job
+#: candidate pairs scored at once (a key shared by many rows, as when every moved vector is
+#: the same, must not blow up memory)
+PAIRS = 65536
 
 
-def old_lsh_table(con: Any, side: Side) -> None:
-    """Create the table ``ol`` (seq, h1, h2, k0..k3): the LSH keys of the old rows with a
-    usable vector, from the old spill, a block at a time on two threads (the matrix
-    products release the GIL)."""
-    import pyarrow as pa
+def _best(pos: np.ndarray, oseq: np.ndarray, cos: np.ndarray) -> tuple[np.ndarray, ...]:
+    """One (pos, oseq, cos) a moved position: its highest cosine, the first on a tie."""
+    if not pos.size:
+        return pos, oseq, cos
+    order = np.lexsort((np.arange(pos.size), -cos, pos))
+    pos, oseq, cos = pos[order], oseq[order], cos[order]
+    first = np.concatenate([[True], pos[1:] != pos[:-1]])
+    return pos[first], oseq[first], cos[first]
+
+
+def _candidates(
+    count: np.ndarray, lo: np.ndarray, order: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(old row, moved position) of each old row's ``count`` matches, which sit at
+    ``order[lo : lo + count]``, in slices of at most PAIRS pairs."""
+    ends = np.cumsum(count)
+    total = int(ends[-1]) if ends.size else 0
+    for a in range(0, total, PAIRS):
+        at = np.arange(a, min(total, a + PAIRS), dtype=np.int64)
+        old = np.searchsorted(ends, at, side="right")
+        yield old, order[lo[old] + at - (ends[old] - count[old])]
+
+
+def find_holders(con: Any, side: Side, moved: MovedVectors, min_cosine: float) -> dict[int, int]:
+    """New seq -> old seq of the old text whose vector each moved new vector holds.
+
+    The candidates of a moved row are the usable old rows of another text that share one
+    of its four LSH keys; the holder is the candidate of highest cosine, if that is at
+    least ``min_cosine``. The old rows' keys are computed from the old spill a block at a
+    time on two threads (the matrix products release the GIL) and looked up in the moved
+    rows' sorted keys, so no table of the old keys is built."""
     import pyarrow.parquet as pq
 
     assert side.vectors is not None
+    mkeys, mh1, mh2 = moved.key_arrays(con)
+    order = [np.argsort(mkeys[:, t], kind="stable") for t in range(LSH_TABLES)]
+    ranked = [mkeys[order[t], t] for t in range(LSH_TABLES)]
     planes = lsh_planes(side.dimension)
     fd = os.open(side.vectors, os.O_RDONLY)
     row = 4 * side.dimension
@@ -130,32 +143,45 @@ def old_lsh_table(con: Any, side: Side) -> None:
     def blocks() -> Iterator[tuple[int, Any]]:
         seq = 0
         keys = pq.ParquetFile(side.keys)
-        for rb in keys.iter_batches(ROWS, columns=["seq", "h1", "h2", "flag"], use_threads=False):
+        for rb in keys.iter_batches(ROWS, columns=["h1", "h2", "flag"], use_threads=False):
             yield seq, rb
             seq += rb.num_rows
 
-    def keyed(item: tuple[int, Any]) -> Any:
+    def matched(item: tuple[int, Any]) -> tuple[np.ndarray, ...]:
+        """(moved position, old seq, cosine) of the block's best candidates at min_cosine."""
         seq, rb = item
         n = rb.num_rows
-        buf = np.empty((n, side.dimension), dtype=np.float32)
-        if n and row:
-            got = os.preadv(fd, [buf.data.cast("B")], seq * row)
-            if got != n * row:
-                raise OSError(f"short read in the spill file at row {seq}")
-        k = lsh_keys(buf, planes)
+        vecs = np.empty((n, side.dimension), dtype=np.float32)
+        if n and row and os.preadv(fd, [vecs.data.cast("B")], seq * row) != n * row:
+            raise OSError(f"short read in the spill file at row {seq}")
+        k = lsh_keys(vecs, planes)
         ok = rb.column("flag").to_numpy(zero_copy_only=False) == Flag.OK
-        cols = {name: rb.column(name) for name in ("seq", "h1", "h2")}
-        cols.update({f"k{t}": pa.array(k[:, t]) for t in range(LSH_TABLES)})
-        return pa.record_batch(cols).filter(pa.array(ok))
+        oh1, oh2 = (rb.column(c).to_numpy(zero_copy_only=False) for c in ("h1", "h2"))
+        found: list[tuple[np.ndarray, ...]] = []
+        for t in range(LSH_TABLES):
+            lo = np.searchsorted(ranked[t], k[:, t], side="left")
+            count = np.searchsorted(ranked[t], k[:, t], side="right") - lo
+            count[~ok] = 0
+            for old, pos in _candidates(count, lo, order[t]):
+                other = (oh1[old] != mh1[pos]) | (oh2[old] != mh2[pos])
+                old, pos = old[other], pos[other]
+                if not old.size:
+                    continue
+                theirs = vecs[old]
+                cos = np.multiply(theirs, moved.gather_at(pos), out=theirs).sum(axis=1)
+                keep = cos >= min_cosine
+                found.append(_best(pos[keep], old[keep] + seq, cos[keep]))
+        if not found:
+            return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32),)
+        return _best(*(np.concatenate(part) for part in zip(*found, strict=True)))
 
-    schema = pa.schema(
-        [("seq", pa.int64()), ("h1", pa.uint64()), ("h2", pa.uint64())]
-        + [(f"k{t}", pa.int32()) for t in range(LSH_TABLES)]
-    )
+    best_cos = np.full(len(moved.seqs), -np.inf, dtype=np.float32)
+    best_old = np.full(len(moved.seqs), -1, dtype=np.int64)
     try:
-        reader = pa.RecordBatchReader.from_batches(schema, ordered_map(keyed, blocks()))
-        con.register("old_lsh", reader)
-        con.execute("CREATE TABLE ol AS SELECT * FROM old_lsh")
-        con.unregister("old_lsh")
+        for pos, oseq, cos in ordered_map(matched, blocks()):
+            better = cos > best_cos[pos]  # blocks in old seq order: the first wins a tie
+            best_cos[pos[better]], best_old[pos[better]] = cos[better], oseq[better]
     finally:
         os.close(fd)
+    hit = np.flatnonzero(best_old >= 0)
+    return dict(zip(moved.seqs[hit].tolist(), best_old[hit].tolist(), strict=True))
