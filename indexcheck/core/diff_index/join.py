@@ -23,7 +23,7 @@ class _Pairs:
 
     def __init__(self, con: Any) -> None:
         sql = (
-            "SELECT nseq, oseq, nid, oid, oflag FROM pairs "
+            "SELECT nseq, oseq, oflag FROM pairs "
             "WHERE nseq IS NOT NULL AND oseq IS NOT NULL ORDER BY nseq"
         )
         self._reader = con.sql(sql).to_arrow_reader(BLOCK)
@@ -67,24 +67,26 @@ def _join(
 ) -> DiffResult:
     """Pair the spilled keys, compare each new block (``blocks``: first seq, unit rows,
     flags, in seq order) with its old partners in the old spill, explain the moved ones."""
+    # the keys stay in their files (views); only the pairs, without ids, are a table: the
+    # ids of the few rows reported are looked up by seq (:func:`_names`)
     for name, side in (("o", so), ("n", sn)):
         con.execute(
-            f"CREATE TABLE {name} AS SELECT seq, id, h1, h2, flag, row_number() OVER "
-            f"(PARTITION BY h1, h2 ORDER BY seq) AS r FROM read_parquet({sql_str(side.keys)}) "
-            f"WHERE flag <> {int(Flag.ORPHAN)}"
+            f"CREATE VIEW {name} AS SELECT seq, id, h1, h2, flag FROM "
+            f"read_parquet({sql_str(side.keys)}) WHERE flag <> {int(Flag.ORPHAN)}"
         )
+    ranked = "seq, h1, h2, flag, row_number() OVER (PARTITION BY h1, h2 ORDER BY seq) AS r"
     con.execute(
-        "CREATE TABLE pairs AS SELECT n.seq AS nseq, n.id AS nid, "
-        "o.seq AS oseq, o.id AS oid, o.flag AS oflag FROM n FULL OUTER JOIN o "
-        "ON n.h1 = o.h1 AND n.h2 = o.h2 AND n.r = o.r"
+        f"CREATE TABLE pairs AS WITH rn AS (SELECT {ranked} FROM n), "
+        f"ro AS (SELECT {ranked} FROM o) "
+        "SELECT rn.seq AS nseq, rn.r AS nr, ro.seq AS oseq, ro.flag AS oflag "
+        "FROM rn FULL OUTER JOIN ro ON rn.h1 = ro.h1 AND rn.h2 = ro.h2 AND rn.r = ro.r"
     )
-    import pyarrow as pa
-
-    rows: list[DiffRow] = []
     counts: dict[str, int] = {}
     vo = VectorFile(so.vectors, so.dimension)
     moved = MovedVectors(folder, so.dimension)
-    moved_rows: list[DiffRow] = []
+    # reported pairs, named after the loop: (new seq, old seq, status) / (.., cosine)
+    unusable_at: list[tuple[np.ndarray, ...]] = []
+    moved_at: list[tuple[np.ndarray, ...]] = []
     bad_seq: list[np.ndarray] = []  # new rows whose vector is not usable, and their flags
     bad_flag: list[np.ndarray] = []
     compared = 0
@@ -99,23 +101,15 @@ def _join(
             tb = pairs.upto(start + len(flags))
             if tb is None:
                 continue
-            # ids stay Arrow strings: only the rows that are not unchanged become Python
-            local = tb.column("nseq").to_numpy() - start
+            nseq = tb.column("nseq").to_numpy()
+            local = nseq - start
             oseq = tb.column("oseq").to_numpy()
-            nflag = flags[local].astype(int)
-            oflag = tb.column("oflag").to_numpy().astype(int)
-
-            def names(at: np.ndarray, tb: Any = tb) -> tuple[list[Any], list[Any]]:
-                take = pa.array(at, pa.int64())
-                return tb.column("nid").take(take).to_pylist(), tb.column("oid").take(
-                    take
-                ).to_pylist()
-
+            nflag = flags[local]
+            oflag = tb.column("oflag").to_numpy()
             usable = (nflag == Flag.OK) & (oflag == Flag.OK)
             unusable = np.flatnonzero(~usable)
-            for i, nid, oid in zip(unusable.tolist(), *names(unusable), strict=True):
-                st = _BY_FLAG.get(Flag(nflag[i])) or DiffStatus.UNCHECKED
-                rows.append(DiffRow(nid, oid, st))
+            if unusable.size:
+                unusable_at.append((nseq[unusable], oseq[unusable], nflag[unusable]))
             idx = np.flatnonzero(usable)
             if idx.size == 0:
                 continue
@@ -130,11 +124,25 @@ def _join(
             if same:
                 counts[DiffStatus.UNCHANGED] = counts.get(DiffStatus.UNCHANGED, 0) + same
             bad = np.flatnonzero(cos < min_cosine)
-            moved.add(local[idx[bad]] + start, mine[bad])
-            for j, nid, oid in zip(bad.tolist(), *names(idx[bad]), strict=True):
-                moved_rows.append(DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, float(cos[j])))
+            if bad.size:
+                moved.add(nseq[idx[bad]], mine[bad])
+                moved_at.append((nseq[idx[bad]], oseq[idx[bad]], cos[bad]))
         moved_seq = moved.done()
-        if moved_rows:
+        rows: list[DiffRow] = []
+        if unusable_at:
+            ns, os_, fl = (np.concatenate(c) for c in zip(*unusable_at, strict=True))
+            for nid, oid, f in zip(
+                _names(con, "n", ns), _names(con, "o", os_), fl.tolist(), strict=True
+            ):
+                rows.append(DiffRow(nid, oid, _BY_FLAG.get(Flag(f)) or DiffStatus.UNCHECKED))
+        if moved_at:
+            ns, os_, cs = (np.concatenate(c) for c in zip(*moved_at, strict=True))
+            moved_rows = [
+                DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, c)
+                for nid, oid, c in zip(
+                    _names(con, "n", ns), _names(con, "o", os_), cs.tolist(), strict=True
+                )
+            ]
             say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
             matches = _find_holders(con, so, moved, min_cosine)
             unexplained = 0
@@ -155,7 +163,8 @@ def _join(
     say("listing added, changed and removed texts")
     flagged = (np.concatenate(bad_seq), np.concatenate(bad_flag)) if bad_seq else None
     rows.extend(_unpaired(con, sn.keys, flagged))
-    dups = [str(r[0]) for r in con.execute("SELECT id FROM n WHERE r > 1 ORDER BY seq").fetchall()]
+    q = "SELECT n.id FROM pairs p JOIN n ON n.seq = p.nseq WHERE p.nr > 1 ORDER BY p.nseq"
+    dups = [str(r[0]) for r in con.execute(q).fetchall()]
     result = DiffResult(
         ok=True,
         old_count=0,
@@ -180,6 +189,21 @@ def _join(
     return result
 
 
+def _names(con: Any, view: str, seqs: np.ndarray) -> list[Any]:
+    """The ids (``n`` or ``o``) at ``seqs``, in that order (a seq may repeat)."""
+    import pyarrow as pa
+
+    uniq = np.unique(seqs)
+    con.register("wanted", pa.table({"seq": pa.array(uniq, pa.int64())}))
+    got = con.sql(
+        f"SELECT k.seq, k.id FROM {view} k JOIN wanted w ON k.seq = w.seq ORDER BY k.seq"
+    ).to_arrow_table()
+    con.unregister("wanted")
+    ids = got.column("id").to_pylist()
+    at = np.searchsorted(got.column("seq").to_numpy(), seqs)
+    return [ids[i] for i in at.tolist()]
+
+
 def _find_holders(con: Any, so: Any, moved: MovedVectors, min_cosine: float) -> dict[int, str]:
     """New seq -> new id (old id if removed) of the text whose old vector it holds."""
     import pyarrow as pa
@@ -192,7 +216,8 @@ def _find_holders(con: Any, so: Any, moved: MovedVectors, min_cosine: float) -> 
     con.execute("CREATE TEMP TABLE fo AS SELECT oseq FROM found")
     con.unregister("found")
     named = con.execute(
-        "SELECT oseq, coalesce(nid, oid) FROM pairs WHERE oseq IN (SELECT oseq FROM fo)"
+        "SELECT p.oseq, coalesce(n.id, o.id) FROM pairs p JOIN o ON o.seq = p.oseq "
+        "LEFT JOIN n ON n.seq = p.nseq WHERE p.oseq IN (SELECT oseq FROM fo)"
     ).fetchall()
     con.execute("DROP TABLE fo")
     name_of = {int(a): str(b) for a, b in named}
@@ -206,8 +231,10 @@ def _unpaired(
     (``flagged``: the new seqs whose vector is not usable, ascending, and their flags)."""
     rows: list[DiffRow] = []
     q = (
-        "WITH nu AS (SELECT nseq, nid FROM pairs WHERE oseq IS NULL), "
-        "ou AS (SELECT oseq, oid FROM pairs WHERE nseq IS NULL) "
+        "WITH nu AS (SELECT p.nseq, n.id AS nid FROM pairs p JOIN n ON n.seq = p.nseq "
+        "WHERE p.oseq IS NULL), "
+        "ou AS (SELECT p.oseq, o.id AS oid FROM pairs p JOIN o ON o.seq = p.oseq "
+        "WHERE p.nseq IS NULL) "
         "SELECT nu.nid, ou.oid, nu.nseq FROM nu LEFT JOIN ou ON nu.nid = ou.oid "
         "ORDER BY nu.nseq"
     )
@@ -228,7 +255,7 @@ def _unpaired(
         if st is None:
             st = DiffStatus.CHANGED if oid is not None else DiffStatus.ADDED
         rows.append(DiffRow(str(nid), None if oid is None else str(oid), st))
-    q = "SELECT oid FROM pairs WHERE nseq IS NULL ORDER BY oseq"
+    q = "SELECT o.id FROM pairs p JOIN o ON o.seq = p.oseq WHERE p.nseq IS NULL ORDER BY p.oseq"
     for (oid,) in con.execute(q).fetchall():
         if str(oid) not in changed:
             rows.append(DiffRow(None, str(oid), DiffStatus.REMOVED))
