@@ -193,9 +193,11 @@ class ParquetStore(BaseStore):
         """xxh3-128 of the file's bytes (read once per store)."""
         if self._fp is None:
             h = xxhash.xxh3_128()
-            with self.path.open("rb") as f:
-                for block in iter(lambda: f.read(1 << 22), b""):
-                    h.update(block)
+            buf = bytearray(1 << 22)  # one buffer read into again and again: no fresh pages
+            view = memoryview(buf)
+            with self.path.open("rb", buffering=0) as f:
+                while n := f.readinto(buf):
+                    h.update(view[:n])
             self._fp = h.hexdigest()
         return self._fp
 
