@@ -145,12 +145,46 @@ def _as_ids(col: Any) -> Any:
     return None
 
 
-def _writer(path: Path) -> Any:
-    import pyarrow.parquet as pq
+#: rows a keys file's row group holds at least (blocks are gathered until then: thousands
+#: of small row groups slow every later read of the file)
+GROUP_ROWS = 65536
 
-    return pq.ParquetWriter(
-        path, _schema(), compression="none", use_dictionary=False, write_statistics=False
-    )
+
+class _Writer:
+    """A keys file written in row groups of at least GROUP_ROWS rows."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
+        self._out = pq.ParquetWriter(
+            path, _schema(), compression="none", use_dictionary=False, write_statistics=False
+        )
+        self._held: list[Any] = []
+        self._rows = 0
+
+    def write_table(self, table: Any) -> None:
+        self._held.append(table)
+        self._rows += table.num_rows
+        if self._rows >= GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self._held:
+            table = pa.concat_tables(self._held)
+            self._out.write_table(table, row_group_size=table.num_rows)
+        self._held, self._rows = [], 0
+
+    def close(self) -> None:
+        try:
+            self._flush()
+        finally:
+            self._out.close()
+
+
+def _writer(path: Path) -> _Writer:
+    return _Writer(path)
 
 
 def _key_columns(store: Any, rb: Any, seq: int, flag: np.ndarray) -> Any:

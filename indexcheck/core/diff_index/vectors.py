@@ -159,9 +159,12 @@ def find_holders(con: Any, side: Side, moved: MovedVectors, min_cosine: float) -
         oh1, oh2 = (rb.column(c).to_numpy(zero_copy_only=False) for c in ("h1", "h2"))
         found: list[tuple[np.ndarray, ...]] = []
         for t in range(LSH_TABLES):
-            lo = np.searchsorted(ranked[t], k[:, t], side="left")
-            count = np.searchsorted(ranked[t], k[:, t], side="right") - lo
-            count[~ok] = 0
+            kt = np.ascontiguousarray(k[:, t])
+            lo = np.searchsorted(ranked[t], kt, side="left")
+            count = np.zeros(n, dtype=np.int64)
+            hit = np.flatnonzero(ok & (lo < len(ranked[t])))
+            hit = hit[ranked[t][lo[hit]] == kt[hit]]  # keys some moved row has (few)
+            count[hit] = np.searchsorted(ranked[t], kt[hit], side="right") - lo[hit]
             for old, pos in _candidates(count, lo, order[t]):
                 other = (oh1[old] != mh1[pos]) | (oh2[old] != mh2[pos])
                 old, pos = old[other], pos[other]
