@@ -16,7 +16,8 @@ rotation). Then, in the same run and on the same files, each in its own process 
   whose ``array_cosine_similarity`` is under 0.999;
 - the floor: reading both files once with pyarrow ``iter_batches``.
 
-It prints the ratios diff-index / anchor and diff-index / floor, the spill at its largest
+It prints the ratios diff-index / anchor and diff-index / floor, the CPU time (user +
+system) of diff-index and of the anchor and their ratio, the spill at its largest
 (sampled) against the input files, RSS(largest) / RSS(smallest) (target <= 1.3), and the
 1-minute load average (the machine is shared).
 
@@ -141,15 +142,20 @@ def write_pair(folder: Path, n: int, model_change: bool = False) -> tuple[Path, 
     return old_p, new_p
 
 
-def timed(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """(wall s, peak RSS MB, stdout) of ``args`` run under /usr/bin/time -v."""
+def timed(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str, float]:
+    """(wall s, peak RSS MB, stdout, CPU s) of ``args`` run under /usr/bin/time -v (CPU:
+    user + system, which the other jobs on a shared machine inflate less than the wall)."""
     done = subprocess.run(["/usr/bin/time", "-v", *args], capture_output=True, text=True, env=env)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
     if rss is None or wall is None or done.returncode not in (0, 1):
         raise SystemExit(f"{args[:3]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     h, m, sec = wall.groups()
-    return int(h or 0) * 3600 + int(m) * 60 + float(sec), int(rss.group(1)) / 1024, done.stdout
+    cpu = sum(
+        float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", done.stderr)
+    )
+    seconds = int(h or 0) * 3600 + int(m) * 60 + float(sec)
+    return seconds, int(rss.group(1)) / 1024, done.stdout, cpu
 
 
 ANCHOR = """
@@ -204,8 +210,8 @@ class DiskWatch:
         self._t.join()
 
 
-def run_diff(folder: Path, old_p: Path, new_p: Path) -> tuple[float, float, int, dict]:
-    """(wall, RSS MB, spill peak bytes, result) of the CLI's diff-index on the pair."""
+def run_diff(folder: Path, old_p: Path, new_p: Path) -> tuple[float, float, int, dict, float]:
+    """(wall, RSS MB, spill peak bytes, result, CPU s) of the CLI's diff-index on the pair."""
     exe = Path(sys.executable).with_name("indexcheck")
     work = folder / "work"
     shutil.rmtree(work, ignore_errors=True)
@@ -217,14 +223,15 @@ def run_diff(folder: Path, old_p: Path, new_p: Path) -> tuple[float, float, int,
     shutil.rmtree(cache, ignore_errors=True)  # the id maps are built in the run, not reused
     env = {**os.environ, "INDEXCHECK_CACHE_DIR": str(cache)}
     with DiskWatch(work) as disk:
-        wall, rss, _ = timed(args, env)
+        wall, rss, _, cpu = timed(args, env)
     shutil.rmtree(work, ignore_errors=True)
     res = json.loads(out.read_text())
     by: dict[str, dict[str, str]] = {}
     for c in res["chunks"]:
         key = str(c["id"] if c["id"] is not None else c["old_id"])
         by.setdefault(c["status"], {})[key] = str(c["holds_vector_of"])
-    return wall, rss, disk.peak, {"compared": res["compared"], "counts": res["counts"], "rows": by}
+    summary = {"compared": res["compared"], "counts": res["counts"], "rows": by}
+    return wall, rss, disk.peak, summary, cpu
 
 
 def verify(res: dict, model_change: bool) -> list[str]:
@@ -283,9 +290,9 @@ def main() -> None:
         old_p, new_p = write_pair(args.dir, n, model)
         gen = time.perf_counter() - t0
         load = os.getloadavg()[0]
-        wall, mem, spill, res = run_diff(args.dir, old_p, new_p)
-        a_wall, a_mem, a_out = timed([py, "-c", ANCHOR, str(old_p), str(new_p), str(D)])
-        f_wall, _, _ = timed([py, "-c", FLOOR, str(old_p), str(new_p)])
+        wall, mem, spill, res, cpu = run_diff(args.dir, old_p, new_p)
+        a_wall, a_mem, a_out, a_cpu = timed([py, "-c", ANCHOR, str(old_p), str(new_p), str(D)])
+        f_wall, _, _, _ = timed([py, "-c", FLOOR, str(old_p), str(new_p)])
         load = max(load, os.getloadavg()[0])
         inputs = old_p.stat().st_size + new_p.stat().st_size
         missing = verify(res, model)
@@ -297,7 +304,8 @@ def main() -> None:
             f"{label:>16} {wall:7.1f} {mem:7.0f} {a_wall:8.1f} {a_mem:7.0f} {f_wall:7.1f} "
             f"{wall / a_wall:8.2f} {wall / f_wall:7.2f} {spill / inputs:8.2f} {load:5.1f}  "
             f"{'all found' if not missing else 'NOT FOUND: ' + ', '.join(missing)}"
-            f"  (duckdb: {a_out.strip()} under 0.999; data written in {gen:.0f}s; "
+            f"  (CPU s: diff-index {cpu:.1f}, duckdb {a_cpu:.1f}, x {cpu / a_cpu:.2f}; "
+            f"duckdb: {a_out.strip()} under 0.999; data written in {gen:.0f}s; "
             f"counts {res['counts']})",
             flush=True,
         )

@@ -1,4 +1,4 @@
-"""diff-index's spill of a store that yields Arrow batches (``parquet:``), on the buffers.
+"""diff-index's spill of stores that yield Arrow batches (``parquet:``), on the buffers.
 
 :func:`spill` writes what :func:`indexcheck.core.hash_join.spill_store` writes (the keys
 Parquet file and the raw float32 file of unit vectors, same schema, same flags), but from
@@ -6,22 +6,27 @@ the store's undecoded Arrow record batches: the text keys are xxh3-128 over the 
 string buffer (:func:`indexcheck.text_keys.content_keys`), the stored lengths come from
 the list offsets, the vectors are one float32 matrix per block (a view of the Arrow values
 when every row of the block has the reference length), and the flags and unit vectors are
-computed on the whole block in numpy. No Python code runs per row.
+computed on the whole block in numpy. No Python code runs per row. The file is decoded in a
+thread a few blocks ahead of that work (:func:`indexcheck.core.hash_join.prefetch`).
 
-The store learns its dimension on that same pass (the most common length, see
-:meth:`indexcheck.stores.parquet.ParquetStore.arrow_batches`); until it is known, vectors
-are written at the length of the first one. If the pass ends with another dimension, or
-finds what only the row-by-row reader handles (a null element, an id column that is not
-strings or integers, no text column), the store is spilled again by ``spill_store``, which
-gives the same answer as before this module existed.
+The new side of two such stores is not spilled: :func:`spill_pair` writes only its keys
+(the id and text columns, read without the vectors) while the old side is spilled, and
+after the join :func:`new_blocks` reads its vector column once, in order, block by block,
+for the comparison (which looks up each block's old partners in the old spill).
 
-The LSH keys (``k0``..``k3``) are computed for the old side only: the new side's are only
-needed for its moved rows, and :func:`moved_keys` computes those from the spilled vectors.
+The store learns its dimension on the pass over its vectors (the most common length, see
+:meth:`indexcheck.stores.parquet.ParquetStore.arrow_batches`); until it is known, the old
+vectors are written at the length of the first one. If the pass ends with another
+dimension, or finds what only the row-by-row reader handles (a null element, an id column
+that is not strings or integers, no text column), the store is spilled again by
+``spill_store``, which gives the same answer as before this module existed (for the new
+side, :class:`Fallback` is raised from :func:`new_blocks` and the comparison starts again
+from that spill).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +35,13 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import DataFileError
 from ..stores.base import VectorStore
+from ..stores.file_readers import list_lengths
 from ..text_keys import content_keys
 from .hash_join import (
-    LSH_TABLES,
     Flag,
     Side,
-    VectorFile,
     _schema,
-    lsh_keys,
-    lsh_planes,
+    prefetch,
     spill_store,
 )
 
@@ -64,6 +67,11 @@ def row_count(store: VectorStore) -> int:
     return store.info().count
 
 
+class Fallback(Exception):
+    """The new side's vectors hold what only the row-by-row reader handles: spill it with
+    ``spill_store`` and compare again."""
+
+
 def spill(
     store: VectorStore,
     name: str,
@@ -71,15 +79,17 @@ def spill(
     corpus: Corpus | None,
     dimension: int | None,
     chunks_option: str,
-    lsh: bool = True,
     tick: Callable[[int], None] | None = None,
 ) -> Side:
     """``spill_store``, on Arrow buffers when the store offers them and ``corpus`` is None.
 
-    ``dimension`` is the reference length (None: the store's own); ``lsh`` False leaves
-    the LSH keys zero on the Arrow path (the new side: see :func:`moved_keys`)."""
+    ``dimension`` is the reference length (None: the store's own)."""
     if corpus is None and getattr(store, "arrow_ready", False):
-        side = _spill_arrow(store, name, folder, dimension, lsh, tick)
+        guessed = dimension is None and store.known_dimension is None  # type: ignore[attr-defined]
+        side = _spill_arrow(store, name, folder, dimension, tick)
+        if side is None and guessed and store.known_dimension is not None:  # type: ignore[attr-defined]
+            # the pass learned another dimension than its first vector's: again at that one
+            side = _spill_arrow(store, name, folder, dimension, tick)
         if side is not None:
             return side
     d = store_dimension(store) if dimension is None else dimension
@@ -95,24 +105,31 @@ def spill_pair(
 ) -> tuple[Side, Side]:
     """Both sides' spills; the new side's reference length is the old side's dimension.
 
-    When both stores offer Arrow batches (and no chunks file is given), the two are read at
-    the same time in two threads (Arrow's decoding, numpy and the writes release the GIL);
-    the new side is then read at its own length and spilled again if that is not the old
-    side's dimension."""
-    side_old = side_new = None
-    if all(getattr(s, "arrow_ready", False) for s in (old, new)) and not (chunks_old or chunks_new):
+    When the new store offers Arrow batches (and no chunks file is given for it), only its
+    keys are written, in a thread beside the old side's spill: its ``Side`` has no vectors
+    file and :func:`new_blocks` reads them after the join."""
+    side_new = None
+    streamed = getattr(new, "arrow_ready", False) and chunks_new is None
+    if streamed:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(2) as pool:
-            fo = pool.submit(_spill_arrow, old, "old", folder, None, True, None, False)
-            fn = pool.submit(_spill_arrow, new, "new", folder, None, False, None, False)
-            side_old, side_new = fo.result(), fn.result()
-    if side_old is None:
+        with ThreadPoolExecutor(1) as pool:
+            fn = pool.submit(_keys_arrow, new, "new", folder)
+            side_old = spill(old, "old", folder, chunks_old, None, "--chunks-old")
+            side_new = fn.result()
+    else:
         side_old = spill(old, "old", folder, chunks_old, None, "--chunks-old")
-    if side_new is None or side_new.dimension != side_old.dimension:
+    if side_new is None:
         d = side_old.dimension
-        side_new = spill(new, "new", folder, chunks_new, d, "--chunks-new", lsh=False)
+        side_new = spill(new, "new", folder, chunks_new, d, "--chunks-new")
+    else:
+        side_new.dimension = side_old.dimension
     return side_old, side_new
+
+
+def respill_new(new: VectorStore, folder: Path, dimension: int) -> Side:
+    """The new side spilled by ``spill_store`` (after :class:`Fallback`)."""
+    return spill_store(new, "new", folder, None, dimension, "--chunks-new")
 
 
 def _as_ids(col: Any) -> Any:
@@ -128,44 +145,117 @@ def _as_ids(col: Any) -> Any:
     return None
 
 
+#: rows a keys file's row group holds at least (blocks are gathered until then: thousands
+#: of small row groups slow every later read of the file)
+GROUP_ROWS = 65536
+
+
+class _Writer:
+    """A keys file written in row groups of at least GROUP_ROWS rows."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
+        self._out = pq.ParquetWriter(
+            path, _schema(), compression="none", use_dictionary=False, write_statistics=False
+        )
+        self._held: list[Any] = []
+        self._rows = 0
+
+    def write_table(self, table: Any) -> None:
+        self._held.append(table)
+        self._rows += table.num_rows
+        if self._rows >= GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self._held:
+            table = pa.concat_tables(self._held)
+            self._out.write_table(table, row_group_size=table.num_rows)
+        self._held, self._rows = [], 0
+
+    def close(self) -> None:
+        try:
+            self._flush()
+        finally:
+            self._out.close()
+
+
+def _writer(path: Path) -> _Writer:
+    return _Writer(path)
+
+
+def _key_columns(store: Any, rb: Any, seq: int, flag: np.ndarray) -> Any:
+    """The keys table of a block (id, text columns first), or None when the row reader
+    must do it (an id column of another type, no text column)."""
+    import pyarrow as pa
+
+    ids = _as_ids(rb.column(0))
+    texts = rb.column(rb.num_columns - 1) if rb.num_columns > 1 else None
+    if ids is None or texts is None or not pa.types.is_string(texts.type):
+        return None
+    if texts.null_count:
+        first = int(np.flatnonzero(~texts.is_valid().to_numpy(False))[0])
+        raise DataFileError(
+            f"{store.spec}: vector '{ids[first].as_py()}' has no stored text; "
+            "pass --chunks-old/--chunks-new with the id and text of every chunk"
+        )
+    h1, h2 = content_keys(texts)
+    n = rb.num_rows
+    cols = {
+        "seq": pa.array(np.arange(seq, seq + n, dtype=np.int64)),
+        "id": ids,
+        "h1": pa.array(h1),
+        "h2": pa.array(h2),
+        "flag": pa.array(flag),
+    }
+    return pa.table(cols, schema=_schema())
+
+
+def _keys_arrow(store: Any, name: str, folder: Path) -> Side | None:
+    """The keys of every row (flag OK: the flags come with the vectors, from
+    :func:`new_blocks`), from the id and text columns only; None as :func:`_spill_arrow`."""
+    if not getattr(store, "stores_texts", False):
+        return None
+    keys_path = folder / f"{name}.keys.parquet"
+    seq = 0
+    writer = _writer(keys_path)
+    try:
+        for rb in prefetch(store.arrow_batches(ROWS, False, ("id", "text"))):
+            table = _key_columns(store, rb, seq, np.zeros(rb.num_rows, dtype=np.uint8))
+            if table is None:
+                return None
+            writer.write_table(table)
+            seq += rb.num_rows
+    finally:
+        writer.close()
+    if seq == 0:
+        return None
+    return Side(name, keys_path, None, 0, seq, store.spec, [])
+
+
 def _spill_arrow(
     store: Any,
     name: str,
     folder: Path,
     dimension: int | None,
-    lsh: bool,
     tick: Callable[[int], None] | None,
-    threads: bool = True,
 ) -> Side | None:
     """The spill, or None when this path cannot give ``spill_store``'s answer."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
+    if not getattr(store, "stores_texts", False):
+        return None
     d = dimension if dimension is not None else store.known_dimension
     keys_path, vec_path = folder / f"{name}.keys.parquet", folder / f"{name}.f32"
-    schema = _schema()
-    planes = None
     seq = 0
-    writer = pq.ParquetWriter(
-        keys_path, schema, compression="none", use_dictionary=False, write_statistics=False
-    )
+    writer = _writer(keys_path)
     try:
         with vec_path.open("wb") as vf:
-            for rb in store.arrow_batches(ROWS, threads):
+            for rb in prefetch(store.arrow_batches(ROWS, False)):
                 n = rb.num_rows
-                ids = _as_ids(rb.column(0))
-                texts = rb.column(2) if rb.num_columns > 2 else None
-                if ids is None or texts is None or not pa.types.is_string(texts.type):
-                    return None
-                if texts.null_count:
-                    first = int(np.flatnonzero(~texts.is_valid().to_numpy(False))[0])
-                    raise DataFileError(
-                        f"{store.spec}: vector '{ids[first].as_py()}' has no stored text; "
-                        "pass --chunks-old/--chunks-new with the id and text of every chunk"
-                    )
                 col = rb.column(1)
-                dims = pc.list_value_length(col).fill_null(0).to_numpy(False).astype(np.int32)
+                dims = list_lengths(col, 0).astype(np.int32)
                 if d is None:
                     present = np.flatnonzero(dims > 0)
                     if not present.size:
@@ -176,23 +266,10 @@ def _spill_arrow(
                     return None
                 flag = np.zeros(n, dtype=np.uint8)
                 unit = unit_rows(matrix, dims, d, flag)
-                h1, h2 = content_keys(texts)
-                cols = {
-                    "seq": pa.array(np.arange(seq, seq + n, dtype=np.int64)),
-                    "id": ids,
-                    "h1": pa.array(h1),
-                    "h2": pa.array(h2),
-                    "dim": pa.array(dims),
-                    "flag": pa.array(flag),
-                }
-                if lsh:
-                    planes = lsh_planes(d) if planes is None else planes
-                    k = lsh_keys(unit, planes)
-                else:
-                    k = np.zeros((n, LSH_TABLES), dtype=np.int32)
-                for t in range(LSH_TABLES):
-                    cols[f"k{t}"] = pa.array(k[:, t])
-                writer.write_table(pa.table(cols, schema=schema))
+                table = _key_columns(store, rb, seq, flag)
+                if table is None:
+                    return None
+                writer.write_table(table)
                 vf.write(unit.data)
                 seq += n
                 if tick is not None:
@@ -202,6 +279,22 @@ def _spill_arrow(
     if seq == 0 or (dimension is None and store.dimension != d):
         return None
     return Side(name, keys_path, vec_path, int(d or 0), seq, store.spec, [])
+
+
+def new_blocks(store: Any, d: int) -> Generator[tuple[int, np.ndarray, np.ndarray], None, None]:
+    """(first seq, unit float32 (n, d) rows, flags) of the new store's blocks, in order,
+    read from its vector column once (reference length ``d``, the old dimension).
+    Raises :class:`Fallback` on a block only the row reader handles."""
+    seq = 0
+    for rb in prefetch(store.arrow_batches(ROWS, False, ("vector",))):
+        col = rb.column(0)
+        dims = list_lengths(col, 0).astype(np.int32)
+        matrix = _matrix(col, dims, d)
+        if matrix is None:
+            raise Fallback(store.spec)
+        flag = np.zeros(rb.num_rows, dtype=np.uint8)
+        yield seq, unit_rows(matrix, dims, d, flag), flag
+        seq += rb.num_rows
 
 
 def _matrix(col: Any, dims: np.ndarray, d: int) -> np.ndarray | None:
@@ -255,28 +348,3 @@ def unit_rows(matrix: np.ndarray, dims: np.ndarray, d: int, flag: np.ndarray) ->
     if nonfinite.size:
         unit[nonfinite] = 0.0  # NaN * 0 is NaN
     return unit
-
-
-def moved_keys(con: Any, moved: np.ndarray, vn: VectorFile, dimension: int) -> None:
-    """Register ``mk`` (seq, h1, h2, k0..k3) for the new rows at ``moved``: their LSH keys
-    computed from the spilled unit vectors, as ``spill_store`` would have stored them."""
-    import pyarrow as pa
-
-    seqs = np.unique(np.asarray(moved, dtype=np.int64))
-    con.register("moved_seq", pa.table({"seq": pa.array(seqs)}))
-    got = con.sql(
-        "SELECT n.seq, n.h1, n.h2 FROM n JOIN moved_seq m ON n.seq = m.seq ORDER BY n.seq"
-    ).to_arrow_table()
-    con.unregister("moved_seq")
-    seq = got.column("seq").to_numpy()
-    planes = lsh_planes(dimension)
-    keys = np.zeros((len(seq), LSH_TABLES), dtype=np.int32)
-    for start in range(0, len(seq), ROWS):  # a block of vectors at a time (all may move)
-        keys[start : start + ROWS] = lsh_keys(vn.gather(seq[start : start + ROWS]), planes)
-    cols: dict[str, Any] = {"seq": got.column("seq"), "h1": got.column("h1")}
-    cols["h2"] = got.column("h2")
-    for t in range(LSH_TABLES):
-        cols[f"k{t}"] = pa.array(keys[:, t])
-    con.register("moved_keys", pa.table(cols))
-    con.execute("CREATE TEMP TABLE mk AS SELECT * FROM moved_keys")
-    con.unregister("moved_keys")

@@ -2,10 +2,12 @@
 
 Each store is streamed once into a spill folder: a Parquet file of keys per row (``seq``
 = position in the store's iteration order, ``id``, the text's xxh3-128 as ``h1``/``h2``,
-the stored length ``dim``, a :class:`Flag`, four 24-bit LSH keys) and a raw float32 file of
-unit vectors in ``seq`` order. DuckDB joins the keys (it spills to disk past its memory
-limit); vectors are read back block by block from the raw files with explicit reads, so
-peak memory does not grow with the vectors.
+a :class:`Flag`) and a raw float32 file of unit vectors in ``seq`` order. DuckDB joins the
+keys (it spills to disk past its memory limit); vectors are read back block by block from
+the raw files with explicit reads, so peak memory does not grow with the vectors. (A
+``parquet:`` store is read from its Arrow buffers instead, and the new side's vectors are
+not spilled at all: see :mod:`indexcheck.core.arrow_spill`.) The LSH keys of the old
+vectors (:func:`lsh_keys`) are computed from the old spill only when some vector moved.
 
 Texts are normalised before hashing (NFC, ``\\r\\n`` -> ``\\n``, outer whitespace stripped):
 a reindex that only re-encodes line endings still pairs.
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +30,9 @@ from ..errors import DataFileError, InputError
 from ..stores.base import VectorStore
 from ..text_keys import content_key, content_keys
 from ..vectors import normalize_rows
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 SCAN_BATCH = 4096
 LSH_TABLES = 4
@@ -60,20 +65,24 @@ def lsh_keys(unit: np.ndarray, planes: np.ndarray) -> np.ndarray:
     0.999 less than 1% of the time; every candidate is re-checked exactly.
     """
     bits = (unit @ planes) > 0
-    # bit j of a table's key is its j-th plane: pack 24 bits little-endian into 3 bytes
-    packed = np.packbits(bits.reshape(len(unit), LSH_TABLES, LSH_BITS), axis=2, bitorder="little")
-    p = packed.astype(np.int32)
-    out: np.ndarray = p[:, :, 0] | (p[:, :, 1] << 8) | (p[:, :, 2] << 16)
+    # bit j of a table's key is its j-th plane: the key is the sum of 2**j over the planes
+    # j the vector is above, a product with the powers of two (exact in float64; packbits
+    # over 24-bit groups costs ten times the matrix product at small dimensions)
+    weights = np.exp2(np.arange(LSH_BITS, dtype=np.float64))
+    sums = bits.reshape(len(unit) * LSH_TABLES, LSH_BITS).astype(np.float64) @ weights
+    out: np.ndarray = sums.astype(np.int32).reshape(len(unit), LSH_TABLES)
     return out
 
 
 @dataclass
 class Side:
-    """One spilled store: where its keys and vectors are, and what the scan counted."""
+    """One spilled store: where its keys and vectors are, and what the scan counted.
+    ``vectors`` None: they were not spilled, the store is read again in order (the new
+    side of two ``parquet:`` stores)."""
 
     name: str
     keys: Path
-    vectors: Path
+    vectors: Path | None
     dimension: int
     rows: int
     spec: str
@@ -88,10 +97,8 @@ def _schema() -> Any:
         ("id", pa.string()),
         ("h1", pa.uint64()),
         ("h2", pa.uint64()),
-        ("dim", pa.int32()),
         ("flag", pa.uint8()),
     ]
-    fields += [(f"k{t}", pa.int32()) for t in range(LSH_TABLES)]
     return pa.schema(fields)
 
 
@@ -114,7 +121,6 @@ def spill_store(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    planes = lsh_planes(dimension)
     keys_path = folder / f"{name}.keys.parquet"
     vec_path = folder / f"{name}.f32"
     seen = np.zeros(len(corpus), dtype=bool) if corpus is not None else None
@@ -151,18 +157,14 @@ def spill_store(
                                     f"{chunks_option} with the id and text of every chunk"
                                 )
                         h1[i], h2[i] = content_key(text)
-                vec, dims = _block_vectors(batch.vectors, batch.dims, dimension, flag)
-                keys = lsh_keys(vec, planes)
+                vec, _ = _block_vectors(batch.vectors, batch.dims, dimension, flag)
                 cols = {
                     "seq": pa.array(np.arange(seq, seq + n, dtype=np.int64)),
                     "id": pa.array(list(batch.ids), pa.string()),
                     "h1": pa.array(h1),
                     "h2": pa.array(h2),
-                    "dim": pa.array(dims),
                     "flag": pa.array(flag),
                 }
-                for t in range(LSH_TABLES):
-                    cols[f"k{t}"] = pa.array(keys[:, t])
                 writer.write_table(pa.table(cols, schema=_schema()))
                 vf.write(np.ascontiguousarray(vec, dtype=np.float32).tobytes())
                 seq += n
@@ -180,11 +182,8 @@ def spill_store(
                     "id": pa.array(part, pa.string()),
                     "h1": pa.array(np.array([h[0] for h in hk], dtype=np.uint64)),
                     "h2": pa.array(np.array([h[1] for h in hk], dtype=np.uint64)),
-                    "dim": pa.array(np.zeros(n, dtype=np.int32)),
                     "flag": pa.array(np.full(n, Flag.MISSING, dtype=np.uint8)),
                 }
-                for t in range(LSH_TABLES):
-                    cols[f"k{t}"] = pa.array(np.zeros(n, dtype=np.int32))
                 writer.write_table(pa.table(cols, schema=_schema()))
                 vf.write(np.zeros((n, dimension), dtype=np.float32).tobytes())
                 seq += n
@@ -283,6 +282,65 @@ def connect(folder: Path, memory_limit: str = "256MB", threads: int | None = Non
     con.execute(f"SET threads={int(threads or min(4, os.cpu_count() or 1))}")
     con.execute("SET preserve_insertion_order=false")
     return con
+
+
+def prefetch(items: Iterable[T], depth: int = 3) -> Iterator[T]:
+    """``items`` produced in a thread, ``depth`` ahead of the consumer (Arrow's decoding and
+    numpy release the GIL, so a decode runs beside the work on the block before it). An
+    error in the producer is raised in the consumer; a consumer that stops early stops the
+    producer at its next item."""
+    import queue
+    import threading
+
+    q: queue.Queue[tuple[int, Any]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: tuple[int, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in items:
+                if not put((0, item)):
+                    return
+            put((1, None))
+        except BaseException as exc:  # handed to the consumer
+            put((2, exc))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, item = q.get()
+            if kind == 1:
+                return
+            if kind == 2:
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+def ordered_map(fn: Callable[[T], U], items: Iterable[T], workers: int = 2) -> Iterator[U]:
+    """``map(fn, items)`` on ``workers`` threads, in order, at most ``2 * workers`` ahead."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque[Any] = deque()
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def batches(con: Any, sql: str, size: int = 16384) -> Iterator[dict[str, np.ndarray]]:

@@ -38,6 +38,18 @@ READ_ROWS = 16384
 READ_BUFFER = 1 << 20
 
 
+def list_lengths(col: Any, null: int) -> np.ndarray:
+    """The length of each list in an Arrow list array, ``null`` for a null list
+    (``fill_null`` is skipped when there is none: it costs a copy of the block)."""
+    import pyarrow.compute as pc
+
+    n = pc.list_value_length(col)
+    if n.null_count:
+        n = n.fill_null(null)
+    out: np.ndarray = n.to_numpy(zero_copy_only=False)
+    return out
+
+
 def _dimension(lengths: Counter[int]) -> int:
     return lengths.most_common(1)[0][0] if lengths else 0
 
@@ -157,9 +169,8 @@ class ParquetReader:
             # as pack_rows: rows of another length (or null) are zero, with their length
             # (0 for null) in dims; the survey refused null elements in such a column
             import pyarrow as pa
-            import pyarrow.compute as pc
 
-            lengths = pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False)
+            lengths = list_lengths(col, 0)
             dims = lengths.astype(np.int32)
             good = (lengths == dimension) & col.is_valid().to_numpy(zero_copy_only=False)
             vectors = np.zeros((n, dimension), dtype=np.float32)
@@ -217,10 +228,8 @@ class VectorSurvey:
 
     def add(self, col: Any, start: int) -> None:
         """Count the vector column ``col`` of the rows from ``start``."""
-        import pyarrow.compute as pc
-
         self.nulls = self.nulls or col.null_count > 0
-        n = pc.list_value_length(col).fill_null(-1).to_numpy(zero_copy_only=False)
+        n = list_lengths(col, -1)
         _count_lengths(self.lengths, n[n >= 0].astype(np.int64))
         if self.bad_row is None and col.flatten().null_count:
             r = self.reader

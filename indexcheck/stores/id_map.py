@@ -80,10 +80,9 @@ def arrow_id_keys(arr: Any) -> np.ndarray | None:
     if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return None
     view, starts, stops = string_slices(arr)
-    digest = xxhash.xxh3_64_intdigest
-    return np.fromiter(
-        (digest(view[a:b]) for a, b in zip(starts, stops, strict=True)), np.uint64, len(arr)
-    )
+    # map over slices: the loop runs in C, no Python frame per id
+    parts = map(view.__getitem__, map(slice, starts, stops))
+    return np.fromiter(map(xxhash.xxh3_64_intdigest, parts), np.uint64, len(arr))
 
 
 def string_slices(arr: Any) -> tuple[memoryview, list[int], list[int]]:

@@ -128,20 +128,32 @@ class ParquetStore(BaseStore):
         """True when :meth:`arrow_batches` can serve (a Parquet file, not JSON Lines)."""
         return isinstance(self._reader, ParquetReader)
 
-    def arrow_batches(self, size: int, threads: bool = True) -> Iterator[Any]:
-        """Every row once, in file order, as Arrow record batches of the columns ``id``,
-        ``vector`` and (when the file has it) ``text``, undecoded: for callers that work on
-        Arrow buffers (diff-index). Also learns the dimension on the way when it is not yet
-        known, so that pass is not made twice. Parquet only (see :attr:`arrow_ready`);
-        ``threads`` False decodes in the calling thread (for callers reading two files at
-        once)."""
+    @property
+    def stores_texts(self) -> bool:
+        """True when the file has a text column."""
+        return bool(self._reader.has_text)
+
+    def arrow_batches(
+        self, size: int, threads: bool = True, columns: Sequence[str] = ("id", "vector", "text")
+    ) -> Iterator[Any]:
+        """Every row once, in file order, as Arrow record batches of ``columns`` (of ``id``,
+        ``vector`` and ``text``, in that order; ``text`` only when the file has it),
+        undecoded: for callers that work on Arrow buffers (diff-index). A pass that reads the
+        vectors also learns the dimension on the way when it is not yet known, so that pass
+        is not made twice. Parquet only (see :attr:`arrow_ready`); ``threads`` False decodes
+        in the calling thread (for callers reading two files at once)."""
         reader = self._reader
         assert isinstance(reader, ParquetReader)
-        seen = reader.vector_survey() if self._map.meta.get("dimension") is None else None
-        columns = reader.columns[: 3 if reader.has_text else 2]
-        for start, rb in reader._groups(size, columns, threads=threads):
+        names = dict(zip(("id", "vector", "text"), reader.columns[:3], strict=False))
+        if not reader.has_text:
+            names.pop("text", None)
+        wanted = [names[c] for c in ("id", "vector", "text") if c in columns and c in names]
+        at = wanted.index(reader.vec_col) if reader.vec_col in wanted else None
+        known = self._map.meta.get("dimension") is not None
+        seen = reader.vector_survey() if at is not None and not known else None
+        for start, rb in reader._groups(size, wanted, threads=threads):
             if seen is not None:
-                seen.add(rb.column(1), start)
+                seen.add(rb.column(at), start)
             yield rb
         if seen is not None:
             self._learned(seen.finish())
@@ -181,9 +193,11 @@ class ParquetStore(BaseStore):
         """xxh3-128 of the file's bytes (read once per store)."""
         if self._fp is None:
             h = xxhash.xxh3_128()
-            with self.path.open("rb") as f:
-                for block in iter(lambda: f.read(1 << 22), b""):
-                    h.update(block)
+            buf = bytearray(1 << 22)  # one buffer read into again and again: no fresh pages
+            view = memoryview(buf)
+            with self.path.open("rb", buffering=0) as f:
+                while n := f.readinto(buf):
+                    h.update(view[:n])
             self._fp = h.hexdigest()
         return self._fp
 

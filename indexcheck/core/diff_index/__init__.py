@@ -33,8 +33,8 @@ from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
-from ..arrow_spill import row_count, spill_pair, store_dimension
-from ..hash_join import check_memory_limit, connect
+from ..arrow_spill import Fallback, new_blocks, respill_new, row_count, spill_pair, store_dimension
+from ..hash_join import Side, check_memory_limit, connect
 from .join import _join
 from .result import (  # re-exported: the command's result types
     DiffFinding as DiffFinding,
@@ -46,6 +46,7 @@ from .result import (
     DiffStatus as DiffStatus,
 )
 from .statuses import ERRORS, MESSAGES
+from .vectors import spilled_blocks
 
 
 def _empty(store: VectorStore) -> bool:
@@ -104,11 +105,11 @@ def diff_index(
         say(f"reading the old index {old.spec} and the new index {new.spec}")
         side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
         d_old = side_old.dimension
-        con = connect(folder, memory_limit)
         try:
-            result = _join(con, side_old, side_new, folder, min_cosine, say)
-        finally:
-            con.close()
+            result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
+        except Fallback:  # the new vectors need the row reader: spill them, compare again
+            side_new = respill_new(new, folder, d_old)
+            result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
     finally:
         if own:
             shutil.rmtree(folder, ignore_errors=True)
@@ -146,6 +147,29 @@ def diff_index(
         )
     _finish(result)
     return result
+
+
+def _compare(
+    side_old: Side,
+    side_new: Side,
+    new: VectorStore,
+    folder: Path,
+    memory_limit: str,
+    min_cosine: float,
+    say: Callable[[str], None],
+) -> DiffResult:
+    """The join and the comparison, the new side's vectors read from its spill, or from
+    the store again when it was not spilled."""
+    if side_new.vectors is None:
+        blocks = new_blocks(new, side_old.dimension)
+    else:
+        blocks = spilled_blocks(side_new)
+    con = connect(folder, memory_limit)
+    try:
+        return _join(con, side_old, side_new, blocks, folder, min_cosine, say)
+    finally:
+        blocks.close()
+        con.close()
 
 
 def _finish(result: DiffResult) -> None:
