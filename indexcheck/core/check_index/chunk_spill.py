@@ -80,17 +80,16 @@ class _Buckets:
                 part.clear()
         self.buffered = 0
 
-    def __iter__(self) -> Iterator[np.ndarray]:
-        """Each bucket's records, (m, width) uint64, bucket by bucket."""
+    def read(self, drop: bool = False) -> Iterator[np.ndarray]:
+        """Each bucket's records, (m, width) uint64, bucket by bucket; ``drop`` deletes
+        each bucket's file once read."""
         self.flush()
         for j in range(BUCKETS):
             if os.path.exists(self.path(j)):
-                yield np.fromfile(self.path(j), _U64).reshape(-1, self.width)
-
-    def remove(self) -> None:
-        for j in range(BUCKETS):
-            if os.path.exists(self.path(j)):
-                os.unlink(self.path(j))
+                rec = np.fromfile(self.path(j), _U64).reshape(-1, self.width)
+                if drop:
+                    os.unlink(self.path(j))
+                yield rec
 
 
 class ChunkSpill:
@@ -136,7 +135,7 @@ class ChunkSpill:
         fences: list[np.ndarray] = []
         start = 0
         with open(self._file("keys.k1"), "wb") as f1, open(self._file("keys.kp"), "wb") as fp:
-            for rec in self._keys:
+            for rec in self._keys.read(drop=True):
                 rec = rec[np.lexsort((rec[:, 1], rec[:, 0]))]  # stable: equal ids in order
                 for j in np.flatnonzero(rec[1:, 0] == rec[:-1, 0]).tolist():
                     a, b = int(rec[j, 2]), int(rec[j + 1, 2])
@@ -150,7 +149,6 @@ class ChunkSpill:
                 fp.write(np.ascontiguousarray(rec[:, 1:]).tobytes())
                 fences.append(rec[(-start) % FENCE :: FENCE, 0].copy())
                 start += len(rec)
-        self._keys.remove()
         self._fences = np.concatenate(fences) if fences else np.zeros(0, _U64)
 
     # --- reading back ---------------------------------------------------------------------
@@ -206,7 +204,7 @@ class ChunkSpill:
         """Position of each chunk repeating an earlier chunk's text -> that earlier
         position, in corpus order (as Corpus.duplicate_of)."""
         pairs: list[tuple[int, int]] = []
-        for rec in self._texts:
+        for rec in self._texts.read():
             if len(rec) < 2:
                 continue
             order = np.lexsort((rec[:, 1], rec[:, 0]))  # stable: equal texts in corpus order
@@ -226,7 +224,7 @@ class ChunkSpill:
         row = np.dtype((np.void, 16))
         wanted = np.frombuffer(raw, dtype=row)
         hits: list[int] = []
-        for rec in self._texts:
+        for rec in self._texts.read():
             h = np.ascontiguousarray(rec[:, :2]).view(row).ravel()
             hits.extend(rec[np.isin(h, wanted), 2].tolist())
         return sorted(hits)
