@@ -14,8 +14,8 @@ Three passes, each over blocks:
 
 What stays in memory per chunk: a status byte and a float32 cosine (5 bytes; at most 5 more
 for a moment while the figures are taken). The ids, their keys and the text hashes go to
-disk beside the fresh vectors (:mod:`.chunk_spill`) and are read back by block. Rows are written to
-``rows_path`` (Parquet) block by block; the result keeps every row up to
+disk beside the fresh vectors (:mod:`.chunk_spill`) and are read back by block. Rows are
+written to ``rows_path`` (Parquet) block by block; the result keeps every row up to
 ``JSON_ROWS_LIMIT`` checked chunks, and above that only the rows that are not ``ok``,
 with ``chunks_truncated`` set. Statuses and diagnosis equal the in-memory check's: the
 nearest match by ``|offset|`` (ties to the chunk before) wins, within the window or not.
