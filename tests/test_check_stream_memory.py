@@ -75,6 +75,9 @@ def test_streamed_check_holds_no_per_chunk_ids_keys_or_hashes(monkeypatch) -> No
 
 
 def _shuffled_store(ids, texts, stored):  # type: ignore[no-untyped-def]
+    """The rows in another order, and two ids that are no chunk's (orphans)."""
+    ids, texts = [*ids, "orphan-a", "orphan-b"], [*texts, "gone a", "gone b"]
+    stored = np.vstack([stored, stored[:2]])
     perm = np.random.default_rng(3).permutation(len(ids))
     return MemoryStore([ids[i] for i in perm], stored[perm], [texts[i] for i in perm])
 
@@ -99,7 +102,10 @@ def test_a_store_in_another_order_gives_the_in_memory_result(monkeypatch, weak_k
     in_memory = check_index(store, HashEmbedder(32), corpus, only=ids, window=4)
     assert _rows(streamed) == _rows(in_memory)
     assert streamed.counts == in_memory.counts and not streamed.ok
-    assert streamed.findings == in_memory.findings
+    # the in-memory check of ``only`` chunk ids does not scan the store for orphans
+    orphans = [f for f in streamed.findings if f.kind == "orphan_vector"]
+    assert [f.chunk_ids for f in orphans] == [["orphan-a", "orphan-b"]]
+    assert [f for f in streamed.findings if f.kind != "orphan_vector"] == in_memory.findings
     assert streamed.below_threshold == in_memory.below_threshold
     assert streamed.min_cosine == pytest.approx(in_memory.min_cosine, abs=1e-6)
     assert streamed.median_cosine == pytest.approx(in_memory.median_cosine, abs=1e-6)
