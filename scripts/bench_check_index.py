@@ -14,7 +14,9 @@ and the shipped stores only: ``indexcheck check-index --all --store parquet:...`
 deterministic ``--embedder py:bench_stream_parts:fast``, each run in its own process under
 ``/usr/bin/time -v``, at 200k and 800k chunks (``--sizes``): wall time, time outside
 embedding (from the JSON manifest; target <= 10%), peak RSS and RSS(4n)/RSS(n) per store
-(target <= 1.3), with the 1-minute load average.
+(target <= 1.3), the peak size of the run's scratch files (the fresh vectors and the
+per-chunk ids, keys and text hashes, under ``TMPDIR``, polled), with the 1-minute load
+average.
 
     .venv/bin/python scripts/bench_check_index.py --all [--sizes 200000,800000]
         [--stores parquet,faiss,lancedb]
@@ -84,8 +86,23 @@ def _build(*args: str) -> None:
     )
 
 
+def _disk_bytes(folder: Path) -> int:
+    """Bytes the files under ``folder`` take on disk (allocated blocks)."""
+    import os
+
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_blocks * 512
+            except FileNotFoundError:  # removed while walking
+                pass
+    return total
+
+
 def _check(folder: Path, spec: str) -> dict:  # type: ignore[type-arg]
-    """One ``indexcheck check-index --all`` under /usr/bin/time -v: wall, RSS, manifest."""
+    """One ``indexcheck check-index --all`` under /usr/bin/time -v: wall, RSS, manifest,
+    and the peak size of its scratch folder (``TMPDIR``, polled every half second)."""
     import json
     import os
     import re
@@ -95,23 +112,39 @@ def _check(folder: Path, spec: str) -> dict:  # type: ignore[type-arg]
     here = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}", "INDEXCHECK_QUIET": "1"}
     env["INDEXCHECK_CACHE_DIR"] = str(folder / "cache")
+    scratch = folder / "scratch"
+    scratch.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(scratch)
     out = folder / "check.json"
     exe = Path(sys.executable).with_name("indexcheck")
     args = [str(exe), "check-index", "--all", "--store", spec, "--chunks",
             str(folder / "chunks.parquet"), "--embedder", "py:bench_stream_parts:fast",
             "--json", str(out)]  # fmt: skip
     load = os.getloadavg()[0]
-    done = subprocess.run(["/usr/bin/time", "-v", *args], env=env, capture_output=True, text=True)
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    if done.returncode not in (0, 1) or rss is None:
-        raise SystemExit(f"check-index failed ({done.returncode}): {done.stderr[-3000:]}")
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-v", *args], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    spill = 0
+    while True:
+        try:
+            stdout, stderr = proc.communicate(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            spill = max(spill, _disk_bytes(scratch))
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    if proc.returncode not in (0, 1) or rss is None:
+        raise SystemExit(f"check-index failed ({proc.returncode}): {stderr[-3000:]}")
     m = json.loads(out.read_text())["manifest"]
+    inputs = sum((folder / f).stat().st_size for f in ("vectors.parquet", "chunks.parquet"))
     return {
         "wall": float(m["wall_seconds"]),
         "embed": float(m["embedding"]["seconds"]),
         "rss": int(rss.group(1)) / 1024,
-        "ok": done.returncode == 0,
+        "ok": proc.returncode == 0,
         "load": max(load, os.getloadavg()[0]),
+        "spill": spill / 2**20,
+        "spill_ratio": spill / inputs,
     }
 
 
@@ -139,7 +172,8 @@ def bench_all(sizes: list[int], workdir: Path, stores: list[str]) -> None:
             print(
                 f"--all {name:8} n={n:>9,}: ok={r['ok']} wall {r['wall']:6.1f}s, embedding "
                 f"{r['embed']:5.1f}s, outside embedding {outside:3.0f}%, peak RSS "
-                f"{r['rss']:5.0f} MB (load {r['load']:.1f})",
+                f"{r['rss']:5.0f} MB, spill on disk {r['spill']:,.0f} MB ({r['spill_ratio']:.2f}x "
+                f"the Parquet inputs) (load {r['load']:.1f})",
                 flush=True,
             )
     if len(sizes) > 1:

@@ -120,11 +120,10 @@ def why_low_streamed(
     comparable[list(shift)] = False
     cand = np.flatnonzero(comparable)
     near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
-    at = {int(q): i for i, q in enumerate(cand)}
-    for q, v in zip(pos, near_rows, strict=True):
-        near[at[int(q)]] = bool(v)
+    at = np.searchsorted(cand, pos)  # cand is sorted and holds every sampled position
+    near[at] = np.asarray(near_rows, dtype=bool)
     sampled = np.zeros(len(cand), dtype=bool)
-    sampled[[at[int(q)] for q in pos]] = True
+    sampled[at] = True
     low = cosine[cand] < min_cosine
     keep = ~low | sampled  # the share is taken over the sampled low chunks only
     empty = np.zeros((0, fresh.d), np.float32)

@@ -1,80 +1,25 @@
-"""Scratch state of the streamed check: ids by position, vectors on disk, the rows file.
+"""Scratch state of the streamed check: vectors on disk, the figures, the rows file.
 
-What a streamed check keeps per chunk lives here in compact form (Arrow strings, numpy
-keys); vectors live in scratch files read back by position; rows are written to Parquet
-block by block.
+Vectors live in scratch files read back by position (the ids, their keys and the text
+hashes in :mod:`.chunk_spill`); rows are written to Parquet block by block.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import xxhash
 
-from ...errors import DataFileError
+from .chunk_spill import ChunkSpill
 from .findings import ChunkCheck
 
 #: the status byte of an ok row in the streamed check's status array
 OK_CODE = 1
-
-
-def id_keys(ids: Sequence[str]) -> np.ndarray:
-    return np.fromiter(
-        (xxhash.xxh3_64_intdigest(i.encode("utf-8")) for i in ids), np.uint64, len(ids)
-    )
-
-
-class IdIndex:
-    """Chunk ids by position, and id -> position through sorted 64-bit keys."""
-
-    def __init__(self, parts: list[pa.Array], keys: list[np.ndarray], source: str) -> None:
-        self.ids = pa.concat_arrays(parts) if parts else pa.array([], pa.string())
-        k = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
-        self.order = np.argsort(k, kind="stable")
-        self.keys = k[self.order]
-        same = np.flatnonzero(self.keys[1:] == self.keys[:-1])
-        for j in same:
-            a, b = int(self.order[j]), int(self.order[j + 1])
-            if self.id_at(a) == self.id_at(b):
-                raise DataFileError(
-                    f"chunk id '{self.id_at(a)}' appears twice in {source or 'the chunks'} "
-                    f"(rows {a + 1} and {b + 1}); ids must be unique"
-                )
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def id_at(self, p: int) -> str:
-        return str(self.ids[p].as_py())
-
-    def positions(self, ids: Sequence[str]) -> np.ndarray:
-        """int64 (len(ids),) corpus positions, -1 for ids that are not chunks."""
-        k = id_keys(ids)
-        j = np.minimum(np.searchsorted(self.keys, k), max(len(self.keys) - 1, 0))
-        out = np.full(len(ids), -1, np.int64)
-        if not len(self.keys):
-            return out
-        hit = self.keys[j] == k
-        cand = self.order[j]
-        names = self.ids.take(pa.array(cand[hit])).to_pylist()
-        rows = np.flatnonzero(hit)
-        for r, name in zip(rows.tolist(), names, strict=True):
-            if name == ids[r]:
-                out[r] = cand[r]
-            else:  # a 64-bit key shared by two ids: walk its entries
-                q = int(j[r]) + 1
-                while q < len(self.keys) and self.keys[q] == k[r]:
-                    if self.id_at(int(self.order[q])) == ids[r]:
-                        out[r] = self.order[q]
-                        break
-                    q += 1
-        return out
 
 
 class ScratchRows:
@@ -117,18 +62,24 @@ class ScratchRows:
         os.unlink(self.path)
 
 
-def duplicates(th: np.ndarray) -> dict[int, int]:
-    """Position of each chunk repeating an earlier chunk's text -> that earlier position."""
-    if len(th) < 2:
-        return {}
-    order = np.lexsort((th[:, 1], th[:, 0]))  # stable: equal texts in corpus order
-    s = th[order]
-    new = np.ones(len(s), bool)
-    new[1:] = np.any(s[1:] != s[:-1], axis=1)
-    first = order[np.maximum.accumulate(np.where(new, np.arange(len(s)), 0))]
-    rep = np.flatnonzero(~new)
-    pairs = sorted(zip(order[rep].tolist(), first[rep].tolist(), strict=True))
-    return dict(pairs)  # in corpus order, as Corpus.duplicate_of
+def cosine_figures(cosine: np.ndarray, threshold: float) -> tuple[float | None, float | None, int]:
+    """(min, median, count below ``threshold``) of the non-NaN values of float32
+    ``cosine``: the figures ``check_result`` takes from them as float64 (the median of an
+    even count is the mean of the two middle values, in float64), from one float32 copy."""
+    vals = cosine[~np.isnan(cosine)]
+    m = int(vals.size)
+    if not m:
+        return None, None, 0
+    step = 1 << 20
+    below = sum(
+        int(np.count_nonzero(vals[i : i + step].astype(np.float64) < threshold))
+        for i in range(0, m, step)
+    )
+    low = float(vals.min())
+    k = m // 2
+    vals.partition([k - 1, k] if m % 2 == 0 else [k])
+    median = float(vals[k]) if m % 2 else (float(vals[k - 1]) + float(vals[k])) / 2
+    return low, median, below
 
 
 class SparseCorpus:
@@ -138,7 +89,7 @@ class SparseCorpus:
     ``ids`` yields nothing, since orphans were already found against every chunk id.
     """
 
-    def __init__(self, ids: IdIndex, dup_of: dict[int, int], texts: dict[int, str]) -> None:
+    def __init__(self, ids: ChunkSpill, dup_of: dict[int, int], texts: dict[int, str]) -> None:
         self._ids, self._dup = ids, dup_of
         self.texts = texts
         self.ids = _IdView(ids)
@@ -152,7 +103,7 @@ class SparseCorpus:
 
 
 class _IdView:
-    def __init__(self, ids: IdIndex) -> None:
+    def __init__(self, ids: ChunkSpill) -> None:
         self._ids = ids
 
     def __getitem__(self, p: int) -> str:
@@ -163,7 +114,7 @@ class _IdView:
 
 
 class _PosView:
-    def __init__(self, ids: IdIndex) -> None:
+    def __init__(self, ids: ChunkSpill) -> None:
         self._ids = ids
 
     def __getitem__(self, cid: str) -> int:
@@ -172,7 +123,7 @@ class _PosView:
 
 def write_rows(
     path: Any,
-    ids: IdIndex,
+    ids: ChunkSpill,
     status: np.ndarray,
     cosine: np.ndarray,
     bad: dict[int, ChunkCheck],
@@ -207,7 +158,7 @@ def write_rows(
                     c.status, c.holds_vector_of, c.offset, c.stored_dimension
                 )  # fmt: skip
             cols = [
-                ids.ids.slice(start, stop - start),
+                ids.ids_block(start, stop),
                 pa.array(np.arange(start, stop, dtype=np.int64)),
                 pa.array(cosine[start:stop], mask=np.isnan(cosine[start:stop])),
                 pa.array(sts, pa.string()),

@@ -12,9 +12,10 @@ Three passes, each over blocks:
 3. the waiting vectors are searched against every fresh vector, block by block, through
    a FAISS inner-product index built on the fly; each candidate is re-checked exactly.
 
-What stays in memory per chunk: its id (one Arrow string), a 64-bit key of the id, the
-128-bit text hash (duplicates), a status byte and a float32 cosine. Rows are written to
-``rows_path`` (Parquet) block by block; the result keeps every row up to
+What stays in memory per chunk: a status byte and a float32 cosine (5 bytes; at most 5 more
+for a moment while the figures are taken). The ids, their keys and the text hashes go to
+disk beside the fresh vectors (:mod:`.chunk_spill`) and are read back by block. Rows are
+written to ``rows_path`` (Parquet) block by block; the result keeps every row up to
 ``JSON_ROWS_LIMIT`` checked chunks, and above that only the rows that are not ``ok``,
 with ``chunks_truncated`` set. Statuses and diagnosis equal the in-memory check's: the
 nearest match by ``|offset|`` (ties to the chunk before) wins, within the window or not.
@@ -28,8 +29,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import xxhash
 
 from ...chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ...corpus import Corpus
@@ -39,11 +38,12 @@ from ...errors import DataFileError, DimensionMismatchError, InputError, OutputE
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows as _unit
 from ..verdicts import Status
+from .chunk_spill import ChunkSpill
 from .findings import ChunkCheck
 from .order import TemplatedStoreChunks, render_corpus, why_low_streamed
 from .result import CheckIndexResult, check_result
 from .scratch_search import Tick, global_search, nearest
-from .stream_store import OK_CODE, IdIndex, ScratchRows, id_keys, write_rows
+from .stream_store import OK_CODE, ScratchRows, cosine_figures, write_rows
 from .streamed_findings import streamed_findings
 
 BLOCK = 4096
@@ -114,34 +114,32 @@ def check_all(
     with tempfile.TemporaryDirectory(prefix="indexcheck-", dir=scratch_dir) as tmp:
         fresh = ScratchRows(d, tmp)
         pending = ScratchRows(d, tmp)
+        ids = ChunkSpill(tmp)
         try:
             return _run(
-                store, embedder, source, from_store, fresh, pending, min_cosine, window,
+                store, embedder, source, from_store, fresh, pending, ids, min_cosine, window,
                 block, rows_path, engine, say, tick, info.count,
             )  # fmt: skip
         finally:
             fresh.close()
             pending.close()
+            ids.close()
 
 
 def _embed_pass(
     source: ChunkSource,
     embedder: Embedder,
     fresh: ScratchRows,
+    spill: ChunkSpill,
     block: int,
     engine: Any,
     tick: Tick,
-) -> tuple[IdIndex, np.ndarray]:
+) -> None:
     total = source.count()
-    id_parts: list[pa.Array] = []
-    keys: list[np.ndarray] = []
-    hashes: list[bytes] = []
 
     def texts() -> Iterator[list[str]]:
         for ids, txt in source.blocks(block):
-            id_parts.append(pa.array(ids, pa.string()))
-            keys.append(id_keys(ids))
-            hashes.append(b"".join(xxhash.xxh3_128_digest(t.encode("utf-8")) for t in txt))
+            spill.add(ids, txt)
             yield txt
 
     done = 0
@@ -152,8 +150,7 @@ def _embed_pass(
         fresh.append(_unit(np.asarray(vecs, np.float32)))
         done += vecs.shape[0]
         tick("embedding", done, total)
-    th = np.frombuffer(b"".join(hashes), np.uint64).reshape(-1, 2)
-    return IdIndex(id_parts, keys, source.source), th
+    spill.finish(source.source)
 
 
 def _run(
@@ -163,6 +160,7 @@ def _run(
     from_store: bool,
     fresh: ScratchRows,
     pending: ScratchRows,
+    ids: ChunkSpill,
     min_cosine: float,
     window: int,
     block: int,
@@ -174,7 +172,7 @@ def _run(
 ) -> CheckIndexResult:
     d = embedder.dimension
     say(f"embedding every chunk with {embedder.model_id}")
-    ids, th = _embed_pass(source, embedder, fresh, block, engine, tick)
+    _embed_pass(source, embedder, fresh, ids, block, engine, tick)
     n = len(ids)
     if n == 0:
         raise DataFileError(f"{source.source or 'the corpus'} holds no chunks; nothing to check")
@@ -187,11 +185,13 @@ def _run(
 
     say("reading every stored vector")
     scanned = 0
+    expect = 0  # where the next batch starts when the store yields corpus order
     tick("store scan", 0, store_count or None)
     for batch in store.iter_vectors(ITER_BATCH):
         scanned += len(batch.ids)
         tick("store scan", scanned, store_count or None)
-        pos = ids.positions(batch.ids)
+        pos = ids.positions(batch.ids, expect)
+        expect = int(pos[-1]) + 1 if len(pos) and pos[-1] >= 0 else None
         if not from_store:
             orphans.extend(i for i, p in zip(batch.ids, pos, strict=True) if p < 0)
         keep = np.flatnonzero(pos >= 0)
@@ -248,24 +248,27 @@ def _run(
             WHY_SAMPLE,
         )
     bad: dict[int, ChunkCheck] = {}
-    for q in np.flatnonzero(status != _OK):
-        q = int(q)
-        s = int(status[q])
-        cv = None if np.isnan(cosine[q]) else float(cosine[q])
-        if s == _LOW:
-            if q in shift:
+    step = block * 16
+    for lo in range(0, n, step):  # the ids of the rows that are not ok, a block at a time
+        nz = np.flatnonzero(status[lo : lo + step] != _OK)
+        if not nz.size:
+            continue
+        names = ids.ids_block(lo, min(n, lo + step)).take(nz).to_pylist()
+        for q, name in zip((nz + lo).tolist(), names, strict=True):
+            s = int(status[q])
+            cv = None if np.isnan(cosine[q]) else float(cosine[q])
+            if s != _LOW:
+                bad[q] = ChunkCheck(name, q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
+            elif q in shift:
                 t = shift[q]
-                bad[q] = ChunkCheck(ids.id_at(q), q, cv, Status.SHIFT, ids.id_at(t), t - q)
+                bad[q] = ChunkCheck(name, q, cv, Status.SHIFT, ids.id_at(t), t - q)
             else:
-                bad[q] = ChunkCheck(
-                    ids.id_at(q), q, cv, why.status if why is not None else Status.STALE_VECTOR
-                )
-        else:
-            bad[q] = ChunkCheck(ids.id_at(q), q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
+                why_status = why.status if why is not None else Status.STALE_VECTOR
+                bad[q] = ChunkCheck(name, q, cv, why_status)
 
     checks = [bad[q] for q in sorted(bad)]
     findings = streamed_findings(
-        store, source, ids, from_store, bad, compared, shift, th, orphans, store_count, why,
+        store, source, ids, from_store, bad, compared, shift, orphans, store_count, why,
         embedder, block,
     )  # fmt: skip
     counts: dict[str, int] = {}
@@ -275,7 +278,7 @@ def _run(
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
     counts = {k: counts[k] for k in sorted(counts, key=lambda k: (k != Status.OK, k))}
-    cos = cosine[~np.isnan(cosine)].astype(np.float64)
+    del compared
     truncated = n > JSON_ROWS_LIMIT
     if rows_path is not None:
         say(f"writing {n} rows to {rows_path}")
@@ -288,10 +291,14 @@ def _run(
     if truncated:
         rows = checks
     else:
+        names = ids.ids_block(0, n).to_pylist()
         rows = [
-            bad[q] if q in bad else ChunkCheck(ids.id_at(q), q, float(cosine[q]), Status.OK)
+            bad[q] if q in bad else ChunkCheck(names[q], q, float(cosine[q]), Status.OK)
             for q in range(n)
         ]
-    result = check_result("all", n, min_cosine, cos, rows, findings, counts)
+    result = check_result("all", n, min_cosine, np.zeros(0), rows, findings, counts)
+    result.min_cosine, result.median_cosine, result.below_threshold = cosine_figures(
+        cosine, min_cosine
+    )
     result.chunks_truncated = truncated
     return result

@@ -13,6 +13,7 @@ from ...chunk_stream import ChunkSource, CorpusChunks
 from ...embedders.base import Embedder
 from ...stores.base import VectorStore
 from ..verdicts import Status
+from .chunk_spill import ChunkSpill
 from .findings import (
     SNIPPET_ROWS,
     ChunkCheck,
@@ -26,18 +27,17 @@ from .findings import (
 )
 from .order import MismatchWhy, order_label, ordered_rows
 from .shift_chains import blame_stretches
-from .stream_store import IdIndex, SparseCorpus, duplicates
+from .stream_store import SparseCorpus
 
 
 def streamed_findings(
     store: VectorStore,
     source: ChunkSource,
-    ids: IdIndex,
+    ids: ChunkSpill,
     from_store: bool,
     bad: dict[int, ChunkCheck],
     compared: np.ndarray,
     shift: dict[int, int],
-    th: np.ndarray,
     orphans: list[str],
     store_count: int,
     why: MismatchWhy | None,
@@ -46,9 +46,9 @@ def streamed_findings(
 ) -> list[Finding]:
     """The findings of a streamed check from its rows that are not ok (``bad`` by
     position), ``compared`` bool (n,) (a cosine was computed), ``shift`` (position ->
-    position whose fresh vector it holds) and ``th`` uint64 (n, 2) text hashes."""
+    position whose fresh vector it holds); the text hashes are on ``ids``'s disk."""
     n = len(ids)
-    dup_of = duplicates(th)
+    dup_of = ids.duplicates()
     checks = [bad[q] for q in sorted(bad)]
     runs: list[list[ChunkCheck]] = []  # every position is checked: a run is consecutive
     for c in checks:
@@ -74,11 +74,15 @@ def streamed_findings(
     view: Any = SparseCorpus(ids, dup_of, _texts_at(source, quoted, block))
     if ordered_rows(store, from_store):
         order = order_label(store, from_store)
-        seen = np.flatnonzero(compared)
-        held = np.full(n, -1, np.int64)
-        for q, t in shift.items():
-            held[q] = t
-        root, rest = story_finding(checks, view, dup_of, order, True, (seen, held[seen]))
+        observed = None  # the model is fitted only to shifts after a repeat: arrays of n then
+        if dup_of and any(c.status == Status.SHIFT and c.offset is not None for c in checks):
+            seen = np.flatnonzero(compared)
+            held = np.full(n, -1, np.int64)
+            for q, t in shift.items():
+                held[q] = t
+            observed = (seen, held[seen])
+            del held
+        root, rest = story_finding(checks, view, dup_of, order, True, observed)
         findings = [] if root is None else [root]
         left = {c.position for c in rest}
         runs = [kept for r in runs if (kept := [c for c in r if c.position in left])]
@@ -92,7 +96,7 @@ def streamed_findings(
         for found in findings:
             if found.kind == why.status:
                 found.details.update(why.details)
-    if (warn := _truncated(embedder, th, ids)) is not None:
+    if (warn := _truncated(embedder, ids)) is not None:
         findings.append(warn)
     return findings
 
@@ -115,12 +119,10 @@ def _texts_at(source: ChunkSource, need: Iterable[int], block: int) -> dict[int,
     return out
 
 
-def _truncated(embedder: Embedder, th: np.ndarray, ids: IdIndex) -> Any:
+def _truncated(embedder: Embedder, ids: ChunkSpill) -> Any:
     """The truncated-text warning: chunks whose text hash the embedder recorded as cut."""
     cut = getattr(embedder, "truncated", None) or set()
     if not cut:
         return None
-    row = np.dtype((np.void, 16))
-    wanted = np.frombuffer(b"".join(bytes.fromhex(h) for h in cut), dtype=row)
-    hits = np.nonzero(np.isin(np.ascontiguousarray(th).view(row).ravel(), wanted))[0]
-    return truncated_finding([ids.id_at(int(q)) for q in hits], embedder.model_id)
+    hits = ids.with_text_hash(cut)
+    return truncated_finding([ids.id_at(q) for q in hits], embedder.model_id)
