@@ -84,7 +84,7 @@ def output_file(
     (``formats``: its name must end in a row format: .parquet, .csv or .jsonl)."""
     kind = click.Path(dir_okay=dir_okay, path_type=Path)
     check = check_file_output(name, formats=formats)
-    return click.option(name, dest, type=kind, default=None, callback=check, help=help, **kwargs)
+    return click.option(name, dest, type=kind, callback=check, help=help, **kwargs)
 
 
 def folder_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F], F]:

@@ -20,7 +20,7 @@ from .options import F, check_folder_output, human_console, is_stdout, json_opti
 def _sheet_option(required: bool = True) -> Callable[[F], F]:
     """``--sheet DIR`` [env INDEXCHECK_SHEET]: an evidence sheet folder that exists."""
     return click.option("--sheet", "sheet_dir", envvar="INDEXCHECK_SHEET", required=required,
-                        default=None, type=click.Path(file_okay=False, exists=True, path_type=Path),
+                        type=click.Path(file_okay=False, exists=True, path_type=Path),
                         help="Evidence sheet folder [env INDEXCHECK_SHEET].")  # fmt: skip
 
 
