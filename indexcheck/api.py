@@ -371,9 +371,9 @@ def generate_questions(
             link_min=link_min, retries=retries, budget_calls=budget_calls,
         )  # fmt: skip
         result = generate(
-            corpus, gen, emb, judge=ver, seed=seed, refusal_pattern=refusal_pattern,
-            refusal_marked=marked_refusals(corpus), dry_run=dry_run, progress=progress,
-            cache=enter(judgement_cache(None if dry_run else cache)), **options,
+            corpus, gen, emb, cache=enter(judgement_cache(None if dry_run else cache)), judge=ver,
+            seed=seed, refusal_pattern=refusal_pattern, refusal_marked=marked_refusals(corpus),
+            dry_run=dry_run, progress=progress, **options,
         )  # fmt: skip
         stamp(result, started, s, emb, **finish_run(result, options, provenance, out, emb))
         return result

@@ -114,7 +114,7 @@ def check_index(
     return check_sampled(
         store,
         embedder,
-        corpus,
+        corpus,  # type: ignore[arg-type]  # a ChunkSource is streamed (stream=True)
         info,
         sample=sample,
         seed=seed,
