@@ -21,7 +21,7 @@ import numpy as np
 
 from .chunk_stream import ChunkSource
 from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
-from .core.retrieval import DEFAULT_REFUSAL_PATTERN
+from .core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .corpus import Corpus, load_chunks
 from .embedders import opened_embedder
 from .embedders.base import Embedder
@@ -35,8 +35,7 @@ from .stores.opening import opened_store
 if TYPE_CHECKING:
     from .core.answers import AnswerRow
     from .core.check_index import CheckIndexResult
-    from .core.ci import CiResult
-    from .core.ci.config import CiConfig
+    from .core.ci import CiConfig, CiResult
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
     from .core.diff_index import DiffResult
@@ -100,14 +99,14 @@ def check_index(
     ``stream`` checks every chunk in blocks of ``block`` (memory stays flat; ``chunks`` a
     path is read block by block, None reads the store's texts), each chunk's row written to
     ``rows``, embedded by ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
-    from .core.check_index.run import run_check
+    from .core.check_index import check_index
 
     started = Run("check-index")
     with ExitStack() as stack:
         runner = _engine(stack, engine, ray_address) if stream else None
         s, e = stack.enter_context(_opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
         assert e is not None
-        result = run_check(
+        result = check_index(
             s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
             window=window, diagnose_budget=diagnose_budget, only=only, template=template,
             max_fault_rate=max_fault_rate, rows=rows, block=block, engine=runner,
@@ -149,13 +148,13 @@ def sweep_threshold(
     """Sweep every observed score as a refusal threshold (float32 scores on the store's own
     scale). The scale is probed (or read from the cache) unless ``higher_is_better`` is
     given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column."""
-    from .core.sweep_threshold.run import run_sweep
+    from .core.sweep_threshold import sweep_threshold
 
     started = Run("sweep-threshold")
     with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
         assert e is not None
-        result = run_sweep(
-            s, e, _questions(questions), _corpus(chunks), k=k, fetch=fetch, rule=rule,
+        result = sweep_threshold(
+            s, e, _questions(questions), corpus=_corpus(chunks), k=k, fetch=fetch, rule=rule,
             recall_target=recall_target, refusal_pattern=refusal_pattern, filter=filter,
             refusal_marked=refusal_marked, higher_is_better=higher_is_better,
             to_cosine=to_cosine, scale=scale, progress=progress,
@@ -185,26 +184,29 @@ def compare_ann(
     index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
     ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
     ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
-    from .core.compare_ann.run import run_compare
-    from .core.compare_ann.setup import check_choices
+    from .core.compare_ann import compare_ann
+    from .core.compare_ann.setup import check_choices, manifest_facts, prepare_queries
+    from .core.exact import engine_scope
     from .stores.opening import swept_opener
 
     check_choices(truth_from, truth_store, questions, query_vectors)
     open_at = swept_opener(store, sweep, trust_pickle)  # a bad parameter: before any work
     started = Run("compare-ann")
     with ExitStack() as stack:
-        runner = _engine(stack, engine, ray_address)
+        stack.enter_context(engine_scope(_engine(stack, engine, ray_address)))
         uses = embedder if truth_from == "chunks" or questions is not None else False
         s, e = stack.enter_context(_opened(store, uses, trust_pickle=trust_pickle, cache=cache))
         t, _ = stack.enter_context(_opened(truth_store, trust_pickle=trust_pickle))
-        result, facts = run_compare(
-            s, queries, k=k, fetch=fetch, target=target, seed=seed, noise=noise, embedder=e,
-            truth_from=truth_from, truth_store=t, corpus=_corpus(chunks), questions=questions,
-            query_vectors=query_vectors, cache_dir=cache_dir, filter=filter, filters=filters,
-            truth=truth, true_vectors=true_vectors, sweep=sweep, open_at=open_at,
-            engine=runner, progress=progress,
+        tv, qs, filters = prepare_queries(
+            s, queries, seed=seed, noise=noise, truth_from=truth_from, truth_store=t, embedder=e,
+            corpus=_corpus(chunks), questions=questions, query_vectors=query_vectors, filter=filter,
+            cache_dir=cache_dir, filters=filters, true_vectors=true_vectors, progress=progress,
         )  # fmt: skip
-        stamp(result, started, s, e, seed=seed, **facts)
+        result = compare_ann(
+            s, qs, k, fetch, target, seed, cache_dir, progress, truth=truth, true_vectors=tv,
+            filters=filters, sweep=sweep, open_at=open_at,
+        )  # fmt: skip
+        stamp(result, started, s, e, seed=seed, **manifest_facts(qs, filters))
         return result
 
 
@@ -237,9 +239,8 @@ def diagnose(
         assert e is not None
         if system is not None:
             r = diagnose_system(
-                app, qs, runs=runs, interventions=interventions, store=s, embedder=e,
-                corpus=corpus, cache_path=cache, min_cosine=min_cosine, depth=k,
-                progress=progress,
+                app, qs, runs=runs, interventions=interventions, store=s, embedder=e, corpus=corpus,
+                cache_path=cache, min_cosine=min_cosine, depth=k, progress=progress,
             )  # fmt: skip
             stamp(r, started, s, e, seed=seed, system=r.system, cost=r.cost)
             return r
@@ -270,7 +271,8 @@ def diff_index(
     nothing; a spec or an opened embedder re-embeds ``sample_new`` added/changed texts (None:
     all), by ``engine`` ("local", "ray" with ``ray_address``, or an engine). ``result.ok``
     is the verdict."""
-    from .core.diff_index.run import run_diff
+    from .core.diff_index import diff_index
+    from .core.diff_index.run import described
 
     started = Run("diff-index")
     with ExitStack() as stack:
@@ -278,13 +280,13 @@ def diff_index(
         n, _ = stack.enter_context(_opened(new, trust_pickle=trust_pickle))
         o, _ = stack.enter_context(_opened(old, trust_pickle=trust_pickle))
         uses = False if embedder is None else embedder
-        _, emb = stack.enter_context(_opened(None, uses, cache=cache))
-        result, facts = run_diff(
+        _, e = stack.enter_context(_opened(None, uses, cache=cache))
+        result = diff_index(
             o, n, chunks_old=_corpus(chunks_old), chunks_new=_corpus(chunks_new),
-            embedder=emb, sample_new=sample_new, seed=seed, min_cosine=min_cosine,
+            embedder=e, sample_new=sample_new, seed=seed, min_cosine=min_cosine,
             workdir=workdir, memory_limit=memory_limit, progress=progress, engine=engine,
         )  # fmt: skip
-        stamp(result, started, n, emb, seed=seed, **facts)
+        stamp(result, started, n, e, seed=seed, old_store=described(o))
         return result
 
 
@@ -300,19 +302,17 @@ def run_ci(
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
-    started, trust = Run("ci"), config.trust_pickle
+    started, trust, cache = Run("ci"), config.trust_pickle, config.cache
     with ExitStack() as stack:
         uses = config.embedder if needs_embedder(config) else False
-        store, embedder = stack.enter_context(
-            _opened(config.store, uses, trust_pickle=trust, cache=config.cache)
-        )
+        s, e = stack.enter_context(_opened(config.store, uses, trust_pickle=trust, cache=cache))
         old = config.diff_index.old if config.diff_index is not None else None
         old_store, _ = stack.enter_context(_opened(old, trust_pickle=trust))
         result = run(
-            config, baseline, progress, store=store, embedder=embedder, old_store=old_store,
+            config, baseline, progress, store=s, embedder=e, old_store=old_store,
             baseline_any_store=baseline_any_store,
         )  # fmt: skip
-        stamp(result, started, store, embedder)
+        stamp(result, started, s, e)
         return result
 
 
@@ -355,8 +355,8 @@ def generate_questions(
     as JSONL and their provenance (with ``provenance`` added) as ``OUT.manifest.json``.
     ``cache`` a SQLite file for replies and embeddings. ``result.complete`` is False when
     ``budget_calls`` stopped the run; ``result.drops`` counts the questions each gate removed."""
-    from .core.questions.output import chunks_of
-    from .core.questions.run import generate_set
+    from .core.questions import generate_questions as generate
+    from .core.questions.output import chunks_of, finish_run
 
     started, corpus = Run("questions generate"), _corpus(chunks)
     with ExitStack() as stack:
@@ -366,14 +366,16 @@ def generate_questions(
         gen, ver = enter(opened_judge(generator)), enter(opened_judge(judge))
         assert gen is not None
         _, emb = enter(_opened(None, False if dry_run else embedder, cache=cache))
-        result, facts = generate_set(
-            corpus, gen, emb, judge=ver, n=n, oos=oos, multi_hop=multi_hop, seed=seed,
-            dedupe=dedupe, max_quote=max_quote, fetch=fetch, link_min=link_min,
-            refusal_pattern=refusal_pattern, retries=retries, budget_calls=budget_calls,
-            cache=enter(judgement_cache(None if dry_run else cache)), dry_run=dry_run, out=out,
-            provenance=provenance, progress=progress,
+        options: dict[str, Any] = dict(
+            n=n, oos=oos, multi_hop=multi_hop, dedupe=dedupe, max_quote=max_quote, fetch=fetch,
+            link_min=link_min, retries=retries, budget_calls=budget_calls,
         )  # fmt: skip
-        stamp(result, started, s, emb, **facts)
+        result = generate(
+            corpus, gen, emb, cache=enter(judgement_cache(None if dry_run else cache)), judge=ver,
+            seed=seed, refusal_pattern=refusal_pattern, refusal_marked=marked_refusals(corpus),
+            dry_run=dry_run, progress=progress, **options,
+        )  # fmt: skip
+        stamp(result, started, s, emb, **finish_run(result, options, provenance, out, emb))
         return result
 
 

@@ -33,15 +33,20 @@ a set of ids by ``sampled.py``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
-from ...corpus import Corpus
+from ...chunk_stream import ChunkSource, FileChunks
+from ...corpus import Corpus, load_chunks
 from ...embed_text import EmbedTemplate
 from ...embedders.base import Embedder
 from ...errors import DimensionMismatchError
 from ...stores.base import VectorStore
 from .result import CheckIndexResult
 from .sampled import check_sampled
+from .streamed import BLOCK, check_all
 
 IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
 
@@ -49,7 +54,7 @@ IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
 def check_index(
     store: VectorStore,
     embedder: Embedder,
-    corpus: Corpus | None = None,
+    corpus: str | os.PathLike[str] | Corpus | ChunkSource | None = None,
     *,
     sample: int | None = 100,
     seed: int = 0,
@@ -60,6 +65,12 @@ def check_index(
     progress: Callable[[str], None] | None = None,
     max_fault_rate: float | None = None,
     template: EmbedTemplate | None = None,
+    stream: bool = False,
+    rows: str | os.PathLike[str] | None = None,
+    block: int = BLOCK,
+    engine: Any = None,
+    concurrency: int = 1,
+    tick: Callable[[str, int, int | None], None] | None = None,
 ) -> CheckIndexResult:
     """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
 
@@ -71,7 +82,23 @@ def check_index(
     ``--embed-template``, parsed at the edge) rebuilds the text the indexer embedded from
     each chunk's text and metadata. Raises DimensionMismatchError when the store and
     embedder dimensions differ, InputError for a sample larger than the corpus.
+
+    ``corpus`` may be a chunks file. ``stream`` checks every chunk in blocks of ``block``
+    (:func:`.streamed.check_all`: a chunks file read block by block, None the store's
+    texts), embedded by ``engine`` (None: this process), each chunk's row written to
+    ``rows``. ``concurrency`` > 1 lets the embedder send up to that many batches at once.
     """
+    if concurrency > 1:  # up to N batches at once, on the embedder behind the cache
+        inner: Any = getattr(embedder, "inner", embedder)
+        inner.concurrency = concurrency
+    if stream:
+        source = FileChunks(Path(corpus)) if isinstance(corpus, str | os.PathLike) else corpus
+        return check_all(
+            store, embedder, source, min_cosine=min_cosine, window=window, rows_path=rows,
+            engine=engine, say=progress, tick=tick, block=block, template=template,
+        )  # fmt: skip
+    if isinstance(corpus, str | os.PathLike):
+        corpus = load_chunks(Path(corpus))
     say = progress or (lambda _msg: None)
     info = store.info()
     if info.dimension and info.dimension != embedder.dimension:
@@ -80,8 +107,6 @@ def check_index(
             f"{embedder.dimension}-d; pass the --embedder the index was built with"
         )
     if sample is None and only is None and max_fault_rate is None:
-        from .streamed import check_all
-
         return check_all(
             store, embedder, corpus, min_cosine=min_cosine, window=window, say=say,
             template=template,
@@ -89,7 +114,7 @@ def check_index(
     return check_sampled(
         store,
         embedder,
-        corpus,
+        corpus,  # type: ignore[arg-type]  # a ChunkSource is streamed (stream=True)
         info,
         sample=sample,
         seed=seed,

@@ -25,7 +25,7 @@ tied with the exact k-th (or 1st) counts as found. Rates carry Wilson 95% interv
 from __future__ import annotations
 
 from ..ground_truth import GroundTruth, ground_truth
-from .compare import DEFAULT_FETCH, compare_ann, fetch_depths
+from .compare import DEFAULT_FETCH, apply_sweep, compare_ann, fetch_depths, sweep_ann
 from .queries import (
     DEFAULT_NOISE,
     QuerySet,
@@ -35,7 +35,6 @@ from .queries import (
     sample_queries,
 )
 from .result import AnnResult, FetchRow, Truths
-from .sweep import apply_sweep, sweep_ann
 from .truth import TrueVectors
 
 __all__ = [

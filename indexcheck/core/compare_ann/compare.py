@@ -1,6 +1,7 @@
 """compare-ann's measurement: exact neighbours, the store's approximate lists at each
 fetch depth re-ranked to k, and the metrics and recommendation per depth (the method in
-the package docstring)."""
+the package docstring); and the same at each value of a search parameter (one shared
+ground truth), the sweep made part of the verdict."""
 
 from __future__ import annotations
 
@@ -40,13 +41,15 @@ from .queries import (
     QuerySet,
     as_query_set,
 )
-from .result import AnnResult, FetchRow, Truths
+from .result import AnnResult, FetchRow, Truths, row_dict
 from .truth import MatrixLookup, TrueVectors, true_truth
 from .wording import (
     compression_warnings,
     effort_param,
     recommendation,
     sentences,
+    sweep_none,
+    sweep_recommendation,
 )
 
 DEFAULT_FETCH = (4, 10, 20, 50)
@@ -97,6 +100,8 @@ def compare_ann(
     truth: GroundTruth | Truths | None = None,
     true_vectors: TrueVectors | None = None,
     filters: Sequence[Any] | None = None,
+    sweep: tuple[str, Sequence[int]] | None = None,
+    open_at: Callable[[int], VectorStore] | None = None,
 ) -> AnnResult:
     """Measure approximate search against exact search at each fetch depth.
 
@@ -111,6 +116,9 @@ def compare_ann(
     ``filters``: one portable metadata filter per query (None: unfiltered); the truth is
     then exact search over the chunks each filter matches, the store is searched under
     the filter, and the short-result rate is reported (:mod:`.ann_filtered`).
+    ``sweep`` (``(key, values)``) measures the same at each value (:func:`sweep_ann`),
+    ``open_at(value)`` giving the index searched with ``key=value``, and makes the sweep
+    part of the verdict (:func:`apply_sweep`).
     """
     say = progress or _quiet
     qs = queries if isinstance(queries, QuerySet) else as_query_set(queries)
@@ -201,7 +209,7 @@ def compare_ann(
     worst_queries = worst(qs.labels, scored, per, raw, depths, family, tol)
     for w in worst_queries if ft is not None else []:
         w["filter"] = ft.groups.keys[w["index"]]
-    return AnnResult(
+    result = AnnResult(
         ok=recommended is not None,
         k=k,
         target=target,
@@ -240,6 +248,102 @@ def compare_ann(
         query_filters=None if ft is None else ft.groups.keys,
         truth=truths,
     )
+    if sweep is None:
+        return result
+    assert open_at is not None
+    key, values = sweep
+    swept = sweep_ann(
+        key, values, open_at, qs, truths, k=k, fetch=fetch, target=target, seed=seed,
+        progress=progress, filters=filters,
+    )  # fmt: skip
+    return apply_sweep(result, swept)
+
+
+def sweep_ann(
+    key: str,
+    values: Sequence[int],
+    open_at: Callable[[int], VectorStore],
+    queries: np.ndarray | QuerySet,
+    truth: GroundTruth | Truths,
+    *,
+    k: int = 4,
+    fetch: Sequence[int] | None = DEFAULT_FETCH,
+    target: float = 0.01,
+    seed: int = 0,
+    progress: Say | None = None,
+    filters: Sequence[Any] | None = None,
+) -> dict[str, Any]:
+    """compare-ann at each value of a search parameter, sharing one ground truth (a
+    :class:`Truths` carries the true one too, when the first run had it).
+
+    ``open_at(value)`` gives the same index searched with ``key=value`` (the caller opens
+    it; the CLI rewrites the spec); each store is closed here once measured. Returns
+    ``{"param", "runs": [{"value", "spec", "by_fetch", "recommended_fetch",
+    "recommendation"}]}``.
+    """
+    say = progress or _quiet
+    runs = []
+    for v in values:
+        say(f"sweep {key}={v}")
+        store = open_at(v)
+        try:
+            r = compare_ann(
+                store, queries, k, fetch, target, seed, progress=say, truth=truth, filters=filters
+            )
+        finally:
+            store.close()
+        runs.append(
+            {
+                "value": v,
+                "spec": store.spec,
+                "by_fetch": [row_dict(row) for row in r.by_fetch],
+                "recommended_fetch": r.recommended_fetch,
+                "recommendation": r.recommendation,
+            }
+        )
+    return {"param": key, "runs": runs}
+
+
+def apply_sweep(result: AnnResult, sweep: dict[str, Any]) -> AnnResult:
+    """Make a sweep part of the verdict (``sweep`` is :func:`sweep_ann`'s result).
+
+    ``ok`` when the index as configured or any swept value reaches the target. The
+    recommendation names the smallest swept value that reaches it, with its smallest fetch
+    depth, unless the index as configured reaches it at a setting no higher (or at a
+    setting the store does not tell: then that value is mentioned as an alternative).
+    """
+    key = str(sweep["param"])
+    raw = result.store.get("details", {}).get(key)
+    configured = int(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+    runs = list(sweep["runs"])
+    reaching = sorted(
+        (int(r["value"]), int(r["recommended_fetch"]))
+        for r in runs
+        if r["recommended_fetch"] is not None
+    )
+    result.sweep = sweep
+    base = result.recommended_fetch
+    if reaching:
+        value, depth = reaching[0]
+        if base is not None and (configured is None or configured <= value):
+            if configured is None:
+                result.recommendation += (
+                    f" Of the {key} values tried, {value} is the smallest that reaches the "
+                    f"target too (at fetch {depth})."
+                )
+            return result
+        run = next(r for r in runs if r["value"] == value)
+        row = next(r for r in run["by_fetch"] if r["fetch"] == depth)
+        text = sweep_recommendation(key, value, row, result.k, result.target, configured, base)
+        result.recommendation = sentences([text, *result.warnings])
+        result.recommended_setting = {key: value, "fetch": depth}
+        result.ok = True
+        return result
+    if base is None:
+        text = sweep_none(key, runs, result.k, result.target, result.compression_loss)
+        result.recommendation = sentences([text, *result.warnings])
+        result.ok = False
+    return result
 
 
 def _truths(

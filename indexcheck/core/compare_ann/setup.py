@@ -5,7 +5,7 @@ question file, or read from a vector file) and one metadata filter per query."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import numpy as np
 from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import InputError
-from ...filtered_questions import question_filters, run_filters
+from ...filtered_questions import filters_manifest, question_filters, run_filters
 from ...stores.base import VectorStore
 from .queries import (
     DEFAULT_NOISE,
@@ -57,7 +57,7 @@ def prepare_queries(
     queries: int | np.ndarray | QuerySet,
     *,
     seed: int = 0,
-    noise: float = DEFAULT_NOISE,
+    noise: float | None = None,
     truth_from: str | None = None,
     truth_store: VectorStore | None = None,
     embedder: Embedder | None = None,
@@ -65,13 +65,19 @@ def prepare_queries(
     questions: str | os.PathLike[str] | None = None,
     query_vectors: str | os.PathLike[str] | None = None,
     cache_dir: Path | None = None,
+    filter: Any = None,
+    filters: Sequence[Any] | None = None,
+    true_vectors: TrueVectors | None = None,
     progress: Say | None = None,
-) -> tuple[TrueVectors | None, QuerySet]:
-    """The vectors as added (``truth_from="chunks"``: the texts re-embedded with
-    ``embedder``; or what ``truth_store`` holds under the index's ids; else None) and the
-    queries: the ``questions`` file embedded with ``embedder``, the ``query_vectors`` file
-    as given, ``queries`` itself, or that many stored vectors (as added, when known) moved
-    by ``noise`` (vectors read from a remote store cached under ``cache_dir``)."""
+) -> tuple[TrueVectors | None, QuerySet, Sequence[Any] | None]:
+    """compare-ann's query building: the vectors as added, the queries and one filter per
+    query. The vectors as added: ``true_vectors`` as given, else (``truth_from="chunks"``)
+    the texts re-embedded with ``embedder``, or what ``truth_store`` holds under the
+    index's ids, else None. The queries: the ``questions`` file embedded with
+    ``embedder``, the ``query_vectors`` file as given, ``queries`` itself, or that many
+    stored vectors (as added, when known) moved by ``noise`` (None: the default; vectors
+    read from a remote store cached under ``cache_dir``). The filters: ``filters`` as
+    given, else each question's own AND ``filter`` (:func:`query_filters`)."""
     check_choices(truth_from, truth_store, questions, query_vectors)
     say = progress or _quiet
     tv = None
@@ -81,20 +87,25 @@ def prepare_queries(
         tv = from_chunks(store, embedder, corpus, say)
     elif truth_store is not None:
         tv = from_store(store, truth_store, say)
+    moved = DEFAULT_NOISE if noise is None else noise
     if questions is not None:
         if embedder is None:
             raise InputError("questions are embedded to query with: pass an embedder")
-        return tv, embed_questions(Path(questions), embedder)
-    if query_vectors is not None:
-        return tv, load_query_vectors(Path(query_vectors))
-    if not isinstance(queries, int):
-        return tv, queries if isinstance(queries, QuerySet) else as_query_set(queries)
-    if tv is not None:
+        qs = embed_questions(Path(questions), embedder)
+    elif query_vectors is not None:
+        qs = load_query_vectors(Path(query_vectors))
+    elif not isinstance(queries, int):
+        qs = queries if isinstance(queries, QuerySet) else as_query_set(queries)
+    elif tv is not None:
         # near the vectors as added, as real questions are, not near their codes
         say("sampling queries from the true vectors")
-        return tv, sample_from_vectors(tv.ids, tv.vectors, queries, seed, noise)
-    say("sampling queries from the store")
-    return tv, sample_queries(store, queries, seed, noise, cache_dir)
+        qs = sample_from_vectors(tv.ids, tv.vectors, queries, seed, moved)
+    else:
+        say("sampling queries from the store")
+        qs = sample_queries(store, queries, seed, moved, cache_dir)
+    if filters is None:
+        filters = query_filters(qs, questions, filter)
+    return tv if true_vectors is None else true_vectors, qs, filters
 
 
 def query_filters(
@@ -111,9 +122,15 @@ def queries_manifest(queries: QuerySet) -> dict[str, Any]:
     return {"source": queries.source, "count": len(queries.labels), **queries.details}
 
 
+def manifest_facts(queries: QuerySet, filters: Sequence[Any] | None) -> dict[str, Any]:
+    """compare-ann's manifest facts: where the queries came from, and the filters."""
+    return {"queries": queries_manifest(queries), **filters_manifest(filters)}
+
+
 __all__ = [
     "check_choices",
     "check_truth_choice",
+    "manifest_facts",
     "prepare_queries",
     "queries_manifest",
     "query_filters",

@@ -97,28 +97,24 @@ def manifest_of(result: Any, provenance: dict[str, Any], embedder: str | None) -
 
 def finish_run(
     result: Any,
-    *,
-    generator: str,
-    seed: int,
     options: Mapping[str, Any],
     provenance: Mapping[str, Any] | None = None,
     out: str | Path | None = None,
     embedder: Embedder | None = None,
-    dry_run: bool = False,
 ) -> dict[str, Any]:
-    """The run's provenance, for its manifest: ``seed``, the ``generator`` and judge models,
-    every prompt version, the ``options``, and ``provenance`` added. With ``out`` (and
-    questions kept, not a dry run) the set is written there, that provenance (with the
+    """The run's provenance, for its manifest: the result's seed, generator and judge
+    models and prompt versions, the ``options``, and ``provenance`` added. With ``out``
+    (and questions kept, not a dry run) the set is written there, that provenance (with the
     ``embedder``'s model) as its sidecar, and ``result.out`` names it."""
     facts = {
-        "seed": seed,
-        "generator": {"model_id": generator},
+        "seed": result.seed,
+        "generator": {"model_id": result.generator},
         "judge": result.judge,
         "prompts": result.prompt_versions,
         "options": dict(options),
         **(provenance or {}),
     }
-    if out is not None and result.questions and not dry_run:
+    if out is not None and result.questions and not result.dry_run:
         result.out = str(out)
         model = embedder.model_id if embedder is not None else None
         write_question_set(result.questions, Path(out), manifest_of(result, facts, model))

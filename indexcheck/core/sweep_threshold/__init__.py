@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import InputError
 from ...filters import canonical
@@ -60,22 +61,34 @@ def sweep_threshold(
     *,
     k: int = 4,
     fetch: int = 20,
-    higher_is_better: bool = True,
+    higher_is_better: bool | None = True,
     to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
     scale: dict[str, Any] | None = None,
     recall_target: float = 0.95,
     rule: str = "recall",
     refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] = (),
+    refusal_marked: Sequence[str] | None = (),
     filter: Any = None,
+    corpus: Corpus | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> SweepResult:
     """Sweep every observed score as a threshold.
 
     ``higher_is_better`` and ``to_cosine`` (backend score array -> cosine array) come from
-    the probed scale. ``rule``: ``recall`` (the strictest threshold keeping in-scope recall
-    >= ``recall_target``) or ``youden`` (max recall + rejection - 1). Each question is
-    searched with its own ``filter`` AND ``filter`` (one for every question), when given.
+    the probed scale: None probes it (or reads it from the cache, :func:`prepare`), and
+    ``scale`` then defaults to its summary. ``refusal_marked`` None: the refusal chunks
+    ``corpus`` marks (``refusal`` column). ``rule``: ``recall`` (the strictest threshold
+    keeping in-scope recall >= ``recall_target``) or ``youden`` (max recall + rejection -
+    1). Each question is searched with its own ``filter`` AND ``filter`` (one for every
+    question), when given.
     """
+    setup = prepare(
+        store, corpus, higher_is_better=higher_is_better, to_cosine=to_cosine,
+        refusal_marked=refusal_marked, progress=progress,
+    )  # fmt: skip
+    to_cosine, scale = setup.to_cosine, setup.scale if scale is None else scale
+    if progress is not None:
+        progress(f"retrieving {len(questions)} questions")
     if k < 1 or fetch < k:
         raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
     if rule not in ("recall", "youden"):
@@ -90,7 +103,7 @@ def sweep_threshold(
         got = filtered_retrieve(store, embedder, questions, fetch, filters)
     keys = [None if f is None else canonical(f) for f in (filters or [None] * len(questions))]
     refusals = refusal_ids(
-        [c for c in got.I.ravel() if c is not None], refusal_pattern, refusal_marked
+        [c for c in got.I.ravel() if c is not None], refusal_pattern, setup.refusal_marked
     )
     records: list[QuestionRecord] = []
     for row, q in enumerate(questions):
@@ -116,7 +129,7 @@ def sweep_threshold(
         records,
         k=k,
         fetch=fetch,
-        higher_is_better=higher_is_better,
+        higher_is_better=setup.higher_is_better,
         to_cosine=to_cosine,
         scale=scale,
         recall_target=recall_target,
