@@ -88,8 +88,11 @@ def _kind(value: Any) -> str:
     )
 
 
-def chunk_id(value: Any, where: str, column: str) -> str:
-    """A chunk id as text: a string or an integer; anything else is refused (exit 2)."""
+def chunk_id(
+    value: Any, where: str, column: str, fix: str = "fix the row or pass --id-column"
+) -> str:
+    """A chunk id as text: a string or an integer; anything else is refused (exit 2), saying
+    ``fix`` (a store's own id file has no --id-column to pass)."""
     if isinstance(value, str) and value != "":
         return utf8_text(value, where, f"column '{column}'")
     if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
@@ -98,7 +101,7 @@ def chunk_id(value: Any, where: str, column: str) -> str:
         raise DataFileError(f"{where} has no {column}; every chunk needs a non-empty id")
     raise DataFileError(
         f"{where}: column '{column}' holds {_kind(value)}, not a string or integer id; "
-        "fix the row or pass --id-column"
+        f"{fix}"
     )
 
 

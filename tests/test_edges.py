@@ -73,6 +73,15 @@ def test_ids_json_streamed_refuses_as_the_whole_list_does(raw: Any, tmp_path: Pa
     assert str(streamed.value) == str(whole.value)
 
 
+@pytest.mark.parametrize("raw", [[[1]], [{"id": [1], "text": 5}]])
+def test_a_bad_id_in_the_stores_id_file_is_not_told_to_pass_id_column(raw: Any) -> None:
+    """--id-column names a column of --chunks; it cannot fix the id file saved with the index."""
+    with pytest.raises(DataFileError) as info:
+        parse_ids_json(raw, IDS)
+    assert "--id-column" not in str(info.value)
+    assert "fix that entry of the id file the index was saved with" in str(info.value)
+
+
 def _state(obj: Any) -> dict[str, Any]:
     return obj if isinstance(obj, dict) else {}
 

@@ -37,6 +37,10 @@ def parse_ids_json(raw: Any, path: Path) -> tuple[list[str], list[str | None] | 
     return ids, (texts if as_objects else None)
 
 
+#: what to do about a bad id in the store's own id file (no --id-column names it)
+ID_FILE_FIX = "fix that entry of the id file the index was saved with"
+
+
 def ids_json_entry(raw: Any, n: int, as_objects: bool, path: Path) -> tuple[str, str | None]:
     """Entry ``n`` of an ``ids.json`` as (id, text or None), refused (exit 2) when its kind
     is not the list's first entry's (``as_objects``), its id is not one, or its text is
@@ -48,10 +52,10 @@ def ids_json_entry(raw: Any, n: int, as_objects: bool, path: Path) -> tuple[str,
             f"{where} mixes kinds: the list starts with {first}; use one kind throughout"
         )
     if not as_objects:
-        return chunk_id(raw, where, "id"), None
+        return chunk_id(raw, where, "id", ID_FILE_FIX), None
     if "id" not in raw:
         raise DataFileError(f'{where} has no "id"; each object needs {{"id": ..., "text": ...}}')
-    cid = chunk_id(raw["id"], where, "id")
+    cid = chunk_id(raw["id"], where, "id", ID_FILE_FIX)
     text = raw.get("text")
     if text is not None and not isinstance(text, str):
         raise DataFileError(f'{where}: "text" must be a string or null')
