@@ -100,8 +100,7 @@ def chunk_id(
     if is_null(value) or value == "":
         raise DataFileError(f"{where} has no {column}; every chunk needs a non-empty id")
     raise DataFileError(
-        f"{where}: column '{column}' holds {_kind(value)}, not a string or integer id; "
-        f"{fix}"
+        f"{where}: column '{column}' holds {_kind(value)}, not a string or integer id; {fix}"
     )
 
 
