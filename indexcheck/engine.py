@@ -72,6 +72,26 @@ def _call(fn: Callable[[Any], Any], item: Any) -> Any:
     return fn(item)
 
 
+def _refuse_unreachable(address: str | None) -> None:
+    """Exit 3 at once when nothing listens at a ``host:port`` (or ``ray://host:port``) Ray
+    address: ray.init would wait minutes for the head's GCS before it gives up. Other forms
+    ("auto", "local", None) are left to Ray."""
+    import re
+    import socket
+
+    m = re.fullmatch(r"(?:ray://)?\[?([\w.\-:]+?)\]?:(\d+)", address or "")
+    if m is None:
+        return
+    try:
+        socket.create_connection((m.group(1), int(m.group(2))), timeout=5).close()
+    except OSError as exc:
+        raise BackendUnavailableError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}; check "
+            "--ray-address (or RAY_ADDRESS): a head started with `ray start --head` listens "
+            "on port 6379"
+        ) from None
+
+
 class RayEngine:
     """Blocks as Ray tasks on the cluster at ``address`` (None: RAY_ADDRESS, else a new
     local cluster)."""
@@ -87,6 +107,7 @@ class RayEngine:
         address = address or os.environ.get("RAY_ADDRESS") or None
         self._owns = False
         if not ray.is_initialized():
+            _refuse_unreachable(address)
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
             except ConnectionError as exc:

@@ -121,6 +121,26 @@ def test_engine_ray_without_ray_is_exit_2_with_the_install_line(small_kb, monkey
     assert "pip install 'indexcheck[ray]'" in r.output
 
 
+def test_engine_ray_at_an_address_nothing_listens_on_is_exit_3_at_once(small_kb) -> None:
+    """ray.init waits minutes (GCS retries) for a head that is not there; the run says so at
+    once instead, before any work."""
+    import socket
+    import time
+
+    with socket.socket() as s:  # a loopback port that was free a moment ago
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = ["check-index", "--store", f"faiss:{small_kb['good']}", "--chunks"]
+    args += [str(small_kb["chunks"]), "--all", "--engine", "ray"]
+    args += ["--embedder", "py:indexcheck.testing:HASH32", "--ray-address", f"127.0.0.1:{port}"]
+    started = time.monotonic()
+    r = CliRunner().invoke(cli, args)
+    assert time.monotonic() - started < 30
+    assert r.exit_code == 3, r.output
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in r.output
+    assert "check --ray-address" in r.output
+
+
 COUNTER = """
 import os, time
 import numpy as np

@@ -185,7 +185,7 @@ def _run(
 
     say("reading every stored vector")
     scanned = 0
-    expect = 0  # where the next batch starts when the store yields corpus order
+    expect: int | None = 0  # where the next batch starts when the store yields corpus order
     tick("store scan", 0, store_count or None)
     for batch in store.iter_vectors(ITER_BATCH):
         scanned += len(batch.ids)
