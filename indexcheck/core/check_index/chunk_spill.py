@@ -202,7 +202,9 @@ class ChunkSpill:
 
     def duplicates(self) -> dict[int, int]:
         """Position of each chunk repeating an earlier chunk's text -> that earlier
-        position, in corpus order (as Corpus.duplicate_of)."""
+        position, in corpus order (as Corpus.duplicate_of). Reads one text-hash bucket at a
+        time, but the answer holds one entry per repeat, and equal texts share a bucket: where
+        most chunks repeat one text, both grow with the index (as the in-memory check's)."""
         pairs: list[tuple[int, int]] = []
         for rec in self._texts.read():
             if len(rec) < 2:
