@@ -14,7 +14,7 @@ import click
 import numpy as np
 import pytest
 
-from indexcheck.cli.options import FiniteFloat
+from indexcheck.cli.option_types import FiniteFloat
 from indexcheck.core.ci.baseline_guard import baseline_differences, check_baseline
 from indexcheck.embedders.base import RetryPolicy
 from indexcheck.errors import BackendUnavailableError, DataFileError, InputError

@@ -24,10 +24,10 @@ from .options import (
     chunks_option,
     embedder_option,
     output_options,
-    progress,
     seed_option,
     store_option,
 )
+from .progress import progress
 from .session import open_corpus, warn_spec
 from .sweep_spec import parse_sweep
 

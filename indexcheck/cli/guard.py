@@ -45,7 +45,7 @@ from ..outputs import (
 )
 from ..stores.store_files import store_paths
 from ..textsafe import escape_html, escape_md
-from .options import run_probes
+from .output_checks import run_probes
 
 _KEY = "indexcheck.guard"
 

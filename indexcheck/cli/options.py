@@ -20,15 +20,8 @@ from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
 from ..formats.traces.sniff import FORMATS
 from ..outputs import output_error, replacing
 from ..redact import dump_scrubbed, scrubbed_json
-from .option_types import SEED as SEED
-from .option_types import FiniteFloat as FiniteFloat
-from .output_checks import check_file_output as check_file_output
-from .output_checks import check_folder_output as check_folder_output
-from .output_checks import check_json_path, check_report_dir
-from .output_checks import run_probes as run_probes  # the commands take them from here too
-from .progress import err_console as err_console
-from .progress import model_calls as model_calls
-from .progress import progress as progress
+from .option_types import SEED, FiniteFloat
+from .output_checks import check_file_output, check_json_path, check_report_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -16,7 +16,8 @@ from ..filters import canonical, parse_filter
 from ..sections import Section, Text
 from .command import Command
 from .finish import finish
-from .options import json_option, progress, seed_option, store_option
+from .options import json_option, seed_option, store_option
+from .progress import progress
 from .session import warn_spec
 
 

@@ -14,7 +14,8 @@ from ..errors import EXIT_CHECK_FAILED, EXIT_OK
 from ..textsafe import escape_rich as escape
 from ..textsafe import visible
 from .command import Command
-from .options import F, check_folder_output, human_console, is_stdout, json_option, write_json
+from .options import F, human_console, is_stdout, json_option, write_json
+from .output_checks import check_folder_output
 
 
 def _sheet_option(required: bool = True) -> Callable[[F], F]:
