@@ -202,28 +202,58 @@ def test_to_dict_is_asdict(tmp_path: Path) -> None:
     assert list(r.to_dict()["findings"][0]) == list(asdict(r)["findings"][0])
 
 
-def test_a_diff_of_two_parquet_files_decodes_each_vector_column_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Opening reads the ids only; the diff's Arrow pass is the one pass over the vectors,
-    and the dimension it learned is cached with the id map for the next open."""
+def _decoded(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Vector rows decoded per file name, counted from here on."""
     from indexcheck.stores.file_readers import ParquetReader
 
-    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    passes: list[str] = []
+    rows: dict[str, int] = {}
     groups = ParquetReader._groups
 
     def counted(self: ParquetReader, size: int, columns: list[str], *a: Any, **k: Any) -> Any:
-        if self.vec_col in columns:
-            passes.append(self.path.name)
-        return groups(self, size, columns, *a, **k)
+        for start, rb in groups(self, size, columns, *a, **k):
+            if self.vec_col in columns:
+                rows[self.path.name] = rows.get(self.path.name, 0) + rb.num_rows
+            yield start, rb
 
     monkeypatch.setattr(ParquetReader, "_groups", counted)
+    return rows
+
+
+def test_a_diff_of_two_parquet_files_decodes_each_vector_column_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening reads the ids only; the diff reads each vector column once in full (the old
+    one's first block once more, for its dimension, and the row groups a shift's holders
+    sit in), and the dimension it learned is cached with the id map for the next open."""
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    rows = _decoded(monkeypatch)
     old, new = _pair()
     specs = [_parquet(tmp_path / "old.parquet", old), _parquet(tmp_path / "new.parquet", new)]
     stores = [open_store(s) for s in specs]
-    assert passes == [] and [s.known_dimension for s in stores] == [None, None]
-    diff_index(*stores)
-    assert sorted(passes) == ["new.parquet", "old.parquet"]
+    assert rows == {} and [s.known_dimension for s in stores] == [None, None]
+    got = diff_index(*stores)
+    assert got.counts["shift"] == 20
+    assert rows["new.parquet"] == len(new["id"])
+    # the shift's holders (rows 39-58) sit in row groups 0 and 1 (50 rows each), and the
+    # old rows before the first moved vector are keyed from there too: less than a second
+    # pass over the 300 rows
+    assert N <= rows["old.parquet"] <= N + 50 + 100 + 100
     assert [open_store(s).known_dimension for s in specs] == [D, D]
-    assert len(passes) == 2
+
+
+def test_a_clean_diff_of_two_parquet_files_computes_no_lsh_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing moved: no holder search, so no old row is keyed and none read again."""
+    from indexcheck.core.diff_index import band
+
+    keyed: list[int] = []
+    real = band.lsh_keys
+    monkeypatch.setattr(band, "lsh_keys", lambda u, p: keyed.append(len(u)) or real(u, p))
+    rows = _decoded(monkeypatch)
+    old, _ = _pair()
+    specs = [_parquet(tmp_path / "old.parquet", old), _parquet(tmp_path / "new.parquet", old)]
+    got = diff_index(*(open_store(s) for s in specs))
+    assert got.ok and got.counts == {"unchanged": N}
+    assert keyed == []
+    assert rows["new.parquet"] == N and N <= rows["old.parquet"] <= N + 50

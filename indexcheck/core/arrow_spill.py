@@ -9,6 +9,10 @@ when every row of the block has the reference length), and the flags and unit ve
 computed on the whole block in numpy. No Python code runs per row. The file is decoded in a
 thread a few blocks ahead of that work (:func:`indexcheck.core.hash_join.prefetch`).
 
+Two such stores, without chunks files, are not spilled at all: only their keys are
+written, and both vector columns are read after the join (:mod:`indexcheck.core.diff_index.
+band`). This module's spill serves the other pairs and that path's fallbacks.
+
 The new side of two such stores is not spilled: :func:`spill_pair` writes only its keys
 (the id and text columns, read without the vectors) while the old side is spilled, and
 after the join :func:`new_blocks` reads its vector column once, in order, block by block,
@@ -283,10 +287,20 @@ def _spill_arrow(
 
 def new_blocks(store: Any, d: int) -> Generator[tuple[int, np.ndarray, np.ndarray], None, None]:
     """(first seq, unit float32 (n, d) rows, flags) of the new store's blocks, in order,
-    read from its vector column once (reference length ``d``, the old dimension).
-    Raises :class:`Fallback` on a block only the row reader handles."""
-    seq = 0
-    for rb in prefetch(store.arrow_batches(ROWS, False, ("vector",))):
+    read from its vector column once (reference length ``d``, the old dimension), decoded
+    and made unit in a thread ahead of the caller. Raises :class:`Fallback` on a block only
+    the row reader handles."""
+    yield from prefetch(unit_blocks(store, d))
+
+
+def unit_blocks(
+    store: Any, d: int, group: int | None = None
+) -> Generator[tuple[int, np.ndarray, np.ndarray], None, None]:
+    """(first seq, unit float32 (n, d) rows, flags) of the store's vector column (of one
+    row group when ``group`` is given), in order, at reference length ``d``. Raises
+    :class:`Fallback` on a block only the row reader handles (a null element)."""
+    seq = 0 if group is None else store.arrow_groups[group]
+    for rb in store.arrow_batches(ROWS, False, ("vector",), group):
         col = rb.column(0)
         dims = list_lengths(col, 0).astype(np.int32)
         matrix = _matrix(col, dims, d)

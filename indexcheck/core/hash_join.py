@@ -5,8 +5,9 @@ Each store is streamed once into a spill folder: a Parquet file of keys per row 
 a :class:`Flag`) and a raw float32 file of unit vectors in ``seq`` order. DuckDB joins the
 keys (it spills to disk past its memory limit); vectors are read back block by block from
 the raw files with explicit reads, so peak memory does not grow with the vectors. (A
-``parquet:`` store is read from its Arrow buffers instead, and the new side's vectors are
-not spilled at all: see :mod:`indexcheck.core.arrow_spill`.) The LSH keys of the old
+``parquet:`` store is read from its Arrow buffers instead, and two of them are compared
+without a spill of their vectors: see :mod:`indexcheck.core.arrow_spill` and
+:mod:`indexcheck.core.diff_index.band`.) The LSH keys of the old
 vectors (:func:`lsh_keys`) are computed from the old spill only when some vector moved.
 
 Texts are normalised before hashing (NFC, ``\\r\\n`` -> ``\\n``, outer whitespace stripped):

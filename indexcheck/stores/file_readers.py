@@ -87,14 +87,27 @@ class ParquetReader:
         self.fast = True
 
     def _groups(
-        self, size: int, columns: list[str], groups: Any = None, threads: bool = True
+        self,
+        size: int,
+        columns: list[str],
+        groups: Any = None,
+        threads: bool = True,
+        private: bool = False,
     ) -> Iterator[tuple[int, Any]]:
         """(first row, record batch) of the row groups asked, in file order (``threads``:
-        Arrow decodes the columns in parallel)."""
+        Arrow decodes the columns in parallel; ``private``: through a reader of its own,
+        for callers reading several groups at once on their threads)."""
+        pf = self.pf
+        if private:
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(
+                self.path, buffer_size=READ_BUFFER, pre_buffer=False, metadata=self.pf.metadata
+            )
         for g in range(len(self.starts) - 1) if groups is None else groups:
             start = int(self.starts[g])
             try:
-                for rb in self.pf.iter_batches(
+                for rb in pf.iter_batches(
                     batch_size=size, row_groups=[g], columns=columns, use_threads=threads
                 ):
                     yield start, rb

@@ -134,14 +134,20 @@ class ParquetStore(BaseStore):
         return bool(self._reader.has_text)
 
     def arrow_batches(
-        self, size: int, threads: bool = True, columns: Sequence[str] = ("id", "vector", "text")
+        self,
+        size: int,
+        threads: bool = True,
+        columns: Sequence[str] = ("id", "vector", "text"),
+        group: int | None = None,
     ) -> Iterator[Any]:
         """Every row once, in file order, as Arrow record batches of ``columns`` (of ``id``,
         ``vector`` and ``text``, in that order; ``text`` only when the file has it),
         undecoded: for callers that work on Arrow buffers (diff-index). A pass that reads the
         vectors also learns the dimension on the way when it is not yet known, so that pass
         is not made twice. Parquet only (see :attr:`arrow_ready`); ``threads`` False decodes
-        in the calling thread (for callers reading two files at once)."""
+        in the calling thread (for callers reading two files at once). ``group``: only the
+        rows of that row group (of :attr:`arrow_groups`), for readers working on several
+        groups at once; such a pass learns nothing."""
         reader = self._reader
         assert isinstance(reader, ParquetReader)
         names = dict(zip(("id", "vector", "text"), reader.columns[:3], strict=False))
@@ -149,14 +155,22 @@ class ParquetStore(BaseStore):
             names.pop("text", None)
         wanted = [names[c] for c in ("id", "vector", "text") if c in columns and c in names]
         at = wanted.index(reader.vec_col) if reader.vec_col in wanted else None
-        known = self._map.meta.get("dimension") is not None
+        known = self._map.meta.get("dimension") is not None or group is not None
         seen = reader.vector_survey() if at is not None and not known else None
-        for start, rb in reader._groups(size, wanted, threads=threads):
+        groups = None if group is None else [group]
+        for start, rb in reader._groups(size, wanted, groups, threads, group is not None):
             if seen is not None:
                 seen.add(rb.column(at), start)
             yield rb
         if seen is not None:
             self._learned(seen.finish())
+
+    @property
+    def arrow_groups(self) -> list[int]:
+        """The first row of each row group, and the row count last (Parquet only)."""
+        reader = self._reader
+        assert isinstance(reader, ParquetReader)
+        return [int(s) for s in reader.starts]
 
     def _build_map(self) -> IdMap:
         """The id map from the ids; for a Parquet file whose statistics do not give the

@@ -35,6 +35,7 @@ from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
 from ..arrow_spill import Fallback, new_blocks, respill_new, row_count, spill_pair, store_dimension
 from ..hash_join import Side, check_memory_limit, connect
+from .band import band_compare, band_keys, first_dimension
 from .join import _join
 from .result import (  # re-exported: the command's result types
     DiffFinding as DiffFinding,
@@ -103,13 +104,19 @@ def diff_index(
     folder.mkdir(parents=True, exist_ok=True)
     try:
         say(f"reading the old index {old.spec} and the new index {new.spec}")
-        side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
+        banded = None
+        if chunks_old is None and chunks_new is None:
+            banded = _banded(old, new, folder, memory_limit, min_cosine, say)
+        if banded is not None:
+            side_old, side_new, result = banded
+        else:
+            side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
+            try:
+                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
+            except Fallback:  # the new vectors need the row reader: spill them, compare again
+                side_new = respill_new(new, folder, side_old.dimension)
+                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
         d_old = side_old.dimension
-        try:
-            result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
-        except Fallback:  # the new vectors need the row reader: spill them, compare again
-            side_new = respill_new(new, folder, d_old)
-            result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
     finally:
         if own:
             shutil.rmtree(folder, ignore_errors=True)
@@ -147,6 +154,33 @@ def diff_index(
         )
     _finish(result)
     return result
+
+
+def _banded(
+    old: VectorStore,
+    new: VectorStore,
+    folder: Path,
+    memory_limit: str,
+    min_cosine: float,
+    say: Callable[[str], None],
+) -> tuple[Side, Side, DiffResult] | None:
+    """Both sides' keys, and the comparison over both vector streams (:mod:`.band`);
+    None when the stores need the spill."""
+    sides = band_keys(old, new, folder)
+    if sides is None:
+        return None
+    side_old, side_new = sides
+    side_old.dimension = side_new.dimension = first_dimension(old)
+    if not side_old.dimension:
+        return None
+    con = connect(folder, memory_limit)
+    try:
+        result = band_compare(con, old, new, side_old, side_new, folder, min_cosine, say)
+    except Fallback:  # a null element, or another dimension than the first vector's
+        return None
+    finally:
+        con.close()
+    return side_old, side_new, result
 
 
 def _compare(

@@ -56,6 +56,69 @@ class _Pairs:
         return pa.Table.from_batches(parts)
 
 
+class Tally:
+    """What the comparison of the paired rows found, pair by pair, in any order: counts,
+    the unusable and the moved pairs (named after the loop, in new seq order), the moved
+    new vectors (for the holder search), the compared count and the lowest cosine."""
+
+    def __init__(self, moved: MovedVectors, min_cosine: float) -> None:
+        self.moved, self.min_cosine = moved, min_cosine
+        self.counts: dict[str, int] = {}
+        self.unusable: list[tuple[np.ndarray, ...]] = []  # (new seq, old seq, new flag)
+        self.moved_at: list[tuple[np.ndarray, ...]] = []  # (new seq, old seq, cosine)
+        self.bad_seq: list[np.ndarray] = []  # new rows whose vector is not usable
+        self.bad_flag: list[np.ndarray] = []  # and their flags
+        self.compared = 0
+        self.low = np.inf
+
+    def new_flags(self, start: int, flags: np.ndarray) -> None:
+        """A new block's flags (from seq ``start``): its unusable rows are kept."""
+        nz = np.flatnonzero(flags != Flag.OK)
+        self.bad_seq.append(nz + start)
+        self.bad_flag.append(flags[nz])
+
+    def add(
+        self,
+        nseq: np.ndarray,
+        oseq: np.ndarray,
+        nflag: np.ndarray,
+        oflag: np.ndarray,
+        mine: np.ndarray,
+        theirs: np.ndarray,
+    ) -> None:
+        """Pairs (new seq, old seq), their flags, and their new and old unit rows (views or
+        copies; rows of unusable pairs are not read)."""
+        usable = (nflag == Flag.OK) & (oflag == Flag.OK)
+        unusable = np.flatnonzero(~usable)
+        if unusable.size:
+            self.unusable.append((nseq[unusable], oseq[unusable], nflag[unusable]))
+            idx = np.flatnonzero(usable)
+            if idx.size == 0:
+                return
+            nseq, oseq, mine, theirs = nseq[idx], oseq[idx], mine[idx], theirs[idx]
+        if not len(nseq):
+            return
+        # the products summed as numpy sums, row by row (the golden results hold these
+        # cosines to 8 digits)
+        cos = np.multiply(theirs, mine).sum(axis=1)
+        self.compared += len(nseq)
+        self.low = min(self.low, float(cos.min()))
+        same = int((cos >= self.min_cosine).sum())
+        if same:
+            self.counts[DiffStatus.UNCHANGED] = self.counts.get(DiffStatus.UNCHANGED, 0) + same
+        bad = np.flatnonzero(cos < self.min_cosine)
+        if bad.size:
+            self.moved.add(nseq[bad], mine[bad])
+            self.moved_at.append((nseq[bad], oseq[bad], cos[bad]))
+
+
+def rows_at(a: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``a[at]``: a view when ``at`` is one ascending run of rows, else a copy."""
+    if len(at) and int(at[-1]) - int(at[0]) == len(at) - 1 and bool((np.diff(at) == 1).all()):
+        return a[int(at[0]) : int(at[-1]) + 1]
+    return np.take(a, at, axis=0)
+
+
 def _join(
     con: Any,
     so: Any,
@@ -67,6 +130,32 @@ def _join(
 ) -> DiffResult:
     """Pair the spilled keys, compare each new block (``blocks``: first seq, unit rows,
     flags, in seq order) with its old partners in the old spill, explain the moved ones."""
+    pair_keys(con, so, sn)
+    moved = MovedVectors(folder, so.dimension)
+    tally = Tally(moved, min_cosine)
+    vo = VectorFile(so.vectors, so.dimension)
+    say("comparing the vectors of unchanged texts")
+    try:
+        pairs = _Pairs(con)
+        for start, unit, flags in blocks:
+            tally.new_flags(start, flags)
+            tb = pairs.upto(start + len(flags))
+            if tb is None:
+                continue
+            nseq = tb.column("nseq").to_numpy()
+            local, oseq = nseq - start, tb.column("oseq").to_numpy()
+            oflag = tb.column("oflag").to_numpy()
+            tally.add(nseq, oseq, flags[local], oflag, rows_at(unit, local), vo.gather(oseq))
+        return explain(con, tally, sn, lambda: find_holders(con, so, moved, min_cosine), say)
+    finally:
+        vo.close()
+        moved.close()
+
+
+def pair_keys(con: Any, so: Any, sn: Any) -> None:
+    """The views ``o`` and ``n`` of the spilled keys and the table ``pairs`` (new seq, its
+    rank among its text's copies, old seq, old flag): rows paired by text hash, the k-th
+    copy of a text in one index with its k-th copy in the other."""
     # the keys stay in their files (views); only the pairs, without ids, are a table: the
     # ids of the few rows reported are looked up by seq (:func:`_names`)
     for name, side in (("o", so), ("n", sn)):
@@ -81,87 +170,62 @@ def _join(
         "SELECT rn.seq AS nseq, rn.r AS nr, ro.seq AS oseq, ro.flag AS oflag "
         "FROM rn FULL OUTER JOIN ro ON rn.h1 = ro.h1 AND rn.h2 = ro.h2 AND rn.r = ro.r"
     )
-    counts: dict[str, int] = {}
-    vo = VectorFile(so.vectors, so.dimension)
-    moved = MovedVectors(folder, so.dimension)
-    # reported pairs, named after the loop: (new seq, old seq, status) / (.., cosine)
-    unusable_at: list[tuple[np.ndarray, ...]] = []
-    moved_at: list[tuple[np.ndarray, ...]] = []
-    bad_seq: list[np.ndarray] = []  # new rows whose vector is not usable, and their flags
-    bad_flag: list[np.ndarray] = []
-    compared = 0
-    low = np.inf
-    say("comparing the vectors of unchanged texts")
-    try:
-        pairs = _Pairs(con)
-        for start, unit, flags in blocks:
-            nz = np.flatnonzero(flags != Flag.OK)
-            bad_seq.append(nz + start)
-            bad_flag.append(flags[nz])
-            tb = pairs.upto(start + len(flags))
-            if tb is None:
-                continue
-            nseq = tb.column("nseq").to_numpy()
-            local = nseq - start
-            oseq = tb.column("oseq").to_numpy()
-            nflag = flags[local]
-            oflag = tb.column("oflag").to_numpy()
-            usable = (nflag == Flag.OK) & (oflag == Flag.OK)
-            unusable = np.flatnonzero(~usable)
-            if unusable.size:
-                unusable_at.append((nseq[unusable], oseq[unusable], nflag[unusable]))
-            idx = np.flatnonzero(usable)
-            if idx.size == 0:
-                continue
-            mine = unit[local[idx]]
-            # the products in place in the gathered copy, summed as numpy sums (the golden
-            # results hold these cosines to 8 digits)
-            theirs = vo.gather(oseq[idx])
-            cos = np.multiply(theirs, mine, out=theirs).sum(axis=1)
-            compared += idx.size
-            low = min(low, float(cos.min()))
-            same = int((cos >= min_cosine).sum())
-            if same:
-                counts[DiffStatus.UNCHANGED] = counts.get(DiffStatus.UNCHANGED, 0) + same
-            bad = np.flatnonzero(cos < min_cosine)
-            if bad.size:
-                moved.add(nseq[idx[bad]], mine[bad])
-                moved_at.append((nseq[idx[bad]], oseq[idx[bad]], cos[bad]))
-        moved_seq = moved.done()
-        rows: list[DiffRow] = []
-        if unusable_at:
-            ns, os_, fl = (np.concatenate(c) for c in zip(*unusable_at, strict=True))
-            for nid, oid, f in zip(
-                _names(con, "n", ns), _names(con, "o", os_), fl.tolist(), strict=True
-            ):
-                rows.append(DiffRow(nid, oid, _BY_FLAG.get(Flag(f)) or DiffStatus.UNCHECKED))
-        if moved_at:
-            ns, os_, cs = (np.concatenate(c) for c in zip(*moved_at, strict=True))
-            moved_rows = [
-                DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, c)
-                for nid, oid, c in zip(
-                    _names(con, "n", ns), _names(con, "o", os_), cs.tolist(), strict=True
-                )
-            ]
-            say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
-            matches = _find_holders(con, so, moved, min_cosine)
-            unexplained = 0
-            for seq, row in zip(moved_seq, moved_rows, strict=True):
-                holder = matches.get(int(seq))
-                if holder is not None:
-                    row.status, row.holds_vector_of = DiffStatus.SHIFT, holder
-                else:
-                    unexplained += 1
-            if unexplained >= max(2, compared / 2):
-                for row in moved_rows:
-                    if row.status == DiffStatus.VECTOR_CHANGED:
-                        row.status = DiffStatus.MODEL_CHANGE
-            rows.extend(moved_rows)
-    finally:
-        vo.close()
-        moved.close()
+
+
+def _by_nseq(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """The columns of ``parts`` concatenated, ordered by their first (new seq)."""
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    order = np.argsort(cols[0], kind="stable")
+    return tuple(c[order] for c in cols)
+
+
+def explain(
+    con: Any,
+    tally: Tally,
+    sn: Any,
+    holders: Callable[[], dict[int, int]],
+    say: Callable[[str], None],
+) -> DiffResult:
+    """The result of a finished comparison: the unusable and moved pairs named (moved ones
+    explained by ``holders``: new seq -> old seq of the text whose vector it holds), the
+    unpaired rows listed, repeated texts found."""
+    rows: list[DiffRow] = []
+    moved_seq = tally.moved.done()
+    if tally.unusable:
+        ns, os_, fl = _by_nseq(tally.unusable)
+        for nid, oid, f in zip(
+            _names(con, "n", ns), _names(con, "o", os_), fl.tolist(), strict=True
+        ):
+            rows.append(DiffRow(nid, oid, _BY_FLAG.get(Flag(f)) or DiffStatus.UNCHECKED))
+    if tally.moved_at:
+        ns, os_, cs = (np.concatenate(c) for c in zip(*tally.moved_at, strict=True))
+        moved_rows = [
+            DiffRow(nid, oid, DiffStatus.VECTOR_CHANGED, c)
+            for nid, oid, c in zip(
+                _names(con, "n", ns), _names(con, "o", os_), cs.tolist(), strict=True
+            )
+        ]
+        say(f"looking for the texts {len(moved_rows)} moved vectors belong to")
+        matches = _holder_names(con, holders())
+        unexplained = 0
+        for seq, row in zip(moved_seq, moved_rows, strict=True):
+            holder = matches.get(int(seq))
+            if holder is not None:
+                row.status, row.holds_vector_of = DiffStatus.SHIFT, holder
+            else:
+                unexplained += 1
+        if unexplained >= max(2, tally.compared / 2):
+            for row in moved_rows:
+                if row.status == DiffStatus.VECTOR_CHANGED:
+                    row.status = DiffStatus.MODEL_CHANGE
+        order = np.argsort(ns, kind="stable")  # found in any order, listed by new seq
+        rows.extend(moved_rows[i] for i in order.tolist())
     say("listing added, changed and removed texts")
-    flagged = (np.concatenate(bad_seq), np.concatenate(bad_flag)) if bad_seq else None
+    flagged = None
+    if tally.bad_seq:
+        seqs, flags = np.concatenate(tally.bad_seq), np.concatenate(tally.bad_flag)
+        order = np.argsort(seqs, kind="stable")
+        flagged = (seqs[order], flags[order])
     rows.extend(_unpaired(con, sn.keys, flagged))
     q = "SELECT n.id FROM pairs p JOIN n ON n.seq = p.nseq WHERE p.nr > 1 ORDER BY p.nseq"
     dups = [str(r[0]) for r in con.execute(q).fetchall()]
@@ -169,10 +233,10 @@ def _join(
         ok=True,
         old_count=0,
         new_count=0,
-        compared=compared,
-        threshold=min_cosine,
-        min_cosine=None if compared == 0 else low,
-        counts=counts,
+        compared=tally.compared,
+        threshold=tally.min_cosine,
+        min_cosine=None if tally.compared == 0 else tally.low,
+        counts=tally.counts,
         chunks=rows,
         findings=[],
     )
@@ -204,11 +268,10 @@ def _names(con: Any, view: str, seqs: np.ndarray) -> list[Any]:
     return [ids[i] for i in at.tolist()]
 
 
-def _find_holders(con: Any, so: Any, moved: MovedVectors, min_cosine: float) -> dict[int, str]:
-    """New seq -> new id (old id if removed) of the text whose old vector it holds."""
+def _holder_names(con: Any, best: dict[int, int]) -> dict[int, str]:
+    """New seq -> new id (old id if removed) of the text at old seq ``best[new seq]``."""
     import pyarrow as pa
 
-    best = find_holders(con, so, moved, min_cosine)
     if not best:
         return {}
     oseqs = sorted(set(best.values()))

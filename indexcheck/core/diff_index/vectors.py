@@ -6,7 +6,7 @@ moved."""
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ class MovedVectors:
             self._out.write(np.ascontiguousarray(unit, dtype=np.float32).data)
 
     def done(self) -> np.ndarray:
-        """Stop writing; the moved seqs, ascending."""
+        """Stop writing; the moved seqs, in the order they were added."""
         self._out.close()
         if self._seqs:
             self.seqs = np.concatenate(self._seqs)
@@ -68,7 +68,7 @@ class MovedVectors:
 
     def key_arrays(self, con: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The moved rows' LSH keys (m, 4) and text keys ``h1``, ``h2`` (from ``n``), in
-        seq order."""
+        the order they were added."""
         import pyarrow as pa
 
         keys = np.concatenate(self._keys) if self._keys else np.zeros((0, LSH_TABLES), np.int32)
@@ -78,7 +78,8 @@ class MovedVectors:
             "SELECT n.seq, n.h1, n.h2 FROM n JOIN moved_seq m ON n.seq = m.seq ORDER BY n.seq"
         ).to_arrow_table()
         con.unregister("moved_seq")
-        h1, h2 = (got.column(c).to_numpy() for c in ("h1", "h2"))
+        at = np.searchsorted(got.column("seq").to_numpy(), self.seqs)  # rows in add order
+        h1, h2 = (got.column(c).to_numpy()[at] for c in ("h1", "h2"))
         return keys, h1, h2
 
     def gather_at(self, positions: np.ndarray) -> np.ndarray:
@@ -122,41 +123,70 @@ def _candidates(
         yield old, order[lo[old] + at - (ends[old] - count[old])]
 
 
+#: a piece of the old side for the holder search, loaded by the thread that scores it:
+#: called, it gives its blocks as (first seq, unit rows, usable, text keys h1, h2)
+OldPart = Callable[[], Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]
+
+
+def spilled_old(side: Side, fd: int) -> Iterator[OldPart]:
+    """The old spill's blocks for :func:`holders_in`: keys from its keys file, unit rows
+    read from its vectors file (open at ``fd``) by the thread that scores them."""
+    import pyarrow.parquet as pq
+
+    d = side.dimension
+    seq = 0
+    keys = pq.ParquetFile(side.keys)
+    for rb in keys.iter_batches(ROWS, columns=["h1", "h2", "flag"], use_threads=False):
+        oh1, oh2, flag = (rb.column(c).to_numpy(zero_copy_only=False) for c in rb.schema.names)
+
+        def part(seq: int = seq, oh1: Any = oh1, oh2: Any = oh2, flag: Any = flag) -> Any:
+            n = len(flag)
+            vecs = np.empty((n, d), dtype=np.float32)
+            if n and d and os.preadv(fd, [vecs.data.cast("B")], seq * 4 * d) != n * 4 * d:
+                raise OSError(f"short read in the spill file at row {seq}")
+            yield seq, vecs, flag == Flag.OK, oh1, oh2
+
+        yield part
+        seq += rb.num_rows
+
+
 def find_holders(con: Any, side: Side, moved: MovedVectors, min_cosine: float) -> dict[int, int]:
+    """:func:`holders_in` the old spill."""
+    assert side.vectors is not None
+    fd = os.open(side.vectors, os.O_RDONLY)
+    try:
+        return holders_in(con, side.dimension, spilled_old(side, fd), moved, min_cosine)
+    finally:
+        os.close(fd)
+
+
+def holders_in(
+    con: Any, dimension: int, parts: Iterator[OldPart], moved: MovedVectors, min_cosine: float
+) -> dict[int, int]:
     """New seq -> old seq of the old text whose vector each moved new vector holds.
 
     The candidates of a moved row are the usable old rows of another text that share one
     of its four LSH keys; the holder is the candidate of highest cosine, if that is at
-    least ``min_cosine``. The old rows' keys are computed from the old spill a block at a
-    time on two threads (the matrix products release the GIL) and looked up in the moved
-    rows' sorted keys, so no table of the old keys is built."""
-    import pyarrow.parquet as pq
-
-    assert side.vectors is not None
+    least ``min_cosine`` (the first in old order on a tie). The old rows' keys are computed
+    a part at a time on two threads (the matrix products release the GIL), each part
+    loaded by its thread, and looked up in the moved rows' sorted keys, so no table of
+    the old keys is built."""
     mkeys, mh1, mh2 = moved.key_arrays(con)
     order = [np.argsort(mkeys[:, t], kind="stable") for t in range(LSH_TABLES)]
     ranked = [mkeys[order[t], t] for t in range(LSH_TABLES)]
-    planes = lsh_planes(side.dimension)
-    fd = os.open(side.vectors, os.O_RDONLY)
-    row = 4 * side.dimension
+    planes = lsh_planes(dimension)
 
-    def blocks() -> Iterator[tuple[int, Any]]:
-        seq = 0
-        keys = pq.ParquetFile(side.keys)
-        for rb in keys.iter_batches(ROWS, columns=["h1", "h2", "flag"], use_threads=False):
-            yield seq, rb
-            seq += rb.num_rows
+    def matched(part: OldPart) -> tuple[np.ndarray, ...]:
+        """(moved position, old seq, cosine) of the part's best candidates."""
+        found = [f for block in part() for f in scored(*block)]
+        if not found:
+            return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32),)
+        return _best(*(np.concatenate(c) for c in zip(*found, strict=True)))
 
-    def matched(item: tuple[int, Any]) -> tuple[np.ndarray, ...]:
-        """(moved position, old seq, cosine) of the block's best candidates at min_cosine."""
-        seq, rb = item
-        n = rb.num_rows
-        vecs = np.empty((n, side.dimension), dtype=np.float32)
-        if n and row and os.preadv(fd, [vecs.data.cast("B")], seq * row) != n * row:
-            raise OSError(f"short read in the spill file at row {seq}")
+    def scored(seq: int, vecs: np.ndarray, ok: np.ndarray, oh1: Any, oh2: Any) -> list[Any]:
+        """(moved position, old seq, cosine) of a block's candidates at min_cosine."""
+        n = len(vecs)
         k = lsh_keys(vecs, planes)
-        ok = rb.column("flag").to_numpy(zero_copy_only=False) == Flag.OK
-        oh1, oh2 = (rb.column(c).to_numpy(zero_copy_only=False) for c in ("h1", "h2"))
         found: list[tuple[np.ndarray, ...]] = []
         for t in range(LSH_TABLES):
             kt = np.ascontiguousarray(k[:, t])
@@ -174,17 +204,12 @@ def find_holders(con: Any, side: Side, moved: MovedVectors, min_cosine: float) -
                 cos = np.multiply(theirs, moved.gather_at(pos), out=theirs).sum(axis=1)
                 keep = cos >= min_cosine
                 found.append(_best(pos[keep], old[keep] + seq, cos[keep]))
-        if not found:
-            return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32),)
-        return _best(*(np.concatenate(part) for part in zip(*found, strict=True)))
+        return found
 
     best_cos = np.full(len(moved.seqs), -np.inf, dtype=np.float32)
     best_old = np.full(len(moved.seqs), -1, dtype=np.int64)
-    try:
-        for pos, oseq, cos in ordered_map(matched, blocks()):
-            better = cos > best_cos[pos]  # blocks in old seq order: the first wins a tie
-            best_cos[pos[better]], best_old[pos[better]] = cos[better], oseq[better]
-    finally:
-        os.close(fd)
+    for pos, oseq, cos in ordered_map(matched, parts):
+        better = cos > best_cos[pos]  # parts in old seq order: the first wins a tie
+        best_cos[pos[better]], best_old[pos[better]] = cos[better], oseq[better]
     hit = np.flatnonzero(best_old >= 0)
     return dict(zip(moved.seqs[hit].tolist(), best_old[hit].tolist(), strict=True))

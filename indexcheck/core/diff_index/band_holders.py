@@ -1,0 +1,152 @@
+"""The holder search of :mod:`.band`, without a second pass over the old vectors.
+
+The band pass writes the LSH keys of every old row (:func:`indexcheck.core.hash_join.
+lsh_keys`, ``-1`` for a row whose vector is not usable) to ``old.lsh`` as it reads the old
+vectors: 16 bytes a row. When some vector moved, the candidates of each moved row are
+found as :func:`.vectors.holders_in` finds them (the usable old rows of another text that
+share one of its four keys), from that file and the old keys file alone. Their 96 sign
+bits then screen them: a vector at cosine ``c`` to the moved one differs from it in each
+bit with probability acos(c)/pi, so a candidate that differs in more than
+:func:`max_differing_bits` bits is below ``min_cosine`` but with a probability under
+1e-12, far below the 1% the LSH itself may miss. Only the row groups of the old file that
+hold a remaining candidate are decoded again (a shift run's holders sit in a few), and
+each candidate's exact cosine decides, the highest and then the first in old order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..arrow_spill import ROWS, unit_blocks
+from ..hash_join import LSH_BITS, LSH_TABLES, Side, ordered_map
+from . import vectors
+from .vectors import MovedVectors, _best
+
+#: the chance allowed that the bit screen drops a candidate at ``min_cosine`` or above
+SCREEN_MISS = 1e-12
+
+
+@lru_cache(maxsize=16)
+def max_differing_bits(min_cosine: float) -> int:
+    """The most sign bits (of 96) in which a vector at ``min_cosine`` or above differs,
+    but with a probability under SCREEN_MISS (96 or more: no screen)."""
+    bits = LSH_TABLES * LSH_BITS
+    p = math.acos(max(-1.0, min(1.0, min_cosine))) / math.pi
+    tail = 1.0
+    for h in range(bits + 1):
+        # P(X > h) for X ~ Binomial(bits, p)
+        tail -= math.comb(bits, h) * p**h * (1 - p) ** (bits - h)
+        if tail < SCREEN_MISS:
+            return h
+    return bits
+
+
+def _differing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Differing bits of int32 key rows (n, 4) ``a`` and ``b``."""
+    x = np.bitwise_xor(a, b).view(np.uint32)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(x).sum(axis=1, dtype=np.int64)  # type: ignore[no-any-return]
+    return np.unpackbits(x.view(np.uint8), axis=1).sum(axis=1, dtype=np.int64)
+
+
+def _screened(
+    keys_file: Path, so: Side, moved: MovedVectors, con: Any, min_cosine: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(moved position, old seq) of every candidate left by the bit screen, by old seq."""
+    import pyarrow.parquet as pq
+
+    mkeys, mh1, mh2 = moved.key_arrays(con)
+    order = [np.argsort(mkeys[:, t], kind="stable") for t in range(LSH_TABLES)]
+    ranked = [mkeys[order[t], t] for t in range(LSH_TABLES)]
+    most = max_differing_bits(min_cosine)
+    pos_parts: list[np.ndarray] = []
+    seq_parts: list[np.ndarray] = []
+    seq = 0
+    text_keys = pq.ParquetFile(so.keys)
+    with keys_file.open("rb") as f:
+        for rb in text_keys.iter_batches(ROWS, columns=["h1", "h2"], use_threads=False):
+            n = rb.num_rows
+            k = np.frombuffer(f.read(n * 4 * LSH_TABLES), dtype=np.int32).reshape(n, LSH_TABLES)
+            oh1, oh2 = (rb.column(c).to_numpy() for c in ("h1", "h2"))
+            for t in range(LSH_TABLES):
+                kt = np.ascontiguousarray(k[:, t])
+                lo = np.searchsorted(ranked[t], kt, side="left")
+                count = np.zeros(n, dtype=np.int64)
+                hit = np.flatnonzero((kt >= 0) & (lo < len(ranked[t])))
+                hit = hit[ranked[t][lo[hit]] == kt[hit]]  # keys some moved row has (few)
+                count[hit] = np.searchsorted(ranked[t], kt[hit], side="right") - lo[hit]
+                for old, pos in vectors._candidates(count, lo, order[t]):
+                    keep = (oh1[old] != mh1[pos]) | (oh2[old] != mh2[pos])
+                    keep &= _differing(k[old], mkeys[pos]) <= most
+                    pos_parts.append(pos[keep])
+                    seq_parts.append(old[keep] + seq)
+            seq += n
+    if not pos_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pos, oseq = np.concatenate(pos_parts), np.concatenate(seq_parts)
+    # a pair found through several tables once, ordered by old seq
+    pair = np.unique(oseq * max(1, len(moved.seqs)) + pos)
+    return pair % max(1, len(moved.seqs)), pair // max(1, len(moved.seqs))
+
+
+def screened_holders(
+    con: Any,
+    old: Any,
+    so: Side,
+    keys_file: Path,
+    moved: MovedVectors,
+    min_cosine: float,
+) -> dict[int, int]:
+    """New seq -> old seq of the old text whose vector each moved new vector holds."""
+    pos, oseq = _screened(keys_file, so, moved, con, min_cosine)
+    best_cos = np.full(len(moved.seqs), -np.inf, dtype=np.float32)
+    best_old = np.full(len(moved.seqs), -1, dtype=np.int64)
+    if pos.size:
+        starts = np.asarray(old.arrow_groups, dtype=np.int64)
+        group = np.searchsorted(starts, oseq, side="right") - 1
+
+        def scored(g: int) -> tuple[np.ndarray, ...]:
+            at = np.flatnonzero(group == g)
+            return _exact(old, so.dimension, g, pos[at], oseq[at], moved, min_cosine)
+
+        for p, o, c in ordered_map(scored, _groups(group)):
+            p, o, c = _best(p, o, c)  # in old seq order: the first wins a tie
+            better = c > best_cos[p]
+            best_cos[p[better]], best_old[p[better]] = c[better], o[better]
+    hit = np.flatnonzero(best_old >= 0)
+    return dict(zip(moved.seqs[hit].tolist(), best_old[hit].tolist(), strict=True))
+
+
+def _groups(group: np.ndarray) -> Iterator[int]:
+    yield from np.unique(group).tolist()
+
+
+def _exact(
+    old: Any,
+    d: int,
+    g: int,
+    pos: np.ndarray,
+    oseq: np.ndarray,
+    moved: MovedVectors,
+    min_cosine: float,
+) -> tuple[np.ndarray, ...]:
+    """(moved position, old seq, cosine) of the candidates in row group ``g`` (by old seq)
+    at ``min_cosine`` or above, from the group decoded again."""
+    out: list[tuple[np.ndarray, ...]] = []
+    for start, unit, _flag in unit_blocks(old, d, g):
+        a, b = np.searchsorted(oseq, [start, start + len(unit)])
+        if b > a:
+            theirs = unit[oseq[a:b] - start]
+            cos = np.multiply(theirs, moved.gather_at(pos[a:b]), out=theirs).sum(axis=1)
+            keep = cos >= min_cosine
+            out.append((pos[a:b][keep], oseq[a:b][keep], cos[keep]))
+    if not out:
+        return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32),)
+    cols = [np.concatenate(c) for c in zip(*out, strict=True)]
+    return tuple(cols)

@@ -1,0 +1,166 @@
+"""diff-index of two ``parquet:`` stores compares both vector streams in a window of old
+blocks (core/diff_index/band.py): the pairs the window cannot serve (a reordered index)
+are compared in a second, ordered pass; a holder anywhere in the old index is found from
+the old rows' LSH keys; a wrong guess of the old dimension or a null element goes back to
+the spill. Every answer is the row-by-row spill's answer on the same rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from indexcheck.core import arrow_spill
+from indexcheck.core.diff_index import DiffResult, band, diff_index
+from indexcheck.stores import open_store
+from indexcheck.testing import MemoryStore
+
+D, N = 8, 600
+
+
+def _write(path: Path, ids: list[str], texts: list[str], vecs: list[Any]) -> str:
+    table = pa.table(
+        {
+            "id": ids,
+            "text": texts,
+            "vector": pa.array(
+                [None if v is None else np.asarray(v).tolist() for v in vecs],
+                pa.list_(pa.float32()),
+            ),
+        }
+    )
+    pq.write_table(table, path, row_group_size=40)
+    return f"parquet:{path}"
+
+
+def _memory(ids: list[str], texts: list[str], vecs: list[Any]) -> MemoryStore:
+    return MemoryStore(ids, [None if v is None else np.asarray(v, np.float32) for v in vecs], texts)
+
+
+def _rows(r: DiffResult) -> list[tuple[Any, ...]]:
+    return [(c.id, c.old_id, c.status, c.holds_vector_of, c.cosine) for c in r.chunks]
+
+
+def _same(a: DiffResult, b: DiffResult) -> None:
+    """The same result to the order of the rows, cosines within 1e-6."""
+    assert (a.counts, a.compared, a.ok) == (b.counts, b.compared, b.ok)
+    assert a.min_cosine == pytest.approx(b.min_cosine, abs=1e-6)
+    ra, rb = _rows(a), _rows(b)
+    assert [r[:4] for r in ra] == [r[:4] for r in rb]
+    for x, y in zip(ra, rb, strict=True):
+        assert (x[4] is None) == (y[4] is None)
+        if x[4] is not None:
+            assert x[4] == pytest.approx(y[4], abs=1e-6)
+
+
+@pytest.fixture
+def small(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Blocks of 16 rows, a window of 64, and a count of the deferred pairs and of the
+    spills (the band path writes none)."""
+    monkeypatch.setattr(arrow_spill, "ROWS", 16)
+    monkeypatch.setattr(band, "ROWS", 16)
+    monkeypatch.setattr(band, "WINDOW_BYTES", 4 * D * 64)
+    seen = {"deferred": 0, "spills": 0}
+    add = band._Deferred.add
+
+    def deferred(self: Any, nseq: np.ndarray, *a: Any) -> None:
+        seen["deferred"] += len(nseq)
+        add(self, nseq, *a)
+
+    spill = arrow_spill._spill_arrow
+
+    def spilled(*a: Any, **k: Any) -> Any:
+        seen["spills"] += 1
+        return spill(*a, **k)
+
+    monkeypatch.setattr(band._Deferred, "add", deferred)
+    monkeypatch.setattr(arrow_spill, "_spill_arrow", spilled)
+    return seen
+
+
+def _diff(tmp_path: Path, old: tuple[Any, ...], new: tuple[Any, ...]) -> DiffResult:
+    """diff-index of the two row sets written as ``parquet:`` stores."""
+    return diff_index(
+        open_store(_write(tmp_path / "old.parquet", *old)),
+        open_store(_write(tmp_path / "new.parquet", *new)),
+    )
+
+
+def _old() -> tuple[list[str], list[str], list[Any]]:
+    rng = np.random.default_rng(7)
+    texts = [f"Chunk {i} on topic {i % 11}." for i in range(N)]
+    return [f"o{i}" for i in range(N)], texts, list(rng.standard_normal((N, D)).astype(np.float32))
+
+
+def test_a_reordered_index_is_compared_in_the_second_pass(
+    tmp_path: Path, small: dict[str, int]
+) -> None:
+    ids, texts, vecs = _old()
+    order = np.random.default_rng(3).permutation(N)  # every row somewhere else
+    nv = [vecs[i].copy() for i in order]
+    nv[5] = vecs[order[4]].copy()  # a shift inside the shuffle: n5 holds n4's vector
+    nv[9] = np.random.default_rng(1).standard_normal(D).astype(np.float32)  # moved, no holder
+    nv[12] = None
+    new = ([f"n{i}" for i in range(N)], [texts[i] for i in order], nv)
+    got = _diff(tmp_path, (ids, texts, vecs), new)
+    assert small["deferred"] > N / 2 and small["spills"] == 0
+    want = diff_index(_memory(ids, texts, vecs), _memory(*new))
+    _same(got, want)
+    by = {c.id: c for c in got.chunks}
+    assert by["n5"].status == "shift" and by["n5"].holds_vector_of == "n4"
+    assert by["n9"].status == "vector_changed" and by["n12"].status == "missing_vector"
+
+
+def test_a_holder_far_behind_the_window_and_before_the_first_move_is_found(
+    tmp_path: Path, small: dict[str, int]
+) -> None:
+    """Row 590 holds row 3's vector: found from the old rows' keys, row 3's row group read
+    again; an index in the same order otherwise (nothing deferred)."""
+    ids, texts, vecs = _old()
+    nv = [v.copy() for v in vecs]
+    nv[590] = vecs[3].copy()
+    new = ([f"n{i}" for i in range(N)], list(texts), nv)
+    got = _diff(tmp_path, (ids, texts, vecs), new)
+    assert small == {"deferred": 0, "spills": 0}
+    _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))
+    assert [(c.id, c.status, c.holds_vector_of) for c in got.chunks] == [("n590", "shift", "n3")]
+
+
+def test_identical_old_vectors_name_the_first_holder(tmp_path: Path, small: dict[str, int]) -> None:
+    ids, texts, vecs = _old()
+    vecs[100] = vecs[450].copy()  # two old texts with one vector
+    nv = [v.copy() for v in vecs]
+    nv[300] = vecs[450].copy()
+    new = ([f"n{i}" for i in range(N)], list(texts), nv)
+    got = _diff(tmp_path, (ids, texts, vecs), new)
+    _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))
+    assert [(c.id, c.holds_vector_of) for c in got.chunks] == [("n300", "n100")]
+
+
+@pytest.mark.parametrize("fault", ["first_vector_short", "null_element"])
+def test_what_the_band_cannot_serve_goes_back_to_the_spill(
+    tmp_path: Path, small: dict[str, int], fault: str
+) -> None:
+    """The old index's first vector has another length than most (the guessed dimension
+    is wrong), or an old vector holds a null element: the spill's answer, from the spill."""
+    ids, texts, vecs = _old()
+    rows: list[Any] = [v.tolist() for v in vecs]
+    if fault == "first_vector_short":
+        rows[0] = rows[0][:-3]
+    else:
+        rows[200] = [None, *rows[200][1:]]
+    nv = [v.copy() for v in vecs]
+    nv[50] = vecs[49].copy()
+    new = ([f"n{i}" for i in range(N)], list(texts), nv)
+    got = _diff(tmp_path, (ids, texts, rows), new)
+    assert small["spills"] >= 1
+    memory_rows = [
+        None if r is None else np.asarray([np.nan if x is None else x for x in r], np.float32)
+        for r in rows
+    ]
+    _same(got, diff_index(_memory(ids, texts, memory_rows), _memory(*new)))
+    assert {c.id: c.status for c in got.chunks}["n50"] == "shift"
