@@ -23,6 +23,7 @@ from .options import (
     chunks_option,
     embedder_option,
     min_cosine_option,
+    number_option,
     output_file,
     output_options,
     seed_option,
@@ -36,24 +37,18 @@ from .session import open_corpus, warn_spec
 @store_option
 @embedder_option
 @chunks_option
-@click.option(
-    "--sample", type=click.IntRange(1), default=100, show_default=True, help="Chunks to check."
-)
+@number_option("--sample", click.IntRange(1), 100, "Chunks to check.")
 @click.option("--all", "check_all", is_flag=True, help="Check every chunk (and list orphans).")
 @seed_option
 @min_cosine_option("A stored vector under this cosine with its text's fresh embedding is flagged.")
-@click.option(
-    "--window",
-    type=click.IntRange(0),
-    default=16,
-    show_default=True,
-    help="Neighbours searched first when diagnosing a shifted chunk.",
+@number_option(
+    "--window", click.IntRange(0), 16, "Neighbours searched first when diagnosing a shifted chunk."
 )
-@click.option(
+@number_option(
     "--max-fault-rate",
-    type=click.FloatRange(1e-9, 1.0, max_open=True),
-    default=None,
-    help="Size the random sample to prove the fault rate is under this (about 3/P chunks).",
+    click.FloatRange(1e-9, 1.0, max_open=True),
+    None,
+    "Size the random sample to prove the fault rate is under this (about 3/P chunks).",
 )
 @output_file(
     "--rows",
@@ -62,20 +57,17 @@ from .session import open_corpus, warn_spec
     "its name ends in: .parquet, .csv or .jsonl.",
     formats=True,
 )
-@click.option(
+@number_option(
     "--block-size",
-    type=click.IntRange(1),
-    default=4096,
-    show_default=True,
-    help="With --all: chunks embedded, compared and cached per block (a killed run loses at "
-    "most one).",
+    click.IntRange(1),
+    4096,
+    "With --all: chunks embedded, compared and cached per block (a killed run loses at most one).",
 )
-@click.option(
+@number_option(
     "--concurrency",
-    type=click.IntRange(1, 64),
-    default=1,
-    show_default=True,
-    help="Hosted embedders: requests in flight at once (429 and Retry-After still honoured).",
+    click.IntRange(1, 64),
+    1,
+    "Hosted embedders: requests in flight at once (429 and Retry-After still honoured).",
 )
 @click.option(
     "--embed-template",

@@ -20,9 +20,13 @@ from ..filters import parse_filter
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
+from .option_types import SHARE
 from .options import (
     chunks_option,
     embedder_option,
+    input_file,
+    k_option,
+    number_option,
     output_options,
     seed_option,
     store_option,
@@ -52,45 +56,31 @@ def _depths(text: str | None) -> list[int] | None:
 
 @click.command("compare-ann", cls=Command)
 @store_option
-@click.option(
+@number_option(
     "--queries",
-    "n_queries",
-    type=click.IntRange(1),
-    default=None,
-    help=f"Sample this many stored vectors as queries, moved by --noise "
-    f"[default {DEFAULT_QUERIES}].",
+    click.IntRange(1),
+    None,
+    f"Sample this many stored vectors as queries, moved by --noise [default {DEFAULT_QUERIES}].",
+    dest="n_queries",
 )
-@click.option(
+@number_option(
     "--noise",
-    type=click.FloatRange(0.0),
-    default=DEFAULT_NOISE,
-    show_default=True,
-    help="Relative size of the random move applied to sampled queries.",
+    click.FloatRange(0.0),
+    DEFAULT_NOISE,
+    "Relative size of the random move applied to sampled queries.",
 )
-@click.option(
+@input_file(
     "--questions",
     "questions_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Real questions (JSONL or CSV with id and question), embedded with --embedder.",
+    "Real questions (JSONL or CSV with id and question), embedded with --embedder.",
 )
-@click.option(
+@input_file(
     "--query-vectors",
     "query_vectors_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Your own query vectors (.npy or Parquet with a vector column), used as given.",
+    "Your own query vectors (.npy or Parquet with a vector column), used as given.",
 )
 @embedder_option
-@click.option(
-    "-k",
-    "--k",
-    "k",
-    type=click.IntRange(1),
-    default=4,
-    show_default=True,
-    help="Results the retriever keeps.",
-)
+@k_option("Results the retriever keeps.", "-k", "--k")
 @click.option(
     "--fetch",
     "fetch_text",
@@ -98,13 +88,7 @@ def _depths(text: str | None) -> list[int] | None:
     metavar="F1,F2,...",
     help="Fetch depths to try, each >= k [default 4,10,20,50, those below k replaced by k].",
 )
-@click.option(
-    "--target",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.01,
-    show_default=True,
-    help="Best-chunk miss rate to reach.",
-)
+@number_option("--target", SHARE, 0.01, "Best-chunk miss rate to reach.")
 @click.option(
     "--sweep",
     "sweep_text",

@@ -19,10 +19,12 @@ from .options import (
     answer_refusal_option,
     answers_options,
     budget_calls_option,
+    choice_option,
     chunks_option,
     embedder_option,
     filter_option,
     min_cosine_option,
+    number_option,
     output_options,
     questions_option,
     retrieval_options,
@@ -41,18 +43,11 @@ from .traces import read_answers_cli
 @questions_option
 @chunks_option
 @retrieval_options
-@click.option(
-    "--threshold",
-    type=float,
-    default=None,
-    help="Refusal threshold the application applies (default: none).",
+@number_option(
+    "--threshold", click.FLOAT, None, "Refusal threshold the application applies (default: none)."
 )
-@click.option(
-    "--threshold-scale",
-    type=click.Choice(["backend", "cosine"]),
-    default="backend",
-    show_default=True,
-    help="Scale --threshold is written on.",
+@choice_option(
+    "--threshold-scale", ["backend", "cosine"], "backend", "Scale --threshold is written on."
 )
 @min_cosine_option("Re-embedding check of the expected chunks.")
 @answers_options(
@@ -74,12 +69,11 @@ from .traces import read_answers_cli
     help="Run your own RAG application (retrieve/assemble/generate, or answer); see the "
     "README 'Diagnosing your own pipeline'. --store is then the application's index.",
 )
-@click.option(
+@number_option(
     "--runs",
-    type=click.IntRange(1, 1000),
-    default=3,
-    show_default=True,
-    help="With --system: runs of every question (refusal rate, Wilson interval, flaky).",
+    click.IntRange(1, 1000),
+    3,
+    "With --system: runs of every question (refusal rate, Wilson interval, flaky).",
 )
 @click.option(
     "--intervene",

@@ -20,6 +20,7 @@ from .options import (
     folder_option,
     input_file,
     min_cosine_option,
+    number_option,
     output_options,
     seed_option,
     spec_option,
@@ -42,9 +43,7 @@ from .session import warn_spec
     "Re-embed a sample of added and changed texts with it (as check-index does).",
 )
 @cache_option(EMBEDDINGS, env=False)
-@click.option(
-    "--sample-new", type=click.IntRange(0), default=None, help="New texts to check [100]."
-)
+@number_option("--sample-new", click.IntRange(0), None, "New texts to check [100].")
 @click.option("--all-new", is_flag=True, help="Check every added and changed text.")
 @seed_option
 @min_cosine_option("An unchanged text whose vector moved under this cosine is an error.")

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from .options import choice_option
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -18,12 +20,11 @@ def engine_options(f: F) -> F:
         default=None,
         help="Ray cluster to join with --engine ray [env RAY_ADDRESS]; default: a new local one.",
     )(f)
-    return click.option(
+    return choice_option(
         "--engine",
-        type=click.Choice(["local", "ray"]),
-        default="local",
-        show_default=True,
-        help="Where the long blocks run (check-index --all embedding, compare-ann exact "
+        ["local", "ray"],
+        "local",
+        "Where the long blocks run (check-index --all embedding, compare-ann exact "
         "search, diff-index new texts): this process, or Ray tasks "
         "(pip install 'indexcheck[ray]').",
     )(f)

@@ -19,6 +19,7 @@ from .options import (
     answer_refusal_option,
     answers_options,
     cache_option,
+    choice_option,
     chunks_option,
     citation_pattern_option,
     folder_option,
@@ -75,9 +76,7 @@ from .traces import read_answers_cli
     is_flag=True,
     help="Store question and answer hashes in the sheet instead of their texts.",
 )
-@click.option(
-    "--sheet-format", type=click.Choice(["jsonl", "parquet"]), default="jsonl", show_default=True
-)
+@choice_option("--sheet-format", ["jsonl", "parquet"], "jsonl")
 @spec_option(
     "--store",
     "store_spec",

@@ -61,6 +61,10 @@ class FiniteFloat(click.ParamType):
 
 #: a seed numpy's default_rng and Python's random both take (an unsigned 32-bit value)
 SEED = click.IntRange(0, 2**32 - 1)
+#: a share or a rate, from 0 to 1
+SHARE = click.FloatRange(0, 1)
+#: a cosine similarity, from -1 to 1
+COSINE = click.FloatRange(-1, 1)
 
 
 def finite_floats(command: click.Command) -> None:

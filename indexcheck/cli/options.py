@@ -1,14 +1,16 @@
 """The shared click options, each declared once with its help text, as decorators a command
 stacks (``@store_option``, ``@embedder_option``, ``@chunks_option``, ``@output_options``...),
-and the ``--json`` writer. Where commands really differ (required or not, their own help),
-the group takes a parameter. The output paths' checks are in :mod:`.output_checks`, the
-number types in :mod:`.option_types`, the status line in :mod:`.progress`."""
+the shapes a command declares its own options in (``number_option``, ``choice_option``,
+``input_file``...), and the ``--json`` writer. Where commands really differ (required or
+not, their own help), the group takes a parameter. The output paths' checks are in
+:mod:`.output_checks`, the number types in :mod:`.option_types`, the status line in
+:mod:`.progress`."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,7 +22,7 @@ from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
 from ..formats.traces.sniff import FORMATS
 from ..outputs import output_error, replacing
 from ..redact import dump_scrubbed, scrubbed_json
-from .option_types import SEED, FiniteFloat
+from .option_types import COSINE, SEED, FiniteFloat
 from .output_checks import check_file_output, check_json_path, check_report_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,6 +54,31 @@ def stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
         return f
 
     return add
+
+
+def number_option(
+    name: str,
+    kind: click.ParamType[float],
+    default: float | None,
+    help: str,
+    *,
+    dest: str | None = None,
+) -> Callable[[F], F]:
+    """A number option of type ``kind`` (``click.IntRange(1)``, ``SHARE``...), its ``default``
+    shown in --help; with a None default it is None when not given (its ``help`` says what
+    that means), and no ``default=None`` is passed to click."""
+    names = (name, dest) if dest else (name,)
+    if default is None:
+        return click.option(*names, type=kind, help=help)
+    return click.option(*names, type=kind, default=default, show_default=True, help=help)
+
+
+def choice_option(
+    name: str, choices: Sequence[str], default: str, help: str | None = None
+) -> Callable[[F], F]:
+    """An option taking one of ``choices``, its ``default`` shown in --help."""
+    kind = click.Choice(choices)
+    return click.option(name, type=kind, default=default, show_default=True, help=help)
 
 
 def spec_option(name: str, dest: str, help: str, **kwargs: Any) -> Callable[[F], F]:
@@ -183,7 +210,7 @@ def answers_options(help: str, required: bool = True) -> Callable[[F], F]:
 
 
 def fetch_option(help: str) -> Callable[[F], F]:
-    return click.option("--fetch", type=click.IntRange(1), default=20, show_default=True, help=help)
+    return number_option("--fetch", click.IntRange(1), 20, help)
 
 
 def refusal_pattern_option(help: str) -> Callable[[F], F]:
@@ -226,13 +253,7 @@ retrieval_options = stack(
 
 def min_cosine_option(help: str) -> Callable[[F], F]:
     """``--min-cosine`` (0.999): the least cosine of a re-embedding with its stored vector."""
-    return click.option(
-        "--min-cosine",
-        type=click.FloatRange(-1.0, 1.0),
-        default=0.999,
-        show_default=True,
-        help=help,
-    )
+    return number_option("--min-cosine", COSINE, 0.999, help)
 
 
 def filter_option(help: str) -> Callable[[F], F]:
@@ -241,21 +262,15 @@ def filter_option(help: str) -> Callable[[F], F]:
 
 
 def budget_calls_option(help: str) -> Callable[[F], F]:
-    return click.option("--budget-calls", type=click.IntRange(1), default=None, help=help)
+    return number_option("--budget-calls", click.IntRange(1), None, help)
 
 
 #: repair requests for a model reply that does not parse (judge, questions generate)
-retries_option = click.option(
-    "--retries",
-    type=click.IntRange(0, 10),
-    default=2,
-    show_default=True,
-    help="Repair requests for a reply that does not parse.",
+retries_option = number_option(
+    "--retries", click.IntRange(0, 10), 2, "Repair requests for a reply that does not parse."
 )
 
-seed_option = click.option(
-    "--seed", type=SEED, default=0, show_default=True, help="Seed of the random sample."
-)
+seed_option = number_option("--seed", SEED, 0, "Seed of the random sample.")
 
 #: ``--json PATH`` ('-' for stdout), checked writable before any work
 json_option = click.option(

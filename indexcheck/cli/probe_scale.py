@@ -16,23 +16,20 @@ from ..filters import canonical, parse_filter
 from ..sections import Section, Text
 from .command import Command
 from .finish import finish
-from .options import json_option, seed_option, store_option
+from .options import json_option, number_option, seed_option, store_option
 from .progress import progress
 from .session import warn_spec
 
 
 @click.command("probe-scale", cls=Command)
 @store_option
-@click.option(
+@number_option(
     "--probes",
-    type=click.IntRange(1, MAX_PROBES),
-    default=16,
-    show_default=True,
-    help="Probe queries to send (built from the store's own vectors).",
+    click.IntRange(1, MAX_PROBES),
+    16,
+    "Probe queries to send (built from the store's own vectors).",
 )
-@click.option(
-    "-k", type=click.IntRange(1, 100), default=8, show_default=True, help="Neighbours per query."
-)
+@number_option("-k", click.IntRange(1, 100), 8, "Neighbours per query.")
 @seed_option
 @click.option("--no-cache", is_flag=True, help="Do not record the result for later commands.")
 @click.option(

@@ -22,6 +22,7 @@ from ..judges.base import Judge
 from ..textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
+from .option_types import COSINE, SHARE
 from .options import (
     TRUST_PICKLE_SHORT_HELP,
     add_wait_options,
@@ -30,6 +31,7 @@ from .options import (
     embedder_option,
     fetch_option,
     json_option,
+    number_option,
     output_file,
     refusal_pattern_option,
     retries_option,
@@ -39,6 +41,9 @@ from .options import (
 )
 from .progress import model_calls
 from .session import open_corpus, warn_spec
+
+#: how many questions of a kind to ask for
+QUESTIONS = click.IntRange(0, 100000)
 
 GENERATOR_HELP = (
     "mistral:MODEL, openai:BASE_URL?model=NAME or py:module:function (called as "
@@ -78,52 +83,29 @@ def questions_group() -> None:
     dir_okay=True,
     required=True,
 )
-@click.option(
-    "--n",
-    "n",
-    type=click.IntRange(0, 100000),
-    default=30,
-    show_default=True,
-    help="In-scope questions to ask for.",
+@number_option("--n", QUESTIONS, 30, "In-scope questions to ask for.")
+@number_option("--oos", QUESTIONS, 10, "Out-of-scope candidates (5 per call, each batch verified).")
+@number_option(
+    "--multi-hop", SHARE, 0.25, "Share of in-scope questions drawn from two linked chunks."
 )
-@click.option(
-    "--oos",
-    type=click.IntRange(0, 100000),
-    default=10,
-    show_default=True,
-    help="Out-of-scope candidates (5 per call, each batch verified).",
-)
-@click.option(
-    "--multi-hop",
-    type=click.FloatRange(0, 1),
-    default=0.25,
-    show_default=True,
-    help="Share of in-scope questions drawn from two linked chunks.",
-)
-@click.option(
+@number_option(
     "--dedupe",
-    type=click.FloatRange(0, 1, min_open=True),
-    default=0.95,
-    show_default=True,
-    help="Drop a question with this cosine or more to an earlier one.",
+    click.FloatRange(0, 1, min_open=True),
+    0.95,
+    "Drop a question with this cosine or more to an earlier one.",
 )
-@click.option(
+@number_option(
     "--max-quote",
-    type=click.FloatRange(0, 1),
-    default=0.6,
-    show_default=True,
-    help="Drop a question whose longest run of words copied from its chunk is more "
+    SHARE,
+    0.6,
+    "Drop a question whose longest run of words copied from its chunk is more "
     "than this share of its words.",
 )
 @fetch_option(
     "Drop (and report) a question whose expected chunks are not all in the exact top FETCH."
 )
-@click.option(
-    "--link-min",
-    type=click.FloatRange(-1, 1),
-    default=0.5,
-    show_default=True,
-    help="Least cosine that links two chunks for a multi-hop question.",
+@number_option(
+    "--link-min", COSINE, 0.5, "Least cosine that links two chunks for a multi-hop question."
 )
 @refusal_pattern_option("Regex on chunk ids marking refusal ('topic not covered') chunks.")
 @retries_option

@@ -18,12 +18,15 @@ from ..questions import load_questions
 from ..textsafe import visible
 from .command import Command
 from .finish import finish
+from .option_types import SHARE
 from .options import (
     answers_format_option,
+    choice_option,
     chunks_option,
     embedder_option,
     filter_option,
     input_file,
+    number_option,
     optional_store_option,
     output_options,
     questions_option,
@@ -58,21 +61,14 @@ _store_or_observed = stack(
 @embedder_option
 @questions_option
 @retrieval_options
-@click.option(
+@number_option(
     "--recall",
-    "recall_target",
-    type=click.FloatRange(0, 1),
-    default=0.95,
-    show_default=True,
-    help="In-scope recall the recommended threshold must keep.",
+    SHARE,
+    0.95,
+    "In-scope recall the recommended threshold must keep.",
+    dest="recall_target",
 )
-@click.option(
-    "--rule",
-    type=click.Choice(["recall", "youden"]),
-    default="recall",
-    show_default=True,
-    help="How to pick the recommended threshold.",
-)
+@choice_option("--rule", ["recall", "youden"], "recall", "How to pick the recommended threshold.")
 @filter_option(
     "A metadata filter every question is searched with (AND-ed with a question's "
     "own 'filter'); see README 'Filtered search'."
