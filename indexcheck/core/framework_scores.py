@@ -136,11 +136,12 @@ COS = Transform(
     f"{_LC_COSINE} of 1-cos; LlamaIndex's cosine similarity",
 )
 DOT = Transform(
-    "dot", "dot", True, _ident, _ident, "cos = s", "s = cos", "LlamaIndex FAISS, of dot"
+    "dot", "dot", True, _ident, _ident, "cos = s", "s = cos",
+    "LlamaIndex FaissVectorStore.query of dot",
 )
 L2SQ = Transform(
     "l2^2", "l2", False, lambda x: x * x, lambda s: _where(s >= 0, np.sqrt(np.clip(s, 0.0, None))),
-    "cos = 1-s/2", "s = 2-2*cos", "LlamaIndex FAISS, of l2^2",
+    "cos = 1-s/2", "s = 2-2*cos", "LlamaIndex FaissVectorStore.query of l2^2",
 )
 EXP_OF_L2SQ = Transform(
     "exp(-l2^2)", "l2", True, lambda x: np.exp(-(x * x)),
