@@ -7,27 +7,27 @@ function; ``version`` the release read), written over one variable as the probe'
 catalogue does: ``cos``, ``dot`` or ``l2`` (plain Euclidean), valid for unit-norm vectors
 (``cos = dot``, ``l2^2 = 2-2cos``).
 
-``fn`` maps the variable to the framework's score, ``inv`` maps back (NaN where a score
-has no preimage). Both take and return float64 arrays of any shape. ``cos_of_s`` and
-``s_of_cos`` say the same as text.
+Each entry's ``relevance`` is that score as a :class:`~.formula.Transform`, the shape the
+backend catalogue uses too: ``fn`` maps the variable to the framework's score, ``inv``
+maps back (NaN where a score has no preimage), and ``cos_of_s``/``s_of_cos`` say the same
+as text. Entries whose function gives the same formula share one.
 
 Two LangChain functions are not monotone over the whole range:
 ``_max_inner_product_relevance_score_fn(d)`` is ``1-d`` for ``d > 0`` and ``-d``
 otherwise. Applied to a backend that returns the raw dot product (FAISS ``IndexFlatIP``,
 ``PGVectorStore`` with ``INNER_PRODUCT``), a *closer* match gets a *lower* relevance for
-every positive dot product. Those entries carry ``monotone=False`` and their ``inv``
-follows the branch that holds for ``dot > 0``; ``note`` says so.
+every positive dot product. Those formulas carry ``monotone=False`` and their ``inv``
+follows the branch that holds for ``dot > 0``; the entry's ``note`` says so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-_Fn = Callable[[np.ndarray], np.ndarray]
+from .formula import Transform, _from_cos, _to_cos
 
 SQRT2 = math.sqrt(2.0)
 
@@ -74,6 +74,91 @@ LI_PG = (
 )
 
 
+def _where(cond: np.ndarray, value: np.ndarray) -> np.ndarray:
+    return np.where(cond, value, np.nan)
+
+
+def _max_ip(d: np.ndarray) -> np.ndarray:
+    """LangChain ``_max_inner_product_relevance_score_fn``: 1-d if d > 0 else -d."""
+    return np.where(d > 0, 1.0 - d, -d)
+
+
+def _ident(c: np.ndarray) -> np.ndarray:
+    return c
+
+
+def _exp_one_minus(c: np.ndarray) -> np.ndarray:  # exp(-(1-c)), c = cos or dot
+    return np.exp(c - 1.0)
+
+
+def _exp_one_minus_inv(s: np.ndarray) -> np.ndarray:
+    return _where(s > 0, 1.0 + np.log(s))
+
+
+_LC_COSINE = "LangChain _cosine_relevance_score_fn"
+_LC_EUCLIDEAN = "LangChain _euclidean_relevance_score_fn"
+_LC_MAX_IP = "LangChain _max_inner_product_relevance_score_fn"
+
+# What each function makes of the backend score it is fed, over the variable (unit vectors)
+# fmt: off
+EUCLIDEAN_OF_L2SQ = Transform(
+    "1-l2^2/sqrt(2)", "l2", True, lambda x: 1.0 - x * x / SQRT2,
+    lambda s: _where(s <= 1.0, np.sqrt(np.clip(SQRT2 * (1.0 - s), 0.0, None))),
+    "cos = 1-(1-s)/sqrt(2)", "s = 1-sqrt(2)*(1-cos)", f"{_LC_EUCLIDEAN} of l2^2",
+)
+EUCLIDEAN_OF_L2 = Transform(
+    "1-l2/sqrt(2)", "l2", True, lambda x: 1.0 - x / SQRT2,
+    lambda s: _where(s <= 1.0, SQRT2 * (1.0 - s)),
+    "cos = 1-(1-s)^2", "s = 1-sqrt(1-cos)", f"{_LC_EUCLIDEAN} of l2",
+)
+COSINE_OF_L2SQ = Transform(
+    "1-l2^2", "l2", True, lambda x: 1.0 - x * x,
+    lambda s: _where(s <= 1.0, np.sqrt(np.clip(1.0 - s, 0.0, None))),
+    "cos = (1+s)/2", "s = 2*cos-1", f"{_LC_COSINE} of l2^2",
+)
+MAX_IP_OF_DOT = Transform(
+    "1-dot if dot>0 else -dot", "dot", False, _max_ip,
+    lambda s: _where((s >= 0) & (s <= 1.0), 1.0 - s),  # the dot > 0 branch: s = 1-dot
+    "cos = 1-s (for cos > 0)", "s = 1-cos (for cos > 0)", f"{_LC_MAX_IP} of dot",
+    monotone=False,
+)
+MAX_IP_OF_MINUS_DOT = Transform(
+    "dot if dot>=0 else 1+dot", "dot", True, lambda d: _max_ip(-d), _ident,
+    "cos = s (for cos >= 0)", "s = cos (for cos >= 0)", f"{_LC_MAX_IP} of -dot",
+    monotone=False,
+)
+MAX_IP_OF_ONE_MINUS_DOT = Transform(
+    "dot", "dot", True, lambda d: _max_ip(1.0 - d), _ident, "cos = s", "s = cos",
+    f"{_LC_MAX_IP} of 1-dot",
+)
+COS = Transform(
+    "cos", "cos", True, _ident, _ident, "cos = s", "s = cos",
+    f"{_LC_COSINE} of 1-cos; LlamaIndex's cosine similarity",
+)
+DOT = Transform(
+    "dot", "dot", True, _ident, _ident, "cos = s", "s = cos",
+    "LlamaIndex FaissVectorStore.query of dot",
+)
+L2SQ = Transform(
+    "l2^2", "l2", False, lambda x: x * x, lambda s: _where(s >= 0, np.sqrt(np.clip(s, 0.0, None))),
+    "cos = 1-s/2", "s = 2-2*cos", "LlamaIndex FaissVectorStore.query of l2^2",
+)
+EXP_OF_L2SQ = Transform(
+    "exp(-l2^2)", "l2", True, lambda x: np.exp(-(x * x)),
+    lambda s: _where((s > 0) & (s <= 1.0), np.sqrt(np.clip(-np.log(s), 0.0, None))),
+    "cos = 1+ln(s)/2", "s = exp(2*cos-2)", "LlamaIndex Chroma exp(-distance) of l2^2",
+)
+EXP_OF_ONE_MINUS_COS = Transform(
+    "exp(cos-1)", "cos", True, _exp_one_minus, _exp_one_minus_inv,
+    "cos = 1+ln(s)", "s = exp(cos-1)", "LlamaIndex Chroma exp(-distance) of 1-cos",
+)
+EXP_OF_ONE_MINUS_DOT = Transform(
+    "exp(dot-1)", "dot", True, _exp_one_minus, _exp_one_minus_inv,
+    "cos = 1+ln(s)", "s = exp(cos-1)", "LlamaIndex Chroma exp(-distance) of 1-dot",
+)
+# fmt: on
+
+
 @dataclass(frozen=True)
 class FrameworkScore:
     """One framework relevance function applied to one backend's raw score.
@@ -81,7 +166,7 @@ class FrameworkScore:
     ``backend``/``backend_metric``/``backend_score`` say where it applies: the indexcheck
     store scheme, the index metric, and the raw score formula that the framework feeds
     to its function (a formula of the probe's catalogue, e.g. ``l2^2`` or ``1-cos``).
-    ``formula`` is the framework score over ``variable`` for unit vectors.
+    ``relevance`` is the score the application gets, over the variable for unit vectors.
     """
 
     name: str
@@ -90,129 +175,29 @@ class FrameworkScore:
     backend_metric: str
     backend_score: str
     function: str
-    formula: str
-    variable: str
-    higher_is_better: bool
-    cos_of_s: str
-    s_of_cos: str
+    relevance: Transform
     default: bool
     source: str
-    fn: _Fn = field(repr=False, compare=False)
-    inv: _Fn = field(repr=False, compare=False)
-    monotone: bool = True
     note: str = ""
-
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        """Variable (float array) -> framework score, float64."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.asarray(self.fn(np.asarray(x, dtype=np.float64)), dtype=np.float64)
-
-    def invert(self, s: np.ndarray) -> np.ndarray:
-        """Framework score -> variable, float64 (NaN outside the range)."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.asarray(self.inv(np.asarray(s, dtype=np.float64)), dtype=np.float64)
-
-
-def _where(cond: np.ndarray, value: np.ndarray) -> np.ndarray:
-    return np.where(cond, value, np.nan)
-
-
-def _max_ip_fn(d: np.ndarray) -> np.ndarray:
-    """LangChain ``_max_inner_product_relevance_score_fn``: 1-d if d > 0 else -d."""
-    return np.where(d > 0, 1.0 - d, -d)
-
-
-# Each formula over its variable, with inverses on the valid range.
-def _euclid_l2sq(x: np.ndarray) -> np.ndarray:  # 1 - l2^2/sqrt(2)
-    return np.asarray(1.0 - x * x / SQRT2, dtype=np.float64)
-
-
-def _euclid_l2sq_inv(s: np.ndarray) -> np.ndarray:
-    return _where(s <= 1.0, np.sqrt(np.clip(SQRT2 * (1.0 - s), 0.0, None)))
-
-
-def _euclid_l2(x: np.ndarray) -> np.ndarray:  # 1 - l2/sqrt(2)
-    return np.asarray(1.0 - x / SQRT2, dtype=np.float64)
-
-
-def _euclid_l2_inv(s: np.ndarray) -> np.ndarray:
-    return _where(s <= 1.0, SQRT2 * (1.0 - s))
-
-
-def _one_minus_l2sq(x: np.ndarray) -> np.ndarray:
-    return np.asarray(1.0 - x * x, dtype=np.float64)
-
-
-def _one_minus_l2sq_inv(s: np.ndarray) -> np.ndarray:
-    return _where(s <= 1.0, np.sqrt(np.clip(1.0 - s, 0.0, None)))
-
-
-def _exp_minus_l2sq(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.exp(-(x * x)), dtype=np.float64)
-
-
-def _exp_minus_l2sq_inv(s: np.ndarray) -> np.ndarray:
-    return _where((s > 0) & (s <= 1.0), np.sqrt(np.clip(-np.log(s), 0.0, None)))
-
-
-def _exp_one_minus(c: np.ndarray) -> np.ndarray:  # exp(-(1-c)), c = cos or dot
-    return np.asarray(np.exp(c - 1.0), dtype=np.float64)
-
-
-def _exp_one_minus_inv(s: np.ndarray) -> np.ndarray:
-    return _where(s > 0, 1.0 + np.log(s))
-
-
-def _ident(c: np.ndarray) -> np.ndarray:
-    return c
-
-
-def _square(x: np.ndarray) -> np.ndarray:
-    return np.asarray(x * x, dtype=np.float64)
-
-
-def _sqrt_inv(s: np.ndarray) -> np.ndarray:
-    return _where(s >= 0, np.sqrt(np.clip(s, 0.0, None)))
-
-
-def _faiss_ip(d: np.ndarray) -> np.ndarray:  # backend gives dot
-    return _max_ip_fn(d)
-
-
-def _faiss_ip_inv(s: np.ndarray) -> np.ndarray:  # the dot > 0 branch: s = 1-dot
-    return _where((s >= 0) & (s <= 1.0), 1.0 - s)
-
-
-def _chroma_ip(d: np.ndarray) -> np.ndarray:  # backend gives 1-dot
-    return _max_ip_fn(1.0 - d)
-
-
-def _pg_max_ip(d: np.ndarray) -> np.ndarray:  # backend gives <#> = -dot
-    return _max_ip_fn(-d)
 
 
 _FRAMEWORK_SCORES = [
     # LangChain FAISS (langchain-community): scores are faiss's own D before the function
     FrameworkScore(
         "langchain-faiss-euclidean", "langchain", "faiss", "l2", "l2^2",
-        "_euclidean_relevance_score_fn", "1-l2^2/sqrt(2)", "l2", True,
-        "cos = 1-(1-s)/sqrt(2)", "s = 1-sqrt(2)*(1-cos)", True, f"{LC_FAISS}; {LC_CORE}",
-        _euclid_l2sq, _euclid_l2sq_inv,
+        "_euclidean_relevance_score_fn", EUCLIDEAN_OF_L2SQ, True, f"{LC_FAISS}; {LC_CORE}",
         note="the default FAISS store: IndexFlatL2 returns SQUARED distances, which the "
         "function divides by sqrt(2) as if they were plain ones",
     ),
     FrameworkScore(
         "langchain-faiss-cosine", "langchain", "faiss", "l2", "l2^2",
-        "_cosine_relevance_score_fn", "1-l2^2", "l2", True,
-        "cos = (1+s)/2", "s = 2*cos-1", False, f"{LC_FAISS}; {LC_CORE}",
-        _one_minus_l2sq, _one_minus_l2sq_inv,
+        "_cosine_relevance_score_fn", COSINE_OF_L2SQ, False, f"{LC_FAISS}; {LC_CORE}",
         note="DistanceStrategy.COSINE still builds IndexFlatL2, so 1-d is 1-l2^2",
     ),
     FrameworkScore(
         "langchain-faiss-max-inner-product", "langchain", "faiss", "ip", "dot",
-        "_max_inner_product_relevance_score_fn", "1-dot if dot>0 else -dot", "dot", False,
-        "cos = 1-s (for cos > 0)", "s = 1-cos (for cos > 0)", False,
-        f"{LC_FAISS}; {LC_CORE}", _faiss_ip, _faiss_ip_inv, monotone=False,
+        "_max_inner_product_relevance_score_fn", MAX_IP_OF_DOT, False,
+        f"{LC_FAISS}; {LC_CORE}",
         note="faiss IndexFlatIP returns the dot product (higher is closer), so for every "
         "positive dot a closer match gets a LOWER relevance; a relevance threshold keeps "
         "the worst matches",
@@ -220,99 +205,82 @@ _FRAMEWORK_SCORES = [
     # LangChain Chroma: Chroma's distances (l2 = squared, cosine = 1-cos, ip = 1-dot)
     FrameworkScore(
         "langchain-chroma-l2", "langchain", "chroma", "l2", "l2^2",
-        "_euclidean_relevance_score_fn", "1-l2^2/sqrt(2)", "l2", True,
-        "cos = 1-(1-s)/sqrt(2)", "s = 1-sqrt(2)*(1-cos)", True, f"{LC_CHROMA}; {LC_CORE}",
-        _euclid_l2sq, _euclid_l2sq_inv,
+        "_euclidean_relevance_score_fn", EUCLIDEAN_OF_L2SQ, True, f"{LC_CHROMA}; {LC_CORE}",
         note="Chroma's default space is l2, and its l2 distance is squared",
     ),
     FrameworkScore(
         "langchain-chroma-cosine", "langchain", "chroma", "cosine", "1-cos",
-        "_cosine_relevance_score_fn", "cos", "cos", True, "cos = s", "s = cos", False,
-        f"{LC_CHROMA}; {LC_CORE}", _ident, _ident,
+        "_cosine_relevance_score_fn", COS, False, f"{LC_CHROMA}; {LC_CORE}",
     ),
     FrameworkScore(
         "langchain-chroma-ip", "langchain", "chroma", "ip", "1-dot",
-        "_max_inner_product_relevance_score_fn", "dot", "dot", True, "cos = s", "s = cos",
-        False, f"{LC_CHROMA}; {LC_CORE}", _chroma_ip, _ident,
+        "_max_inner_product_relevance_score_fn", MAX_IP_OF_ONE_MINUS_DOT, False,
+        f"{LC_CHROMA}; {LC_CORE}",
         note="1-d with d = 1-dot while d > 0; at dot >= 1 the function returns -d = dot-1 "
         "(0 for an exact match of unit vectors)",
     ),
     # LangChain PGVector (langchain_pg_embedding) and PGVectorStore (v2 tables)
     FrameworkScore(
         "langchain-pgvector-cosine", "langchain", "pgvector", "cosine", "1-cos",
-        "_cosine_relevance_score_fn", "cos", "cos", True, "cos = s", "s = cos", True,
-        f"{LC_PGVECTOR}; {LC_CORE}", _ident, _ident,
+        "_cosine_relevance_score_fn", COS, True, f"{LC_PGVECTOR}; {LC_CORE}",
     ),
     FrameworkScore(
         "langchain-pgvector-euclidean", "langchain", "pgvector", "l2", "l2",
-        "_euclidean_relevance_score_fn", "1-l2/sqrt(2)", "l2", True,
-        "cos = 1-(1-s)^2", "s = 1-sqrt(1-cos)", False, f"{LC_PGVECTOR}; {LC_CORE}",
-        _euclid_l2, _euclid_l2_inv,
+        "_euclidean_relevance_score_fn", EUCLIDEAN_OF_L2, False, f"{LC_PGVECTOR}; {LC_CORE}",
     ),
     FrameworkScore(
         "langchain-pgvector-max-inner-product", "langchain", "pgvector", "ip", "-dot",
-        "_max_inner_product_relevance_score_fn", "dot if dot>=0 else 1+dot", "dot", True,
-        "cos = s (for cos >= 0)", "s = cos (for cos >= 0)", False,
-        f"{LC_PGVECTOR}; {LC_CORE}", _pg_max_ip, _ident, monotone=False,
+        "_max_inner_product_relevance_score_fn", MAX_IP_OF_MINUS_DOT, False,
+        f"{LC_PGVECTOR}; {LC_CORE}",
         note="<#> is -dot, so the function gives dot for dot >= 0 and 1+dot below",
     ),
     FrameworkScore(
         "langchain-pgvectorstore-cosine", "langchain", "pgvector", "cosine", "1-cos",
-        "_cosine_relevance_score_fn", "cos", "cos", True, "cos = s", "s = cos", True,
-        f"{LC_PGVECTORSTORE}; {LC_CORE}", _ident, _ident,
+        "_cosine_relevance_score_fn", COS, True, f"{LC_PGVECTORSTORE}; {LC_CORE}",
     ),
     FrameworkScore(
         "langchain-pgvectorstore-euclidean", "langchain", "pgvector", "l2", "l2",
-        "_euclidean_relevance_score_fn", "1-l2/sqrt(2)", "l2", True,
-        "cos = 1-(1-s)^2", "s = 1-sqrt(1-cos)", False, f"{LC_PGVECTORSTORE}; {LC_CORE}",
-        _euclid_l2, _euclid_l2_inv,
+        "_euclidean_relevance_score_fn", EUCLIDEAN_OF_L2, False,
+        f"{LC_PGVECTORSTORE}; {LC_CORE}",
     ),
     FrameworkScore(
         "langchain-pgvectorstore-inner-product", "langchain", "pgvector", "ip", "dot",
-        "_max_inner_product_relevance_score_fn", "1-dot if dot>0 else -dot", "dot", False,
-        "cos = 1-s (for cos > 0)", "s = 1-cos (for cos > 0)", False,
-        f"{LC_PGVECTORSTORE}; {LC_CORE}", _faiss_ip, _faiss_ip_inv, monotone=False,
+        "_max_inner_product_relevance_score_fn", MAX_IP_OF_DOT, False,
+        f"{LC_PGVECTORSTORE}; {LC_CORE}",
         note="the SELECT uses inner_product() (the dot itself, not <#>), so for every "
         "positive dot a closer match gets a LOWER relevance",
     ),
     # LlamaIndex
     FrameworkScore(
         "llamaindex-simple", "llamaindex", "llamaindex", "cosine", "cos",
-        "similarity (SimilarityMode.DEFAULT)", "cos", "cos", True, "cos = s", "s = cos",
-        True, LI_SIMPLE, _ident, _ident,
+        "similarity (SimilarityMode.DEFAULT)", COS, True, LI_SIMPLE,
         note="computed in Python over the persisted vectors; exact, no ANN",
     ),
     FrameworkScore(
         "llamaindex-faiss-l2", "llamaindex", "faiss", "l2", "l2^2",
-        "FaissVectorStore.query", "l2^2", "l2", False, "cos = 1-s/2", "s = 2-2*cos", True,
-        LI_FAISS, _square, _sqrt_inv,
+        "FaissVectorStore.query", L2SQ, True, LI_FAISS,
         note="the 'similarity' is faiss's squared L2 distance: lower is closer",
     ),
     FrameworkScore(
         "llamaindex-faiss-ip", "llamaindex", "faiss", "ip", "dot",
-        "FaissVectorStore.query", "dot", "dot", True, "cos = s", "s = cos", False,
-        LI_FAISS, _ident, _ident,
+        "FaissVectorStore.query", DOT, False, LI_FAISS,
     ),
     FrameworkScore(
         "llamaindex-chroma-l2", "llamaindex", "chroma", "l2", "l2^2",
-        "exp(-distance)", "exp(-l2^2)", "l2", True, "cos = 1+ln(s)/2", "s = exp(2*cos-2)",
-        True, LI_CHROMA, _exp_minus_l2sq, _exp_minus_l2sq_inv,
+        "exp(-distance)", EXP_OF_L2SQ, True, LI_CHROMA,
         note="Chroma's default space l2 gives a squared distance",
     ),
     FrameworkScore(
         "llamaindex-chroma-cosine", "llamaindex", "chroma", "cosine", "1-cos",
-        "exp(-distance)", "exp(cos-1)", "cos", True, "cos = 1+ln(s)", "s = exp(cos-1)",
-        False, LI_CHROMA, _exp_one_minus, _exp_one_minus_inv,
+        "exp(-distance)", EXP_OF_ONE_MINUS_COS, False, LI_CHROMA,
     ),
     FrameworkScore(
         "llamaindex-chroma-ip", "llamaindex", "chroma", "ip", "1-dot",
-        "exp(-distance)", "exp(dot-1)", "dot", True, "cos = 1+ln(s)", "s = exp(cos-1)",
-        False, LI_CHROMA, _exp_one_minus, _exp_one_minus_inv,
+        "exp(-distance)", EXP_OF_ONE_MINUS_DOT, False, LI_CHROMA,
     ),
     FrameworkScore(
         "llamaindex-pgvector", "llamaindex", "pgvector", "cosine", "1-cos",
-        "1 - distance", "cos", "cos", True, "cos = s", "s = cos", True, LI_PG,
-        _ident, _ident,
+        "1 - distance", COS, True, LI_PG,
     ),
 ]  # fmt: skip
 
@@ -333,19 +301,12 @@ def framework_scores_for(backend: str, metric: str | None = None) -> list[Framew
 
 def framework_score_from_cos(name: str, cos: np.ndarray) -> np.ndarray:
     """The framework's score for cosines of unit vectors, float64 like ``cos``'s shape."""
-    s = FRAMEWORK_SCORES[name]
+    relevance = FRAMEWORK_SCORES[name].relevance
     c = np.asarray(cos, dtype=np.float64)
-    if s.variable == "l2":
-        x = np.sqrt(np.clip(2.0 - 2.0 * c, 0.0, None))
-    else:
-        x = c
-    return s.apply(x)
+    return relevance.apply(_from_cos(relevance.variable, c))
 
 
 def cos_from_framework_score(name: str, score: np.ndarray) -> np.ndarray:
     """Cosine (unit vectors) for a framework score, float64; NaN outside the range."""
-    s = FRAMEWORK_SCORES[name]
-    x = s.invert(np.asarray(score, dtype=np.float64))
-    if s.variable == "l2":
-        return np.asarray(1.0 - x * x / 2.0, dtype=np.float64)
-    return x
+    relevance = FRAMEWORK_SCORES[name].relevance
+    return _to_cos(relevance.variable, relevance.invert(np.asarray(score, dtype=np.float64)))

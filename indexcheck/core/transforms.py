@@ -7,106 +7,46 @@ with it, and reports and the score-family lookup of :mod:`.exact` derive from it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError
+from .formula import Transform, _from_cos, _to_cos
 
 RTOL = 1e-3
 """Relative tolerance of a residual: float32 sums over long vectors, float16 storage."""
 ATOL = 1e-6
 """Absolute floor of the tolerance (float32 rounding of scores near zero)."""
 
-_Fn = Callable[[np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class Transform:
-    """A score formula over one variable: ``cos``, ``dot`` or ``l2`` (plain Euclidean).
-
-    ``apply`` maps the variable to the score and ``invert`` back; both take and return
-    float arrays of any shape (computed in float64, returned in the input's float dtype).
-    ``cos_of_s``/``s_of_cos`` are the conversions as text, valid for ``cos`` always and
-    for ``dot``/``l2`` on unit-norm vectors (``cos = dot``, ``l2^2 = 2-2cos``).
-    """
-
-    formula: str
-    variable: str
-    higher_is_better: bool
-    cos_of_s: str
-    s_of_cos: str
-    reported_by: str
-    fn: _Fn = field(repr=False, compare=False)
-    inv: _Fn = field(repr=False, compare=False)
-
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        """Variable -> score."""
-        return _same_dtype(x, self.fn)
-
-    def invert(self, s: np.ndarray) -> np.ndarray:
-        """Score -> variable (NaN outside the formula's range)."""
-        return _same_dtype(s, self.inv)
-
-    def variable_range(self, normalized: bool) -> tuple[float, float]:
-        """Range of the variable: cos [-1, 1]; dot [-1, 1] and l2 [0, 2] on unit vectors."""
-        if self.variable == "cos" or (self.variable == "dot" and normalized):
-            return -1.0, 1.0
-        if self.variable == "dot":
-            return -math.inf, math.inf
-        return 0.0, 2.0 if normalized else math.inf
-
-    def score_range(self, normalized: bool) -> tuple[float, float]:
-        """(low, high) of the score; ``normalized`` means unit-norm queries and vectors."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ends = self.apply(np.asarray(self.variable_range(normalized), dtype=np.float64))
-        lo, hi = sorted(float(v) for v in ends)
-        return lo, hi
-
-
-def _same_dtype(x: np.ndarray, fn: _Fn) -> np.ndarray:
-    arr = np.asarray(x)
-    dtype = arr.dtype if np.issubdtype(arr.dtype, np.floating) else np.dtype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = fn(arr.astype(np.float64))
-    return np.asarray(out, dtype=dtype)
-
-
-def _t(
-    formula: str, variable: str, hib: bool, fn: _Fn, inv: _Fn, cos_s: str, s_cos: str, by: str
-) -> Transform:
-    return Transform(formula, variable, hib, cos_s, s_cos, by, fn, inv)
-
-
 _BACKEND_LIST = [
-    _t("cos", "cos", True, lambda c: c, lambda s: s, "cos = s", "s = cos",
-       "Qdrant Cosine, Milvus COSINE"),
-    _t("1-cos", "cos", False, lambda c: 1 - c, lambda s: 1 - s, "cos = 1-s", "s = 1-cos",
-       "pgvector <=>, Chroma cosine, LanceDB cosine"),
-    _t("(1+cos)/2", "cos", True, lambda c: (1 + c) / 2, lambda s: 2 * s - 1,
-       "cos = 2*s-1", "s = (1+cos)/2", "Upstash COSINE"),
-    _t("2-2cos", "cos", False, lambda c: 2 - 2 * c, lambda s: 1 - s / 2, "cos = 1-s/2",
-       "s = 2-2*cos", "LanceDB cosine via an IVF index (approximate scores)"),
-    _t("1/(2-cos)", "cos", True, lambda c: 1 / (2 - c), lambda s: 2 - 1 / s,
-       "cos = 2-1/s", "s = 1/(2-cos)", "Azure AI Search cosine"),
-    _t("dot", "dot", True, lambda d: d, lambda s: s, "cos = s", "s = cos",
-       "FAISS IP, Milvus IP, Qdrant Dot"),
-    _t("-dot", "dot", False, lambda d: -d, lambda s: -s, "cos = -s", "s = -cos",
-       "pgvector <#>"),
-    _t("1-dot", "dot", False, lambda d: 1 - d, lambda s: 1 - s, "cos = 1-s", "s = 1-cos",
-       "Chroma ip, LanceDB dot"),
-    _t("(1+dot)/2", "dot", True, lambda d: (1 + d) / 2, lambda s: 2 * s - 1,
-       "cos = 2*s-1", "s = (1+cos)/2", "Upstash DOT_PRODUCT"),
-    _t("l2", "l2", False, lambda x: x, lambda s: np.where(s >= 0, s, np.nan),
-       "cos = 1-s^2/2", "s = sqrt(2-2*cos)", "Qdrant Euclid, pgvector <->"),
-    _t("l2^2", "l2", False, lambda x: x * x, lambda s: np.sqrt(s),
-       "cos = 1-s/2", "s = 2-2*cos", "FAISS L2, Chroma l2, Milvus L2, LanceDB l2"),
-    _t("1/(1+l2^2)", "l2", True, lambda x: 1 / (1 + x * x), lambda s: np.sqrt(1 / s - 1),
-       "cos = (3-1/s)/2", "s = 1/(3-2*cos)", "Upstash EUCLIDEAN"),
-    _t("1/(1+l2)", "l2", True, lambda x: 1 / (1 + x),
-       lambda s: np.where(s <= 1, 1 / s - 1, np.nan),
-       "cos = 1-(1/s-1)^2/2", "s = 1/(1+sqrt(2-2*cos))", "relevance = 1/(1+distance) wrappers"),
+    Transform("cos", "cos", True, lambda c: c, lambda s: s, "cos = s", "s = cos",
+              "Qdrant Cosine, Milvus COSINE"),
+    Transform("1-cos", "cos", False, lambda c: 1 - c, lambda s: 1 - s, "cos = 1-s",
+              "s = 1-cos", "pgvector <=>, Chroma cosine, LanceDB cosine"),
+    Transform("(1+cos)/2", "cos", True, lambda c: (1 + c) / 2, lambda s: 2 * s - 1,
+              "cos = 2*s-1", "s = (1+cos)/2", "Upstash COSINE"),
+    Transform("2-2cos", "cos", False, lambda c: 2 - 2 * c, lambda s: 1 - s / 2,
+              "cos = 1-s/2", "s = 2-2*cos", "LanceDB cosine via an IVF index (approximate scores)"),
+    Transform("1/(2-cos)", "cos", True, lambda c: 1 / (2 - c), lambda s: 2 - 1 / s,
+              "cos = 2-1/s", "s = 1/(2-cos)", "Azure AI Search cosine"),
+    Transform("dot", "dot", True, lambda d: d, lambda s: s, "cos = s", "s = cos",
+              "FAISS IP, Milvus IP, Qdrant Dot"),
+    Transform("-dot", "dot", False, lambda d: -d, lambda s: -s, "cos = -s", "s = -cos",
+              "pgvector <#>"),
+    Transform("1-dot", "dot", False, lambda d: 1 - d, lambda s: 1 - s, "cos = 1-s",
+              "s = 1-cos", "Chroma ip, LanceDB dot"),
+    Transform("(1+dot)/2", "dot", True, lambda d: (1 + d) / 2, lambda s: 2 * s - 1,
+              "cos = 2*s-1", "s = (1+cos)/2", "Upstash DOT_PRODUCT"),
+    Transform("l2", "l2", False, lambda x: x, lambda s: np.where(s >= 0, s, np.nan),
+              "cos = 1-s^2/2", "s = sqrt(2-2*cos)", "Qdrant Euclid, pgvector <->"),
+    Transform("l2^2", "l2", False, lambda x: x * x, lambda s: np.sqrt(s),
+              "cos = 1-s/2", "s = 2-2*cos", "FAISS L2, Chroma l2, Milvus L2, LanceDB l2"),
+    Transform("1/(1+l2^2)", "l2", True, lambda x: 1 / (1 + x * x),
+              lambda s: np.sqrt(1 / s - 1), "cos = (3-1/s)/2", "s = 1/(3-2*cos)",
+              "Upstash EUCLIDEAN"),
+    Transform("1/(1+l2)", "l2", True, lambda x: 1 / (1 + x),
+              lambda s: np.where(s <= 1, 1 / s - 1, np.nan), "cos = 1-(1/s-1)^2/2",
+              "s = 1/(1+sqrt(2-2*cos))", "relevance = 1/(1+distance) wrappers"),
 ]  # fmt: skip
 
 
@@ -123,15 +63,12 @@ def _framework_transforms() -> tuple[list[Transform], dict[str, str]]:
     out: dict[str, Transform] = {}
     names: dict[str, str] = {}
     for fs in FRAMEWORK_SCORES.values():
-        if not fs.monotone:
+        relevance = fs.relevance
+        if not relevance.monotone:
             continue
-        names[fs.name] = fs.formula
-        if fs.formula in known or fs.formula in out:
-            continue
-        out[fs.formula] = Transform(
-            fs.formula, fs.variable, fs.higher_is_better, fs.cos_of_s, fs.s_of_cos,
-            f"{fs.framework} {fs.function}", fs.fn, fs.inv,
-        )  # fmt: skip
+        names[fs.name] = relevance.formula
+        if relevance.formula not in known:
+            out.setdefault(relevance.formula, relevance)
     return list(out.values()), names
 
 
@@ -181,10 +118,10 @@ def transform_of(text: str) -> Transform:
         from .framework_scores import FRAMEWORK_SCORES
 
         if name in FRAMEWORK_SCORES:  # a relevance function that is not monotone
+            fs = FRAMEWORK_SCORES[name]
             raise InputError(
-                f"{name} ({FRAMEWORK_SCORES[name].formula}) is not a monotone function of "
-                f"the backend score, so a threshold on it does not convert: "
-                f"{FRAMEWORK_SCORES[name].note}"
+                f"{name} ({fs.relevance.formula}) is not a monotone function of the backend "
+                f"score, so a threshold on it does not convert: {fs.note}"
             )
     if key in FRAMEWORK_CATALOGUE:
         return FRAMEWORK_CATALOGUE[key]
@@ -195,15 +132,6 @@ def transform_of(text: str) -> Transform:
             "name such as langchain-faiss-euclidean)"
         )
     return CATALOGUE[key]
-
-
-def _to_cos(variable: str, x: np.ndarray) -> np.ndarray:
-    """cos from the variable, for unit-norm vectors (l2^2 = 2-2cos)."""
-    return 1 - x * x / 2 if variable == "l2" else x
-
-
-def _from_cos(variable: str, c: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.clip(2 - 2 * c, 0, None)) if variable == "l2" else c
 
 
 def convert_threshold(

@@ -235,7 +235,7 @@ def test_llamaindex_vector_store_similarities(framework_index, layout) -> None:
 @given(st.sampled_from(sorted(FRAMEWORK_SCORES)), st.floats(-0.999, 0.999))
 def test_round_trip_where_monotone(name: str, cos: float) -> None:
     entry = FRAMEWORK_SCORES[name]
-    if not entry.monotone and cos <= 0:
+    if not entry.relevance.monotone and cos <= 0:
         return  # the documented branch holds for cos > 0
     s = framework_score_from_cos(name, np.array([cos]))
     back = cos_from_framework_score(name, s)
@@ -247,7 +247,7 @@ def test_catalogue_shape() -> None:
         entries = framework_scores_for(backend)
         assert entries and entries[0].default
     for entry in FRAMEWORK_SCORES.values():
-        assert entry.variable in ("cos", "dot", "l2")
+        assert entry.relevance.variable in ("cos", "dot", "l2")
         assert entry.source and entry.function
     # the documented inversion: a closer match gets a lower relevance
     s = framework_score_from_cos("langchain-faiss-max-inner-product", np.array([0.9, 0.5]))

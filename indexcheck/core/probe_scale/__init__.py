@@ -20,7 +20,8 @@ own scores without probing again.
 
 from __future__ import annotations
 
-from ..transforms import CATALOGUE, Transform, convert_threshold, transform_of
+from ..formula import Transform
+from ..transforms import CATALOGUE, convert_threshold, transform_of
 from .probe import MAX_PROBES, build_queries, probe_scale
 from .result import ScaleResult
 from .scale import (

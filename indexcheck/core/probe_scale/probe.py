@@ -11,13 +11,8 @@ import numpy as np
 
 from ...errors import IncompleteResultError, InputError
 from ...stores.base import StoreInfo, VectorStore
-from ..transforms import (
-    _CATALOGUE_LIST,
-    ATOL,
-    CATALOGUE,
-    RTOL,
-    Transform,
-)
+from ..formula import Transform
+from ..transforms import _CATALOGUE_LIST, ATOL, CATALOGUE, RTOL
 from .provenance import provenance
 from .result import ScaleResult
 

@@ -54,9 +54,9 @@ def provenance(info: StoreInfo, result: ScaleResult) -> None:
             "name": e.name,
             "framework": e.framework,
             "function": e.function,
-            "formula": e.formula,
-            "to_cosine": e.cos_of_s,
-            "monotone": e.monotone,
+            "formula": e.relevance.formula,
+            "to_cosine": e.relevance.cos_of_s,
+            "monotone": e.relevance.monotone,
             "default": e.default,
             "note": e.note,
         }
@@ -65,7 +65,7 @@ def provenance(info: StoreInfo, result: ScaleResult) -> None:
     if entries:
         named = "; ".join(
             f"{'LangChain' if e.framework == 'langchain' else 'LlamaIndex'} "
-            f"{e.function} gives {e.formula} ({e.name})"
+            f"{e.function} gives {e.relevance.formula} ({e.name})"
             for e in entries
         )
         result.message += f"; framework relevance scores on this backend: {named}"

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...sections import Section
-from ..transforms import ATOL, CATALOGUE, RTOL, Transform, _from_cos, _to_cos
+from ..formula import Transform, _from_cos, _to_cos
+from ..transforms import ATOL, CATALOGUE, RTOL
 
 
 @dataclass
