@@ -245,11 +245,11 @@ def test_a_clean_diff_of_two_parquet_files_computes_no_lsh_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Nothing moved: no holder search, so no old row is keyed and none read again."""
-    from indexcheck.core.diff_index import band
+    from indexcheck.core.diff_index import band_holders
 
     keyed: list[int] = []
-    real = band.lsh_keys
-    monkeypatch.setattr(band, "lsh_keys", lambda u, p: keyed.append(len(u)) or real(u, p))
+    real = band_holders.lsh_keys
+    monkeypatch.setattr(band_holders, "lsh_keys", lambda u, p: keyed.append(len(u)) or real(u, p))
     rows = _decoded(monkeypatch)
     old, _ = _pair()
     specs = [_parquet(tmp_path / "old.parquet", old), _parquet(tmp_path / "new.parquet", old)]

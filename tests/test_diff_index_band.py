@@ -164,3 +164,27 @@ def test_what_the_band_cannot_serve_goes_back_to_the_spill(
     ]
     _same(got, diff_index(_memory(ids, texts, memory_rows), _memory(*new)))
     assert {c.id: c.status for c in got.chunks}["n50"] == "shift"
+
+
+def test_the_bit_screen_keeps_near_vectors_and_drops_far_ones() -> None:
+    """A vector at cosine 0.9995 to a moved one differs from it in at most the screen's
+    bound of its 96 sign bits; a random one nearly never does; no screen at cosine -1."""
+    from indexcheck.core.diff_index.band_holders import _differing, max_differing_bits
+    from indexcheck.core.hash_join import lsh_keys, lsh_planes
+
+    most = max_differing_bits(0.999)
+    assert 5 <= most <= 20 and max_differing_bits(-1.0) == 96
+    rng = np.random.default_rng(0)
+    d = 64
+    base = rng.standard_normal((2000, d)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    noise = rng.standard_normal((2000, d)).astype(np.float32)
+    noise -= (noise * base).sum(axis=1, keepdims=True) * base
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    theta = np.arccos(0.9995)
+    near = (np.cos(theta) * base + np.sin(theta) * noise).astype(np.float32)
+    far = rng.standard_normal((2000, d)).astype(np.float32)
+    planes = lsh_planes(d)
+    kb, kn, kf = (lsh_keys(x, planes) for x in (base, near, far))
+    assert (_differing(kb, kn) <= most).all()
+    assert (_differing(kb, kf) <= most).mean() < 0.01

@@ -19,8 +19,6 @@ the store then knows another, or a block holds what only the row reader handles,
 
 from __future__ import annotations
 
-import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,8 +28,8 @@ import numpy as np
 
 from ...errors import DataFileError
 from ..arrow_spill import ROWS, Fallback, _keys_arrow, unit_blocks
-from ..hash_join import Flag, Side, VectorFile, lsh_keys, lsh_planes, ordered_map, prefetch
-from .band_holders import screened_holders
+from ..hash_join import Side, VectorFile, prefetch
+from .band_holders import OldKeys, screened_holders
 from .join import Tally, _Pairs, explain, pair_keys
 from .result import DiffResult
 from .vectors import MovedVectors
@@ -82,6 +80,11 @@ class _Window:
         self._blocks: deque[Block] = deque()
         self.lo = self.hi = 0
         self.ended = False
+
+    @property
+    def held(self) -> list[Block]:
+        """The old blocks held, in seq order."""
+        return list(self._blocks)
 
     def pull(self) -> bool:
         """One more old block (False at the end of the stream)."""
@@ -210,18 +213,18 @@ def band_compare(
     deferred = _Deferred(folder, d)
     say("comparing the vectors of unchanged texts")
     news = prefetch(unit_blocks(new, d))
-    keys = _OldKeys(folder, d)
-    olds = prefetch(keys.keyed(unit_blocks(old, d)))
+    keys = OldKeys(folder, d)
+    olds = prefetch(unit_blocks(old, d))
     try:
-        window = _Window(olds, max(4 * ROWS, WINDOW_BYTES // max(1, 4 * d)))
+        window = _Window(keys.keyed(olds), max(4 * ROWS, WINDOW_BYTES // max(1, 4 * d)))
         pairs = _Pairs(con)
         for start, unit, flags in news:
             tally.new_flags(start, flags)
             tb = pairs.upto(start + len(flags))
             if tb is not None:
                 _pair_block(old, tb, start, unit, flags, window, tally, deferred)
-                if tally.moved_at:
-                    keys.want()
+                if tally.moved_at and keys.first is None:
+                    keys.want(window.held)
         if learn or tally.moved_at:
             window.drain()  # the dimension learned, the rest of the old rows keyed
         if learn and old.known_dimension != d:  # another most common length than the first
@@ -241,65 +244,6 @@ def band_compare(
         deferred.close()
         moved.close()
         keys.close()
-
-
-class _OldKeys:
-    """The LSH keys of the old rows (-1: not usable), 16 bytes a row in ``old.lsh`` at its
-    seq. None are computed for a diff where nothing moved: the thread that makes the old
-    blocks keys each one from the first moved vector on (:meth:`want`), rows [first, last),
-    and :meth:`finish` keys the rest from the old vectors read again (for a shift found
-    early, a row group or two)."""
-
-    def __init__(self, folder: Path, dimension: int) -> None:
-        self.path, self.dimension = folder / "old.lsh", dimension
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        self._planes = lsh_planes(dimension)
-        self._wanted = threading.Event()
-        self.first: int | None = None
-        self.last = 0
-
-    def want(self) -> None:
-        self._wanted.set()
-
-    def keyed(self, blocks: Iterator[Block]) -> Iterator[Block]:
-        """``blocks``, each one keyed on the way once keys are wanted."""
-        for seq, unit, flag in blocks:
-            if self._wanted.is_set():
-                self.first = seq if self.first is None else self.first
-                self._write(seq, unit, flag)
-                self.last = seq + len(flag)
-            yield seq, unit, flag
-
-    def _write(self, seq: int, unit: np.ndarray, flag: np.ndarray) -> None:
-        keys = lsh_keys(unit, self._planes)
-        keys[flag != Flag.OK] = -1
-        os.pwrite(self._fd, keys.tobytes(), seq * keys.itemsize * keys.shape[1])
-
-    def finish(self, old: Any, rows: int) -> Path:
-        """Key the rows outside [first, last) (on two threads, a row group each); the
-        file."""
-        first = rows if self.first is None else self.first
-        last = rows if self.first is None else self.last
-        starts = old.arrow_groups
-
-        def keyed(g: int) -> int:
-            for seq, unit, flag in unit_blocks(old, self.dimension, g):
-                a, z = max(seq, 0), min(seq + len(flag), first)
-                if z > a:
-                    self._write(a, unit[a - seq : z - seq], flag[a - seq : z - seq])
-                a, z = max(seq, last), seq + len(flag)
-                if z > a:
-                    self._write(a, unit[a - seq :], flag[a - seq :])
-            return g
-
-        todo = [g for g in range(len(starts) - 1) if starts[g] < first or starts[g + 1] > last]
-        for _ in ordered_map(keyed, todo):
-            pass
-        return self.path
-
-    def close(self) -> None:
-        os.close(self._fd)
-        self.path.unlink(missing_ok=True)
 
 
 def _changed(old: Any) -> DataFileError:

@@ -1,21 +1,23 @@
 """The holder search of :mod:`.band`, without a second pass over the old vectors.
 
-The band pass writes the LSH keys of every old row (:func:`indexcheck.core.hash_join.
-lsh_keys`, ``-1`` for a row whose vector is not usable) to ``old.lsh`` as it reads the old
-vectors: 16 bytes a row. When some vector moved, the candidates of each moved row are
-found as :func:`.vectors.holders_in` finds them (the usable old rows of another text that
-share one of its four keys), from that file and the old keys file alone. Their 96 sign
-bits then screen them: a vector at cosine ``c`` to the moved one differs from it in each
-bit with probability acos(c)/pi, so a candidate that differs in more than
-:func:`max_differing_bits` bits is below ``min_cosine`` but with a probability under
-1e-12, far below the 1% the LSH itself may miss. Only the row groups of the old file that
-hold a remaining candidate are decoded again (a shift run's holders sit in a few), and
-each candidate's exact cosine decides, the highest and then the first in old order.
+Once a vector has moved, the band pass writes the LSH keys of the old rows
+(:func:`indexcheck.core.hash_join.lsh_keys`, ``-1`` for a row whose vector is not usable)
+to ``old.lsh`` as it reads the old vectors (:class:`OldKeys`): 16 bytes a row. The
+candidates of each moved row are found as :func:`.vectors.holders_in` finds them (the
+usable old rows of another text that share one of its four keys), from that file and the
+old keys file alone. Their 96 sign bits then screen them: a vector at cosine ``c`` to the
+moved one differs from it in each bit with probability acos(c)/pi, so a candidate that
+differs in more than :func:`max_differing_bits` bits is below ``min_cosine`` but with a
+probability under 1e-12, far below the 1% the LSH itself may miss. Only the row groups
+of the old file that hold a remaining candidate are decoded again (a shift run's holders
+sit in a few), and each candidate's exact cosine decides, the highest and then the first
+in old order.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..arrow_spill import ROWS, unit_blocks
-from ..hash_join import LSH_BITS, LSH_TABLES, Side, ordered_map
+from ..hash_join import LSH_BITS, LSH_TABLES, Flag, Side, lsh_keys, lsh_planes, ordered_map
 from . import vectors
 from .vectors import MovedVectors, _best
 
@@ -93,6 +95,72 @@ def _screened(
     # a pair found through several tables once, ordered by old seq
     pair = np.unique(oseq * max(1, len(moved.seqs)) + pos)
     return pair % max(1, len(moved.seqs)), pair // max(1, len(moved.seqs))
+
+
+class OldKeys:
+    """The LSH keys of the old rows (-1: not usable), 16 bytes a row in ``old.lsh`` at its
+    seq. None are computed for a diff where nothing moved: from the first moved vector on
+    (:meth:`want`), the blocks held then and every block read after are keyed as the band
+    pass reads them (:meth:`keyed`): rows [first, last). :meth:`finish` keys the rest from
+    the old vectors read again (for a shift found early, nothing)."""
+
+    def __init__(self, folder: Path, dimension: int) -> None:
+        self.path, self.dimension = folder / "old.lsh", dimension
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._planes = lsh_planes(dimension)
+        self.first: int | None = None
+        self.last = 0
+
+    def want(self, held: list[tuple[int, np.ndarray, np.ndarray]]) -> None:
+        """Key from now on, starting with the ``held`` blocks (first seq, unit rows, flags)."""
+        if self.first is None:
+            self.first = held[0][0] if held else None
+            for seq, unit, flag in held:
+                self._write(seq, unit, flag)
+                self.last = seq + len(flag)
+            if self.first is None:
+                self.first = self.last = -1  # nothing held yet: every block from here
+
+    def keyed(self, blocks: Iterator[Any]) -> Iterator[Any]:
+        """``blocks``, each one keyed on the way once keys are wanted."""
+        for seq, unit, flag in blocks:
+            if self.first is not None:
+                if self.first < 0:
+                    self.first = seq
+                self._write(seq, unit, flag)
+                self.last = seq + len(flag)
+            yield seq, unit, flag
+
+    def _write(self, seq: int, unit: np.ndarray, flag: np.ndarray) -> None:
+        keys = lsh_keys(unit, self._planes)
+        keys[flag != Flag.OK] = -1
+        os.pwrite(self._fd, keys.tobytes(), seq * keys.itemsize * keys.shape[1])
+
+    def finish(self, old: Any, rows: int) -> Path:
+        """Key the rows outside [first, last) (on two threads, a row group each); the
+        file."""
+        first = rows if self.first is None or self.first < 0 else self.first
+        last = rows if self.first is None or self.first < 0 else self.last
+        starts = old.arrow_groups
+
+        def keyed(g: int) -> int:
+            for seq, unit, flag in unit_blocks(old, self.dimension, g):
+                a, z = max(seq, 0), min(seq + len(flag), first)
+                if z > a:
+                    self._write(a, unit[a - seq : z - seq], flag[a - seq : z - seq])
+                a, z = max(seq, last), seq + len(flag)
+                if z > a:
+                    self._write(a, unit[a - seq :], flag[a - seq :])
+            return g
+
+        todo = [g for g in range(len(starts) - 1) if starts[g] < first or starts[g + 1] > last]
+        for _ in ordered_map(keyed, todo):
+            pass
+        return self.path
+
+    def close(self) -> None:
+        os.close(self._fd)
+        self.path.unlink(missing_ok=True)
 
 
 def screened_holders(
