@@ -244,7 +244,7 @@ def test_report_modules_import_each_other_in_one_direction() -> None:
 
 
 # -- one front door: a command's CLI calls indexcheck.api, which opens what the specs name ----
-OPENERS = {"open_store", "opened_store", "open_embedder", "opened_embedder"}
+OPENERS = {"open_store", "opened_store", "opened", "open_embedder", "opened_embedder"}
 #: cli/ modules that still open a store or an embedder themselves, each with its reason
 CLI_OPENERS = {
     # a pytest plugin, not a command: its fixtures hand the user's tests an opened store
