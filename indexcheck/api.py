@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
     from .core.diff_index import DiffResult
+    from .core.embed import EmbedResult
     from .core.judge import JudgeResult
     from .core.judge.answer_checks import AnswerChecksResult
     from .core.probe_scale import ScaleResult
@@ -84,7 +85,6 @@ def check_index(
     with ExitStack() as stack:
         runner = _engine(stack, engine, ray_address) if stream else None
         s, e = stack.enter_context(opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
-        assert e is not None
         result = check_index(
             s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
             window=window, diagnose_budget=diagnose_budget, only=only, template=template,
@@ -115,30 +115,51 @@ def probe_scale(
         return result
 
 
+def embed(
+    chunks: PathLike | Corpus, embedder: EmbedderLike = None, *, out: PathLike | None = None,
+    faiss: PathLike | None = None, id_column: str = "id", text_column: str = "text",
+    cache: PathLike | None = None, progress: Say | None = None,
+) -> EmbedResult:  # fmt: skip
+    """The reference re-embedding (``indexcheck embed``): each distinct chunk text embedded
+    once into a NEW vectors file ``out`` (.parquet or .jsonl) and/or a NEW FAISS folder
+    ``faiss``; one that exists is refused (exit 2) before the embedder opens."""
+    from .core.embed import embed_chunks, embed_inputs
+
+    corpus, started = embed_inputs(chunks, out, faiss, id_column, text_column), Run("embed")
+    with opened(None, embedder, cache=cache) as (_, e):
+        result = embed_chunks(corpus, e, out=out, faiss=faiss, progress=progress)
+        stamp(result, started, None, e)
+        return result
+
+
 def sweep_threshold(
-    store: StoreLike, questions: PathLike | Sequence[Question], embedder: EmbedderLike = None, *,
-    chunks: PathLike | Corpus | None = None, k: int = 4, fetch: int = 20,
-    recall_target: float = 0.95, rule: str = "recall", refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] | None = None, filter: Any = None,
-    higher_is_better: bool | None = None, to_cosine: Converter | None = None,
-    scale: dict[str, Any] | None = None, cache: PathLike | None = None,
+    store: StoreLike | None, questions: PathLike | Sequence[Question],
+    embedder: EmbedderLike = None, *, chunks: PathLike | Corpus | None = None, k: int = 4,
+    fetch: int = 20, recall_target: float = 0.95, rule: str = "recall",
+    refusal_pattern: str | None = None, refusal_marked: Sequence[str] | None = None,
+    filter: Any = None, higher_is_better: bool | None = None, to_cosine: Converter | None = None,
+    scale: dict[str, Any] | None = None, observed: PathLike | Sequence[AnswerRow] | None = None,
+    answers_format: str | None = None, cache: PathLike | None = None,
     progress: Say | None = None, trust_pickle: bool = False,
 ) -> SweepResult:  # fmt: skip
     """Sweep every observed score as a refusal threshold (float32 scores on the store's own
     scale). The scale is probed (or read from the cache) unless ``higher_is_better`` is
-    given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column."""
-    from .core.sweep_threshold import sweep_threshold
+    given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column. ``observed``
+    (a trace export or answers file, read as ``answers_format``, or its rows) sweeps the
+    scores production recorded: nothing is retrieved, ``store`` (or None) names the scale."""
+    from .core.sweep_threshold.run import run_sweep
 
     started = Run("sweep-threshold")
-    with opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        assert e is not None
-        result = sweep_threshold(
+    uses = embedder if observed is None else False  # observed scores: nothing is embedded
+    with opened(store, uses, trust_pickle=trust_pickle, cache=cache) as (s, e):
+        result, facts = run_sweep(
             s, e, _questions(questions), corpus=_corpus(chunks), k=k, fetch=fetch, rule=rule,
             recall_target=recall_target, refusal_pattern=refusal_pattern, filter=filter,
             refusal_marked=refusal_marked, higher_is_better=higher_is_better,
-            to_cosine=to_cosine, scale=scale, progress=progress,
+            to_cosine=to_cosine, scale=scale, observed=observed, answers_format=answers_format,
+            progress=progress,
         )  # fmt: skip
-        stamp(result, started, s, e)
+        stamp(result, started, s, e, **facts)
         return result
 
 
@@ -214,7 +235,6 @@ def diagnose(
     if system is not None:  # refused before anything opens
         app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
     with opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        assert e is not None
         if system is not None:
             r = diagnose_system(
                 app, qs, runs=runs, interventions=interventions, store=s, embedder=e, corpus=corpus,
@@ -297,22 +317,24 @@ def run_ci(
 def judge(
     answers: PathLike | Sequence[AnswerRow], judge: str | Judge, *, prompt: PathLike | None = None,
     cache: PathLike | None = None, retries: int = 2, refusal_pattern: str | None = None,
-    allow_unjudged: bool = False, progress: Say | None = None,
+    allow_unjudged: bool = False, progress: Say | None = None, store: StoreLike | None = None,
 ) -> JudgeResult:  # fmt: skip
     """Grade each answer's claims against the context it was given (``indexcheck judge``):
     ``answers`` a JSONL/CSV/Parquet path or loaded rows; ``judge`` a spec (``mistral:MODEL``,
     ``openai:URL?model=M``, ``py:module:function``) or an opened judge; ``prompt`` a prompt
     file (default: the shipped one); ``cache`` a SQLite file for judgements. ``result.ok``
-    is the verdict; groundedness is never NaN."""
+    is the verdict; groundedness is never NaN. ``store``, the store the contexts came from
+    (a spec or store), is described in the manifest with its ``index_fingerprint``."""
     from .core.judge.run import run_judge
 
     started = Run("judge")
-    result, facts = run_judge(
-        answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
-        refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
-    )  # fmt: skip
-    stamp(result, started, **facts)
-    return result
+    with opened(store) as (s, _):
+        result, facts = run_judge(
+            answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
+            refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
+        )  # fmt: skip
+        stamp(result, started, s, **facts)
+        return result
 
 
 def generate_questions(

@@ -10,9 +10,9 @@ function).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..embedders import opened_embedder
 from ..embedders.base import Embedder
@@ -34,21 +34,39 @@ def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterat
         opened.close()
 
 
-@contextmanager
+#: typed for the caller: a spec, an embedder or None (the default) gives an Embedder
+@overload
 def opened(
+    store: str | VectorStore | None, embedder: str | Embedder | None, *,
+    trust_pickle: bool = False, cache: str | Path | None = None,
+) -> AbstractContextManager[tuple[Any, Embedder]]: ...  # fmt: skip
+@overload
+def opened(
+    store: str | VectorStore | None, embedder: str | Embedder | bool | None = False, *,
+    trust_pickle: bool = False, cache: str | Path | None = None,
+) -> AbstractContextManager[tuple[Any, Embedder | None]]: ...  # fmt: skip
+def opened(
+    store: str | VectorStore | None, embedder: str | Embedder | bool | None = False, *,
+    trust_pickle: bool = False, cache: str | Path | None = None,
+) -> AbstractContextManager[tuple[Any, Any]]:  # fmt: skip
+    """The store (None: none) and the embedder behind the ``cache`` file (a spec or an
+    embedder; None: the default model; False: none), what was opened here closed when the
+    block ends, also when it raises."""
+    return _opened(store, embedder, trust_pickle, None if cache is None else Path(cache))
+
+
+@contextmanager
+def _opened(
     store: str | VectorStore | None,
-    embedder: str | Embedder | bool | None = False,
-    *,
-    trust_pickle: bool = False,
-    cache: str | Path | None = None,
-) -> Iterator[tuple[Any, Embedder | None]]:
-    """The store (None: none) and the embedder behind the ``cache`` file (unless ``embedder
-    is False``; None: the default model), what was opened here closed when the block ends,
-    also when it raises."""
+    embedder: str | Embedder | bool | None,
+    trust_pickle: bool,
+    cache: Path | None,
+) -> Iterator[tuple[VectorStore | None, Embedder | None]]:
     with ExitStack() as stack:
         s = None if store is None else stack.enter_context(opened_store(store, trust_pickle))
-        path = Path(cache) if cache is not None else None
-        e = None if embedder is False else stack.enter_context(opened_embedder(embedder, path))
+        e = None
+        if not isinstance(embedder, bool):
+            e = stack.enter_context(opened_embedder(embedder, cache))
         yield s, e
 
 
