@@ -179,3 +179,18 @@ def test_cli_observed_goes_through_api_sweep_threshold_as_the_library_does(
 def test_api_sweep_threshold_needs_a_store_or_observed_traces(small_kb_questions: Path) -> None:
     with pytest.raises(InputError, match="needs a store .* or observed traces"):
         indexcheck.sweep_threshold(None, small_kb_questions, SPEC)
+
+
+def test_observed_without_a_store_carries_the_whole_manifest(
+    small_kb_questions: Path, observed: Path
+) -> None:
+    """Every result's manifest says what ran (tool, version, command, wall time): --observed
+    with no --store gave only its two own entries."""
+    args = ["sweep-threshold", "--observed", str(observed), "--questions", str(small_kb_questions)]
+    r = CliRunner().invoke(cli, [*args, "-k", "3", "--json", "-"])
+    assert r.exit_code == 0, r.output
+    m = _json(r.stdout)["manifest"]
+    assert (m["tool"], m["command"]) == ("indexcheck", "sweep-threshold")
+    assert m["version"] == indexcheck.__version__ and m["wall_seconds"] >= 0
+    assert "store" not in m and "embedder" not in m
+    assert list(m)[-2:] == ["questions", "observed"] and m["observed"]["traces"] == 17

@@ -163,8 +163,6 @@ def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
             f"{', ...' if len(facts['unlabelled']) > 3 else ''})",
             err=True,
         )
-    if a["store_spec"] is None:  # kept as it was: no manifest but the two entries below
-        result.manifest = {}
     manifest = {"questions": str(a["questions_path"]), "observed": observed}
     ctx.exit(finish(ctx, result, report=_plots, report_key=None, manifest=manifest))
 
