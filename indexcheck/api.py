@@ -11,8 +11,8 @@ result is stamped here, by :func:`indexcheck.manifest.stamp`. The CLI calls thes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, closing, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack, closing
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,15 +22,16 @@ import numpy as np
 from .chunk_stream import ChunkSource
 from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
-from .corpus import Corpus, load_chunks
-from .embedders import opened_embedder
+from .corpus import Corpus
 from .embedders.base import Embedder
 from .engine import open_engine
+from .inputs import corpus_of as _corpus
+from .inputs import questions_of as _questions
 from .judges import judgement_cache, opened_judge
 from .manifest import Run, stamp
-from .questions import Question, load_questions
+from .questions import Question
 from .stores.base import VectorStore
-from .stores.opening import opened_store
+from .stores.opening import opened, swept_opener
 
 if TYPE_CHECKING:
     from .core.answers import AnswerRow
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from .core.compare_ann import AnnResult, QuerySet
     from .core.diagnose import DiagnoseResult
     from .core.diff_index import DiffResult
+    from .core.embed import EmbedResult
     from .core.judge import JudgeResult
     from .core.judge.answer_checks import AnswerChecksResult
     from .core.probe_scale import ScaleResult
@@ -55,33 +57,11 @@ Converter = Callable[[np.ndarray], np.ndarray]
 PathLike = str | Path
 
 
-@contextmanager
-def _opened(
-    store: StoreLike | None, embedder: EmbedderLike | bool = False, *, trust_pickle: bool = False,
-    cache: PathLike | None = None,
-) -> Iterator[tuple[Any, Embedder | None]]:  # fmt: skip
-    """The store (and embedder behind the ``cache``, unless ``embedder is False``), closing
-    what was opened here when the block ends, also when it raises."""
-    with ExitStack() as stack:
-        s = None if store is None else stack.enter_context(opened_store(store, trust_pickle))
-        path = Path(cache) if cache is not None else None
-        e = None if embedder is False else stack.enter_context(opened_embedder(embedder, path))
-        yield s, e
-
-
-def _corpus(chunks: PathLike | Corpus | None) -> Corpus | None:
-    return load_chunks(chunks) if isinstance(chunks, str | Path) else chunks
-
-
 def _engine(stack: ExitStack, engine: str | Any, ray_address: str | None) -> Any:
     """``engine`` as given, or opened from its name ("local", "ray") and closed with ``stack``."""
     if not isinstance(engine, str):
         return engine
     return stack.enter_context(closing(open_engine(engine, ray_address)))
-
-
-def _questions(questions: PathLike | Sequence[Question]) -> Sequence[Question]:
-    return load_questions(questions) if isinstance(questions, str | Path) else questions
 
 
 def check_index(
@@ -104,8 +84,7 @@ def check_index(
     started = Run("check-index")
     with ExitStack() as stack:
         runner = _engine(stack, engine, ray_address) if stream else None
-        s, e = stack.enter_context(_opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
-        assert e is not None
+        s, e = stack.enter_context(opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
         result = check_index(
             s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
             window=window, diagnose_budget=diagnose_budget, only=only, template=template,
@@ -128,7 +107,7 @@ def probe_scale(
     from .core.probe_scale.run import keep_scale, measure_scale
 
     started = Run("probe-scale")
-    with _opened(store, trust_pickle=trust_pickle) as (s, _):
+    with opened(store, trust_pickle=trust_pickle) as (s, _):
         result = measure_scale(s, probes, k, seed, filter=filter, reuse=reuse, progress=progress)
         stamp(result, started, s)  # the kept copy carries the manifest too
         if cache and filter is None:
@@ -136,30 +115,51 @@ def probe_scale(
         return result
 
 
+def embed(
+    chunks: PathLike | Corpus, embedder: EmbedderLike = None, *, out: PathLike | None = None,
+    faiss: PathLike | None = None, id_column: str = "id", text_column: str = "text",
+    cache: PathLike | None = None, progress: Say | None = None,
+) -> EmbedResult:  # fmt: skip
+    """The reference re-embedding (``indexcheck embed``): each distinct chunk text embedded
+    once into a NEW vectors file ``out`` (.parquet or .jsonl) and/or a NEW FAISS folder
+    ``faiss``; one that exists is refused (exit 2) before the embedder opens."""
+    from .core.embed import embed_chunks, embed_inputs
+
+    corpus, started = embed_inputs(chunks, out, faiss, id_column, text_column), Run("embed")
+    with opened(None, embedder, cache=cache) as (_, e):
+        result = embed_chunks(corpus, e, out=out, faiss=faiss, progress=progress)
+        stamp(result, started, None, e)
+        return result
+
+
 def sweep_threshold(
-    store: StoreLike, questions: PathLike | Sequence[Question], embedder: EmbedderLike = None, *,
-    chunks: PathLike | Corpus | None = None, k: int = 4, fetch: int = 20,
-    recall_target: float = 0.95, rule: str = "recall", refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] | None = None, filter: Any = None,
-    higher_is_better: bool | None = None, to_cosine: Converter | None = None,
-    scale: dict[str, Any] | None = None, cache: PathLike | None = None,
+    store: StoreLike | None, questions: PathLike | Sequence[Question],
+    embedder: EmbedderLike = None, *, chunks: PathLike | Corpus | None = None, k: int = 4,
+    fetch: int = 20, recall_target: float = 0.95, rule: str = "recall",
+    refusal_pattern: str | None = None, refusal_marked: Sequence[str] | None = None,
+    filter: Any = None, higher_is_better: bool | None = None, to_cosine: Converter | None = None,
+    scale: dict[str, Any] | None = None, observed: PathLike | Sequence[AnswerRow] | None = None,
+    answers_format: str | None = None, cache: PathLike | None = None,
     progress: Say | None = None, trust_pickle: bool = False,
 ) -> SweepResult:  # fmt: skip
     """Sweep every observed score as a refusal threshold (float32 scores on the store's own
     scale). The scale is probed (or read from the cache) unless ``higher_is_better`` is
-    given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column."""
-    from .core.sweep_threshold import sweep_threshold
+    given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column. ``observed``
+    (a trace export or answers file, read as ``answers_format``, or its rows) sweeps the
+    scores production recorded: nothing is retrieved, ``store`` (or None) names the scale."""
+    from .core.sweep_threshold.run import run_sweep
 
     started = Run("sweep-threshold")
-    with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        assert e is not None
-        result = sweep_threshold(
+    uses = embedder if observed is None else False  # observed scores: nothing is embedded
+    with opened(store, uses, trust_pickle=trust_pickle, cache=cache) as (s, e):
+        result, facts = run_sweep(
             s, e, _questions(questions), corpus=_corpus(chunks), k=k, fetch=fetch, rule=rule,
             recall_target=recall_target, refusal_pattern=refusal_pattern, filter=filter,
             refusal_marked=refusal_marked, higher_is_better=higher_is_better,
-            to_cosine=to_cosine, scale=scale, progress=progress,
+            to_cosine=to_cosine, scale=scale, observed=observed, answers_format=answers_format,
+            progress=progress,
         )  # fmt: skip
-        stamp(result, started, s, e)
+        stamp(result, started, s, e, **facts)
         return result
 
 
@@ -187,7 +187,6 @@ def compare_ann(
     from .core.compare_ann import compare_ann
     from .core.compare_ann.setup import check_choices, manifest_facts, prepare_queries
     from .core.exact import engine_scope
-    from .stores.opening import swept_opener
 
     check_choices(truth_from, truth_store, questions, query_vectors)
     open_at = swept_opener(store, sweep, trust_pickle)  # a bad parameter: before any work
@@ -195,8 +194,8 @@ def compare_ann(
     with ExitStack() as stack:
         stack.enter_context(engine_scope(_engine(stack, engine, ray_address)))
         uses = embedder if truth_from == "chunks" or questions is not None else False
-        s, e = stack.enter_context(_opened(store, uses, trust_pickle=trust_pickle, cache=cache))
-        t, _ = stack.enter_context(_opened(truth_store, trust_pickle=trust_pickle))
+        s, e = stack.enter_context(opened(store, uses, trust_pickle=trust_pickle, cache=cache))
+        t, _ = stack.enter_context(opened(truth_store, trust_pickle=trust_pickle))
         tv, qs, filters = prepare_queries(
             s, queries, seed=seed, noise=noise, truth_from=truth_from, truth_store=t, embedder=e,
             corpus=_corpus(chunks), questions=questions, query_vectors=query_vectors, filter=filter,
@@ -235,8 +234,7 @@ def diagnose(
     corpus, qs, started = _corpus(chunks), _questions(questions), Run("diagnose")
     if system is not None:  # refused before anything opens
         app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
-    with _opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        assert e is not None
+    with opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
         if system is not None:
             r = diagnose_system(
                 app, qs, runs=runs, interventions=interventions, store=s, embedder=e, corpus=corpus,
@@ -277,10 +275,10 @@ def diff_index(
     started = Run("diff-index")
     with ExitStack() as stack:
         engine = _engine(stack, engine, ray_address)
-        n, _ = stack.enter_context(_opened(new, trust_pickle=trust_pickle))
-        o, _ = stack.enter_context(_opened(old, trust_pickle=trust_pickle))
+        n, _ = stack.enter_context(opened(new, trust_pickle=trust_pickle))
+        o, _ = stack.enter_context(opened(old, trust_pickle=trust_pickle))
         uses = False if embedder is None else embedder
-        _, e = stack.enter_context(_opened(None, uses, cache=cache))
+        _, e = stack.enter_context(opened(None, uses, cache=cache))
         result = diff_index(
             o, n, chunks_old=_corpus(chunks_old), chunks_new=_corpus(chunks_new),
             embedder=e, sample_new=sample_new, seed=seed, min_cosine=min_cosine,
@@ -305,9 +303,9 @@ def run_ci(
     started, trust, cache = Run("ci"), config.trust_pickle, config.cache
     with ExitStack() as stack:
         uses = config.embedder if needs_embedder(config) else False
-        s, e = stack.enter_context(_opened(config.store, uses, trust_pickle=trust, cache=cache))
+        s, e = stack.enter_context(opened(config.store, uses, trust_pickle=trust, cache=cache))
         old = config.diff_index.old if config.diff_index is not None else None
-        old_store, _ = stack.enter_context(_opened(old, trust_pickle=trust))
+        old_store, _ = stack.enter_context(opened(old, trust_pickle=trust))
         result = run(
             config, baseline, progress, store=s, embedder=e, old_store=old_store,
             baseline_any_store=baseline_any_store,
@@ -319,22 +317,24 @@ def run_ci(
 def judge(
     answers: PathLike | Sequence[AnswerRow], judge: str | Judge, *, prompt: PathLike | None = None,
     cache: PathLike | None = None, retries: int = 2, refusal_pattern: str | None = None,
-    allow_unjudged: bool = False, progress: Say | None = None,
+    allow_unjudged: bool = False, progress: Say | None = None, store: StoreLike | None = None,
 ) -> JudgeResult:  # fmt: skip
     """Grade each answer's claims against the context it was given (``indexcheck judge``):
     ``answers`` a JSONL/CSV/Parquet path or loaded rows; ``judge`` a spec (``mistral:MODEL``,
     ``openai:URL?model=M``, ``py:module:function``) or an opened judge; ``prompt`` a prompt
     file (default: the shipped one); ``cache`` a SQLite file for judgements. ``result.ok``
-    is the verdict; groundedness is never NaN."""
+    is the verdict; groundedness is never NaN. ``store``, the store the contexts came from
+    (a spec or store), is described in the manifest with its ``index_fingerprint``."""
     from .core.judge.run import run_judge
 
     started = Run("judge")
-    result, facts = run_judge(
-        answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
-        refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
-    )  # fmt: skip
-    stamp(result, started, **facts)
-    return result
+    with opened(store) as (s, _):
+        result, facts = run_judge(
+            answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
+            refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
+        )  # fmt: skip
+        stamp(result, started, s, **facts)
+        return result
 
 
 def generate_questions(
@@ -361,11 +361,11 @@ def generate_questions(
     started, corpus = Run("questions generate"), _corpus(chunks)
     with ExitStack() as stack:
         enter = stack.enter_context
-        s, _ = enter(_opened(None if corpus is not None else store, trust_pickle=trust_pickle))
+        s, _ = enter(opened(None if corpus is not None else store, trust_pickle=trust_pickle))
         corpus = chunks_of(corpus, s)  # neither: refused before anything opens
         gen, ver = enter(opened_judge(generator)), enter(opened_judge(judge))
         assert gen is not None
-        _, emb = enter(_opened(None, False if dry_run else embedder, cache=cache))
+        _, emb = enter(opened(None, False if dry_run else embedder, cache=cache))
         options: dict[str, Any] = dict(
             n=n, oos=oos, multi_hop=multi_hop, dedupe=dedupe, max_quote=max_quote, fetch=fetch,
             link_min=link_min, retries=retries, budget_calls=budget_calls,

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
+from .. import api
 from ..core.answers import compile_pattern
-from ..core.judge import JudgeResult, judge_answers, load_prompt
+from ..core.judge import JudgeResult, load_prompt
 from ..core.judge.answer_checks import check_answers
 from ..report.judge_terminal import render
 from .command import Command
@@ -29,8 +30,8 @@ from .options import (
     seed_option,
     spec_option,
 )
-from .progress import model_calls
-from .session import open_corpus, session
+from .progress import progress
+from .session import open_corpus, warn_spec
 from .sheet import env_sheet_key
 from .traces import read_answers_cli
 
@@ -114,7 +115,6 @@ def judge_cmd(
 ) -> None:
     """Grade each answer's claims against the context it was given, and check the evidence."""
     from ..core.judge import sheet
-    from ..judges import JudgementCache, open_judge
 
     # every input is read and checked before the first request that costs money
     corpus = open_corpus(chunks_path, id_column, text_column)  # pairs trace documents
@@ -133,29 +133,22 @@ def judge_cmd(
     if sheet_dir is not None:
         sheet.check_sheet_dir(sheet_dir)
         sheet_key = env_sheet_key()  # validated before the first request that costs money
-    fingerprint = None
-    if store_spec:
-        fingerprint = session(ctx, "judge").open_store(store_spec).fingerprint()
-    judge = open_judge(judge_spec)
-    cache = JudgementCache(cache_path) if cache_path is not None else None
-    with model_calls(cache, judge) as say:
-        result = judge_answers(
-            rows,
-            judge,
-            prompt,
-            retries=retries,
-            refusal_pattern=refusal_pattern,
-            cache=cache,
-            allow_unjudged=allow_unjudged,
-            progress=say,
-        )
+    warn_spec(store_spec)
+    with progress() as say:
+        result = api.judge(
+            rows, judge_spec, prompt=prompt_path, cache=cache_path, retries=retries,
+            refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=say,
+            store=store_spec or None,
+        )  # fmt: skip
+    model_id = result.manifest["judge"]["model_id"]
+    fingerprint = result.manifest.get("index_fingerprint")  # --store's, for the sheet
     result.answer_checks = checks
     if labels is not None:
         from ..core.judge.calibration import calibrate
 
         result.calibration = calibrate(result.answers, *labels, seed=seed)
     if sheet_dir is not None:
-        meta = sheet.RunMeta(judge.model_id, prompt.version, fingerprint, reviewer, note)
+        meta = sheet.RunMeta(model_id, prompt.version, fingerprint, reviewer, note)
         run_id, files = sheet.write_run(
             sheet_dir,
             result,
@@ -179,11 +172,9 @@ def judge_cmd(
 
         return write_report(r.to_dict(), rows, folder)
 
-    session(ctx, "judge")
     manifest = {
         "seed": seed,
-        "judge": {"model_id": judge.model_id, "spec_scheme": judge_spec.partition(":")[0]},
-        "judging": judge.stats.as_dict(),
+        "judge": {"model_id": model_id, "spec_scheme": judge_spec.partition(":")[0]},
         "prompt": {"version": prompt.version, "source": prompt.source},
         "answers": str(answers_path),
         **({"answers_source": read.source} if read.source is not None else {}),

@@ -1,91 +1,45 @@
-"""The run timer and lifetime of what a command opens itself, closed with its context.
+"""The run timer of a command that calls the core itself rather than :mod:`indexcheck.api`.
 
-Most commands open nothing here: they pass specs to :mod:`indexcheck.api`, which opens and
-closes them. The few that still open a store or an embedder themselves (embed, judge's
-``--store`` fingerprint, sweep-threshold ``--observed``'s scale) use the same openers
-(``open_store``, ``embedders.cached_embedder``), registered here and closed through
-``ctx.call_on_close``, so they close when the command ends, also when it raises.
+Nothing is opened here: every command passes its specs to :mod:`indexcheck.api`, which
+opens and closes the stores and embedders they name and stamps the result with its own
+timer. The few commands that open nothing through the api (check-answers) start a
+:class:`Session` for their manifest's wall time; :func:`.finish.stamp` reads it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ..corpus import Corpus, load_chunks
-from ..embedders import cached_embedder
-from ..embedders.base import Embedder
 from ..manifest import Run
 from ..secrets import spec_password_warning
-from ..stores import StoreOptions, VectorStore, open_store
+
+if TYPE_CHECKING:
+    from ..embedders.base import Embedder
+    from ..stores.base import VectorStore
 
 _KEY = "indexcheck.session"
 
 
 class Session:
-    """One command's run timer and the stores and embedders it opened."""
+    """One command's run timer; it opens nothing, so its manifest names no store or embedder."""
+
+    store: VectorStore | None = None
+    embedder: Embedder | None = None
 
     def __init__(self, command: str) -> None:
         self.run = Run(command)
-        self.stores: list[VectorStore] = []
-        self.embedders: list[Embedder] = []
-
-    def open_store(self, spec: str, trust_pickle: bool = False) -> VectorStore:
-        warn_spec(spec)
-        store = open_store(spec, StoreOptions(trust_pickle=trust_pickle))
-        self.stores.append(store)
-        return store
-
-    def open_embedder(self, spec: str | None, cache_path: Path | None) -> Embedder:
-        """The embedder behind a hash-keyed cache: each distinct text is embedded once."""
-        embedder = cached_embedder(spec, cache_path)
-        self.embedders.append(embedder)
-        return embedder
-
-    @property
-    def store(self) -> VectorStore | None:
-        """The first store opened (the one the manifest describes)."""
-        return self.stores[0] if self.stores else None
-
-    @property
-    def embedder(self) -> Embedder | None:
-        """The first embedder opened (the one the manifest describes)."""
-        return self.embedders[0] if self.embedders else None
-
-    def manifest(self, **extra: Any) -> dict[str, Any]:
-        """The run's manifest for the first store and embedder opened (see manifest.Run)."""
-        return self.run.manifest(self.store, self.embedder, **extra)
-
-    def close(self) -> None:
-        """Close everything opened, newest first; one failing close does not skip the rest."""
-        errors: list[BaseException] = []
-        for store in reversed(self.stores):
-            try:
-                store.close()
-            except Exception as exc:  # a failing close must not hide the others
-                errors.append(exc)
-        for embedder in reversed(self.embedders):
-            cache = getattr(embedder, "cache", None)
-            try:
-                if cache is not None:
-                    cache.close()
-            except Exception as exc:
-                errors.append(exc)
-        self.stores.clear()
-        self.embedders.clear()
-        if errors:
-            raise errors[0]
 
 
 def session(ctx: click.Context, command: str | None = None) -> Session:
-    """The command's session, created on first use and closed when ``ctx`` closes."""
+    """The command's session, created (its timer started) on first use."""
     found: Session | None = ctx.meta.get(_KEY)
     if found is None:
         found = Session(command or (ctx.info_name or "indexcheck"))
         ctx.meta[_KEY] = found
-        ctx.call_on_close(found.close)
     return found
 
 

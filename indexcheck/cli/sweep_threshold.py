@@ -9,7 +9,7 @@ import click
 
 from .. import api
 from ..core.answers import DEFAULT_CITATION_PATTERN
-from ..core.sweep_threshold import SweepResult, prepare
+from ..core.sweep_threshold import SweepResult
 from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
 from ..filtered_questions import filters_manifest
@@ -34,7 +34,7 @@ from .options import (
     stack,
 )
 from .progress import progress
-from .session import open_corpus, session, warn_spec
+from .session import open_corpus, warn_spec
 
 #: --store (retrieve every question) or --observed (scores from production traces)
 _store_or_observed = stack(
@@ -132,13 +132,9 @@ def sweep_threshold_cmd(
 def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
     """sweep-threshold --observed: the sweep over the scores production traces recorded."""
     from ..core.answers import read_answers
-    from ..core.sweep_threshold.observed import refuse_absent_scores, sweep_observed
+    from ..core.sweep_threshold.observed import refuse_absent_scores, refuse_filter
 
-    if a["filter_text"] is not None:
-        raise InputError(
-            "--filter does not apply to --observed: the traces hold what the application "
-            "retrieved under its own filters; drop --filter"
-        )
+    refuse_filter(a["filter_text"])
     questions = load_questions(a["questions_path"])
     corpus = open_corpus(a["chunks_path"], a["id_column"], a["text_column"])
     path = a["observed_path"]
@@ -146,25 +142,14 @@ def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
     refuse_absent_scores(read.rows, str(path))  # the one line, before any warning
     for warning in (read.source or {}).get("warnings", []):
         click.echo(f"warning: {visible(warning)}", err=True)
-    store = None
-    if a["store_spec"] is not None:  # only to name the scale: no question is retrieved
-        store = session(ctx, "sweep-threshold").open_store(a["store_spec"], a["trust_pickle"])
-    setup = prepare(
-        store, corpus, higher_is_better=None if store else not a["scores_lower_is_better"]
-    )
-    result, facts = sweep_observed(
-        read.rows,
-        questions,
-        k=a["k"],
-        higher_is_better=setup.higher_is_better,
-        to_cosine=setup.to_cosine,
-        scale=setup.scale,
-        recall_target=a["recall_target"],
-        rule=a["rule"],
-        refusal_pattern=a["refusal_pattern"],
-        refusal_marked=setup.refusal_marked,
-        source=str(a["observed_path"]),
-    )
+    warn_spec(a["store_spec"])  # the store, when given, only names the scale
+    result = api.sweep_threshold(
+        a["store_spec"], questions, chunks=corpus, k=a["k"], recall_target=a["recall_target"],
+        rule=a["rule"], refusal_pattern=a["refusal_pattern"], observed=read.rows,
+        higher_is_better=None if a["store_spec"] is not None else not a["scores_lower_is_better"],
+        trust_pickle=a["trust_pickle"],
+    )  # fmt: skip
+    facts = result.manifest.pop("observed")
     observed = {"file": str(a["observed_path"]), "format": read.format, **facts}
     if facts["unlabelled"]:
         some = ", ".join(facts["unlabelled"][:3])

@@ -1,15 +1,21 @@
-"""A store from a spec or as given, for the length of a ``with`` block; and the opener of
-one index at each value of a search parameter (compare-ann's sweep).
+"""What :mod:`indexcheck.api` opens from a spec, for the length of a ``with`` block: a store,
+or a store and its embedder (behind a ``--cache`` file); and the opener of one index at each
+value of a search parameter (compare-ann's sweep).
 
 What is opened here from a spec is closed when the block ends, also when it raises; a store
-the caller opened is passed through and left open (the rule of every public function).
+or embedder the caller opened is passed through and left open (the rule of every public
+function).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from pathlib import Path
+from typing import Any, overload
 
+from ..embedders import opened_embedder
+from ..embedders.base import Embedder
 from ..errors import InputError
 from . import StoreOptions, open_store, sweep_spec
 from .base import VectorStore
@@ -26,6 +32,42 @@ def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterat
         yield opened
     finally:
         opened.close()
+
+
+#: typed for the caller: a spec, an embedder or None (the default) gives an Embedder
+@overload
+def opened(
+    store: str | VectorStore | None, embedder: str | Embedder | None, *,
+    trust_pickle: bool = False, cache: str | Path | None = None,
+) -> AbstractContextManager[tuple[Any, Embedder]]: ...  # fmt: skip
+@overload
+def opened(
+    store: str | VectorStore | None, embedder: str | Embedder | bool | None = False, *,
+    trust_pickle: bool = False, cache: str | Path | None = None,
+) -> AbstractContextManager[tuple[Any, Embedder | None]]: ...  # fmt: skip
+def opened(
+    store: str | VectorStore | None, embedder: str | Embedder | bool | None = False, *,
+    trust_pickle: bool = False, cache: str | Path | None = None,
+) -> AbstractContextManager[tuple[Any, Any]]:  # fmt: skip
+    """The store (None: none) and the embedder behind the ``cache`` file (a spec or an
+    embedder; None: the default model; False: none), what was opened here closed when the
+    block ends, also when it raises."""
+    return _opened(store, embedder, trust_pickle, None if cache is None else Path(cache))
+
+
+@contextmanager
+def _opened(
+    store: str | VectorStore | None,
+    embedder: str | Embedder | bool | None,
+    trust_pickle: bool,
+    cache: Path | None,
+) -> Iterator[tuple[VectorStore | None, Embedder | None]]:
+    with ExitStack() as stack:
+        s = None if store is None else stack.enter_context(opened_store(store, trust_pickle))
+        e = None
+        if not isinstance(embedder, bool):
+            e = stack.enter_context(opened_embedder(embedder, cache))
+        yield s, e
 
 
 def swept_opener(
@@ -49,4 +91,4 @@ def swept_opener(
     return lambda value: open_store(sweep_spec(store, key, value), options)
 
 
-__all__ = ["opened_store", "swept_opener"]
+__all__ = ["opened", "opened_store", "swept_opener"]

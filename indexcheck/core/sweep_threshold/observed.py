@@ -5,7 +5,8 @@ Each traced answer's retrieved documents, in rank order and with their scores, a
 question's candidates. Whether it is in scope (and which chunk should have answered) comes
 from the question set, joined on the question text (whitespace and case folded), else from
 the answer row's own ``expected`` / ``in_scope``. The sweep itself is
-:func:`sweep_threshold.sweep_records`, the same as for store retrieval.
+:func:`sweep_threshold.sweep_records`, the same as for store retrieval; the whole run
+(reading, scale, refusal chunks) for the api, and so for the CLI, is :mod:`.run`.
 """
 
 from __future__ import annotations
@@ -71,6 +72,16 @@ def refuse_absent_scores(rows: Sequence[AnswerRow], source: str) -> None:
                 "GenAI spans, or a retriever that sets document.score), or run sweep-threshold "
                 "with --store instead of --observed"
             )
+
+
+def refuse_filter(filter: Any) -> None:
+    """Exit 2 for a metadata filter: the traces hold what the application retrieved under
+    its own filters."""
+    if filter is not None:
+        raise InputError(
+            "--filter does not apply to --observed: the traces hold what the application "
+            "retrieved under its own filters; drop --filter"
+        )
 
 
 def sweep_observed(
