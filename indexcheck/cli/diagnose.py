@@ -8,11 +8,7 @@ from typing import Any
 import click
 
 from .. import api
-from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
-from ..filtered_questions import filters_manifest
-from ..filters import parse_filter
-from ..questions import load_questions
 from .command import Command
 from .finish import finish
 from .options import (
@@ -33,7 +29,7 @@ from .options import (
     store_option,
 )
 from .progress import progress
-from .session import open_corpus, warn_spec
+from .session import question_inputs, warn_spec
 from .traces import read_answers_cli
 
 
@@ -138,9 +134,8 @@ def diagnose_cmd(
             "--filter does not apply with --system: your application filters itself "
             "(the no-filter intervention replays it without its filter)"
         )
-    common = parse_filter(filter_text) if filter_text is not None else None
-    questions = load_questions(questions_path)
-    corpus = open_corpus(chunks_path, id_column, text_column)
+    inputs = question_inputs(filter_text, questions_path, chunks_path, id_column, text_column)
+    common, questions, corpus = inputs.filter, inputs.questions, inputs.corpus
     manifest: dict[str, Any] = {"seed": seed, "questions": str(questions_path)}
     answers = None
     if system_spec is None:
@@ -154,7 +149,7 @@ def diagnose_cmd(
             if read.source is not None:
                 manifest["answers_source"] = read.source
             compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
-        manifest.update(filters_manifest(question_filters(questions, common)))
+        manifest.update(inputs.filters_manifest())
     warn_spec(store_spec)
     with progress() as say:
         result = api.diagnose(

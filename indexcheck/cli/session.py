@@ -8,8 +8,9 @@ timer. The few commands that open nothing through the api (check-answers) start 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +20,7 @@ from ..secrets import spec_password_warning
 
 if TYPE_CHECKING:
     from ..embedders.base import Embedder
+    from ..questions import Question
     from ..stores.base import VectorStore
 
 _KEY = "indexcheck.session"
@@ -57,3 +59,36 @@ def current_session(ctx: click.Context) -> Session | None:
 
 def open_corpus(path: Path | None, id_column: str, text_column: str) -> Corpus | None:
     return None if path is None else load_chunks(path, id_column, text_column)
+
+
+@dataclass
+class QuestionInputs:
+    """What a command that retrieves for questions reads from its options: the common
+    ``--filter``, the questions, the chunks, and the filters' manifest entries."""
+
+    filter: Any
+    questions: list[Question]
+    corpus: Corpus | None
+
+    def filters_manifest(self) -> dict[str, Any]:
+        from ..core.sweep_threshold.filters import question_filters
+        from ..filtered_questions import filters_manifest
+
+        return filters_manifest(question_filters(self.questions, self.filter))
+
+
+def question_inputs(
+    filter_text: str | None,
+    questions_path: Path,
+    chunks_path: Path | None,
+    id_column: str,
+    text_column: str,
+) -> QuestionInputs:
+    """The ``--filter`` parsed, ``--questions`` and ``--chunks`` read, in that order (a bad
+    filter is refused before any file is read)."""
+    from ..filters import parse_filter
+    from ..questions import load_questions
+
+    common = parse_filter(filter_text) if filter_text is not None else None
+    questions = load_questions(questions_path)
+    return QuestionInputs(common, questions, open_corpus(chunks_path, id_column, text_column))

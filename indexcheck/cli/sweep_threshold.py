@@ -10,10 +10,7 @@ import click
 from .. import api
 from ..core.answers import DEFAULT_CITATION_PATTERN
 from ..core.sweep_threshold import SweepResult
-from ..core.sweep_threshold.filters import question_filters
 from ..errors import InputError
-from ..filtered_questions import filters_manifest
-from ..filters import parse_filter
 from ..questions import load_questions
 from ..textsafe import visible
 from .command import Command
@@ -34,7 +31,7 @@ from .options import (
     stack,
 )
 from .progress import progress
-from .session import open_corpus, warn_spec
+from .session import open_corpus, question_inputs, warn_spec
 
 #: --store (retrieve every question) or --observed (scores from production traces)
 _store_or_observed = stack(
@@ -112,20 +109,15 @@ def sweep_threshold_cmd(
             "sweep-threshold needs --store (retrieve every question) or --observed TRACES "
             "(the scores production traces recorded)"
         )
-    common = parse_filter(filter_text) if filter_text is not None else None
-    questions = load_questions(questions_path)
-    corpus = open_corpus(chunks_path, id_column, text_column)
+    inputs = question_inputs(filter_text, questions_path, chunks_path, id_column, text_column)
     warn_spec(store_spec)
     with progress() as say:
         result = api.sweep_threshold(
-            store_spec, questions, embedder_spec, chunks=corpus, k=k, fetch=fetch,
+            store_spec, inputs.questions, embedder_spec, chunks=inputs.corpus, k=k, fetch=fetch,
             recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
-            filter=common, cache=cache_path, progress=say, trust_pickle=trust_pickle,
+            filter=inputs.filter, cache=cache_path, progress=say, trust_pickle=trust_pickle,
         )  # fmt: skip
-    manifest = {
-        "questions": str(questions_path),
-        **filters_manifest(question_filters(questions, common)),
-    }
+    manifest = {"questions": str(questions_path), **inputs.filters_manifest()}
     ctx.exit(finish(ctx, result, report=_plots, report_key=None, manifest=manifest))
 
 
