@@ -7,10 +7,15 @@ def test_every_store_takes_its_scores_from_the_one_metric_table() -> None:
     from indexcheck.stores import _local, chroma, lancedb, milvus, pgvector_sql, qdrant
     from indexcheck.stores.metric_table import scores_of
 
-    assert chroma.SPACE_SCORES is scores_of("chroma")
-    assert lancedb.DISTANCE_SCORES is scores_of("lancedb")
-    assert milvus.METRICS is scores_of("milvus")
-    assert qdrant.DISTANCES is scores_of("qdrant")
+    assert lancedb.DISTANCE_SCORES is scores_of("lancedb")  # its ?metric= choices
+    # chroma, lancedb, milvus and qdrant describe themselves through BaseStore.described,
+    # which reads their scheme's row of the table
+    for cls in (chroma.ChromaStore, lancedb.LanceDBStore, milvus.MilvusStore, qdrant.QdrantStore):
+        store = object.__new__(cls)
+        for metric, score in scores_of(cls.scheme).items():
+            info = store.described(3, 4, metric, True, {})
+            assert (info.backend, info.score, info.higher_is_better) == (cls.scheme, *score)
+        assert store.described(3, 4, "no-such-metric", True, {}).score == "unknown"
     local = scores_of("local")
     assert {m: v[1:] for m, v in _local.LOCAL_METRICS.items()} == {
         m: tuple(s) for m, s in local.items()

@@ -218,6 +218,20 @@ class BaseStore:
             approximate=False,
         )
 
+    def described(
+        self, count: int, dimension: int, metric: str, approximate: bool, details: dict[str, Any]
+    ) -> StoreInfo:
+        """The store's :class:`StoreInfo`, the score formula and its direction taken from
+        this scheme's row of the one metric table (:mod:`.metric_table`; ``unknown`` for a
+        metric it does not list)."""
+        from .metric_table import score_of
+
+        score, higher = score_of(self.scheme or "", metric) or ("unknown", None)
+        return StoreInfo(
+            self.scheme or type(self).__name__, count, dimension, metric, score, higher,
+            approximate, details,
+        )  # fmt: skip
+
     def fingerprint(self) -> str:
         """xxh3-128 over every id and vector (one scan)."""
         import xxhash

@@ -40,11 +40,9 @@ from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, empty_r
 from .chroma_connect import CHROMA_ERRORS, Connection, connect
 from .chroma_filter import ChromaFilter
 from .chroma_snapshot import _remove_tree
-from .metric_table import scores_of
 from .params import Str
 
 #: Chroma space -> (score formula over cos/dot/l2, higher_is_better)
-SPACE_SCORES = scores_of("chroma")
 DEFAULT_SPACE = "l2"
 FETCH_BATCH = 500
 QUERY_BATCH = 100
@@ -169,7 +167,6 @@ class ChromaStore(ChromaFilter, BaseStore):
     def info(self) -> StoreInfo:
         """Count, dimension and score scale; ``score`` is Chroma's documented distance."""
         count = self._count()
-        score, higher = SPACE_SCORES.get(self._space, ("unknown", None))
         details: dict[str, Any] = {
             "collection": self._col.name,
             "collection_id": str(self._col.id),
@@ -180,16 +177,7 @@ class ChromaStore(ChromaFilter, BaseStore):
         }
         if self._mode == "persistent":
             details["read_only_by"] = "snapshot copy in a temporary directory"
-        return StoreInfo(
-            backend="chroma",
-            count=count,
-            dimension=self._dimension,
-            metric=self._space,
-            score=score,
-            higher_is_better=higher,
-            approximate=True,
-            details=details,
-        )
+        return self.described(count, self._dimension, self._space, True, details)
 
     def fingerprint(self) -> str:
         """sha256 prefix over collection id, count, dimension, space, the ids and vectors of

@@ -200,7 +200,6 @@ class LanceDBStore(BaseStore):
     def info(self) -> StoreInfo:
         """Count, dimension, distance type and its score formula; details name the index."""
         count = int(self._call("count_rows", self._tbl.count_rows))
-        score, higher = DISTANCE_SCORES.get(self._metric, ("unknown", None))
         details: dict[str, Any] = {
             "table": self._name,
             "version": self._version,
@@ -211,15 +210,8 @@ class LanceDBStore(BaseStore):
             "index": self._t.index,
             "search_params": {k: v for k, v in self._t.search.items() if v},
         }
-        return StoreInfo(
-            backend="lancedb",
-            count=count,
-            dimension=self._dimension,
-            metric=self._metric,
-            score=score,
-            higher_is_better=higher,
-            approximate=self._t.index is not None,
-            details=details,
+        return self.described(
+            count, self._dimension, self._metric, self._t.index is not None, details
         )
 
     def fingerprint(self) -> str:

@@ -34,12 +34,10 @@ import xxhash
 from ..errors import DimensionMismatchError
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .hits import Hits, gather
-from .metric_table import scores_of
 from .milvus_open import MILVUS_ERRORS, MilvusCollection, open_collection
 from .params import Str
 
 #: Milvus metric -> (score formula, higher_is_better)
-METRICS = scores_of("milvus")
 FETCH_BATCH = 1000
 QUERY_BATCH = 64
 INT64_RANGE = (-(2**63), 2**63 - 1)
@@ -126,7 +124,6 @@ class MilvusStore(BaseStore):
 
     def info(self) -> StoreInfo:
         """Count, dimension, metric and Milvus's score formula for it."""
-        score, higher = METRICS[self._c.metric]
         exact = "none"
         if self._c.exact_params == {}:
             exact = "the normal search is exact"
@@ -144,16 +141,8 @@ class MilvusStore(BaseStore):
             "exact_search": exact,
             "loaded_by_indexcheck": self._c.loaded_by_us,
         }
-        return StoreInfo(
-            backend="milvus",
-            count=self._count(),
-            dimension=self._c.dimension,
-            metric=self._c.metric,
-            score=score,
-            higher_is_better=higher,
-            approximate=self._c.approximate,
-            details=details,
-        )
+        c = self._c
+        return self.described(self._count(), c.dimension, c.metric, c.approximate, details)
 
     def fingerprint(self) -> str:
         """Order-independent digest of every (id, vector) plus count, schema and index.

@@ -36,12 +36,10 @@ import xxhash
 from ..errors import DimensionMismatchError
 from .base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from .hits import Hits, gather
-from .metric_table import scores_of
 from .params import Str
 from .qdrant_open import QDRANT_ERRORS, QdrantCollection, open_collection
 
 #: Qdrant distance -> (score formula, higher_is_better)
-DISTANCES = scores_of("qdrant")
 FETCH_BATCH = 256
 QUERY_BATCH = 64
 SAMPLE_POINTS = 1024
@@ -181,18 +179,9 @@ class QdrantStore(BaseStore):
     def info(self) -> StoreInfo:
         """Count, dimension, distance and Qdrant's score formula for it."""
         count = self._count()
-        score, higher = DISTANCES[self._c.distance]
         details = self._c.details()
-        return StoreInfo(
-            backend="qdrant",
-            count=int(count),
-            dimension=self._c.dimension,
-            metric=self._c.distance,
-            score=score,
-            higher_is_better=higher,
-            approximate=not self._c.local,
-            details=details,
-        )
+        c = self._c
+        return self.described(int(count), c.dimension, c.distance, not c.local, details)
 
     def fingerprint(self) -> str:
         """Digest of count, collection config and content.
