@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -285,7 +285,7 @@ def connect(folder: Path, memory_limit: str = "256MB", threads: int | None = Non
     return con
 
 
-def prefetch(items: Iterable[T], depth: int = 3) -> Iterator[T]:
+def prefetch(items: Iterable[T], depth: int = 3) -> Generator[T, None, None]:
     """``items`` produced in a thread, ``depth`` ahead of the consumer (Arrow's decoding and
     numpy release the GIL, so a decode runs beside the work on the block before it). An
     error in the producer is raised in the consumer; a consumer that stops early stops the

@@ -53,8 +53,10 @@ def _differing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Differing bits of int32 key rows (n, 4) ``a`` and ``b``."""
     x = np.bitwise_xor(a, b).view(np.uint32)
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(x).sum(axis=1, dtype=np.int64)  # type: ignore[no-any-return]
-    return np.unpackbits(x.view(np.uint8), axis=1).sum(axis=1, dtype=np.int64)
+        bits: np.ndarray = np.bitwise_count(x).sum(axis=1, dtype=np.int64)
+    else:  # numpy < 2
+        bits = np.unpackbits(x.view(np.uint8), axis=1).sum(axis=1, dtype=np.int64)
+    return bits
 
 
 def _screened(
