@@ -31,7 +31,7 @@ from .judges import judgement_cache, opened_judge
 from .manifest import Run, stamp
 from .questions import Question
 from .stores.base import VectorStore
-from .stores.opening import opened, swept_opener
+from .stores.opening import opened, opened_store, swept_opener
 
 if TYPE_CHECKING:
     from .core.answers import AnswerRow
@@ -275,8 +275,8 @@ def diff_index(
     started = Run("diff-index")
     with ExitStack() as stack:
         engine = _engine(stack, engine, ray_address)
-        n, _ = stack.enter_context(opened(new, trust_pickle=trust_pickle))
-        o, _ = stack.enter_context(opened(old, trust_pickle=trust_pickle))
+        n = stack.enter_context(opened_store(new, trust_pickle, lookups=False))  # by text
+        o = stack.enter_context(opened_store(old, trust_pickle, lookups=False))
         uses = False if embedder is None else embedder
         _, e = stack.enter_context(opened(None, uses, cache=cache))
         result = diff_index(

@@ -188,3 +188,33 @@ def test_the_bit_screen_keeps_near_vectors_and_drops_far_ones() -> None:
     kb, kn, kf = (lsh_keys(x, planes) for x in (base, near, far))
     assert (_differing(kb, kn) <= most).all()
     assert (_differing(kb, kf) <= most).mean() < 0.01
+
+
+@pytest.mark.parametrize("side", ["old", "new"])
+def test_a_repeated_id_is_still_refused_without_an_id_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, side: str
+) -> None:
+    """diff-index opens its stores without lookups: no id map is built or cached for a
+    pairing by text, and the repeated id it used to refuse at open is refused from the
+    keys file (exit 2, the store's own words), before any vector is compared."""
+    from click.testing import CliRunner
+
+    from indexcheck import api
+    from indexcheck.cli.app import cli
+    from indexcheck.errors import DataFileError
+
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    ids, texts, vecs = _old()
+    new = (list(ids), list(texts), [v.copy() for v in vecs])
+    old_spec = _write(tmp_path / "old.parquet", ids, texts, vecs)
+    new_spec = _write(tmp_path / "new.parquet", *new)
+    clean = api.diff_index(old_spec, new_spec)
+    assert clean.ok and not list((tmp_path / "cache").glob("idmap/*"))
+    bad = list(ids)
+    bad[450] = bad[7]
+    path = tmp_path / f"{side}.parquet"
+    _write(path, bad, texts, vecs)
+    with pytest.raises(DataFileError, match=f"{path.name} has duplicate ids"):
+        api.diff_index(old_spec, new_spec)
+    out = CliRunner().invoke(cli, ["diff-index", "--old", old_spec, "--new", new_spec])
+    assert out.exit_code == 2 and "has duplicate ids; each id must appear once" in out.output

@@ -44,9 +44,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StoreOptions:
-    """Options that are not part of the spec string."""
+    """Options that are not part of the spec string. ``lookups`` False: the caller never
+    looks a chunk up by id (diff-index pairs by text), so a ``parquet:`` store builds its
+    id map, and refuses repeated ids, only if something asks (:attr:`ids_checked` False
+    until then)."""
 
     trust_pickle: bool = False
+    lookups: bool = True
 
 
 def store_class(scheme: str) -> Any:

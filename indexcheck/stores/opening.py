@@ -22,12 +22,15 @@ from .base import VectorStore
 
 
 @contextmanager
-def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterator[VectorStore]:
-    """``store`` opened from its spec (``faiss:./index``) and closed at the end, or as given."""
+def opened_store(
+    store: str | VectorStore, trust_pickle: bool = False, lookups: bool = True
+) -> Iterator[VectorStore]:
+    """``store`` opened from its spec (``faiss:./index``) and closed at the end, or as given
+    (``lookups`` False: the caller never looks a chunk up by id, see :class:`StoreOptions`)."""
     if not isinstance(store, str):
         yield store
         return
-    opened = open_store(store, StoreOptions(trust_pickle=trust_pickle))
+    opened = open_store(store, StoreOptions(trust_pickle=trust_pickle, lookups=lookups))
     try:
         yield opened
     finally:

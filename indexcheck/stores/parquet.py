@@ -88,39 +88,71 @@ class ParquetStore(BaseStore):
         self._reader: ParquetReader | JsonlReader = kind(path, id_col, vec_col, text_col)
         self._fp: str | None = None
         self._columns = json.dumps(["jsonl" if jsonl else "parquet", id_col, vec_col, text_col])
-        fp = self.fingerprint()
-        found = IdMap.load(fp, self._columns)
-        if found is None:
-            built = self._build_map()
-            built.save(fp, self._columns)
-            # read back mapped: only the pages a lookup touches stay resident
-            found = IdMap.load(fp, self._columns) or built
-            found.from_cache = False
-            del built
-        self._map = found
-        self.map_from_cache = found.from_cache
-        self.count = int(found.keys.shape[0])
+        self._found: IdMap | None = IdMap.load(self.fingerprint(), self._columns)
+        self.map_from_cache = self._found is not None
+        lazy = not getattr(options, "lookups", True) and isinstance(self._reader, ParquetReader)
+        #: False while the ids have not been surveyed (a store opened without lookups)
+        self.ids_checked = self._found is not None or not lazy
+        if self._found is None and not lazy:
+            self._found = self._built()
+        if self._found is not None:
+            self.count = int(self._found.keys.shape[0])
+            self._meta = self._found.meta
+        else:  # the row count and, for a fixed-size list column, the dimension: metadata
+            reader = self._reader
+            assert isinstance(reader, ParquetReader)
+            self.count = int(reader.starts[-1])
+            size = reader._fixed_size_without_nulls()
+            fast = self.count > 0
+            self._meta = {"dimension": None, "fast": None}
+            if size is not None:
+                self._meta = {"dimension": size if self.count else 0, "fast": fast}
         if not self.count:
             raise DataFileError(f"{path} holds no vectors")
-        if found.meta.get("dimension") is not None:
-            self._reader.fast = bool(found.meta["fast"])
+        if self._meta.get("dimension") is not None:
+            self._reader.fast = bool(self._meta["fast"])
+
+    def _built(self) -> IdMap:
+        """The id map built from the ids (refusing repeated ones), saved to the cache and
+        read back mapped: only the pages a lookup touches stay resident."""
+        fp = self.fingerprint()
+        built = self._build_map()
+        if self._found is None and getattr(self, "_meta", None):
+            built.meta.update({k: v for k, v in self._meta.items() if v is not None})
+        built.save(fp, self._columns)
+        found = IdMap.load(fp, self._columns) or built
+        found.from_cache = False
+        return found
+
+    @property
+    def _map(self) -> IdMap:
+        """The id map, built on first use for a store opened without lookups."""
+        if self._found is None:
+            self._found = self._built()
+            self._meta = self._found.meta
+            self.ids_checked = True
+        return self._found
 
     @property
     def dimension(self) -> int:
         """The most common vector length (the first call may read the vector column once,
         unless :meth:`arrow_batches` already did)."""
-        if self._map.meta.get("dimension") is None:
+        if self._meta.get("dimension") is None:
             self._learned(self._reader.survey_vectors())  # type: ignore[union-attr]
-        return int(self._map.meta["dimension"])
+        return int(self._meta["dimension"])
 
     @property
     def known_dimension(self) -> int | None:
         """The dimension if it is known without reading the vectors, else None."""
-        d = self._map.meta.get("dimension")
+        d = self._meta.get("dimension")
         return None if d is None else int(d)
 
     def _learned(self, meta: dict[str, Any]) -> None:
-        self._map.update_meta(self.fingerprint(), self._columns, **meta)
+        if self._found is not None:  # cached with the map; else kept until it is built
+            self._found.update_meta(self.fingerprint(), self._columns, **meta)
+            self._meta = self._found.meta
+        else:
+            self._meta = {**self._meta, **meta}
         self._reader.fast = bool(meta["fast"])
 
     @property
@@ -155,7 +187,7 @@ class ParquetStore(BaseStore):
             names.pop("text", None)
         wanted = [names[c] for c in ("id", "vector", "text") if c in columns and c in names]
         at = wanted.index(reader.vec_col) if reader.vec_col in wanted else None
-        known = self._map.meta.get("dimension") is not None or group is not None
+        known = self._meta.get("dimension") is not None or group is not None
         seen = reader.vector_survey() if at is not None and not known else None
         groups = None if group is None else [group]
         for start, rb in reader._groups(size, wanted, groups, threads, group is not None):

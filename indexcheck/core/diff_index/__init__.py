@@ -34,7 +34,7 @@ from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
 from ..arrow_spill import Fallback, new_blocks, respill_new, row_count, spill_pair, store_dimension
-from ..hash_join import Side, check_memory_limit, connect
+from ..hash_join import Side, check_memory_limit, connect, sql_str
 from .band import band_compare, band_keys, first_dimension
 from .join import _join
 from .result import (  # re-exported: the command's result types
@@ -112,10 +112,14 @@ def diff_index(
         else:
             side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
             try:
-                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
+                result = _compare(
+                    side_old, side_new, old, new, folder, memory_limit, min_cosine, say
+                )
             except Fallback:  # the new vectors need the row reader: spill them, compare again
                 side_new = respill_new(new, folder, side_old.dimension)
-                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
+                result = _compare(
+                    side_old, side_new, old, new, folder, memory_limit, min_cosine, say
+                )
         d_old = side_old.dimension
     finally:
         if own:
@@ -175,6 +179,7 @@ def _banded(
         return None
     con = connect(folder, memory_limit)
     try:
+        refuse_repeated_ids(con, (old, side_old), (new, side_new))
         result = band_compare(con, old, new, side_old, side_new, folder, min_cosine, say)
     except Fallback:  # a null element, or another dimension than the first vector's
         return None
@@ -183,9 +188,22 @@ def _banded(
     return side_old, side_new, result
 
 
+def refuse_repeated_ids(con: Any, *sides: tuple[VectorStore, Side]) -> None:
+    """Refuse a store opened without lookups (its id map not built) whose keys file holds
+    an id twice, as its id map would have: before any vector is compared."""
+    for store, side in sides:
+        if getattr(store, "ids_checked", True):
+            continue
+        q = f"SELECT 1 FROM read_parquet({sql_str(side.keys)}) GROUP BY id HAVING count(*) > 1"
+        if con.execute(q + " LIMIT 1").fetchone() is not None:
+            path = getattr(store, "path", store.spec)
+            raise DataFileError(f"{path} has duplicate ids; each id must appear once")
+
+
 def _compare(
     side_old: Side,
     side_new: Side,
+    old: VectorStore,
     new: VectorStore,
     folder: Path,
     memory_limit: str,
@@ -200,6 +218,7 @@ def _compare(
         blocks = spilled_blocks(side_new)
     con = connect(folder, memory_limit)
     try:
+        refuse_repeated_ids(con, (old, side_old), (new, side_new))
         return _join(con, side_old, side_new, blocks, folder, min_cosine, say)
     finally:
         blocks.close()
