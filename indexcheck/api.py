@@ -31,7 +31,7 @@ from .judges import judgement_cache, opened_judge
 from .manifest import Run, stamp
 from .questions import Question
 from .stores.base import VectorStore
-from .stores.opening import opened, opened_store, swept_opener
+from .stores.opening import opened, opened_pair, swept_opener
 
 if TYPE_CHECKING:
     from .core.answers import AnswerRow
@@ -275,8 +275,7 @@ def diff_index(
     started = Run("diff-index")
     with ExitStack() as stack:
         engine = _engine(stack, engine, ray_address)
-        n = stack.enter_context(opened_store(new, trust_pickle, lookups=False))  # by text
-        o = stack.enter_context(opened_store(old, trust_pickle, lookups=False))
+        n, o = stack.enter_context(opened_pair(new, old, trust_pickle, lookups=False))  # by text
         uses = False if embedder is None else embedder
         _, e = stack.enter_context(opened(None, uses, cache=cache))
         result = diff_index(

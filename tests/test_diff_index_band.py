@@ -218,3 +218,30 @@ def test_a_repeated_id_is_still_refused_without_an_id_map(
         api.diff_index(old_spec, new_spec)
     out = CliRunner().invoke(cli, ["diff-index", "--old", old_spec, "--new", new_spec])
     assert out.exit_code == 2 and "has duplicate ids; each id must appear once" in out.output
+
+
+def test_both_stores_open_at_once_and_a_failed_one_closes_the_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """diff-index opens old and new on two threads (each open reads its file for the
+    fingerprint); the new store's error is the one raised, the other store is closed."""
+    from indexcheck.errors import DataFileError
+    from indexcheck.stores.opening import opened_pair
+    from indexcheck.stores.parquet import ParquetStore
+
+    closed: list[str] = []
+    real = ParquetStore.close
+    monkeypatch.setattr(ParquetStore, "close", lambda s: closed.append(s.spec) or real(s))
+    good = _write(tmp_path / "good.parquet", *_old())
+    with opened_pair(good, good) as (a, b):
+        assert a is not b and a.count == b.count == N
+    assert len(closed) == 2
+    closed.clear()
+    missing, also = f"parquet:{tmp_path / 'nope.parquet'}", f"parquet:{tmp_path / 'no2.parquet'}"
+    with pytest.raises(DataFileError, match="nope.parquet"):
+        with opened_pair(missing, also):
+            pass
+    with pytest.raises(DataFileError, match="nope.parquet"):
+        with opened_pair(good, missing):
+            pass
+    assert closed == [f"parquet:{tmp_path / 'good.parquet'}"]

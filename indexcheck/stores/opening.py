@@ -37,6 +37,38 @@ def opened_store(
         opened.close()
 
 
+@contextmanager
+def opened_pair(
+    a: str | VectorStore, b: str | VectorStore, trust_pickle: bool = False, lookups: bool = True
+) -> Iterator[tuple[VectorStore, VectorStore]]:
+    """:func:`opened_store` of two stores at once, on two threads (opening a file store
+    reads the whole file for its fingerprint); the first one's error wins, and a store
+    opened beside a failed one is closed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(store: str | VectorStore) -> VectorStore:
+        if not isinstance(store, str):
+            return store
+        return open_store(store, StoreOptions(trust_pickle=trust_pickle, lookups=lookups))
+
+    with ExitStack() as stack:
+        with ThreadPoolExecutor(2) as pool:
+            futures = [pool.submit(one, a), pool.submit(one, b)]
+        failed: BaseException | None = None
+        got: list[VectorStore] = []
+        for given, future in zip((a, b), futures, strict=True):
+            try:
+                got.append(future.result())
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, the first one
+                failed = failed or exc
+                continue
+            if isinstance(given, str):
+                stack.callback(got[-1].close)
+        if failed is not None:
+            raise failed
+        yield got[0], got[1]
+
+
 #: typed for the caller: a spec, an embedder or None (the default) gives an Embedder
 @overload
 def opened(
