@@ -24,7 +24,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -169,7 +169,7 @@ def dump_scrubbed(data: Any, fh: Any, **dumps: Any) -> None:
     longest = max((len(x) for x in secrets), default=0)
     start = fh.tell()
     tail = ""
-    for piece in json.JSONEncoder(**dumps).iterencode(data):
+    for piece in _pieces(data, dumps):
         window = tail + piece
         if secrets and any(x in window for x in secrets):
             break
@@ -179,8 +179,29 @@ def dump_scrubbed(data: Any, fh: Any, **dumps: Any) -> None:
         return
     fh.seek(start)
     fh.truncate()
-    for piece in json.JSONEncoder(**dumps).iterencode(scrub_data(data)):
+    for piece in _pieces(scrub_data(data), dumps):
         fh.write(piece)
+
+
+def _pieces(data: Any, dumps: dict[str, Any]) -> Iterator[str]:
+    """``json.JSONEncoder(**dumps).iterencode(data)``; with an ``indent`` (and at most
+    ``ensure_ascii`` and ``default`` beside it), the same text from :mod:`.json_pieces`,
+    which writes rows of scalars at C speed."""
+    from .json_pieces import iter_json
+
+    simple = set(dumps) <= {"indent", "ensure_ascii", "default"}
+    if simple and isinstance(dumps.get("indent"), int):
+        return iter_json(
+            data,
+            indent=dumps["indent"],
+            ensure_ascii=dumps.get("ensure_ascii", True),
+            default=dumps.get("default") or _no_default,
+        )
+    return json.JSONEncoder(**dumps).iterencode(data)
+
+
+def _no_default(o: Any) -> Any:
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
 
 class ScrubbedStream:
