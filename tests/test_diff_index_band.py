@@ -245,3 +245,18 @@ def test_both_stores_open_at_once_and_a_failed_one_closes_the_other(
         with opened_pair(good, missing):
             pass
     assert closed == [f"parquet:{tmp_path / 'good.parquet'}"]
+
+
+@pytest.mark.parametrize("cut", ["front", "rotated"])
+def test_rows_removed_at_the_front_move_the_window_on(
+    tmp_path: Path, small: dict[str, int], cut: str
+) -> None:
+    """The first 300 old rows (several windows) are gone, or come last: the window jumps to
+    the first pair instead of deferring every pair after them (found by review: all 300
+    were deferred, the new side written to deferred.f32 and the old file read twice)."""
+    ids, texts, vecs = _old()
+    keep = list(range(300, N)) + ([] if cut == "front" else list(range(300)))
+    new = ([f"n{i}" for i in keep], [texts[i] for i in keep], [vecs[i].copy() for i in keep])
+    got = _diff(tmp_path, (ids, texts, vecs), new)
+    assert small["deferred"] == (0 if cut == "front" else 300) and small["spills"] == 0
+    _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))

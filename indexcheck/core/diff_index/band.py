@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,9 @@ class _Window:
                 flags[a:z] = flag[oseq[a:z] - start]
         return rows, flags
 
+    def clear(self) -> None:
+        self._blocks.clear()
+
     def drain(self) -> None:
         """Read the stream to its end (the store learns its dimension from a whole pass)."""
         while not self.ended:
@@ -167,13 +171,14 @@ class _Deferred:
         nseq, oseq, nflag = (np.concatenate(c) for c in zip(*self.parts, strict=True))
         self.parts = []
         order = np.argsort(oseq, kind="stable")
+        ranked = oseq[order]  # sorted once: each block finds its pairs by a binary search
         file = VectorFile(self.path, self.dimension)
         olds = prefetch(unit_blocks(old, self.dimension))
         try:
-            at, last = 0, int(oseq[order[-1]])
+            at, last = 0, int(ranked[-1])
             for start, unit, flag in olds:
                 end = start + len(flag)
-                stop = at + int(np.searchsorted(oseq[order[at:]], end, side="left"))
+                stop = int(np.searchsorted(ranked, end, side="left"))
                 if stop > at:
                     idx = order[at:stop]
                     local = oseq[idx] - start
@@ -208,14 +213,14 @@ def band_compare(
     d = so.dimension
     learn = old.known_dimension is None
     pair_keys(con, so, sn)
-    moved = MovedVectors(folder, d)
-    tally = Tally(moved, min_cosine)
-    deferred = _Deferred(folder, d)
     say("comparing the vectors of unchanged texts")
-    news = prefetch(unit_blocks(new, d))
-    keys = OldKeys(folder, d)
-    olds = prefetch(unit_blocks(old, d))
-    try:
+    with ExitStack() as stack:
+        moved = stack.enter_context(closing(MovedVectors(folder, d)))
+        deferred = stack.enter_context(closing(_Deferred(folder, d)))
+        keys = stack.enter_context(closing(OldKeys(folder, d)))
+        news = stack.enter_context(closing(prefetch(unit_blocks(new, d))))
+        olds = stack.enter_context(closing(prefetch(unit_blocks(old, d))))
+        tally = Tally(moved, min_cosine)
         window = _Window(keys.keyed(olds), max(4 * ROWS, WINDOW_BYTES // max(1, 4 * d)))
         pairs = _Pairs(con)
         for start, unit, flags in news:
@@ -230,6 +235,7 @@ def band_compare(
         if learn and old.known_dimension != d:  # another most common length than the first
             raise Fallback(old.spec)
         olds.close()
+        window.clear()  # the held blocks are not needed after the pass
         if deferred.count:
             deferred.compare(old, tally)
 
@@ -238,12 +244,6 @@ def band_compare(
             return screened_holders(con, old, so, path, moved, min_cosine)
 
         return explain(con, tally, sn, holders, say)
-    finally:
-        news.close()
-        olds.close()
-        deferred.close()
-        moved.close()
-        keys.close()
 
 
 def _changed(old: Any) -> DataFileError:
@@ -264,14 +264,17 @@ def _pair_block(
     deferred: _Deferred,
 ) -> None:
     """Compare a new block's pairs (``tb``) with their old rows in the window, pulling old
-    blocks up to one window ahead; defer the others."""
+    blocks up to one window ahead (further, to its first pair's old row, when none of the
+    block's pairs is in reach: rows removed at the front of the old index, or a rotated
+    one, move the window on instead of deferring every pair after them); defer the
+    others."""
     nseq = tb.column("nseq").to_numpy()
     oseq = tb.column("oseq").to_numpy()
     order = np.argsort(oseq, kind="stable")
     nseq, oseq = nseq[order], oseq[order]
     local = nseq - start
     reach = window.hi + window.rows  # pulled for this block at the most
-    at = 0
+    at, served = 0, False
     while at < len(oseq):
         behind = at + int(np.searchsorted(oseq[at:], window.lo, side="left"))
         if behind > at:  # left behind by the window: later
@@ -291,9 +294,11 @@ def _pair_block(
                     theirs, oflag = window.view(blk, int(o[a]), b - a)
                     mine = unit[int(lo_[a]) : int(lo_[a]) + b - a]
                     tally.add(n[a:b], o[a:b], flags[lo_[a:b]], oflag, mine, theirs)
-            at = held
+            at, served = held, True
         if at == len(oseq):
             break
+        if not served and oseq[at] >= reach:  # nothing in reach: jump to the first pair
+            reach = int(oseq[at]) + window.rows
         if oseq[at] >= reach or not window.pull():
             if window.ended:
                 raise _changed(old)
