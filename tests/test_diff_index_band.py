@@ -209,7 +209,7 @@ def test_a_repeated_id_is_still_refused_without_an_id_map(
     old_spec = _write(tmp_path / "old.parquet", ids, texts, vecs)
     new_spec = _write(tmp_path / "new.parquet", *new)
     clean = api.diff_index(old_spec, new_spec)
-    assert clean.ok and not list((tmp_path / "cache").glob("idmap/*"))
+    assert clean.ok and not list((tmp_path / "cache").glob("idmap/*/keys.npy"))  # no id map
     bad = list(ids)
     bad[450] = bad[7]
     path = tmp_path / f"{side}.parquet"
@@ -260,3 +260,27 @@ def test_rows_removed_at_the_front_move_the_window_on(
     got = _diff(tmp_path, (ids, texts, vecs), new)
     assert small["deferred"] == (0 if cut == "front" else 300) and small["spills"] == 0
     _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))
+
+
+def test_a_store_opened_without_lookups_keeps_the_dimension_it_learned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No id map is cached for diff-index's stores, but the dimension their pass learned
+    is, so the next diff of the same files need not guess it from the first vector (found
+    by review: a file whose first vector is short paid the band pass and the spill every
+    run)."""
+    from indexcheck import api
+    from indexcheck.stores import StoreOptions
+
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    ids, texts, vecs = _old()
+    rows: list[Any] = [v.tolist() for v in vecs]
+    rows[0] = rows[0][:-3]  # the first vector is short: the first diff falls back once
+    spec = _write(tmp_path / "old.parquet", ids, texts, rows)
+    new_spec = _write(tmp_path / "new.parquet", ids, texts, vecs)
+    lazy = StoreOptions(lookups=False)
+    assert open_store(spec, lazy).known_dimension is None
+    first = api.diff_index(spec, new_spec)
+    assert open_store(spec, lazy).known_dimension == D
+    assert not list((tmp_path / "cache").glob("idmap/*/keys.npy"))  # still no id map
+    _same(api.diff_index(spec, new_spec), first)

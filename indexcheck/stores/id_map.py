@@ -192,3 +192,34 @@ class IdMap:
             os.replace(tmp, where)
         except (OSError, ValueError):
             tmp.unlink(missing_ok=True)
+
+
+def _learned_path(fingerprint: str, columns: str) -> Any:
+    folder = IdMap.folder(fingerprint, columns)
+    return folder.with_name(f"{folder.name}.learned.json")
+
+
+def load_learned(fingerprint: str, columns: str) -> dict[str, Any] | None:
+    """What a pass over the vectors learned (``dimension``, ``fast``) of a file whose id
+    map was never built (:func:`save_learned`), or None."""
+    try:
+        meta = json.loads(_learned_path(fingerprint, columns).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if meta.get("fingerprint") != fingerprint or meta.get("columns") != columns:
+        return None
+    return {"dimension": meta.get("dimension"), "fast": meta.get("fast")}
+
+
+def save_learned(fingerprint: str, columns: str, meta: dict[str, Any]) -> None:
+    """Keep ``meta`` for the next open of the same file (written atomically; a cache that
+    cannot be written is skipped)."""
+    where = _learned_path(fingerprint, columns)
+    tmp = where.with_name(f".{where.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        body = {**meta, "fingerprint": fingerprint, "columns": columns}
+        tmp.write_text(json.dumps(body), encoding="utf-8")
+        os.replace(tmp, where)
+    except OSError:
+        tmp.unlink(missing_ok=True)

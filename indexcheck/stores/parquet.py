@@ -45,7 +45,7 @@ from .base import (
 )
 from .blocked_search import blocked_knn
 from .file_readers import JsonlReader, ParquetReader
-from .id_map import IdMap
+from .id_map import IdMap, load_learned, save_learned
 from .params import Choice, Str
 
 #: rows scored at once by the streamed exact search
@@ -104,7 +104,10 @@ class ParquetStore(BaseStore):
             self.count = int(reader.starts[-1])
             size = reader._fixed_size_without_nulls()
             fast = self.count > 0
-            self._meta = {"dimension": None, "fast": None}
+            self._meta = load_learned(self.fingerprint(), self._columns) or {
+                "dimension": None,
+                "fast": None,
+            }
             if size is not None:
                 self._meta = {"dimension": size if self.count else 0, "fast": fast}
         if not self.count:
@@ -151,8 +154,9 @@ class ParquetStore(BaseStore):
         if self._found is not None:  # cached with the map; else kept until it is built
             self._found.update_meta(self.fingerprint(), self._columns, **meta)
             self._meta = self._found.meta
-        else:
+        else:  # no map to keep it with: on its own, for the next open
             self._meta = {**self._meta, **meta}
+            save_learned(self.fingerprint(), self._columns, self._meta)
         self._reader.fast = bool(meta["fast"])
 
     @property
