@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any
 
 _INF = float("inf")
+#: the types written as one string in a container (subclasses, which may format
+#: themselves otherwise, go the way json takes)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: items of a long container of scalars joined into one piece
+SLICE = 1024
 
 
 def _float(o: float) -> str:
@@ -91,22 +97,28 @@ class _Pieces:
             raise ValueError("Circular reference detected")
         self.seen.add(mark)
         inner = "\n" + " " * (self.indent * (level + 1))
+        close = "\n" + " " * (self.indent * level) + end
         items = o.values() if mapping is not None else o
-        flat = [self.scalar(v) for v in items]
-        if None not in flat:  # every item a scalar: one string
+        if all(type(v) in _SCALARS for v in items):  # every item a plain scalar
+            # a string a slice of items: one for a result row, bounded for a long list
             if mapping is not None:
-                flat = [f"{self.key(k)}: {v}" for k, v in zip(mapping, flat, strict=True)]
-            body = ("," + inner).join(flat)  # type: ignore[arg-type]
-            yield start + inner + body + "\n" + " " * (self.indent * level) + end
+                texts = (f"{self.key(k)}: {self.scalar(v)}" for k, v in mapping.items())
+            else:
+                texts = (self.scalar(v) or "" for v in o)  # never "": all are scalars
+            first = start
+            while part := list(islice(texts, SLICE)):
+                yield first + inner + ("," + inner).join(part)
+                first = ","
+            yield close
         else:
             yield start
-            pairs = mapping.items() if mapping is not None else ((None, v) for v in o)
-            for i, (k, v) in enumerate(pairs):
+            pairs_ = mapping.items() if mapping is not None else ((None, v) for v in o)
+            for i, (k, v) in enumerate(pairs_):
                 yield ("," + inner) if i else inner
                 if mapping is not None:
                     yield self.key(k) + ": "
                 yield from self.encode(v, level + 1)
-            yield "\n" + " " * (self.indent * level) + end
+            yield close
         self.seen.discard(mark)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import sys
 import tracemalloc
 from pathlib import Path
@@ -155,6 +156,7 @@ def _write(folder: Path, n: int) -> str:
 
 
 def _check_rss(folder: Path, n: int) -> float:
+    shutil.rmtree(folder, ignore_errors=True)  # a fresh id-map cache every run
     spec = _write(folder, n)
     exe = Path(sys.executable).with_name("indexcheck")
     root = Path(__file__).resolve().parents[1]
@@ -171,8 +173,11 @@ def _check_rss(folder: Path, n: int) -> float:
 @pytest.mark.slow
 def test_check_index_all_rss_does_not_grow_with_the_chunks(tmp_path: Path) -> None:
     n = 200_000
-    small = _check_rss(tmp_path / "n", n)
-    large = _check_rss(tmp_path / "4n", 4 * n)
+    # the least of two runs a size: the peak of one run moves by 20-30 MB with the threads'
+    # timing here (measured: 255 and 284 MB at 200k from the same build), more than the
+    # bound itself at 600k chunks; a noisy run only ever adds
+    small = min(_check_rss(tmp_path / "n", n) for _ in range(2))
+    large = min(_check_rss(tmp_path / "4n", 4 * n) for _ in range(2))
     per_chunk = (large - small) * 2**20 / (3 * n)
     print(f"check-index --all: {small:.0f} MB at {n}, {large:.0f} MB at {4 * n}")
     assert per_chunk <= RSS_PER_CHUNK, (

@@ -71,3 +71,20 @@ def test_what_json_refuses_is_refused() -> None:
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular"):
         "".join(iter_json(loop, indent=2, default=_default))
+
+
+def test_long_containers_of_scalars_are_written_a_slice_at_a_time() -> None:
+    """A list of 800,000 ids (a finding's chunk ids) is not one string: its pieces hold at
+    most SLICE items (the CLI's peak RSS grew 57 bytes a chunk when it was), and the text
+    across slice boundaries is json's."""
+    from indexcheck import json_pieces
+
+    rng = np.random.default_rng(5)
+    long_list = [f"id-{i}" if i % 3 else (None if i % 2 else i / 3) for i in range(3 * 1024 + 7)]
+    long_dict = {f"k{i}": float(rng.standard_normal()) for i in range(2 * 1024 + 1)}
+    for data in ({"ids": long_list, "m": long_dict}, long_list, long_dict, [1] * 1024):
+        want = json.dumps(data, indent=2, ensure_ascii=False, default=_default)
+        pieces = list(iter_json(data, indent=2, ensure_ascii=False, default=_default))
+        assert "".join(pieces) == want
+    pieces = list(iter_json(long_list, indent=2, default=_default))
+    assert len(pieces) == 5 and max(p.count(",\n") for p in pieces) <= json_pieces.SLICE
