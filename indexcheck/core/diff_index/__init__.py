@@ -111,15 +111,12 @@ def diff_index(
             side_old, side_new, result = banded
         else:
             side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
+            refuse_repeated_ids(folder, memory_limit, (old, side_old), (new, side_new))
             try:
-                result = _compare(
-                    side_old, side_new, old, new, folder, memory_limit, min_cosine, say
-                )
+                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
             except Fallback:  # the new vectors need the row reader: spill them, compare again
                 side_new = respill_new(new, folder, side_old.dimension)
-                result = _compare(
-                    side_old, side_new, old, new, folder, memory_limit, min_cosine, say
-                )
+                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
         d_old = side_old.dimension
     finally:
         if own:
@@ -177,9 +174,9 @@ def _banded(
     side_old.dimension = side_new.dimension = first_dimension(old)
     if not side_old.dimension:
         return None
+    refuse_repeated_ids(folder, memory_limit, (old, side_old), (new, side_new))
     con = connect(folder, memory_limit)
     try:
-        refuse_repeated_ids(con, (old, side_old), (new, side_new))
         result = band_compare(con, old, new, side_old, side_new, folder, min_cosine, say)
     except Fallback:  # a null element, or another dimension than the first vector's
         return None
@@ -188,14 +185,20 @@ def _banded(
     return side_old, side_new, result
 
 
-def refuse_repeated_ids(con: Any, *sides: tuple[VectorStore, Side]) -> None:
+def refuse_repeated_ids(folder: Path, memory_limit: str, *sides: tuple[VectorStore, Side]) -> None:
     """Refuse a store opened without lookups (its id map not built) whose keys file holds
-    an id twice, as its id map would have: before any vector is compared."""
+    an id twice, as its id map would have: before any vector is compared (DuckDB within
+    ``memory_limit``, spilling to ``folder``)."""
     for store, side in sides:
         if getattr(store, "ids_checked", True):
             continue
         q = f"SELECT 1 FROM read_parquet({sql_str(side.keys)}) GROUP BY id HAVING count(*) > 1"
-        if con.execute(q + " LIMIT 1").fetchone() is not None:
+        con = connect(folder, memory_limit)
+        try:
+            repeated = con.execute(q + " LIMIT 1").fetchone() is not None
+        finally:
+            con.close()
+        if repeated:
             path = getattr(store, "path", store.spec)
             raise DataFileError(f"{path} has duplicate ids; each id must appear once")
 
@@ -203,7 +206,6 @@ def refuse_repeated_ids(con: Any, *sides: tuple[VectorStore, Side]) -> None:
 def _compare(
     side_old: Side,
     side_new: Side,
-    old: VectorStore,
     new: VectorStore,
     folder: Path,
     memory_limit: str,
@@ -218,7 +220,6 @@ def _compare(
         blocks = spilled_blocks(side_new)
     con = connect(folder, memory_limit)
     try:
-        refuse_repeated_ids(con, (old, side_old), (new, side_new))
         return _join(con, side_old, side_new, blocks, folder, min_cosine, say)
     finally:
         blocks.close()
