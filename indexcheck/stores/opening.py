@@ -21,16 +21,19 @@ from . import StoreOptions, open_store, sweep_spec
 from .base import VectorStore
 
 
+def _from_spec(spec: str, trust_pickle: bool, lookups: bool = True) -> VectorStore:
+    """The store of ``spec`` (``lookups`` False: the caller never looks a chunk up by id,
+    see :class:`StoreOptions`)."""
+    return open_store(spec, StoreOptions(trust_pickle=trust_pickle, lookups=lookups))
+
+
 @contextmanager
-def opened_store(
-    store: str | VectorStore, trust_pickle: bool = False, lookups: bool = True
-) -> Iterator[VectorStore]:
-    """``store`` opened from its spec (``faiss:./index``) and closed at the end, or as given
-    (``lookups`` False: the caller never looks a chunk up by id, see :class:`StoreOptions`)."""
+def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterator[VectorStore]:
+    """``store`` opened from its spec (``faiss:./index``) and closed at the end, or as given."""
     if not isinstance(store, str):
         yield store
         return
-    opened = open_store(store, StoreOptions(trust_pickle=trust_pickle, lookups=lookups))
+    opened = _from_spec(store, trust_pickle)
     try:
         yield opened
     finally:
@@ -47,9 +50,7 @@ def opened_pair(
     from concurrent.futures import ThreadPoolExecutor
 
     def one(store: str | VectorStore) -> VectorStore:
-        if not isinstance(store, str):
-            return store
-        return open_store(store, StoreOptions(trust_pickle=trust_pickle, lookups=lookups))
+        return store if not isinstance(store, str) else _from_spec(store, trust_pickle, lookups)
 
     with ExitStack() as stack:
         with ThreadPoolExecutor(2) as pool:

@@ -101,12 +101,17 @@ class _Window:
         self.lo = self._blocks[0][0]
         return True
 
+    def _which(self, oseq: np.ndarray) -> np.ndarray:
+        """The held block each old row of ``oseq`` (in [lo, hi)) sits in."""
+        starts = np.asarray([b[0] for b in self._blocks], dtype=np.int64)
+        which: np.ndarray = np.searchsorted(starts, oseq, side="right") - 1
+        return which
+
     def runs(self, oseq: np.ndarray, local: np.ndarray) -> list[tuple[int, int, int]] | None:
         """(from, to, block) of the runs of ``oseq`` (in [lo, hi), ascending) that are
         consecutive rows of one held block paired with consecutive ``local`` rows; None
         when there are too many to be worth views."""
-        starts = np.asarray([b[0] for b in self._blocks], dtype=np.int64)
-        which = np.searchsorted(starts, oseq, side="right") - 1
+        which = self._which(oseq)
         cut = (np.diff(oseq) != 1) | (np.diff(local) != 1) | (np.diff(which) != 0)
         breaks = np.flatnonzero(cut) + 1
         if len(breaks) > RUNS:
@@ -122,8 +127,7 @@ class _Window:
 
     def take(self, oseq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Unit rows and flags of the old rows ``oseq`` (all in [lo, hi)), copied."""
-        starts = np.asarray([b[0] for b in self._blocks], dtype=np.int64)
-        which = np.searchsorted(starts, oseq, side="right") - 1
+        which = self._which(oseq)
         d = self._blocks[0][1].shape[1]
         rows = np.empty((len(oseq), d), dtype=np.float32)
         flags = np.empty(len(oseq), dtype=np.uint8)

@@ -185,16 +185,12 @@ def screened_holders(
             at = np.flatnonzero(group == g)
             return _exact(old, so.dimension, g, pos[at], oseq[at], moved, min_cosine)
 
-        for p, o, c in ordered_map(scored, _groups(group)):
+        for p, o, c in ordered_map(scored, np.unique(group).tolist()):
             p, o, c = _best(p, o, c)  # in old seq order: the first wins a tie
             better = c > best_cos[p]
             best_cos[p[better]], best_old[p[better]] = c[better], o[better]
     hit = np.flatnonzero(best_old >= 0)
     return dict(zip(moved.seqs[hit].tolist(), best_old[hit].tolist(), strict=True))
-
-
-def _groups(group: np.ndarray) -> Iterator[int]:
-    yield from np.unique(group).tolist()
 
 
 def _exact(
