@@ -74,23 +74,24 @@ def check_index(
     concurrency: int = 1, cache: PathLike | None = None, progress: Say | None = None,
     tick: Callable[[str, int, int | None], None] | None = None, trust_pickle: bool = False,
 ) -> CheckIndexResult:  # fmt: skip
-    """Re-embed ``sample`` chunks (None: all) and compare each with its stored vector
-    (cosine of float32 unit vectors >= ``min_cosine``); ``result.ok`` is the verdict.
-    ``stream`` checks every chunk in blocks of ``block`` (memory stays flat; ``chunks`` a
-    path is read block by block, None reads the store's texts), each chunk's row written to
-    ``rows``, embedded by ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
+    """Re-embed ``sample`` chunks (None: all; the store is then read in its order, without
+    an id map) and compare each with its stored vector (unit float32 cosine >= ``min_cosine``;
+    ``result.ok``: the verdict). ``stream``: in blocks of ``block`` (flat memory; a ``chunks``
+    path read by block, None: the store's texts), rows written to ``rows``, embedded by
+    ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
     from .core.check_index import check_index
 
     started = Run("check-index")
     with ExitStack() as stack:
         runner = _engine(stack, engine, ray_address) if stream else None
-        s, e = stack.enter_context(opened(store, embedder, trust_pickle=trust_pickle, cache=cache))
+        every = stream or (sample is None and only is None and max_fault_rate is None)
+        found = opened(store, embedder, trust_pickle=trust_pickle, cache=cache, lookups=not every)
+        s, e = stack.enter_context(found)
         result = check_index(
             s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
             window=window, diagnose_budget=diagnose_budget, only=only, template=template,
             max_fault_rate=max_fault_rate, rows=rows, block=block, engine=runner,
-            concurrency=concurrency, progress=progress, tick=tick,
-        )  # fmt: skip
+            concurrency=concurrency, progress=progress, tick=tick)  # fmt: skip
         stamp(result, started, s, e, seed=seed)
         return result
 

@@ -44,10 +44,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StoreOptions:
-    """Options that are not part of the spec string. ``lookups`` False: the caller never
-    looks a chunk up by id (diff-index pairs by text), so a ``parquet:`` store builds its
-    id map, and refuses repeated ids, only if something asks (:attr:`ids_checked` False
-    until then)."""
+    """Options that are not part of the spec string. ``lookups`` False: the caller looks
+    few chunks up by id, if any (diff-index pairs by text; check-index --all reads the store
+    in its order), so a ``parquet:`` store builds its id map, and refuses repeated ids, only
+    if something asks for more than a few (:attr:`ids_checked` False until then); a few ids
+    are found by one pass over the id column."""
 
     trust_pickle: bool = False
     lookups: bool = True

@@ -202,6 +202,27 @@ class ParquetReader:
         for start, rb in self._groups(size, self.columns):
             yield self._convert(rb, dimension, start)
 
+    def find_ids(self, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(which asked id, row number) of every row whose id key is an asked id's key,
+        from one pass over the id column: the lookup of a few ids without the id map."""
+        asked = id_keys(ids)
+        order = np.argsort(asked, kind="stable")
+        ranked = asked[order]
+        which: list[np.ndarray] = []
+        rows: list[np.ndarray] = []
+        for start, rb in self._groups(READ_ROWS, [self.id_col]):
+            k = arrow_id_keys(rb.column(0))
+            if k is None:
+                k = id_keys([str(x) for x in rb.column(0).to_pylist()])
+            lo = np.searchsorted(ranked, k, side="left")
+            hi = np.searchsorted(ranked, k, side="right")
+            for r in np.flatnonzero(hi > lo).tolist():  # rows holding an asked key (few)
+                which.append(order[lo[r] : hi[r]])
+                rows.append(np.full(hi[r] - lo[r], start + r, dtype=np.int64))
+        if not which:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(which).astype(np.int64), np.concatenate(rows)
+
     def take_ids(self, rows: np.ndarray) -> list[list[str]]:
         """The ids at ``rows`` (sorted, unique row numbers), in that order (ids only)."""
         import pyarrow as pa

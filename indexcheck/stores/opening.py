@@ -28,12 +28,15 @@ def _from_spec(spec: str, trust_pickle: bool, lookups: bool = True) -> VectorSto
 
 
 @contextmanager
-def opened_store(store: str | VectorStore, trust_pickle: bool = False) -> Iterator[VectorStore]:
-    """``store`` opened from its spec (``faiss:./index``) and closed at the end, or as given."""
+def opened_store(
+    store: str | VectorStore, trust_pickle: bool = False, lookups: bool = True
+) -> Iterator[VectorStore]:
+    """``store`` opened from its spec (``faiss:./index``) and closed at the end, or as given
+    (``lookups``: see :class:`StoreOptions`)."""
     if not isinstance(store, str):
         yield store
         return
-    opened = _from_spec(store, trust_pickle)
+    opened = _from_spec(store, trust_pickle, lookups)
     try:
         yield opened
     finally:
@@ -74,21 +77,22 @@ def opened_pair(
 @overload
 def opened(
     store: str | VectorStore | None, embedder: str | Embedder | None, *,
-    trust_pickle: bool = False, cache: str | Path | None = None,
+    trust_pickle: bool = False, cache: str | Path | None = None, lookups: bool = True,
 ) -> AbstractContextManager[tuple[Any, Embedder]]: ...  # fmt: skip
 @overload
 def opened(
     store: str | VectorStore | None, embedder: str | Embedder | bool | None = False, *,
-    trust_pickle: bool = False, cache: str | Path | None = None,
+    trust_pickle: bool = False, cache: str | Path | None = None, lookups: bool = True,
 ) -> AbstractContextManager[tuple[Any, Embedder | None]]: ...  # fmt: skip
 def opened(
     store: str | VectorStore | None, embedder: str | Embedder | bool | None = False, *,
-    trust_pickle: bool = False, cache: str | Path | None = None,
+    trust_pickle: bool = False, cache: str | Path | None = None, lookups: bool = True,
 ) -> AbstractContextManager[tuple[Any, Any]]:  # fmt: skip
     """The store (None: none) and the embedder behind the ``cache`` file (a spec or an
     embedder; None: the default model; False: none), what was opened here closed when the
-    block ends, also when it raises."""
-    return _opened(store, embedder, trust_pickle, None if cache is None else Path(cache))
+    block ends, also when it raises (``lookups``: see :class:`StoreOptions`)."""
+    path = None if cache is None else Path(cache)
+    return _opened(store, embedder, trust_pickle, path, lookups)
 
 
 @contextmanager
@@ -97,9 +101,12 @@ def _opened(
     embedder: str | Embedder | bool | None,
     trust_pickle: bool,
     cache: Path | None,
+    lookups: bool,
 ) -> Iterator[tuple[VectorStore | None, Embedder | None]]:
     with ExitStack() as stack:
-        s = None if store is None else stack.enter_context(opened_store(store, trust_pickle))
+        s = None
+        if store is not None:
+            s = stack.enter_context(opened_store(store, trust_pickle, lookups))
         e = None
         if not isinstance(embedder, bool):
             e = stack.enter_context(opened_embedder(embedder, cache))

@@ -50,6 +50,8 @@ from .params import Choice, Str
 
 #: rows scored at once by the streamed exact search
 SEARCH_ROWS = 65536
+#: ids a store opened without lookups finds by a pass over its id column, not the id map
+SCAN_LOOKUP = 4096
 
 
 class ParquetStore(BaseStore):
@@ -257,7 +259,10 @@ class ParquetStore(BaseStore):
         dims = np.zeros(n, dtype=np.int32)
         found = np.zeros(n, dtype=bool)
         texts: list[Any] | None = [None] * n if self._reader.has_text else None
-        which, locs = self._map.candidates(ids)
+        if self._found is None and n <= SCAN_LOOKUP and isinstance(self._reader, ParquetReader):
+            which, locs = self._reader.find_ids(ids)  # opened without lookups: no map for a few
+        else:
+            which, locs = self._map.candidates(ids)
         if locs.size:
             uniq = np.unique(locs)
             parts = self._reader.take(uniq, self.dimension)
@@ -265,6 +270,8 @@ class ParquetStore(BaseStore):
             at = np.searchsorted(uniq, locs)
             hit = got_ids[at] == np.asarray(ids, dtype=object)[which]
             rows, src = which[hit], at[hit]
+            if len(np.unique(rows)) < len(rows):  # found twice: the map would have refused it
+                raise DataFileError(f"{self.path} has duplicate ids; each id must appear once")
             vectors[rows] = np.concatenate([p.vectors for p in parts])[src]
             dims[rows] = np.concatenate([p.dims for p in parts])[src]
             found[rows] = True

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ...errors import DataFileError
 from .chunk_spill import ChunkSpill
 from .findings import ChunkCheck
 
@@ -80,6 +81,13 @@ def cosine_figures(cosine: np.ndarray, threshold: float) -> tuple[float | None, 
     vals.partition([k - 1, k] if m % 2 == 0 else [k])
     median = float(vals[k]) if m % 2 else (float(vals[k - 1]) + float(vals[k])) / 2
     return low, median, below
+
+
+def stored_twice(store: Any) -> DataFileError:
+    """The refusal (exit 2) of a store holding an id twice that was not checked for it when
+    it opened (a ``parquet:`` store opened without lookups), as its id map would have."""
+    path = getattr(store, "path", store.spec)
+    return DataFileError(f"{path} has duplicate ids; each id must appear once")
 
 
 class SparseCorpus:
