@@ -284,3 +284,34 @@ def test_a_store_opened_without_lookups_keeps_the_dimension_it_learned(
     assert open_store(spec, lazy).known_dimension == D
     assert not list((tmp_path / "cache").glob("idmap/*/keys.npy"))  # still no id map
     _same(api.diff_index(spec, new_spec), first)
+
+
+def test_the_band_pass_runs_its_products_on_one_blas_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LSH product runs beside the two reader threads: BLAS threads spinning for a core
+    made it 5x slower on two cores (core/blas_threads.py). Limited during the run only."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from indexcheck.core.diff_index import band_holders
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    seen: list[list[int]] = []
+    keys = band_holders.lsh_keys
+
+    def counted(unit: np.ndarray, planes: np.ndarray) -> np.ndarray:
+        seen.append(blas())
+        return keys(unit, planes)
+
+    monkeypatch.setattr(band_holders, "lsh_keys", counted)
+    ids, texts, vecs = _old()
+    nv = [v.copy() for v in vecs]
+    nv[5] = vecs[4].copy()  # a moved vector: the old rows are keyed
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas()
+        got = _diff(tmp_path, (ids, texts, vecs), ([f"n{i}" for i in range(N)], texts, nv))
+        assert blas() == before  # given back
+    assert got.counts.get("shift") == 1
+    assert seen and all(s == [1] * len(s) for s in seen)

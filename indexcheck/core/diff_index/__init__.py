@@ -34,6 +34,7 @@ from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
 from ..arrow_spill import Fallback, new_blocks, respill_new, row_count, spill_pair, store_dimension
+from ..blas_threads import one_blas_thread
 from ..hash_join import Side, check_memory_limit, connect, sql_str
 from .band import band_compare, band_keys, first_dimension
 from .join import _join
@@ -103,20 +104,10 @@ def diff_index(
     folder = Path(tempfile.mkdtemp(prefix="indexcheck-diff-")) if own else Path(workdir or ".")
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        say(f"reading the old index {old.spec} and the new index {new.spec}")
-        banded = None
-        if chunks_old is None and chunks_new is None:
-            banded = _banded(old, new, folder, memory_limit, min_cosine, say)
-        if banded is not None:
-            side_old, side_new, result = banded
-        else:
-            side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
-            refuse_repeated_ids(folder, memory_limit, (old, side_old), (new, side_new))
-            try:
-                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
-            except Fallback:  # the new vectors need the row reader: spill them, compare again
-                side_new = respill_new(new, folder, side_old.dimension)
-                result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
+        with one_blas_thread():  # the readers' threads are the parallelism
+            side_old, side_new, result = _diffed(
+                old, new, folder, chunks_old, chunks_new, memory_limit, min_cosine, say
+            )
         d_old = side_old.dimension
     finally:
         if own:
@@ -182,6 +173,33 @@ def _banded(
         return None
     finally:
         con.close()
+    return side_old, side_new, result
+
+
+def _diffed(
+    old: VectorStore,
+    new: VectorStore,
+    folder: Path,
+    chunks_old: Corpus | None,
+    chunks_new: Corpus | None,
+    memory_limit: str,
+    min_cosine: float,
+    say: Callable[[str], None],
+) -> tuple[Side, Side, DiffResult]:
+    """Both sides' keys and the comparison: the band pass over two ``parquet:`` stores,
+    else the spill of both sides."""
+    say(f"reading the old index {old.spec} and the new index {new.spec}")
+    if chunks_old is None and chunks_new is None:
+        banded = _banded(old, new, folder, memory_limit, min_cosine, say)
+        if banded is not None:
+            return banded
+    side_old, side_new = spill_pair(old, new, folder, chunks_old, chunks_new)
+    refuse_repeated_ids(folder, memory_limit, (old, side_old), (new, side_new))
+    try:
+        result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
+    except Fallback:  # the new vectors need the row reader: spill them, compare again
+        side_new = respill_new(new, folder, side_old.dimension)
+        result = _compare(side_old, side_new, new, folder, memory_limit, min_cosine, say)
     return side_old, side_new, result
 
 
