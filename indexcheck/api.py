@@ -382,19 +382,19 @@ def generate_questions(
 def check_answers(
     answers: PathLike | Sequence[AnswerRow], chunks: PathLike | Corpus, *,
     citation_pattern: str | None = None, id_column: str = "id", text_column: str = "text",
+    answers_format: str | None = None,
 ) -> AnswerChecksResult:  # fmt: skip
     """Flag what answers state that neither their context nor the knowledge base holds
-    (``indexcheck check-answers``), with no model: ``answers`` a JSONL/CSV/Parquet path
-    (read as ``judge`` reads it, ``citation_pattern`` marking the citations to drop) or
-    loaded rows; ``chunks`` a chunks file (its ``id_column``/``text_column``) or a loaded
-    corpus. ``result.ok`` is True when nothing is flagged; ``result.to_dict()`` has every
-    answer's flags and the rates with intervals."""
+    (``check-answers``), with no model: ``answers`` a JSONL/CSV/Parquet path or a trace export
+    (read as ``judge`` reads it: ``citation_pattern`` marks the citations to drop,
+    ``answers_format`` a trace format, None: sniffed) or loaded rows; ``chunks`` a chunks file
+    (``id_column``/``text_column``) or a corpus. ``result.ok``: nothing flagged."""
     from .core.judge.run import run_check_answers
 
     started = Run("check-answers")
     result, facts = run_check_answers(
         answers, chunks, citation_pattern=citation_pattern, id_column=id_column,
-        text_column=text_column,
+        text_column=text_column, answers_format=answers_format,
     )  # fmt: skip
     stamp(result, started, **facts)
     return result

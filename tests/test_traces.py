@@ -454,3 +454,25 @@ def test_hostile_nesting_is_one_line(tmp_path: Path) -> None:
     bad.write_text(json.dumps([rec]))
     r = run("judge", "--answers", str(bad), "--judge", JUDGE)
     assert r.exit_code == 2 and "the trace records no question" in r.stderr
+
+
+def test_check_answers_reads_a_trace_in_the_library_as_the_cli_does(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI goes through ``api.check_answers``; the library, given the export's path,
+    pairs its documents without ids to the chunks as the CLI does (it read the export
+    without the chunks, and refused it)."""
+    import indexcheck
+    from indexcheck import api
+
+    calls: list[Any] = []
+    real = api.check_answers
+    monkeypatch.setattr(api, "check_answers", lambda *a, **k: calls.append(a) or real(*a, **k))
+    path = files["openinference_jsonl"]
+    r = run("check-answers", "--answers", str(path), "--chunks", str(CHUNKS), "--json", "-")
+    assert r.exit_code in (0, 1), r.output
+    assert len(calls) == 1
+    cli_answers = json.loads(r.stdout[r.stdout.index("{") :])["answers"]
+    lib = indexcheck.check_answers(path, CHUNKS, answers_format="openinference")
+    assert lib.to_dict()["answers"] == cli_answers
+    assert indexcheck.check_answers(path, CHUNKS).to_dict()["answers"] == cli_answers

@@ -49,14 +49,14 @@ def check_answers_cmd(
 ) -> None:
     """Flag each URL, reference and number of an answer found neither in its context nor in
     any chunk (exit 1 when something is flagged)."""
-    from ..core.judge.answer_checks import check_answers
+    from .. import api
 
     session(ctx, "check-answers")
     started = time.perf_counter()
     corpus = load_chunks(chunks_path, id_column, text_column)  # both before any work
     rows = read_answers_cli(answers_path, citation_pattern, answers_format, corpus).rows
     read = round(time.perf_counter() - started, 3)
-    result = check_answers(rows, corpus)
+    result = api.check_answers(rows, corpus)  # read here: a trace's warnings are printed
     seconds = {"read": read, **result.manifest_facts.get("seconds", {})}
     manifest = {
         **result.manifest_facts,

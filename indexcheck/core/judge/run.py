@@ -73,16 +73,20 @@ def run_check_answers(
     citation_pattern: str | None = None,
     id_column: str = "id",
     text_column: str = "text",
+    answers_format: str | None = None,
 ) -> tuple[AnswerChecksResult, dict[str, Any]]:
     """:func:`.answer_checks.check_answers` on ``answers`` (a file read as judge reads it,
-    ``citation_pattern`` marking the citations to drop, or loaded rows) against ``chunks``
-    (a chunks file with ``id_column``/``text_column``, or a corpus). Returns the result and
-    its manifest facts (the answers file)."""
+    ``citation_pattern`` marking the citations to drop, ``answers_format`` a trace export's
+    format or None to sniff it, or loaded rows) against ``chunks`` (a chunks file with
+    ``id_column``/``text_column``, or a corpus; read first: it pairs a trace's documents
+    without ids). Returns the result and its manifest facts (the answers file)."""
     pattern = citation_pattern or DEFAULT_CITATION_PATTERN
-    rows = load_answers(Path(answers), pattern) if isinstance(answers, str | Path) else answers
     corpus = (
         load_chunks(chunks, id_column, text_column) if isinstance(chunks, str | Path) else chunks
     )
+    rows = answers
+    if isinstance(answers, str | Path):
+        rows = load_answers(Path(answers), pattern, fmt=answers_format, chunks=corpus)
     path = str(answers) if isinstance(answers, str | Path) else None
     return check_answers(rows, corpus), {"answers_file": path}
 
