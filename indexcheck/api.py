@@ -316,15 +316,15 @@ def run_ci(
 
 def judge(
     answers: PathLike | Sequence[AnswerRow], judge: str | Judge, *, prompt: PathLike | None = None,
-    cache: PathLike | None = None, retries: int = 2, refusal_pattern: str | None = None,
-    allow_unjudged: bool = False, progress: Say | None = None, store: StoreLike | None = None,
+    cache: PathLike | None = None, retries: int = 2,
+    refusal_pattern: str | None = DEFAULT_ANSWER_REFUSAL_PATTERN, allow_unjudged: bool = False,
+    progress: Say | None = None, store: StoreLike | None = None,
 ) -> JudgeResult:  # fmt: skip
-    """Grade each answer's claims against the context it was given (``indexcheck judge``):
-    ``answers`` a JSONL/CSV/Parquet path or loaded rows; ``judge`` a spec (``mistral:MODEL``,
-    ``openai:URL?model=M``, ``py:module:function``) or an opened judge; ``prompt`` a prompt
-    file (default: the shipped one); ``cache`` a SQLite file for judgements. ``result.ok``
-    is the verdict; groundedness is never NaN. ``store``, the store the contexts came from
-    (a spec or store), is described in the manifest with its ``index_fingerprint``."""
+    """Grade each answer's claims against its context (``indexcheck judge``): ``answers`` a
+    JSONL/CSV/Parquet path or rows; ``judge`` a spec (``mistral:MODEL``, ``py:module:fn``) or
+    a judge; ``prompt`` a prompt file (default: shipped); ``cache`` a SQLite file of verdicts;
+    ``refusal_pattern`` marks refusals (None: none). ``result.ok``: the verdict (never NaN);
+    ``store``, where the contexts came from, is in the manifest with its fingerprint."""
     from .core.judge.run import run_judge
 
     started = Run("judge")

@@ -18,7 +18,9 @@ rotation). Then, in the same run and on the same files, each in its own process 
 
 Before the three, the pair's files are read once, untimed, so that each run starts from a
 warm page cache (the machine evicts files read minutes before; unwarmed, the first command
-timed on a pair paid that read alone).
+timed on a pair paid that read alone). The three run ``--repeat`` times (3 by default),
+interleaved, and the median run of each is printed with the spread of the walls: the
+machine is shared, and one run of either command moved by 20-40% from one to the next.
 
 It prints the ratios diff-index / anchor and diff-index / floor, the CPU time (user +
 system) of diff-index and of the anchor and their ratio, the spill at its largest
@@ -26,7 +28,7 @@ system) of diff-index and of the anchor and their ratio, the spill at its larges
 1-minute load average (the machine is shared).
 
     .venv/bin/python scripts/bench_diff_index.py [--sizes 400000,1600000] [--dir /tmp/x]
-        [--no-model] [--dim 384]
+        [--no-model] [--dim 384] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -279,6 +282,11 @@ def verify(res: dict, model_change: bool) -> list[str]:
     return bad
 
 
+def _median(runs: list[Any]) -> Any:
+    """The run of median wall time (its other figures with it)."""
+    return sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+
+
 def main() -> None:
     global D
     ap = argparse.ArgumentParser()
@@ -286,6 +294,10 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/indexcheck-bench-diff"))
     ap.add_argument("--no-model", action="store_true", help="skip the model-change pair")
     ap.add_argument("--dim", type=int, default=384, help="vector length (default 384)")
+    ap.add_argument(
+        "--repeat", type=int, default=3,
+        help="runs of each command, interleaved; the medians are printed (default 3)",
+    )  # fmt: skip
     args = ap.parse_args()
     D = args.dim
     if not Path("/usr/bin/time").exists():
@@ -306,9 +318,16 @@ def main() -> None:
         gen = time.perf_counter() - t0
         warm(old_p, new_p)
         load = os.getloadavg()[0]
-        wall, mem, spill, res, cpu = run_diff(args.dir, old_p, new_p)
-        a_wall, a_mem, a_out, a_cpu = timed([py, "-c", ANCHOR, str(old_p), str(new_p), str(D)])
-        f_wall, _, _, _ = timed([py, "-c", FLOOR, str(old_p), str(new_p)])
+        diffs, anchors, floors = [], [], []
+        for _ in range(max(1, args.repeat)):  # interleaved: each sees the machine the same
+            diffs.append(run_diff(args.dir, old_p, new_p))
+            anchors.append(timed([py, "-c", ANCHOR, str(old_p), str(new_p), str(D)]))
+            floors.append(timed([py, "-c", FLOOR, str(old_p), str(new_p)]))
+        walls = sorted(r[0] for r in diffs)
+        a_walls = sorted(r[0] for r in anchors)
+        wall, mem, spill, res, cpu = _median(diffs)
+        a_wall, a_mem, a_out, a_cpu = _median(anchors)
+        f_wall = _median(floors)[0]
         load = max(load, os.getloadavg()[0])
         inputs = old_p.stat().st_size + new_p.stat().st_size
         missing = verify(res, model)
@@ -322,7 +341,8 @@ def main() -> None:
             f"{'all found' if not missing else 'NOT FOUND: ' + ', '.join(missing)}"
             f"  (CPU s: diff-index {cpu:.1f}, duckdb {a_cpu:.1f}, x {cpu / a_cpu:.2f}; "
             f"duckdb: {a_out.strip()} under 0.999; data written in {gen:.0f}s; "
-            f"counts {res['counts']})",
+            f"counts {res['counts']}; medians of {len(walls)} runs: diff-index "
+            f"{walls[0]:.1f}-{walls[-1]:.1f} s, duckdb {a_walls[0]:.1f}-{a_walls[-1]:.1f} s)",
             flush=True,
         )
     if len(rss) > 1:

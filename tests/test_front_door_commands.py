@@ -111,9 +111,7 @@ def test_cli_judge_store_goes_through_api_judge_and_fingerprints_the_sheet(
     (run,) = (tmp_path / "sheet" / "runs").glob("*/run.json")
     assert json.loads(run.read_text())["store_fingerprint"] == m["index_fingerprint"]
 
-    lib = indexcheck.judge(
-        ANSWERS, JUDGE, allow_unjudged=True, store=spec, refusal_pattern=REFUSALS
-    )
+    lib = indexcheck.judge(ANSWERS, JUDGE, allow_unjudged=True, store=spec)  # CLI defaults
     assert lib.manifest["index_fingerprint"] == m["index_fingerprint"]
     assert lib.manifest["store"] == m["store"]
     assert lib.to_dict()["answers"] == _json(r.stdout)["answers"]
