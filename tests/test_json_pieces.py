@@ -88,3 +88,25 @@ def test_long_containers_of_scalars_are_written_a_slice_at_a_time() -> None:
         assert "".join(pieces) == want
     pieces = list(iter_json(long_list, indent=2, default=_default))
     assert len(pieces) == 5 and max(p.count(",\n") for p in pieces) <= json_pieces.SLICE
+
+
+@pytest.mark.parametrize("indent", [0, 2, 4])
+@pytest.mark.parametrize("ensure_ascii", [False, True])
+def test_rows_written_by_the_c_encoder_are_json_dumps_text(indent: int, ensure_ascii: bool) -> None:
+    """A list of flat dicts goes a slice at a time through json's C encoder and has its row
+    boundaries re-indented: braces, commas and escaped newlines inside the strings, every
+    scalar, keys of every type, and the slice boundaries give json's text."""
+    from indexcheck import json_pieces
+
+    tricky = ['},\n{', "}, {", '"}', "\u2028\u2029", "caf\u00e9", "\\", "", "{}", "a\r\nb"]
+    values: list[Any] = [*tricky, None, True, False, 0, -1, 2**70, 0.1, -0.0, math.nan, math.inf]
+    rows: list[Any] = []
+    for i in range(2 * json_pieces.SLICE + 3):
+        keys: list[Any] = ["id", "v", i % 5, 2.5, True, None, "}\n{"]
+        rows.append({k: values[(i * 7 + j) % len(values)] for j, k in enumerate(keys[: 1 + i % 7])})
+    for data in ({"chunks": rows, "n": 1}, rows, [rows[:3], {"r": rows[3:5]}], tuple(rows[:2])):
+        want = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii, default=_default)
+        pieces = list(iter_json(data, indent=indent, ensure_ascii=ensure_ascii, default=_default))
+        assert "".join(pieces) == want
+    pieces = list(iter_json(rows, indent=2, default=_default))
+    assert len(pieces) == 4  # three slices and the closing bracket
