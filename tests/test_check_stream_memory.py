@@ -8,8 +8,9 @@ streamed check allocates (tracemalloc: numpy arrays and Python objects) grows by
 check-index --all --store parquet:...`` grows by at most ``RSS_PER_CHUNK`` bytes a chunk.
 The store is opened without its id map (:mod:`tests.test_check_all_lazy_map`): its build held
 24 bytes a row for a moment, 18 MB of the 30 bytes a chunk allowed here at 800,000 chunks,
-and a CI run under load failed at 267 -> 285 MB. The lookups that do not take the fast path (a store in another order than the chunks, two
-ids sharing a 64-bit key) give the in-memory check's result.
+and a CI run under load failed at 267 -> 285 MB. The lookups that do not take the fast path
+(a store in another order than the chunks, two ids sharing a 64-bit key) give the in-memory
+check's result.
 """
 
 from __future__ import annotations

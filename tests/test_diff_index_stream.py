@@ -46,9 +46,7 @@ def _pair(tmp_path: Path) -> tuple[tuple[list[str], list[str], np.ndarray], ...]
     return old, new
 
 
-def test_neither_sides_vectors_are_spilled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_neither_sides_vectors_are_spilled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(arrow_spill, "ROWS", 32)
     old, new = _pair(tmp_path)
     work = tmp_path / "work"

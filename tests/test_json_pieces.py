@@ -98,7 +98,7 @@ def test_rows_written_by_the_c_encoder_are_json_dumps_text(indent: int, ensure_a
     scalar, keys of every type, and the slice boundaries give json's text."""
     from indexcheck import json_pieces
 
-    tricky = ['},\n{', "}, {", '"}', "\u2028\u2029", "caf\u00e9", "\\", "", "{}", "a\r\nb"]
+    tricky = ["},\n{", "}, {", '"}', "\u2028\u2029", "caf\u00e9", "\\", "", "{}", "a\r\nb"]
     values: list[Any] = [*tricky, None, True, False, 0, -1, 2**70, 0.1, -0.0, math.nan, math.inf]
     rows: list[Any] = []
     for i in range(2 * json_pieces.SLICE + 3):
