@@ -6,6 +6,7 @@ the spill. Every answer is the row-by-row spill's answer on the same rows."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +312,46 @@ def test_the_band_pass_runs_its_products_on_one_blas_thread(
     nv[5] = vecs[4].copy()  # a moved vector: the old rows are keyed
     with threadpool_limits(limits=2, user_api="blas"):
         before = blas()
+        assert before  # numpy's BLAS is seen: the check below is not over nothing
         got = _diff(tmp_path, (ids, texts, vecs), ([f"n{i}" for i in range(N)], texts, nv))
         assert blas() == before  # given back
     assert got.counts.get("shift") == 1
     assert seen and all(s == [1] * len(s) for s in seen)
+
+
+def test_one_blas_thread_gives_the_limits_back_after_the_last_of_two_threads() -> None:
+    """Two diffs on two threads of one process: the limit is the process's, so it holds
+    until the last block ends, and the previous limits come back then, also when the first
+    thread (which set the limit) is still alive and the last block ends on the other (it
+    was left at one thread for good)."""
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    from indexcheck.core.blas_threads import one_blas_thread
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas()
+    assert before
+    first_in, first_out, finish = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:  # a long-lived thread: it leaves its block, then waits
+        with one_blas_thread():
+            first_in.set()
+            first_out.wait(10)
+        finish.wait(10)
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert first_in.wait(10)
+    with one_blas_thread():
+        assert blas() == [1] * len(before)
+        first_out.set()  # the first block ends while this one runs
+        time.sleep(0.05)
+        assert blas() == [1] * len(before)
+    assert blas() == before  # the last block out, on another thread, gave them back
+    finish.set()
+    t.join(10)
+    assert blas() == before

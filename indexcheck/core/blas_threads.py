@@ -6,22 +6,57 @@ two vector columns on two threads while the main thread keys and compares), each
 waits for spinning threads: on this 2-core machine the LSH product of 1.6M x 384 rows took
 4.1 s beside the readers against 0.8 s alone, and the run spent 5 s in the kernel. With one
 BLAS thread during the run, diff-index of that pair went from 15.5 s to 10.0 s.
+
+The limit is the process's, so it is shared: the first block to enter sets it, the last to
+leave gives the previous limits back (two diffs run on two threads of one process), also
+when it runs on another thread than the first (threadpoolctl 3.6+ lets only the thread
+that set OpenBLAS's limit change it again; that hold is released for the restore).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+_lock = threading.Lock()
+_inside = 0
+_limiter: Any = None
 
 
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """BLAS limited to one thread in the block (the caller's own threads are the
-    parallelism); the previous limits come back after it, also when it raises."""
+    parallelism); the previous limits come back when the last such block ends, also when
+    it raises."""
+    global _inside, _limiter
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _lock:
+        if _inside == 0:
+            _limiter = threadpool_limits(limits=1, user_api="blas")
+        _inside += 1
+    try:
         yield
+    finally:
+        with _lock:
+            _inside -= 1
+            if _inside == 0:
+                _release_control()
+                _limiter.restore_original_limits()
+                _limiter = None
+
+
+def _release_control() -> None:
+    """Let this thread restore OpenBLAS's limit though another one set it."""
+    try:
+        from threadpoolctl import OpenBLASController
+    except ImportError:  # pragma: no cover - every threadpoolctl 3 has it
+        return
+    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:  # threadpoolctl 3.6+
+        clear(force=True)
 
 
 __all__ = ["one_blas_thread"]
