@@ -12,7 +12,7 @@ result is stamped here, by :func:`indexcheck.manifest.stamp`. The CLI calls thes
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack, closing
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .corpus import Corpus
 from .embedders.base import Embedder
-from .engine import open_engine
+from .engine import entered_engine
 from .inputs import corpus_of as _corpus
 from .inputs import questions_of as _questions
 from .judges import judgement_cache, opened_judge
@@ -57,13 +57,6 @@ Converter = Callable[[np.ndarray], np.ndarray]
 PathLike = str | Path
 
 
-def _engine(stack: ExitStack, engine: str | Any, ray_address: str | None) -> Any:
-    """``engine`` as given, or opened from its name ("local", "ray") and closed with ``stack``."""
-    if not isinstance(engine, str):
-        return engine
-    return stack.enter_context(closing(open_engine(engine, ray_address)))
-
-
 def check_index(
     store: StoreLike, chunks: PathLike | Corpus | ChunkSource | None,
     embedder: EmbedderLike = None, *, sample: int | None = 100, seed: int = 0,
@@ -83,7 +76,7 @@ def check_index(
 
     started = Run("check-index")
     with ExitStack() as stack:
-        runner = _engine(stack, engine, ray_address) if stream else None
+        runner = entered_engine(stack, engine, ray_address) if stream else None
         every = stream or (sample is None and only is None and max_fault_rate is None)
         found = opened(store, embedder, trust_pickle=trust_pickle, cache=cache, lookups=not every)
         s, e = stack.enter_context(found)
@@ -91,7 +84,8 @@ def check_index(
             s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
             window=window, diagnose_budget=diagnose_budget, only=only, template=template,
             max_fault_rate=max_fault_rate, rows=rows, block=block, engine=runner,
-            concurrency=concurrency, progress=progress, tick=tick)  # fmt: skip
+            concurrency=concurrency, progress=progress, tick=tick,
+        )  # fmt: skip
         stamp(result, started, s, e, seed=seed)
         return result
 
@@ -193,7 +187,7 @@ def compare_ann(
     open_at = swept_opener(store, sweep, trust_pickle)  # a bad parameter: before any work
     started = Run("compare-ann")
     with ExitStack() as stack:
-        stack.enter_context(engine_scope(_engine(stack, engine, ray_address)))
+        stack.enter_context(engine_scope(entered_engine(stack, engine, ray_address)))
         uses = embedder if truth_from == "chunks" or questions is not None else False
         s, e = stack.enter_context(opened(store, uses, trust_pickle=trust_pickle, cache=cache))
         t, _ = stack.enter_context(opened(truth_store, trust_pickle=trust_pickle))
@@ -275,7 +269,7 @@ def diff_index(
 
     started = Run("diff-index")
     with ExitStack() as stack:
-        engine = _engine(stack, engine, ray_address)
+        engine = entered_engine(stack, engine, ray_address)
         n, o = stack.enter_context(opened_pair(new, old, trust_pickle, lookups=False))  # by text
         uses = False if embedder is None else embedder
         _, e = stack.enter_context(opened(None, uses, cache=cache))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, closing
 from typing import Any, TypeVar
 
 import numpy as np
@@ -172,3 +173,11 @@ def open_engine(name: str, address: str | None = None) -> LocalEngine | RayEngin
     if name == "ray":
         return RayEngine(address)
     raise InputError(f"unknown --engine '{name}'; use local or ray")
+
+
+def entered_engine(stack: ExitStack, engine: Any, address: str | None = None) -> Any:
+    """``engine`` as given, or opened from its name ("local", "ray") and closed with
+    ``stack``."""
+    if not isinstance(engine, str):
+        return engine
+    return stack.enter_context(closing(open_engine(engine, address)))

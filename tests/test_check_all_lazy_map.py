@@ -4,8 +4,9 @@ The map's build holds about 24 bytes a row while it sorts (the key, the row and 
 argsort): at 800,000 chunks that alone was 18 MB of the 30 bytes a chunk the RSS test of
 :mod:`tests.test_check_stream_memory` allows, and 240 MB at 10 million. The store is now
 opened without lookups for a check of every chunk; the few ids the foreign-id probe fetches
-are found by one pass over the id column, and a repeated id is still refused (exit 2), as
-the map refused it.
+are found by one pass over the id column (a later lookup builds the map), and a repeated id
+is still refused (exit 2), as the map refused it, before any chunk is embedded: from the id
+column streamed into DuckDB.
 """
 
 from __future__ import annotations
@@ -58,12 +59,27 @@ def test_check_all_builds_no_id_map(tmp_path: Path) -> None:
     assert _maps() == before  # no map was built (nor saved) for the check
 
 
-@pytest.mark.parametrize("twice", [N - 1, N + 3])  # a chunk's id, an orphan's id
-def test_a_repeated_id_is_refused_without_the_map(tmp_path: Path, twice: int) -> None:
+@pytest.mark.parametrize("twice", [450, N + 3])  # a chunk's id, an orphan's id
+def test_a_repeated_id_is_refused_without_the_map_before_any_embedding(
+    tmp_path: Path, twice: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks' ids are unique and the store repeats one at a row the foreign-id probe
+    does not fetch: the refusal comes from the store's id column, before the first chunk is
+    embedded (it came after every chunk was embedded, and paid for, from the scan)."""
+    from indexcheck.core.check_index import stream_store, streamed
+
+    monkeypatch.setattr(stream_store, "ID_ROWS", 64)  # several batches of the id column
+
+    def embedded(*a: object, **k: object) -> None:
+        raise AssertionError("a chunk was embedded before the refusal")
+
+    monkeypatch.setattr(streamed, "_embed_pass", embedded)
     ids, texts = _chunks(N + 10)  # ten orphans after the chunks
-    ids[twice] = ids[5] if twice < N else ids[N]
-    spec = _write(tmp_path, ids, texts)
+    store_ids = list(ids)
+    store_ids[twice] = ids[5] if twice < N else ids[N]
+    spec = _write(tmp_path, store_ids, texts)
     chunks = tmp_path / "chunks.parquet"
+    pq.write_table(pa.table({"id": ids[:N], "text": texts[:N]}), chunks)  # unique ids
     with pytest.raises(DataFileError, match="vectors.parquet has duplicate ids"):
         api.check_index(spec, chunks, FAST, sample=None, stream=True, block=128)
     args = ["check-index", "--all", "--store", spec, "--chunks", str(chunks),
@@ -85,6 +101,10 @@ def test_a_few_ids_are_fetched_by_a_pass_as_the_map_fetches_them(tmp_path: Path)
     assert np.array_equal(got.vectors, want.vectors) and (got.dims == want.dims).all()
     assert got.texts == want.texts
     assert not lazy.ids_checked  # answered without building the map
+    again = lazy.fetch(asked)  # a second lookup: the map, not another pass
+    assert (
+        lazy.ids_checked and again.ids == want.ids and np.array_equal(again.vectors, want.vectors)
+    )
 
 
 def test_a_repeated_id_fetched_by_a_pass_is_refused(tmp_path: Path) -> None:
@@ -95,3 +115,21 @@ def test_a_repeated_id_fetched_by_a_pass_is_refused(tmp_path: Path) -> None:
     assert lazy.fetch([ids[13]]).found.all()
     with pytest.raises(DataFileError, match="duplicate ids"):
         lazy.fetch([ids[12]])
+
+
+def test_ids_whose_keys_collide_are_compared_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every id keyed alike (a collision of the 64-bit keys, planted): the ids themselves
+    decide, so a store of unique ids passes and one repeating an id is refused."""
+    from indexcheck.core.check_index.stream_store import refuse_repeated_ids
+    from indexcheck.stores import id_map
+
+    monkeypatch.setattr(id_map, "arrow_id_keys", lambda col: np.zeros(len(col), np.uint64))
+    ids, texts = _chunks()
+    unique = open_store(_write(tmp_path / "u", ids, texts), StoreOptions(lookups=False))
+    refuse_repeated_ids(unique, str(tmp_path))
+    ids[300] = ids[299]
+    twice = open_store(_write(tmp_path / "t", ids, texts), StoreOptions(lookups=False))
+    with pytest.raises(DataFileError, match="duplicate ids"):
+        refuse_repeated_ids(twice, str(tmp_path))

@@ -46,9 +46,9 @@ __all__ = [
 class StoreOptions:
     """Options that are not part of the spec string. ``lookups`` False: the caller looks
     few chunks up by id, if any (diff-index pairs by text; check-index --all reads the store
-    in its order), so a ``parquet:`` store builds its id map, and refuses repeated ids, only
-    if something asks for more than a few (:attr:`ids_checked` False until then); a few ids
-    are found by one pass over the id column."""
+    in its order), so a ``parquet:`` store does not build its id map, nor refuse repeated
+    ids, when it opens (:attr:`ids_checked` False): a first lookup of a few ids is one pass
+    over the id column, and any other lookup builds the map."""
 
     trust_pickle: bool = False
     lookups: bool = True

@@ -50,7 +50,8 @@ from .params import Choice, Str
 
 #: rows scored at once by the streamed exact search
 SEARCH_ROWS = 65536
-#: ids a store opened without lookups finds by a pass over its id column, not the id map
+#: ids the first lookup of a store opened without lookups finds by a pass over its id
+#: column (any later lookup builds the id map: passes are not repeated)
 SCAN_LOOKUP = 4096
 
 
@@ -95,6 +96,7 @@ class ParquetStore(BaseStore):
         lazy = not getattr(options, "lookups", True) and isinstance(self._reader, ParquetReader)
         #: False while the ids have not been surveyed (a store opened without lookups)
         self.ids_checked = self._found is not None or not lazy
+        self._passed = False  # a lookup was answered by a pass over the id column
         if self._found is None and not lazy:
             self._found = self._built()
         if self._found is not None:
@@ -259,8 +261,10 @@ class ParquetStore(BaseStore):
         dims = np.zeros(n, dtype=np.int32)
         found = np.zeros(n, dtype=bool)
         texts: list[Any] | None = [None] * n if self._reader.has_text else None
-        if self._found is None and n <= SCAN_LOOKUP and isinstance(self._reader, ParquetReader):
-            which, locs = self._reader.find_ids(ids)  # opened without lookups: no map for a few
+        if self._found is None and n <= SCAN_LOOKUP and not self._passed:
+            self._passed = True  # the first few ids: one pass; any lookup after builds the map
+            assert isinstance(self._reader, ParquetReader)  # lazy: a Parquet file
+            which, locs = self._reader.find_ids(ids)
         else:
             which, locs = self._map.candidates(ids)
         if locs.size:

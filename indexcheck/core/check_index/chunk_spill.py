@@ -92,6 +92,27 @@ class _Buckets:
                 yield rec
 
 
+def repeated_rows(folder: str, keys: Iterable[np.ndarray]) -> np.ndarray:
+    """The rows (int64, ascending) whose uint64 key another row has too, from ``keys`` (the
+    keys of consecutive rows, a block at a time), partitioned on disk as the id keys are:
+    one bucket, 1/256 of the rows, in memory at a time."""
+    buckets = _Buckets(folder, "repeat", 2)
+    row = 0
+    for k in keys:
+        at = np.arange(row, row + len(k), dtype=_U64)
+        buckets.add(np.stack([np.asarray(k, _U64), at], axis=1))
+        row += len(k)
+    found: list[np.ndarray] = []
+    for rec in buckets.read(drop=True):
+        rec = rec[np.argsort(rec[:, 0], kind="stable")]
+        same = np.flatnonzero(rec[1:, 0] == rec[:-1, 0])
+        if same.size:
+            found.append(rec[np.concatenate([same, same + 1]), 1])
+    if not found:
+        return np.zeros(0, np.int64)
+    return np.unique(np.concatenate(found)).astype(np.int64)
+
+
 class ChunkSpill:
     """Chunk ids by position, id -> position, and the repeated texts, on disk in ``folder``."""
 

@@ -16,8 +16,11 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import DataFileError
-from .chunk_spill import ChunkSpill
+from .chunk_spill import ChunkSpill, repeated_rows
 from .findings import ChunkCheck
+
+#: rows of the id column a batch, streamed into the repeated-id check
+ID_ROWS = 65536
 
 #: the status byte of an ok row in the streamed check's status array
 OK_CODE = 1
@@ -83,11 +86,34 @@ def cosine_figures(cosine: np.ndarray, threshold: float) -> tuple[float | None, 
     return low, median, below
 
 
-def stored_twice(store: Any) -> DataFileError:
-    """The refusal (exit 2) of a store holding an id twice that was not checked for it when
-    it opened (a ``parquet:`` store opened without lookups), as its id map would have."""
-    path = getattr(store, "path", store.spec)
-    return DataFileError(f"{path} has duplicate ids; each id must appear once")
+def refuse_repeated_ids(store: Any, folder: str) -> None:
+    """Refuse (exit 2), as its id map would have, a store opened without lookups (its ids
+    not checked when it opened, a ``parquet:`` store) that holds an id twice, before any
+    chunk is embedded: the 64-bit keys of its id column go to bucket files in ``folder``
+    (16 bytes a row on disk, one bucket in memory at a time), and the ids of the rows whose
+    keys repeat, if any, are read again and compared."""
+    if getattr(store, "ids_checked", True) or not getattr(store, "arrow_ready", False):
+        return
+    from ...stores.id_map import arrow_id_keys, id_keys
+
+    def keys() -> Iterator[np.ndarray]:
+        for rb in store.arrow_batches(ID_ROWS, False, ("id",)):
+            k = arrow_id_keys(rb.column(0))
+            yield k if k is not None else id_keys([str(x) for x in rb.column(0).to_pylist()])
+
+    rows = repeated_rows(folder, keys())
+    if not rows.size:
+        return
+    names: list[str] = []
+    start = 0
+    for rb in store.arrow_batches(ID_ROWS, False, ("id",)):  # the rows keyed alike (few)
+        lo, hi = np.searchsorted(rows, [start, start + rb.num_rows])
+        if hi > lo:
+            names += [str(x) for x in rb.column(0).take(pa.array(rows[lo:hi] - start)).to_pylist()]
+        start += rb.num_rows
+    if len(set(names)) < len(names):
+        path = getattr(store, "path", store.spec)
+        raise DataFileError(f"{path} has duplicate ids; each id must appear once")
 
 
 class SparseCorpus:

@@ -43,7 +43,7 @@ from .findings import ChunkCheck
 from .order import TemplatedStoreChunks, render_corpus, why_low_streamed
 from .result import CheckIndexResult, check_result
 from .scratch_search import Tick, global_search, nearest
-from .stream_store import OK_CODE, ScratchRows, cosine_figures, stored_twice, write_rows
+from .stream_store import OK_CODE, ScratchRows, cosine_figures, refuse_repeated_ids, write_rows
 from .streamed_findings import streamed_findings
 
 BLOCK = 4096
@@ -112,6 +112,7 @@ def check_all(
         source = chunks
     d = embedder.dimension
     with tempfile.TemporaryDirectory(prefix="indexcheck-", dir=scratch_dir) as tmp:
+        refuse_repeated_ids(store, tmp)  # before the first chunk is embedded
         fresh = ScratchRows(d, tmp)
         pending = ScratchRows(d, tmp)
         ids = ChunkSpill(tmp)
@@ -184,7 +185,6 @@ def _run(
     waiting: list[int] = []
 
     say("reading every stored vector")
-    unchecked = not getattr(store, "ids_checked", True)  # repeated ids are refused here
     scanned = 0
     expect: int | None = 0  # where the next batch starts when the store yields corpus order
     tick("store scan", 0, store_count or None)
@@ -196,9 +196,6 @@ def _run(
         if not from_store:
             orphans.extend(i for i, p in zip(batch.ids, pos, strict=True) if p < 0)
         keep = np.flatnonzero(pos >= 0)
-        held = pos[keep]
-        if unchecked and ((status[held] != _MISSING).any() or len(np.unique(held)) < len(held)):
-            raise stored_twice(store)
         keep = keep[status[pos[keep]] == _MISSING]  # an id stored twice: the first counts
         if not len(keep):
             continue
@@ -233,8 +230,6 @@ def _run(
                 waiting.append(q)
                 pending.append(u[r : r + 1])
     status[status == _LOW + 10] = _MISSING
-    if unchecked and len(set(orphans)) < len(orphans):
-        raise stored_twice(store)
 
     unexplained = global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
     compared = (status == _OK) | (status == _LOW)

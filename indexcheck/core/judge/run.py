@@ -84,9 +84,10 @@ def run_check_answers(
     corpus = (
         load_chunks(chunks, id_column, text_column) if isinstance(chunks, str | Path) else chunks
     )
-    rows = answers
     if isinstance(answers, str | Path):
         rows = load_answers(Path(answers), pattern, fmt=answers_format, chunks=corpus)
+    else:
+        rows = list(answers)
     path = str(answers) if isinstance(answers, str | Path) else None
     return check_answers(rows, corpus), {"answers_file": path}
 
