@@ -313,12 +313,15 @@ def judge(
     cache: PathLike | None = None, retries: int = 2,
     refusal_pattern: str | None = DEFAULT_ANSWER_REFUSAL_PATTERN, allow_unjudged: bool = False,
     progress: Say | None = None, store: StoreLike | None = None,
+    chunks: PathLike | Corpus | None = None, answers_format: str | None = None,
 ) -> JudgeResult:  # fmt: skip
     """Grade each answer's claims against its context (``indexcheck judge``): ``answers`` a
-    JSONL/CSV/Parquet path or rows; ``judge`` a spec (``mistral:MODEL``, ``py:module:fn``) or
-    a judge; ``prompt`` a prompt file (default: shipped); ``cache`` a SQLite file of verdicts;
-    ``refusal_pattern`` marks refusals (None: none). ``result.ok``: the verdict (never NaN);
-    ``store``, where the contexts came from, is in the manifest with its fingerprint."""
+    JSONL/CSV/Parquet path, a trace export (``answers_format``; None: sniffed; ``chunks``, a
+    chunks file or corpus, pairs its documents without ids) or rows; ``judge`` a spec
+    (``mistral:MODEL``, ``py:module:fn``) or a judge; ``prompt`` a prompt file (default:
+    shipped); ``cache`` a SQLite file of verdicts; ``refusal_pattern`` marks refusals (None:
+    none). ``result.ok``: the verdict (never NaN); ``store``, where the contexts came from,
+    is in the manifest with its fingerprint."""
     from .core.judge.run import run_judge
 
     started = Run("judge")
@@ -326,6 +329,7 @@ def judge(
         result, facts = run_judge(
             answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
             refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
+            chunks=_corpus(chunks), answers_format=answers_format,
         )  # fmt: skip
         stamp(result, started, s, **facts)
         return result

@@ -476,3 +476,19 @@ def test_check_answers_reads_a_trace_in_the_library_as_the_cli_does(
     lib = indexcheck.check_answers(path, CHUNKS, answers_format="openinference")
     assert lib.to_dict()["answers"] == cli_answers
     assert indexcheck.check_answers(path, CHUNKS).to_dict()["answers"] == cli_answers
+
+
+def test_judge_reads_a_trace_in_the_library_as_the_cli_does(files: dict[str, Path]) -> None:
+    """``indexcheck.judge(export, JUDGE, chunks=...)`` pairs the documents without ids as
+    ``judge --chunks`` does (the library had no chunks to pass, and refused the export)."""
+    import indexcheck
+
+    path = files["openinference_jsonl"]
+    r = run("judge", "--answers", str(path), "--chunks", str(CHUNKS), "--judge", JUDGE,
+            "--json", "-")  # fmt: skip
+    assert r.exit_code in (0, 1), r.output
+    cli_answers = json.loads(r.stdout[r.stdout.index("{") :])["answers"]
+    lib = indexcheck.judge(path, JUDGE, chunks=CHUNKS)
+    assert lib.to_dict()["answers"] == cli_answers
+    with pytest.raises(DataFileError, match="document.id is missing"):
+        indexcheck.judge(path, JUDGE)  # without the chunks: named, as the CLI names it

@@ -40,11 +40,18 @@ def run_judge(
     refusal_pattern: str | None = None,
     allow_unjudged: bool = False,
     progress: Callable[[str], None] | None = None,
+    chunks: Corpus | None = None,
+    answers_format: str | None = None,
 ) -> tuple[JudgeResult, dict[str, Any]]:
-    """:func:`judge_answers` on ``answers`` (a JSONL/CSV/Parquet file or loaded rows) with
-    the ``prompt`` file (None: the shipped one), read before ``open_judge()`` opens the
-    judge. Returns the result and its manifest facts (judge, judging stats, prompt)."""
-    rows = load_answers(Path(answers)) if isinstance(answers, str | Path) else answers
+    """:func:`judge_answers` on ``answers`` (a JSONL/CSV/Parquet file or a trace export,
+    ``answers_format`` its format or None to sniff it, ``chunks`` pairing its documents
+    without ids; or loaded rows) with the ``prompt`` file (None: the shipped one), read
+    before ``open_judge()`` opens the judge. Returns the result and its manifest facts
+    (judge, judging stats, prompt)."""
+    if isinstance(answers, str | Path):
+        rows = load_answers(Path(answers), fmt=answers_format, chunks=chunks)
+    else:
+        rows = list(answers)
     loaded = load_prompt(prompt)
     with open_judge() as opened, judgement_cache(cache) as replies:
         assert opened is not None
