@@ -52,7 +52,7 @@ def test_a_bad_sweep_parameter_is_refused_before_anything_opens(
         raise AssertionError("a store was opened before the sweep parameter was checked")
 
     monkeypatch.setattr("indexcheck.stores.opening.open_store", no_opening)
-    monkeypatch.setattr("indexcheck.api.open_engine", no_opening)
+    monkeypatch.setattr("indexcheck.engine.open_engine", no_opening)
     spec = f"faiss:{small_kb['good']}"
     r = CliRunner().invoke(cli, ["compare-ann", "--store", spec, "--sweep", "ef=2,4"])
     assert r.exit_code == 2

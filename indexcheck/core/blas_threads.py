@@ -10,7 +10,9 @@ BLAS thread during the run, diff-index of that pair went from 15.5 s to 10.0 s.
 The limit is the process's, so it is shared: the first block to enter sets it, the last to
 leave gives the previous limits back (two diffs run on two threads of one process), also
 when it runs on another thread than the first (threadpoolctl 3.6+ lets only the thread
-that set OpenBLAS's limit change it again; that hold is released for the restore).
+that set OpenBLAS's limit change it again; that hold is released for the restore). A BLAS
+built on OpenMP (faiss's) keeps a limit per thread: it is set for the thread that enters
+first, which is the one doing the products when a single diff runs.
 """
 
 from __future__ import annotations
