@@ -150,10 +150,13 @@ class _Pieces:
 
 
 def _flat_rows(o: Any) -> bool:
-    """True for a list (or tuple) of plain dicts, each of 1 to ``ROW_KEYS`` items, all plain
-    scalars: the rows of a result."""
+    """True for a list (or tuple) of plain dicts, each of 1 to ``ROW_KEYS`` items, all None or
+    a str, int or float, subclasses too (a status enum, numpy's float64): json's C encoder
+    writes those as its Python encoder does, from their str, int or float value."""
     return all(
-        type(r) is dict and 0 < len(r) <= ROW_KEYS and all(type(v) in _SCALARS for v in r.values())
+        type(r) is dict
+        and 0 < len(r) <= ROW_KEYS
+        and all(v is None or isinstance(v, str | int | float) for v in r.values())
         for r in o
     )
 

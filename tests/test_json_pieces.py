@@ -96,10 +96,19 @@ def test_rows_written_by_the_c_encoder_are_json_dumps_text(indent: int, ensure_a
     """A list of flat dicts goes a slice at a time through json's C encoder and has its row
     boundaries re-indented: braces, commas and escaped newlines inside the strings, every
     scalar, keys of every type, and the slice boundaries give json's text."""
+    import enum
+
     from indexcheck import json_pieces
 
+    class Status(enum.StrEnum):  # as the results' statuses are
+        MOVED = "vector_changed"
+
+    class Rank(enum.IntEnum):
+        TOP = 1
+
     tricky = ["},\n{", "}, {", '"}', "\u2028\u2029", "caf\u00e9", "\\", "", "{}", "a\r\nb"]
-    values: list[Any] = [*tricky, None, True, False, 0, -1, 2**70, 0.1, -0.0, math.nan, math.inf]
+    values: list[Any] = [*tricky, None, True, False, 0, -1, 2**70, 0.1, -0.0, math.nan, math.inf,
+                         Status.MOVED, Rank.TOP, np.float64(0.3)]  # fmt: skip
     rows: list[Any] = []
     for i in range(2 * json_pieces.SLICE + 3):
         keys: list[Any] = ["id", "v", i % 5, 2.5, True, None, "}\n{"]
