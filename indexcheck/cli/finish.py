@@ -13,6 +13,7 @@ an explicit ``render`` and ``report``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -103,6 +104,10 @@ def stamp(ctx: click.Context, result: Result, **extra: Any) -> None:
     if session is None:
         result.manifest.update(extra)
         return
+    if result.manifest:  # stamped by the api call inside: the command's own run times it all
+        run = session.run
+        wall = round(time.perf_counter() - run.started, 3)
+        extra = {"started_at": run.started_at, "wall_seconds": wall, **extra}
     stamp_result(result, session.run, session.store, session.embedder, **extra)
 
 

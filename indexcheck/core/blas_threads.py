@@ -52,10 +52,8 @@ def one_blas_thread() -> Iterator[None]:
 
 def _release_control() -> None:
     """Let this thread restore OpenBLAS's limit though another one set it."""
-    try:
-        from threadpoolctl import OpenBLASController
-    except ImportError:  # pragma: no cover - every threadpoolctl 3 has it
-        return
+    from threadpoolctl import OpenBLASController
+
     clear = getattr(OpenBLASController, "clear_controlling_thread", None)
     if clear is not None:  # threadpoolctl 3.6+
         clear(force=True)

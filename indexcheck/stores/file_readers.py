@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import DataFileError, VectorTypeError
 from ..inputfiles import loads_json
 from .base import VectorBatch, pack_rows
-from .id_map import KeyedOffsets, arrow_id_keys, id_keys
+from .id_map import KeyedOffsets, column_id_keys, id_keys
 from .vector_checks import check_vector_rows, check_vector_type, require_columns
 
 #: rows decoded at once by the survey and by :meth:`take` (64 MB of 384-d float32 at most
@@ -122,9 +122,7 @@ class ParquetReader:
         keys: list[np.ndarray] = []
         locs: list[np.ndarray] = []
         for start, rb in self._groups(READ_ROWS, [self.id_col]):
-            k = arrow_id_keys(rb.column(0))
-            if k is None:  # an id column of another type, or with a null: as str() writes it
-                k = id_keys([str(x) for x in rb.column(0).to_pylist()])
+            k = column_id_keys(rb.column(0))
             keys.append(k)
             locs.append(np.arange(start, start + len(k), dtype=np.int64))
         size = self._fixed_size_without_nulls()
@@ -211,9 +209,7 @@ class ParquetReader:
         which: list[np.ndarray] = []
         rows: list[np.ndarray] = []
         for start, rb in self._groups(READ_ROWS, [self.id_col]):
-            k = arrow_id_keys(rb.column(0))
-            if k is None:
-                k = id_keys([str(x) for x in rb.column(0).to_pylist()])
+            k = column_id_keys(rb.column(0))
             lo = np.searchsorted(ranked, k, side="left")
             hi = np.searchsorted(ranked, k, side="right")
             for r in np.flatnonzero(hi > lo).tolist():  # rows holding an asked key (few)

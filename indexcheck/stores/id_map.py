@@ -27,6 +27,7 @@ import numpy as np
 import xxhash
 
 from ..cachedir import cache_root
+from ..errors import DataFileError
 
 VERSION = 1
 
@@ -65,6 +66,18 @@ class KeyedOffsets:
         """(key blocks, offset blocks), the open block closed."""
         self._close_block()
         return self.keys, self.offsets
+
+
+def column_id_keys(arr: Any) -> np.ndarray:
+    """:func:`id_keys` of an Arrow array of ids: from its buffer when
+    :func:`arrow_id_keys` can, else as ``str()`` writes each id (another type, a null)."""
+    k = arrow_id_keys(arr)
+    return k if k is not None else id_keys([str(x) for x in arr.to_pylist()])
+
+
+def duplicate_ids(path: Any) -> DataFileError:
+    """The refusal (exit 2) of a store file holding an id twice."""
+    return DataFileError(f"{path} has duplicate ids; each id must appear once")
 
 
 def arrow_id_keys(arr: Any) -> np.ndarray | None:

@@ -45,7 +45,7 @@ from .base import (
 )
 from .blocked_search import blocked_knn
 from .file_readers import JsonlReader, ParquetReader
-from .id_map import IdMap, load_learned, save_learned
+from .id_map import IdMap, duplicate_ids, load_learned, save_learned
 from .params import Choice, Str
 
 #: rows scored at once by the streamed exact search
@@ -227,7 +227,7 @@ class ParquetStore(BaseStore):
             names = [i for b in reader.take_ids(where) for i in b]
             name_at = dict(zip(where.tolist(), names, strict=True))
             if any(name_at[a] == name_at[b] for a, b in pairs.tolist()):
-                raise DataFileError(f"{self.path} has duplicate ids; each id must appear once")
+                raise duplicate_ids(self.path)
         return built
 
     def info(self) -> StoreInfo:
@@ -275,7 +275,7 @@ class ParquetStore(BaseStore):
             hit = got_ids[at] == np.asarray(ids, dtype=object)[which]
             rows, src = which[hit], at[hit]
             if len(np.unique(rows)) < len(rows):  # found twice: the map would have refused it
-                raise DataFileError(f"{self.path} has duplicate ids; each id must appear once")
+                raise duplicate_ids(self.path)
             vectors[rows] = np.concatenate([p.vectors for p in parts])[src]
             dims[rows] = np.concatenate([p.dims for p in parts])[src]
             found[rows] = True

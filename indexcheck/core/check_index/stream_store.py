@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ...errors import DataFileError
 from .chunk_spill import ChunkSpill, repeated_rows
 from .findings import ChunkCheck
 
@@ -94,14 +93,10 @@ def refuse_repeated_ids(store: Any, folder: str) -> None:
     keys repeat, if any, are read again and compared."""
     if getattr(store, "ids_checked", True) or not getattr(store, "arrow_ready", False):
         return
-    from ...stores.id_map import arrow_id_keys, id_keys
+    from ...stores.id_map import column_id_keys, duplicate_ids
 
-    def keys() -> Iterator[np.ndarray]:
-        for rb in store.arrow_batches(ID_ROWS, False, ("id",)):
-            k = arrow_id_keys(rb.column(0))
-            yield k if k is not None else id_keys([str(x) for x in rb.column(0).to_pylist()])
-
-    rows = repeated_rows(folder, keys())
+    batches = store.arrow_batches(ID_ROWS, False, ("id",))
+    rows = repeated_rows(folder, (column_id_keys(rb.column(0)) for rb in batches))
     if not rows.size:
         return
     names: list[str] = []
@@ -112,8 +107,7 @@ def refuse_repeated_ids(store: Any, folder: str) -> None:
             names += [str(x) for x in rb.column(0).take(pa.array(rows[lo:hi] - start)).to_pylist()]
         start += rb.num_rows
     if len(set(names)) < len(names):
-        path = getattr(store, "path", store.spec)
-        raise DataFileError(f"{path} has duplicate ids; each id must appear once")
+        raise duplicate_ids(getattr(store, "path", store.spec))
 
 
 class SparseCorpus:

@@ -33,6 +33,7 @@ from ...corpus import Corpus
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...stores.base import VectorStore
+from ...stores.id_map import duplicate_ids
 from ..arrow_spill import Fallback, new_blocks, respill_new, row_count, spill_pair, store_dimension
 from ..blas_threads import one_blas_thread
 from ..hash_join import Side, check_memory_limit, connect, sql_str
@@ -217,8 +218,7 @@ def refuse_repeated_ids(folder: Path, memory_limit: str, *sides: tuple[VectorSto
         finally:
             con.close()
         if repeated:
-            path = getattr(store, "path", store.spec)
-            raise DataFileError(f"{path} has duplicate ids; each id must appear once")
+            raise duplicate_ids(getattr(store, "path", store.spec))
 
 
 def _compare(
