@@ -25,13 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from ..arrow_spill import ROWS, unit_blocks
+from ..arrow_spill import unit_blocks
 from ..hash_join import LSH_BITS, LSH_TABLES, Flag, Side, lsh_keys, lsh_planes, ordered_map
 from . import vectors
 from .vectors import MovedVectors, _best
 
 #: the chance allowed that the bit screen drops a candidate at ``min_cosine`` or above
 SCREEN_MISS = 1e-12
+#: old rows whose keys are screened at once
+SCREEN_ROWS = 65536
 
 
 @lru_cache(maxsize=16)
@@ -68,24 +70,31 @@ def _screened(
     mkeys, mh1, mh2 = moved.key_arrays(con)
     order = [np.argsort(mkeys[:, t], kind="stable") for t in range(LSH_TABLES)]
     ranked = [mkeys[order[t], t] for t in range(LSH_TABLES)]
+    # bit t of held[key]: a moved row has that key in table t (a key is under 2**LSH_BITS)
+    held = np.zeros(1 << LSH_BITS, dtype=np.uint8)
+    for t in range(LSH_TABLES):
+        held[ranked[t][ranked[t] >= 0]] |= np.uint8(1 << t)
     most = max_differing_bits(min_cosine)
     pos_parts: list[np.ndarray] = []
     seq_parts: list[np.ndarray] = []
     seq = 0
     text_keys = pq.ParquetFile(so.keys)
     with keys_file.open("rb") as f:
-        for rb in text_keys.iter_batches(ROWS, columns=["h1", "h2"], use_threads=False):
+        for rb in text_keys.iter_batches(SCREEN_ROWS, columns=["h1", "h2"], use_threads=False):
             n = rb.num_rows
             k = np.frombuffer(f.read(n * 4 * LSH_TABLES), dtype=np.int32).reshape(n, LSH_TABLES)
             oh1, oh2 = (rb.column(c).to_numpy() for c in ("h1", "h2"))
+            # (n, tables): bit t set where a row's key in table t is a moved row's (-1: none)
+            tables = np.where(k >= 0, held[np.maximum(k, 0)], np.uint8(0))
             for t in range(LSH_TABLES):
-                kt = np.ascontiguousarray(k[:, t])
+                hit = np.flatnonzero(tables[:, t] & np.uint8(1 << t))  # rows with a moved key
+                if not hit.size:
+                    continue
+                kt = k[hit, t]
                 lo = np.searchsorted(ranked[t], kt, side="left")
-                count = np.zeros(n, dtype=np.int64)
-                hit = np.flatnonzero((kt >= 0) & (lo < len(ranked[t])))
-                hit = hit[ranked[t][lo[hit]] == kt[hit]]  # keys some moved row has (few)
-                count[hit] = np.searchsorted(ranked[t], kt[hit], side="right") - lo[hit]
-                for old, pos in vectors._candidates(count, lo, order[t]):
+                count = np.searchsorted(ranked[t], kt, side="right") - lo
+                for at, pos in vectors._candidates(count, lo, order[t]):
+                    old = hit[at]
                     keep = (oh1[old] != mh1[pos]) | (oh2[old] != mh2[pos])
                     keep &= _differing(k[old], mkeys[pos]) <= most
                     pos_parts.append(pos[keep])
