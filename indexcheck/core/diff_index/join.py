@@ -98,7 +98,9 @@ class Tally:
             nseq, oseq, mine, theirs = nseq[idx], oseq[idx], mine[idx], theirs[idx]
         if not len(nseq):
             return
-        cos = _cosines(mine, theirs, self.min_cosine)
+        # the products summed as numpy sums, row by row (the golden results hold these
+        # cosines to 8 digits)
+        cos = np.multiply(theirs, mine).sum(axis=1)
         self.compared += len(nseq)
         self.low = min(self.low, float(cos.min()))
         same = int((cos >= self.min_cosine).sum())
@@ -108,31 +110,6 @@ class Tally:
         if bad.size:
             self.moved.add(nseq[bad], mine[bad])
             self.moved_at.append((nseq[bad], oseq[bad], cos[bad]))
-
-
-def _exact(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
-    """The cosines of unit rows as every result states them: the products summed by numpy's
-    pairwise sum, row by row (the golden results hold them to 8 digits)."""
-    out: np.ndarray = np.multiply(theirs, mine).sum(axis=1)
-    return out
-
-
-def _cosines(mine: np.ndarray, theirs: np.ndarray, min_cosine: float) -> np.ndarray:
-    """:func:`_exact` of every pair, at a third of its cost: ``einsum`` (another summation
-    order) screens them, and the exact sum is taken again for the pairs whose figure can
-    matter, those within ``margin`` of ``min_cosine`` or under it and those within two of
-    the block's lowest (a float32 sum of d unit products is off by at most d x 2**-24 in
-    either order, so ``margin``, four times that, cannot hide a pair on the wrong side). The
-    rest are over ``min_cosine`` either way, and only their count is kept."""
-    d = mine.shape[1] if mine.ndim == 2 else 0
-    margin = max(1e-6, 4 * (d + 2) * 2.0**-24)
-    fast: np.ndarray = np.einsum("ij,ij->i", mine, theirs)
-    if not len(fast):
-        return fast
-    redo = np.flatnonzero((fast < min_cosine + margin) | (fast < fast.min() + 2 * margin))
-    if redo.size:
-        fast[redo] = _exact(mine[redo], theirs[redo])
-    return fast
 
 
 def rows_at(a: np.ndarray, at: np.ndarray) -> np.ndarray:
