@@ -5,6 +5,9 @@ from __future__ import annotations
 
 
 def main() -> None:
+    from .allocator import tune
+
+    tune()  # before the first large block is allocated
     from .app import main as _main
 
     _main()

@@ -1,0 +1,61 @@
+"""glibc's allocator, tuned for the command line's process: large blocks reused, not mapped
+afresh.
+
+The streamed commands decode a store in blocks of a few MB, one thread ahead of the one that
+frees them. glibc serves a block that large by ``mmap`` until a freed one raises its
+threshold, and trims a heap's free top past twice that threshold; which of the two happens
+depends on the order of frees, so a run could map and fault in every block again: 0.9M minor
+page faults and 2.5-3.5 s of system time in diff-index's band pass at 1.6M x 384, 264k faults
+and 5.8 s in check-index ``--all`` at 800k (18.9 s; 15.4 s with the thresholds fixed).
+
+:func:`tune` fixes both thresholds (blocks under 32 MB come from the heap, which keeps up to
+256 MB free at its top) with ``mallopt``, as glibc's ``MALLOC_MMAP_THRESHOLD_`` and
+``MALLOC_TRIM_THRESHOLD_`` would at start-up. The CLI calls it once, for its own process; the
+library never does (the host process owns its allocator). Nothing is done off glibc, or when
+the user set either variable (theirs wins). Peak RSS is unchanged (the heap holds the blocks
+the pass holds anyway): 589 -> 593 MB for that diff-index, 454 -> 462 MB for that check.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+#: mallopt's parameter numbers (glibc malloc.h)
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+#: blocks under this come from the heap (glibc's largest allowed on 64-bit: 32 MB)
+MMAP_THRESHOLD = 32 << 20
+#: free memory a heap keeps at its top before it is given back
+TRIM_THRESHOLD = 256 << 20
+#: glibc's own variables: when the user set one, the allocator is theirs
+USER_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
+
+
+def _libc() -> Any:
+    """glibc, or None on another C library."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") else None
+
+
+def tune(environ: Any = None, libc: Any = None) -> bool:
+    """Set the two thresholds for this process; False when left as they were."""
+    env = os.environ if environ is None else environ
+    if any(v in env for v in USER_VARIABLES):
+        return False
+    lib = _libc() if libc is None else libc
+    if lib is None:
+        return False
+    done = lib.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+    return bool(lib.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 and done)
+
+
+__all__ = ["tune"]
