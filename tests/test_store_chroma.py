@@ -261,6 +261,20 @@ def test_paging_order_is_stable_across_batch_sizes(
         store.close()
 
 
+def test_a_block_above_sqlite_variable_limit_is_read_in_pages(tmp_path: Path) -> None:
+    """Chroma's local engine fails on a ``get`` page of more than 32,766 rows ("too many
+    SQL variables"); ``iter_vectors`` with a larger batch still reads every row."""
+    n = 32_800
+    ids, vectors, _ = _data(n, 4)
+    ids = [f"c{i}" for i in range(n)]
+    store = open_store(builder.build(tmp_path, ids, vectors, None, metric="l2"))
+    try:
+        blocks = [len(b.ids) for b in store.iter_vectors(batch=40_000)]
+        assert sum(blocks) == n and max(blocks) <= 40_000
+    finally:
+        store.close()
+
+
 def test_fingerprint_follows_content(tmp_path: Path) -> None:
     ids, vectors, texts = _data(n=600, d=4)  # more rows than the sampled first/last 256
     spec = builder.build(tmp_path, ids, vectors, texts)

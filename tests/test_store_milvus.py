@@ -227,6 +227,18 @@ def test_texts_and_metadata(lite: dict[str, str]) -> None:
         store.close()
 
 
+def test_a_block_larger_than_pymilvus_pages_is_read_in_pages(lite: dict[str, str]) -> None:
+    """``iter_vectors(batch)`` with a batch above pymilvus's 16,384-row iterator limit reads
+    every row (in blocks of at most ``batch``) instead of failing as if the server were down."""
+    ids, _, _ = _data()
+    store = open_store(lite["cosine"])
+    try:
+        got = [i for b in store.iter_vectors(batch=20_000) for i in b.ids]
+        assert sorted(got) == sorted(ids)
+    finally:
+        store.close()
+
+
 # -- read-only ------------------------------------------------------------------------
 
 

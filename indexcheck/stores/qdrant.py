@@ -19,6 +19,22 @@ Local mode searches by brute force (``approximate=False``) and its storage keeps
 point as a Python pickle, so it is opened only with ``StoreOptions(trust_pickle=True)``.
 Opening it writes nothing when the folder holds ``meta.json`` and ``.lock`` (as every
 folder written by qdrant-client does); it takes an exclusive lock on ``.lock`` while open.
+
+Memory: a scan scrolls pages of ``batch`` points (the caller's block: 1,000 for
+``check-index --all``, 4,096 for diff-index) with vectors and payloads, and holds one
+page: qdrant-client's records (each vector a list of Python floats) and the float32
+block made from them, about 3.2 KB of Python memory a point of the page at 64-d (3.16 MB
+at the last page of 3,000 and of 20,000 points, tracemalloc, frames of indexcheck's
+calls); nothing per point of the collection. Fetches ask for 256 ids at a time. With
+``&id_field=`` the first fetch reads every point's payload id (no vectors) into a
+payload-id -> point-id dict kept while the store is open: about 30 bytes a point in local
+mode, where the id strings are the client's own objects (a server's replies are fresh
+strings, so more there). Local mode holds the whole collection in this process, by
+qdrant-client's design: opening unpickles every point into float64 vectors (``8 d`` bytes
+a point) and Python payload dicts, and every scroll page sorts all point ids. Peak RSS of
+a full scan 178 -> 426 MB from 20,000 to 80,000 64-d points (about 4 KB a point, reached
+while opening), and its time 0.7 -> 6.9 s. A server holds its collection in its own
+process.
 """
 
 from __future__ import annotations
