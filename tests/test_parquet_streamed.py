@@ -195,17 +195,10 @@ def test_a_faiss_folder_streams_ids_json_and_reads_flat_rows_from_the_file(
     assert open_store(f"faiss:{tmp_path / 'ix'}")._rows.from_cache
 
 
-@pytest.mark.parametrize("duckdb_min", [1, 1 << 30], ids=["duckdb", "hashlib"])
-def test_diff_index_batched_text_keys_are_the_per_text_keys(
-    monkeypatch: pytest.MonkeyPatch, duckdb_min: int
-) -> None:
-    """diff-index hashes a block of stored texts with Arrow kernels and one DuckDB query (or
-    hashlib, for a small block); every key must be the one content_key gives (NFC, \\n line
-    endings, str.strip's whitespace), bit for bit."""
-    from indexcheck import text_keys
+def test_diff_index_batched_text_keys_are_the_per_text_keys() -> None:
+    """diff-index hashes a block of stored texts with Arrow kernels; every key must be the
+    one content_key gives (NFC, \\n line endings, str.strip's whitespace), bit for bit."""
     from indexcheck.text_keys import content_key, content_keys
-
-    monkeypatch.setattr(text_keys, "DUCKDB_MIN", duckdb_min)
 
     texts = [
         "a",

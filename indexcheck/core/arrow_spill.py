@@ -2,7 +2,7 @@
 
 :func:`spill` writes what :func:`indexcheck.core.hash_join.spill_store` writes (the keys
 Parquet file and the raw float32 file of unit vectors, same schema, same flags), but from
-the store's undecoded Arrow record batches: the text keys are MD5 over the Arrow
+the store's undecoded Arrow record batches: the text keys are xxh3-128 over the Arrow
 string buffer (:func:`indexcheck.text_keys.content_keys`), the stored lengths come from
 the list offsets, the vectors are one float32 matrix per block (a view of the Arrow values
 when every row of the block has the reference length), and the flags and unit vectors are
@@ -227,8 +227,7 @@ def _keys_arrow(store: Any, name: str, folder: Path) -> Side | None:
     seq = 0
     writer = _writer(keys_path)
     try:
-        # batches of GROUP_ROWS: the text keys of a batch are one DuckDB query
-        for rb in prefetch(store.arrow_batches(GROUP_ROWS, False, ("id", "text"))):
+        for rb in prefetch(store.arrow_batches(ROWS, False, ("id", "text"))):
             table = _key_columns(store, rb, seq, np.zeros(rb.num_rows, dtype=np.uint8))
             if table is None:
                 return None

@@ -1,7 +1,7 @@
 """Out-of-core pairing of two vector stores by content hash, for diff-index.
 
 Each store is streamed once into a spill folder: a Parquet file of keys per row (``seq``
-= position in the store's iteration order, ``id``, the text's MD5 key as ``h1``/``h2``,
+= position in the store's iteration order, ``id``, the text's xxh3-128 as ``h1``/``h2``,
 a :class:`Flag`) and a raw float32 file of unit vectors in ``seq`` order. DuckDB joins the
 keys (it spills to disk past its memory limit); vectors are read back block by block from
 the raw files with explicit reads, so peak memory does not grow with the vectors. (A

@@ -4,8 +4,8 @@ Two refusals, both :class:`~indexcheck.errors.InputError` (exit 2) with one line
 
 - :func:`refuse_foreign_chunk_ids` (check-index with ``--chunks``): the chunk ids and the
   store's ids barely overlap, but the store holds texts that pair with the chunks by
-  content hash (the normalised MD5 key that diff-index pairs by,
-  :func:`~indexcheck.text_keys.content_key`). The index was built under other ids
+  content hash (the normalised xxh3-128 that diff-index pairs by,
+  :func:`~indexcheck.core.hash_join.content_key`). The index was built under other ids
   (LangChain's default uuid4, for one); every chunk would be a ``missing_vector`` and the
   advice "index them" would be wrong.
 - :func:`refuse_absent_expected_ids` (diagnose, sweep-threshold): in-scope questions none of

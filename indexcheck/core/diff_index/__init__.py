@@ -1,7 +1,7 @@
 """diff-index: is the new index the old one plus the changes?
 
-Old and new rows are paired by the MD5 of the normalised chunk text (see
-:mod:`indexcheck.text_keys`), so renumbered ids still pair; a text repeated k times
+Old and new rows are paired by xxh3-128 of the normalised chunk text (see
+:mod:`indexcheck.core.hash_join`), so renumbered ids still pair; a text repeated k times
 pairs its copies in store order. For each pair the new vector is compared with the old one
 (cosine of unit vectors). A pair under ``min_cosine`` is explained, most specific first:
 
