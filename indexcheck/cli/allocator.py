@@ -2,18 +2,20 @@
 afresh.
 
 The streamed commands decode a store in blocks of a few MB, one thread ahead of the one that
-frees them. glibc serves a block that large by ``mmap`` until a freed one raises its
-threshold, and trims a heap's free top past twice that threshold; which of the two happens
-depends on the order of frees, so a run could map and fault in every block again: 0.9M minor
-page faults and 2.5-3.5 s of system time in diff-index's band pass at 1.6M x 384, 264k faults
-and 5.8 s in check-index ``--all`` at 800k (18.9 s; 15.4 s with the thresholds fixed).
+frees them. glibc serves a block that large by ``mmap`` until a freed one raises its threshold,
+and trims a heap's free top past twice that threshold; which of the two happens depends on the
+order of frees, so a run could map and fault in every block again. Dropping one temporary array
+from diff-index's comparison took its band pass at 1.6M x 384 from 98k to 892k minor page
+faults (2.5-3.5 s more system time); check-index ``--all`` at 800k took 264k faults and 5.8 s
+of system time (18.9 s; 15.4 s with the thresholds fixed).
 
 :func:`tune` fixes both thresholds (blocks under 32 MB come from the heap, which keeps up to
 256 MB free at its top) with ``mallopt``, as glibc's ``MALLOC_MMAP_THRESHOLD_`` and
 ``MALLOC_TRIM_THRESHOLD_`` would at start-up. The CLI calls it once, for its own process; the
-library never does (the host process owns its allocator). Nothing is done off glibc, or when
-the user set either variable (theirs wins). Peak RSS is unchanged (the heap holds the blocks
-the pass holds anyway): 589 -> 593 MB for that diff-index, 454 -> 462 MB for that check.
+library never does (the host process owns its allocator; a library user can set those
+variables). Nothing is done off glibc, or when the user set one of glibc's malloc variables or
+a ``glibc.malloc.*`` tunable (theirs wins). Peak RSS is unchanged (the heap holds the blocks
+the pass holds anyway): 454 -> 462 MB for that check.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import Any
 #: mallopt's parameter numbers (glibc malloc.h)
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
-#: blocks under this come from the heap (glibc's largest allowed on 64-bit: 32 MB)
+#: blocks under this come from the heap (the most glibc's own dynamic threshold reaches on
+#: 64-bit)
 MMAP_THRESHOLD = 32 << 20
 #: free memory a heap keeps at its top before it is given back
 TRIM_THRESHOLD = 256 << 20
@@ -49,7 +52,7 @@ def _libc() -> Any:
 def tune(environ: Any = None, libc: Any = None) -> bool:
     """Set the two thresholds for this process; False when left as they were."""
     env = os.environ if environ is None else environ
-    if any(v in env for v in USER_VARIABLES):
+    if any(v in env for v in USER_VARIABLES) or "glibc.malloc." in env.get("GLIBC_TUNABLES", ""):
         return False
     lib = _libc() if libc is None else libc
     if lib is None:
