@@ -28,7 +28,10 @@ system) of diff-index and of the anchor and their ratio, the spill at its larges
 1-minute load average (the machine is shared).
 
     .venv/bin/python scripts/bench_diff_index.py [--sizes 400000,1600000] [--dir /tmp/x]
-        [--no-model] [--dim 384] [--repeat 3]
+        [--no-model] [--dim 384] [--repeat 3] [--text-bytes 1024]
+
+``--text-bytes`` pads every text to about that many bytes, as real chunks are (0.5-2 KB); by
+default the texts are about 45 bytes, which flatters any per-byte cost of the text keys.
 """
 
 from __future__ import annotations
@@ -61,8 +64,20 @@ DUPS = range(9000, 9010)  # new texts repeating texts 9100..9109 (they pair as "
 ADDED = 500
 
 
+#: --text-bytes: each text padded to about this many bytes (0: the short texts, ~45 bytes)
+TEXT_BYTES = 0
+_FILLER = (
+    "The library lends books, ebooks and rooms; a card is renewed at the desk or online, and a "
+    "fine is waived for the first late return of the year. "
+)
+
+
 def text_of(k: int) -> str:
-    return f"chunk {k}: a paragraph about topic {k % 997}"
+    head = f"chunk {k}: a paragraph about topic {k % 997}"
+    if TEXT_BYTES <= len(head):
+        return head
+    body = (_FILLER * (TEXT_BYTES // len(_FILLER) + 1))[: TEXT_BYTES - len(head) - 8]
+    return f"{head}. {body} ({k})"
 
 
 def old_block(start: int, n: int) -> np.ndarray:
@@ -75,6 +90,7 @@ def write_pair(folder: Path, n: int, model_change: bool = False) -> tuple[Path, 
     import pyarrow.parquet as pq
 
     tag = f"{n}{'-model' if model_change else ''}{'' if D == 384 else f'-d{D}'}"
+    tag += f"-t{TEXT_BYTES}" if TEXT_BYTES else ""
     old_p, new_p = folder / f"old-{tag}.parquet", folder / f"new-{tag}.parquet"
     if old_p.exists() and new_p.exists():
         return old_p, new_p
@@ -288,18 +304,23 @@ def _median(runs: list[Any]) -> Any:
 
 
 def main() -> None:
-    global D
+    global D, TEXT_BYTES
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="400000,1600000")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/indexcheck-bench-diff"))
     ap.add_argument("--no-model", action="store_true", help="skip the model-change pair")
     ap.add_argument("--dim", type=int, default=384, help="vector length (default 384)")
     ap.add_argument(
+        "--text-bytes", type=int, default=0,
+        help="pad each text to about this many bytes, as real chunks are (default: ~45)",
+    )  # fmt: skip
+    ap.add_argument(
         "--repeat", type=int, default=3,
         help="runs of each command, interleaved; the medians are printed (default 3)",
     )  # fmt: skip
     args = ap.parse_args()
     D = args.dim
+    TEXT_BYTES = args.text_bytes
     if not Path("/usr/bin/time").exists():
         raise SystemExit("needs /usr/bin/time (Debian: apt-get install -y time)")
     args.dir.mkdir(parents=True, exist_ok=True)
