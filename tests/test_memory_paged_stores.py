@@ -113,6 +113,18 @@ def _growth(build, n: int, trace: bool, key: str) -> tuple[float, float]:  # typ
     return figures[0], figures[1]
 
 
+def _live_growth(name: str, build, n: int, bound: int, holds: str) -> None:  # type: ignore[no-untyped-def]
+    """The live Python memory at a scan's last page grows by at most ``bound`` bytes a row
+    from ``n`` to ``4n`` rows."""
+    small, large = _growth(build, n, True, "own")
+    per_row = (large - small) / (3 * n)
+    print(f"{name}: {small / 2**20:.2f} MB at {n}, {large / 2**20:.2f} MB at {4 * n}")
+    assert per_row <= bound, (
+        f"{name}: a scan's live memory grew {per_row:.0f} bytes a row from {n} to {4 * n} "
+        f"rows ({small / 2**20:.2f} -> {large / 2**20:.2f} MB); {holds}"
+    )
+
+
 def test_chroma_scan_keeps_one_page_and_an_id_set(tmp_path: Path) -> None:
     from tests.builders import chroma as builder
 
@@ -120,15 +132,8 @@ def test_chroma_scan_keeps_one_page_and_an_id_set(tmp_path: Path) -> None:
         ids, vectors, texts = _rows(n)
         return builder.build(tmp_path / str(n), [f"chunk-{i}" for i in ids], vectors, texts)
 
-    n = 4_000
-    small, large = _growth(build, n, True, "own")
-    per_row = (large - small) / (3 * n)
-    print(f"chroma: {small / 2**20:.2f} MB at {n}, {large / 2**20:.2f} MB at {4 * n}")
-    assert per_row <= CHROMA_ROW_BYTES, (
-        f"chroma: a scan's live memory grew {per_row:.0f} bytes a row from {n} to {4 * n} "
-        f"rows ({small / 2**20:.2f} -> {large / 2**20:.2f} MB); the docstring allows the id "
-        f"set only (under {CHROMA_ROW_BYTES})"
-    )
+    holds = f"the docstring allows the id set only (under {CHROMA_ROW_BYTES})"
+    _live_growth("chroma", build, 4_000, CHROMA_ROW_BYTES, holds)
 
 
 def test_qdrant_local_scan_keeps_one_page(tmp_path: Path) -> None:
@@ -138,14 +143,7 @@ def test_qdrant_local_scan_keeps_one_page(tmp_path: Path) -> None:
         ids, vectors, texts = _rows(n)
         return builder.build(tmp_path / str(n), ids, vectors, texts, metric="dot")
 
-    n = 3_000
-    small, large = _growth(build, n, True, "own")
-    per_row = (large - small) / (3 * n)
-    print(f"qdrant: {small / 2**20:.2f} MB at {n}, {large / 2**20:.2f} MB at {4 * n}")
-    assert per_row <= QDRANT_ROW_BYTES, (
-        f"qdrant: a scan's live memory grew {per_row:.0f} bytes a row from {n} to {4 * n} "
-        f"points ({small / 2**20:.2f} -> {large / 2**20:.2f} MB); it should hold one page"
-    )
+    _live_growth("qdrant", build, 3_000, QDRANT_ROW_BYTES, "it should hold one page")
 
 
 def test_milvus_scan_process_does_not_grow_with_the_rows(tmp_path: Path) -> None:

@@ -265,7 +265,7 @@ def test_a_block_above_sqlite_variable_limit_is_read_in_pages(tmp_path: Path) ->
     """Chroma's local engine fails on a ``get`` page of more than 32,766 rows ("too many
     SQL variables"); ``iter_vectors`` with a larger batch still reads every row."""
     n = 32_800
-    ids, vectors, _ = _data(n, 4)
+    _, vectors, _ = _data(n, 4)
     ids = [f"c{i}" for i in range(n)]
     store = open_store(builder.build(tmp_path, ids, vectors, None, metric="l2"))
     try:

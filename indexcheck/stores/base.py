@@ -75,6 +75,8 @@ class BaseStore:
     #: ids per ``_fetch_batch`` call, query vectors per ``_query_batch`` call
     fetch_batch: ClassVar[int] = 1000
     query_batch: ClassVar[int] = 1024
+    #: rows per ``_scan`` page at the most, where the engine refuses larger ones
+    scan_batch: ClassVar[int | None] = None
     #: the retry policy of a remote engine; None: failures are not retried
     retry: RetryPolicy | None = None
     #: the SDK's exception table (:mod:`.error_map`); None: SDK exceptions propagate
@@ -294,7 +296,8 @@ class BaseStore:
         """Every stored vector once, in blocks of at most ``batch``."""
         if int(batch) < 1:
             raise SpecError(f"batch must be at least 1, got {batch}")
-        yield from self._scan(int(batch))
+        cap = self.scan_batch
+        yield from self._scan(int(batch) if cap is None else min(int(batch), cap))
 
     def query(
         self, vectors: np.ndarray, k: int, filter: Any = None

@@ -24,7 +24,7 @@ False. No embedding function is ever instantiated or called: the collection is o
 with ``embedding_function=None`` and queried with vectors only.
 
 Memory: a scan pages with ``get(limit=batch, offset=...)`` (``batch`` is the caller's
-block: 1,000 for ``check-index --all``, 4,096 for diff-index; at most ``PAGE_ROWS`` =
+block: 1,000 for ``check-index --all``, 4,096 for diff-index; at most ``scan_batch`` =
 16,384) and holds one page: Chroma's reply and the float32 block made from it (``4 d``
 bytes a row), about 1.2-2 KB of Python memory a row of the page at 64-d. Per row of the
 collection it keeps only the set of ids already read, which notices a page that repeats
@@ -61,9 +61,6 @@ DEFAULT_SPACE = "l2"
 FETCH_BATCH = 500
 QUERY_BATCH = 100
 SAMPLE_ROWS = 256
-#: largest ``get`` page: chromadb 1.5's local engine fails on a page of more than 32,766
-#: rows ("too many SQL variables": SQLite's default limit of bound variables)
-PAGE_ROWS = 16_384
 
 
 def _space_of(collection: Any) -> str:
@@ -110,6 +107,9 @@ class ChromaStore(ChromaFilter, BaseStore):
     order_source = "chroma order (no build order)"
     params = {"collection": Str(), "tenant": Str(), "database": Str()}
     fetch_batch = FETCH_BATCH
+    #: chromadb 1.5's local engine fails a ``get`` page of more than 32,766 rows ("too many
+    #: SQL variables": SQLite's default limit of bound variables)
+    scan_batch = 16_384
     query_batch = QUERY_BATCH
     errors = CHROMA_ERRORS
     no_exact_message = (
@@ -242,10 +242,9 @@ class ChromaStore(ChromaFilter, BaseStore):
         total = self._count()
         seen: set[str] = set()
         offset = 0
-        page = min(batch, PAGE_ROWS)
         while True:
             got = self._get(
-                limit=page, offset=offset, include=["embeddings", "documents", "metadatas"]
+                limit=batch, offset=offset, include=["embeddings", "documents", "metadatas"]
             )
             ids, embs, docs, metas = self._rows(got)
             if not ids:

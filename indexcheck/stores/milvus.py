@@ -54,8 +54,6 @@ from .params import Str
 #: Milvus metric -> (score formula, higher_is_better)
 FETCH_BATCH = 1000
 QUERY_BATCH = 64
-#: pymilvus's ``query_iterator`` refuses a larger ``batch_size`` (its MAX_BATCH_SIZE)
-MAX_PAGE = 16_384
 INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
@@ -110,6 +108,8 @@ class MilvusStore(BaseStore):
     order_source = "milvus order (no build order)"
     params = {"collection": Str(), "vector": Str(), "id": Str(), "text": Str(), "db": Str()}
     fetch_batch = FETCH_BATCH
+    #: pymilvus's ``query_iterator`` refuses a larger ``batch_size`` (its MAX_BATCH_SIZE)
+    scan_batch = 16_384
     query_batch = QUERY_BATCH
 
     def __init__(self, opened: MilvusCollection) -> None:
@@ -231,7 +231,7 @@ class MilvusStore(BaseStore):
             partial(
                 client.query_iterator,
                 name,
-                batch_size=min(batch, MAX_PAGE),
+                batch_size=batch,
                 output_fields=fields,
                 consistency_level="Strong",
             ),
