@@ -207,17 +207,30 @@ def _diffed(
 def refuse_repeated_ids(folder: Path, memory_limit: str, *sides: tuple[VectorStore, Side]) -> None:
     """Refuse a store opened without lookups (its id map not built) whose keys file holds
     an id twice, as its id map would have: before any vector is compared (DuckDB within
-    ``memory_limit``, spilling to ``folder``)."""
-    for store, side in sides:
-        if getattr(store, "ids_checked", True):
-            continue
-        q = f"SELECT 1 FROM read_parquet({sql_str(side.keys)}) GROUP BY id HAVING count(*) > 1"
+    ``memory_limit``, spilling to ``folder``). The sides are read at once, each grouped by
+    a 64-bit hash of the id first: only a hash seen twice costs the exact grouping by id
+    (the first side given with a repeated id is named)."""
+    todo = [(store, side) for store, side in sides if not getattr(store, "ids_checked", True)]
+    if not todo:
+        return
+
+    def repeated(keys: Path) -> bool:
         con = connect(folder, memory_limit)
         try:
-            repeated = con.execute(q + " LIMIT 1").fetchone() is not None
+            for by in ("hash(id)", "id"):  # no repeated hash: no repeated id
+                q = f"SELECT 1 FROM read_parquet({sql_str(keys)}) GROUP BY {by} HAVING count(*) > 1"
+                if con.execute(q + " LIMIT 1").fetchone() is None:
+                    return False
+            return True
         finally:
             con.close()
-        if repeated:
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(todo)) as pool:  # DuckDB runs each without the GIL
+        found = list(pool.map(repeated, [side.keys for _, side in todo]))
+    for (store, _), bad in zip(todo, found, strict=True):
+        if bad:
             raise duplicate_ids(getattr(store, "path", store.spec))
 
 
