@@ -329,6 +329,10 @@ def main() -> None:
     rss: dict[int, float] = {}
     failed = False
     py = sys.executable
+    from importlib.metadata import version
+
+    # the anchor's speed is its DuckDB's: name the versions the figures were measured with
+    print(", ".join(f"{m} {version(m)}" for m in ("duckdb", "pyarrow", "numpy")))
     print(
         f"{'pair':>16} {'diff s':>7} {'RSS MB':>7} {'duckdb s':>8} {'RSS MB':>7} "
         f"{'floor s':>7} {'x duckdb':>8} {'x floor':>7} {'spill/in':>8} {'load':>5}  faults"
