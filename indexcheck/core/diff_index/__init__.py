@@ -213,22 +213,26 @@ def refuse_repeated_ids(folder: Path, memory_limit: str, *sides: tuple[VectorSto
     todo = [(store, side) for store, side in sides if not getattr(store, "ids_checked", True)]
     if not todo:
         return
+    from concurrent.futures import ThreadPoolExecutor
+
+    con = connect(folder, memory_limit)  # one database: one memory limit, one spill folder
 
     def repeated(keys: Path) -> bool:
-        con = connect(folder, memory_limit)
+        cur = con.cursor()  # a connection of its own to the same database, for this thread
         try:
             for by in ("hash(id)", "id"):  # no repeated hash: no repeated id
                 q = f"SELECT 1 FROM read_parquet({sql_str(keys)}) GROUP BY {by} HAVING count(*) > 1"
-                if con.execute(q + " LIMIT 1").fetchone() is None:
+                if cur.execute(q + " LIMIT 1").fetchone() is None:
                     return False
             return True
         finally:
-            con.close()
+            cur.close()
 
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(len(todo)) as pool:  # DuckDB runs each without the GIL
-        found = list(pool.map(repeated, [side.keys for _, side in todo]))
+    try:
+        with ThreadPoolExecutor(len(todo)) as pool:  # DuckDB runs each without the GIL
+            found = list(pool.map(repeated, [side.keys for _, side in todo]))
+    finally:
+        con.close()
     for (store, _), bad in zip(todo, found, strict=True):
         if bad:
             raise duplicate_ids(getattr(store, "path", store.spec))
