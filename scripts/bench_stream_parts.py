@@ -66,7 +66,10 @@ def build_faiss(folder: Path) -> None:
     from indexcheck.stores.faiss_store import write_faiss_folder
 
     table = pq.read_table(folder / "vectors.parquet")
-    vec = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, D)
+    width = getattr(table.schema.field("vector").type, "list_size", 0)  # the file's own width
+    if width < 1:  # a variable-size list column (as indexcheck embed writes): the first row's
+        width = len(table.column("vector")[0])
+    vec = table.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, width)
     write_faiss_folder(folder / "faiss", table.column("id").to_pylist(), vec)
 
 
