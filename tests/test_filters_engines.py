@@ -111,6 +111,45 @@ def top_k(match: set[int], k: int = K) -> list[int]:
     return idx[np.argsort(-scores, kind="stable")[:k]].tolist()
 
 
+#: scores closer than this are a tie, which an exact engine may return in either order: the
+#: query is the midpoint of rows 3 and 150, a tie that float32 sums break one way on one CPU
+#: and the other way on another
+TIE = 1e-6
+
+
+def assert_top_k(got: list[int], match: set[int], k: int = K) -> None:
+    """``got`` is an exact top-k of the matching rows by inner product: :func:`top_k` up to
+    ties (scores within TIE, in float64): matching rows only, each once, in order of score,
+    and no row left out that scores higher than one returned."""
+    want = top_k(match, k)
+    if got == want:
+        return
+    s = VECS.astype(np.float64) @ QUERY.astype(np.float64)
+    assert len(got) == len(want) and len(set(got)) == len(got), (got, want)
+    assert set(got) <= match, f"a row the filter excludes: {got} (want {want})"
+    g = s[np.asarray(got, dtype=np.int64)]
+    assert (np.diff(g) <= TIE).all(), f"not in order of score: {got} (want {want})"
+    rest = np.array(sorted(match - set(got)), dtype=np.int64)
+    assert rest.size == 0 or s[rest].max() <= g.min() + TIE, f"a better row left out: {got}"
+
+
+def test_a_top_k_is_checked_up_to_ties_and_no_further() -> None:
+    match = set(range(N))
+    want = top_k(match)
+    assert 3 in want and 150 in want  # the two rows the query is the midpoint of
+    swapped = list(want)
+    a, b = swapped.index(3), swapped.index(150)
+    swapped[a], swapped[b] = swapped[b], swapped[a]
+    assert_top_k(swapped, match)  # the tie, either way
+    eleventh = top_k(match, K + 1)[-1]
+    # not in order of score; a row twice; the tenth best left out for the eleventh
+    for bad in (want[::-1], [*want[:-1], want[0]], [*want[:-1], eleventh]):
+        with pytest.raises(AssertionError):
+            assert_top_k(bad, match)
+    with pytest.raises(AssertionError):  # a row the filter excludes
+        assert_top_k(want, match - {want[4]})
+
+
 def test_the_table_exercises_both_missing_semantics() -> None:
     differ = [
         f
@@ -187,7 +226,7 @@ def test_qdrant_filter(qdrant: Any, f: dict[str, Any]) -> None:
     assert {p.id for p in points} == want
     # local mode searches brute force: exact, as SearchParams(exact=True) asks of a server
     res = qdrant.query_points("filters", query=QUERY.tolist(), query_filter=flt, limit=K)
-    assert [p.id for p in res.points] == top_k(want)
+    assert_top_k([p.id for p in res.points], want)
 
 
 # --- LanceDB ---------------------------------------------------------------------------
@@ -225,7 +264,7 @@ def test_lancedb_where(lance_table: Any, f: dict[str, Any]) -> None:
         .to_arrow()["id"]
         .to_pylist()
     )
-    assert hits == top_k(want)
+    assert_top_k(hits, want)
 
 
 def test_lancedb_struct_column(lance_table: Any) -> None:
@@ -281,7 +320,7 @@ def test_milvus_expr(milvus: Any, f: dict[str, Any]) -> None:
         output_fields=["id"],
         search_params={"metric_type": "IP"},
     )
-    assert [h["id"] for h in res[0]] == top_k(want)
+    assert_top_k([h["id"] for h in res[0]], want)
 
 
 # --- LlamaIndex SimpleVectorStore ------------------------------------------------------
@@ -331,7 +370,7 @@ def test_llamaindex_simple_vector_store(simple_store: Any, f: dict[str, Any]) ->
     res = simple_store.query(
         VectorStoreQuery(query_embedding=QUERY.tolist(), similarity_top_k=K, filters=filters)
     )
-    assert [int(i) for i in res.ids] == top_k(want)
+    assert_top_k([int(i) for i in res.ids], want)
 
 
 def test_llamaindex_structure() -> None:

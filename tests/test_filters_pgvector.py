@@ -26,7 +26,7 @@ from tests.test_filters_engines import (
     VECS,
     K,
     N,
-    top_k,
+    assert_top_k,
     truth,
 )
 
@@ -80,7 +80,7 @@ def test_pgvector_where_on_jsonb(conn: Any, f: dict[str, Any]) -> None:
         "ORDER BY embedding <#> %s::vector, id LIMIT %s"
     ).format(fragment)
     got = [r[0] for r in conn.execute(query, [*params, N, _vec(QUERY), K]).fetchall()]
-    assert got == top_k(want)
+    assert_top_k(got, want)
 
 
 @pytest.mark.parametrize("f", [f for f in FILTERS if "profile" in json.dumps(f)][:6])
