@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from indexcheck.errors import EXIT_INPUT, FilterError
@@ -368,6 +368,11 @@ def _ref(node: object, row: dict, missing: Missing) -> bool:
 
 
 @given(_FILTERS, _ROWS, st.sampled_from(list(Missing)))
+@example(  # an $or inside a one-item $and inside an $or: one $or, as it reads once parsed again
+    {"$or": [{"a": {"$exists": False}}, {"$and": [{"$or": [{"a": "x"}, {"a": "y"}]}]}]},
+    [],
+    Missing.EXCLUDE,
+)
 def test_evaluation_equals_the_rules_row_by_row(obj: dict, rows: list, missing: Missing) -> None:
     node = parse_filter(obj)
     want = [_ref(node, r, missing) for r in rows]

@@ -298,11 +298,24 @@ def to_obj(node: Node) -> dict[str, Any]:
 
 
 def _flatten(node: And | Or) -> Iterator[Node]:
+    """The items of ``node``, each collapsed, those of its own kind opened in place."""
     for item in node.items:
+        item = _collapsed(item)
         if type(item) is type(node):
             yield from _flatten(item)
         else:
             yield item
+
+
+def _collapsed(node: Node) -> Node:
+    """A logical node whose items are all one filter is that filter (so a one-item $and
+    holding an $or opens into the $or around it, as the canonical form parsed again does)."""
+    while not isinstance(node, Cond):
+        parts = {canonical(i): i for i in _flatten(node)}
+        if len(parts) != 1:
+            return node
+        node = next(iter(parts.values()))
+    return node
 
 
 def canonical(node: Node) -> str:
