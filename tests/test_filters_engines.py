@@ -125,7 +125,8 @@ def assert_top_k(got: list[int], match: set[int], k: int = K) -> None:
     if got == want:
         return
     s = VECS.astype(np.float64) @ QUERY.astype(np.float64)
-    assert len(got) == len(want) and len(set(got)) == len(got), (got, want)
+    assert len(got) == len(want), f"{len(got)} rows, not {len(want)}: {got}"
+    assert len(set(got)) == len(got), f"a row twice: {got}"
     assert set(got) <= match, f"a row the filter excludes: {got} (want {want})"
     g = s[np.asarray(got, dtype=np.int64)]
     assert (np.diff(g) <= TIE).all(), f"not in order of score: {got} (want {want})"
@@ -142,11 +143,15 @@ def test_a_top_k_is_checked_up_to_ties_and_no_further() -> None:
     swapped[a], swapped[b] = swapped[b], swapped[a]
     assert_top_k(swapped, match)  # the tie, either way
     eleventh = top_k(match, K + 1)[-1]
-    # not in order of score; a row twice; the tenth best left out for the eleventh
-    for bad in (want[::-1], [*want[:-1], want[0]], [*want[:-1], eleventh]):
-        with pytest.raises(AssertionError):
+    for bad, why in (
+        (want[::-1], "not in order of score"),
+        ([*want[:-1], want[0]], "a row twice"),
+        ([*want[:-1], eleventh], "a better row left out"),
+        (want[:-1], "rows, not"),
+    ):
+        with pytest.raises(AssertionError, match=why):
             assert_top_k(bad, match)
-    with pytest.raises(AssertionError):  # a row the filter excludes
+    with pytest.raises(AssertionError, match="a row the filter excludes"):
         assert_top_k(want, match - {want[4]})
 
 

@@ -285,42 +285,48 @@ def fields_of(node: Node) -> list[str]:
 def to_obj(node: Node) -> dict[str, Any]:
     """The canonical JSON object: explicit operators, flattened and sorted $and/$or,
     $in/$nin values sorted and deduplicated."""
-    if isinstance(node, Cond):
-        value: Any = node.value
-        if isinstance(value, tuple):
-            value = sorted(set(value), key=lambda v: (kind(v), v))
-        return {node.field: {node.op.value: value}}
-    key = "$and" if isinstance(node, And) else "$or"
-    parts = {canonical(i): to_obj(i) for i in _flatten(node)}
-    if len(parts) == 1:
-        return next(iter(parts.values()))
-    return {key: [parts[k] for k in sorted(parts)]}
-
-
-def _flatten(node: And | Or) -> Iterator[Node]:
-    """The items of ``node``, each collapsed, those of its own kind opened in place."""
-    for item in node.items:
-        item = _collapsed(item)
-        if type(item) is type(node):
-            yield from _flatten(item)
-        else:
-            yield item
-
-
-def _collapsed(node: Node) -> Node:
-    """A logical node whose items are all one filter is that filter (so a one-item $and
-    holding an $or opens into the $or around it, as the canonical form parsed again does)."""
-    while not isinstance(node, Cond):
-        parts = {canonical(i): i for i in _flatten(node)}
-        if len(parts) != 1:
-            return node
-        node = next(iter(parts.values()))
-    return node
+    return _normal(node)[1]
 
 
 def canonical(node: Node) -> str:
     """One string per distinct filter (sorted keys, no spaces): for grouping and manifests."""
-    return json.dumps(to_obj(node), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _normal(node)[0]
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: a filter's canonical string, its canonical object, and (a logical one) its parts by string
+Normal = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+def _normal(node: Node) -> Normal:
+    """:data:`Normal` of ``node``, bottom-up, each node once: a logical node's parts are its
+    items' canonical forms, those of its own kind opened in place, repeats merged; one part
+    left is that part (so a one-item $and holding an $or opens into the $or around it, as
+    parsing the canonical form again does)."""
+    if isinstance(node, Cond):
+        value: Any = node.value
+        if isinstance(value, tuple):
+            value = sorted(set(value), key=lambda v: (kind(v), v))
+        obj: dict[str, Any] = {node.field: {node.op.value: value}}
+        return _dumps(obj), obj, {}
+    key = "$and" if isinstance(node, And) else "$or"
+    parts: dict[str, Normal] = {}
+    for item in node.items:
+        normal = _normal(item)
+        text, obj, inner = normal
+        if inner and key in obj:  # the same kind of node (a field never starts with $)
+            for k, part in inner.items():
+                parts.setdefault(k, part)
+        else:
+            parts.setdefault(text, normal)
+    if len(parts) == 1:
+        return next(iter(parts.values()))
+    ordered = {k: parts[k] for k in sorted(parts)}
+    obj = {key: [part[1] for part in ordered.values()]}
+    return _dumps(obj), obj, ordered
 
 
 def _shown(name: str, quote: str = "'") -> str:
