@@ -79,15 +79,34 @@ def texts_for(n: int, seed: int = 0) -> list[str]:
     ]
 
 
-def _build(*args: str) -> None:
+HERE = Path(__file__).resolve().parent
+
+
+def _env(folder: Path | None = None) -> dict[str, str]:
+    """The environment of a child process: the project and these scripts importable; with
+    ``folder``, its cache folder (the runtime choice, the id maps) and no embedding cache
+    a check could be served from."""
     import os
+
+    env = {**os.environ, "PYTHONPATH": f"{HERE.parent}{os.pathsep}{HERE}"}
+    if folder is not None:
+        env["INDEXCHECK_CACHE_DIR"] = str(folder / "cache")
+        env.pop("INDEXCHECK_CACHE", None)
+    return env
+
+
+def _cli() -> str:
+    import sys
+
+    return str(Path(sys.executable).with_name("indexcheck"))
+
+
+def _build(*args: str) -> None:
     import subprocess
     import sys
 
-    here = Path(__file__).resolve().parent
-    env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}"}
     subprocess.run(
-        [sys.executable, str(here / "bench_stream_parts.py"), *args], env=env, check=True
+        [sys.executable, str(HERE / "bench_stream_parts.py"), *args], env=_env(), check=True
     )
 
 
@@ -112,19 +131,13 @@ FAST = "py:bench_stream_parts:fast"
 def _embed(folder: Path, embedder: str) -> None:
     """Replace ``vectors.parquet`` with the vectors ``embedder`` gives the chunks, written by
     ``indexcheck embed`` (so a check with that embedder passes)."""
-    import os
     import subprocess
-    import sys
 
-    here = Path(__file__).resolve().parent
-    env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}"}
-    env["INDEXCHECK_CACHE_DIR"] = str(folder / "cache")  # the checks' runtime choice
-    env.pop("INDEXCHECK_CACHE", None)  # no embedding cache the checks could be served from
+    env = _env(folder)  # the same runtime choice as the checks'
     out = folder / "vectors.model.parquet"
     out.unlink(missing_ok=True)
-    exe = Path(sys.executable).with_name("indexcheck")
     subprocess.run(
-        [str(exe), "embed", "--chunks", str(folder / "chunks.parquet"), "--embedder", embedder,
+        [_cli(), "embed", "--chunks", str(folder / "chunks.parquet"), "--embedder", embedder,
          "--out", str(out)], env=env, check=True,
     )  # fmt: skip
     out.replace(folder / "vectors.parquet")
@@ -138,18 +151,13 @@ def _check(folder: Path, spec: str, embedder: str = FAST) -> dict:  # type: igno
     import os
     import re
     import subprocess
-    import sys
 
-    here = Path(__file__).resolve().parent
-    env = {**os.environ, "PYTHONPATH": f"{here.parent}{os.pathsep}{here}", "INDEXCHECK_QUIET": "1"}
-    env["INDEXCHECK_CACHE_DIR"] = str(folder / "cache")
-    env.pop("INDEXCHECK_CACHE", None)
+    env = {**_env(folder), "INDEXCHECK_QUIET": "1"}
     scratch = folder / "scratch"
     scratch.mkdir(exist_ok=True)
     env["TMPDIR"] = str(scratch)
     out = folder / "check.json"
-    exe = Path(sys.executable).with_name("indexcheck")
-    args = [str(exe), "check-index", "--all", "--store", spec, "--chunks",
+    args = [_cli(), "check-index", "--all", "--store", spec, "--chunks",
             str(folder / "chunks.parquet"), "--embedder", embedder,
             "--json", str(out)]  # fmt: skip
     load = os.getloadavg()[0]

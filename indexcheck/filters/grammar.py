@@ -298,7 +298,7 @@ def _dumps(obj: Any) -> str:
 
 
 #: a filter's canonical string, its canonical object, and (a logical one) its parts by string
-Normal = tuple[str, dict[str, Any], dict[str, Any]]
+Normal = tuple[str, dict[str, Any], dict[str, "Normal"]]
 
 
 def _normal(node: Node) -> Normal:
