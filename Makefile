@@ -34,7 +34,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check indexcheck tests scripts
 	$(BIN)/ruff format --check indexcheck tests scripts
-	$(BIN)/mypy indexcheck/core indexcheck/stores indexcheck/embedders
+	$(BIN)/mypy indexcheck/commands indexcheck/stores indexcheck/embedders
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_check_index.py

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .version import __version__
+from ._version import __version__
 
 _PUBLIC = {
     "check_answers": "indexcheck.api",
@@ -29,8 +29,8 @@ _PUBLIC = {
     "generate_questions": "indexcheck.api",
     "open_store": "indexcheck.stores",
     "open_embedder": "indexcheck.embedders",
-    "load_chunks": "indexcheck.corpus",
-    "load_questions": "indexcheck.questions",
+    "load_chunks": "indexcheck.inputs.corpus",
+    "load_questions": "indexcheck.inputs.questions",
 }
 
 if TYPE_CHECKING:
@@ -47,9 +47,9 @@ if TYPE_CHECKING:
         run_ci,
         sweep_threshold,
     )
-    from .corpus import load_chunks
     from .embedders import open_embedder
-    from .questions import load_questions
+    from .inputs.corpus import load_chunks
+    from .inputs.questions import load_questions
     from .stores import open_store
 
 

@@ -6,7 +6,7 @@ a path or what :func:`load_chunks`/:func:`load_questions` return; ``cache`` a SQ
 for embeddings (and judgements). What a function opens from a spec it also closes; what it
 is given it leaves open. The core never sees a spec string: each command's whole run on
 opened objects (scale, threshold conversion, refusal marking) is in its core package. Each
-result is stamped here, by :func:`indexcheck.manifest.stamp`. The CLI calls these functions.
+result is stamped here, by :func:`indexcheck.output.manifest.stamp`. The CLI calls these functions.
 """
 
 from __future__ import annotations
@@ -19,35 +19,35 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .chunk_stream import ChunkSource
-from .core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
-from .core.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
-from .corpus import Corpus
+from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .embedders.base import Embedder
-from .engine import entered_engine
-from .inputs import corpus_of as _corpus
-from .inputs import questions_of as _questions
+from .engines import entered_engine
+from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
+from .inputs.chunk_stream import ChunkSource
+from .inputs.corpus import Corpus
+from .inputs.given import corpus_of as _corpus
+from .inputs.given import questions_of as _questions
+from .inputs.questions import Question
 from .judges import judgement_cache, opened_judge
-from .manifest import Run, stamp
-from .questions import Question
+from .output.manifest import Run, stamp
 from .stores.base import VectorStore
 from .stores.opening import opened, opened_pair, swept_opener
 
 if TYPE_CHECKING:
-    from .core.answers import AnswerRow
-    from .core.check_index import CheckIndexResult
-    from .core.ci import CiConfig, CiResult
-    from .core.compare_ann import AnnResult, QuerySet
-    from .core.diagnose import DiagnoseResult
-    from .core.diff_index import DiffResult
-    from .core.embed import EmbedResult
-    from .core.judge import JudgeResult
-    from .core.judge.answer_checks import AnswerChecksResult
-    from .core.probe_scale import ScaleResult
-    from .core.questions import QuestionSetResult
-    from .core.sweep_threshold import SweepResult
-    from .core.system.result import SystemDiagnoseResult
-    from .embed_text import EmbedTemplate
+    from .commands.check_index import CheckIndexResult
+    from .commands.ci import CiConfig, CiResult
+    from .commands.compare_ann import AnnResult, QuerySet
+    from .commands.diagnose import DiagnoseResult
+    from .commands.diagnose.system.result import SystemDiagnoseResult
+    from .commands.diff_index import DiffResult
+    from .commands.embed import EmbedResult
+    from .commands.judge import JudgeResult
+    from .commands.judge.answer_checks import AnswerChecksResult
+    from .commands.probe_scale import ScaleResult
+    from .commands.questions import QuestionSetResult
+    from .commands.sweep_threshold import SweepResult
+    from .inputs.answers import AnswerRow
+    from .inputs.embed_text import EmbedTemplate
     from .judges.base import Judge
 
 StoreLike = str | VectorStore
@@ -72,7 +72,7 @@ def check_index(
     ``result.ok``: the verdict). ``stream``: in blocks of ``block`` (flat memory; a ``chunks``
     path read by block, None: the store's texts), rows written to ``rows``, embedded by
     ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
-    from .core.check_index import check_index
+    from .commands.check_index import check_index
 
     started = Run("check-index")
     with ExitStack() as stack:
@@ -99,7 +99,7 @@ def probe_scale(
     ``cache`` keeps the result per index fingerprint for later commands (unfiltered only).
     ``reuse`` (unfiltered) returns the result kept for this index instead, probing (and
     keeping) only when there is none (``convert-threshold --store``)."""
-    from .core.probe_scale.run import keep_scale, measure_scale
+    from .commands.probe_scale.run import keep_scale, measure_scale
 
     started = Run("probe-scale")
     with opened(store, trust_pickle=trust_pickle) as (s, _):
@@ -118,7 +118,7 @@ def embed(
     """The reference re-embedding (``indexcheck embed``): each distinct chunk text embedded
     once into a NEW vectors file ``out`` (.parquet or .jsonl) and/or a NEW FAISS folder
     ``faiss``; one that exists is refused (exit 2) before the embedder opens."""
-    from .core.embed import embed_chunks, embed_inputs
+    from .commands.embed import embed_chunks, embed_inputs
 
     corpus, started = embed_inputs(chunks, out, faiss, id_column, text_column), Run("embed")
     with opened(None, embedder, cache=cache) as (_, e):
@@ -142,7 +142,7 @@ def sweep_threshold(
     given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column. ``observed``
     (a trace export or answers file, read as ``answers_format``, or its rows) sweeps the
     scores production recorded: nothing is retrieved, ``store`` (or None) names the scale."""
-    from .core.sweep_threshold.run import run_sweep
+    from .commands.sweep_threshold.run import run_sweep
 
     started = Run("sweep-threshold")
     uses = embedder if observed is None else False  # observed scores: nothing is embedded
@@ -179,9 +179,9 @@ def compare_ann(
     index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
     ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
     ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
-    from .core.compare_ann import compare_ann
-    from .core.compare_ann.setup import check_choices, manifest_facts, prepare_queries
-    from .core.exact import engine_scope
+    from .commands.compare_ann import compare_ann
+    from .commands.compare_ann.setup import check_choices, manifest_facts, prepare_queries
+    from .commands.kit.exact import engine_scope
 
     check_choices(truth_from, truth_store, questions, query_vectors)
     open_at = swept_opener(store, sweep, trust_pickle)  # a bad parameter: before any work
@@ -222,9 +222,9 @@ def diagnose(
     ``threshold_scale="cosine"`` (converted through the store's probed scale). ``answers``
     continue past retrieval; ``judge`` (a spec or judge) grades them for UNGROUNDED. With
     ``system`` (``py:module:object`` or the app object): run it ``runs`` times, replay
-    failing questions under ``intervene`` beside a control (:mod:`indexcheck.core.system`)."""
-    from .core.diagnose import run_diagnose
-    from .core.system import diagnose_system, prepare_system
+    failing questions under ``intervene`` beside a control (:mod:`indexcheck.commands.diagnose.system`)."""
+    from .commands.diagnose import run_diagnose
+    from .commands.diagnose.system import diagnose_system, prepare_system
 
     corpus, qs, started = _corpus(chunks), _questions(questions), Run("diagnose")
     if system is not None:  # refused before anything opens
@@ -264,8 +264,8 @@ def diff_index(
     nothing; a spec or an opened embedder re-embeds ``sample_new`` added/changed texts (None:
     all), by ``engine`` ("local", "ray" with ``ray_address``, or an engine). ``result.ok``
     is the verdict."""
-    from .core.diff_index import diff_index
-    from .core.diff_index.run import described
+    from .commands.diff_index import diff_index
+    from .commands.diff_index.run import described
 
     started = Run("diff-index")
     with ExitStack() as stack:
@@ -289,8 +289,8 @@ def run_ci(
     """``indexcheck ci`` from Python: opens the configured store (and the old index of
     ``[ci.diff-index]``) and embedder, refuses a ``baseline`` measured on another store or
     embedder (unless ``baseline_any_store``), runs the checks, closes them."""
-    from .core.ci import run_ci as run
-    from .core.ci.config import CiConfig, needs_embedder
+    from .commands.ci import run_ci as run
+    from .commands.ci.config import CiConfig, needs_embedder
 
     if not isinstance(config, CiConfig):
         config = CiConfig.from_toml(Path(config))
@@ -322,7 +322,7 @@ def judge(
     shipped); ``cache`` a SQLite file of verdicts; ``refusal_pattern`` marks refusals (None:
     none). ``result.ok``: the verdict (never NaN); ``store``, where the contexts came from,
     is in the manifest with its fingerprint."""
-    from .core.judge.run import run_judge
+    from .commands.judge.run import run_judge
 
     started = Run("judge")
     with opened(store) as (s, _):
@@ -353,8 +353,8 @@ def generate_questions(
     as JSONL and their provenance (with ``provenance`` added) as ``OUT.manifest.json``.
     ``cache`` a SQLite file for replies and embeddings. ``result.complete`` is False when
     ``budget_calls`` stopped the run; ``result.drops`` counts the questions each gate removed."""
-    from .core.questions import generate_questions as generate
-    from .core.questions.output import chunks_of, finish_run
+    from .commands.questions import generate_questions as generate
+    from .commands.questions.output import chunks_of, finish_run
 
     started, corpus = Run("questions generate"), _corpus(chunks)
     with ExitStack() as stack:
@@ -387,7 +387,7 @@ def check_answers(
     (read as ``judge`` reads it: ``citation_pattern`` marks the citations to drop,
     ``answers_format`` a trace format, None: sniffed) or loaded rows; ``chunks`` a chunks file
     (``id_column``/``text_column``) or a corpus. ``result.ok``: nothing flagged."""
-    from .core.judge.run import run_check_answers
+    from .commands.judge.run import run_check_answers
 
     started = Run("check-answers")
     result, facts = run_check_answers(

@@ -36,12 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from indexcheck.core.check_index import check_index
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index import check_index
 from indexcheck.embedders.cache import CachedEmbedder
-from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+from indexcheck.embedders.minilm.model import MiniLMEmbedder
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import open_store
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 
 WORDS = (
     "library card renew loan hold fine account room event digital ebook audiobook printer "

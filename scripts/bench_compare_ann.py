@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from indexcheck.core.caches import npy_blocks
-from indexcheck.core.exact import BLOCK_BYTES, block_rows, exact_topk
+from indexcheck.commands.kit.exact import BLOCK_BYTES, block_rows, exact_topk
+from indexcheck.output.caches import npy_blocks
 
 
 def clustered(n: int, d: int, seed: int, centres: np.ndarray) -> np.ndarray:
@@ -170,7 +170,7 @@ def time_command(folder: Path, npy: Path, ids: list[str], args: argparse.Namespa
     from click.testing import CliRunner
 
     from indexcheck.cli.compare_ann import compare_ann_cmd
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     t0 = time.perf_counter()
     write_faiss_folder(folder, ids, np.load(npy, mmap_mode="r"), index_factory=args.hnsw)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+from indexcheck.embedders.minilm.model import MiniLMEmbedder
 
 WORDS = (
     "library card renew loan hold fine account room event digital ebook printer wifi laptop "

@@ -95,7 +95,7 @@ def _params(spec: str) -> dict[str, str]:
 
 
 def build_faiss(root: Path, data: Data) -> Built:
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     folder = root / "faiss"
     write_faiss_folder(folder, data.ids, data.vectors, data.texts, metric="ip")
@@ -120,7 +120,7 @@ def base_faiss(b: Built, data: Data) -> Baseline:
 
 
 def build_parquet(root: Path, data: Data) -> Built:
-    from indexcheck.stores.parquet import write_vectors_file
+    from indexcheck.stores.files.store import write_vectors_file
 
     path = root / "vectors.parquet"
     write_vectors_file(path, data.ids, data.vectors, data.texts)
@@ -144,7 +144,7 @@ def base_parquet(b: Built, data: Data) -> Baseline:
 
 
 def build_upstash(root: Path, data: Data) -> Built:
-    from indexcheck.stores.upstash import TOKEN_ENV
+    from indexcheck.stores.upstash.store import TOKEN_ENV
     from tests.builders import upstash
     from tests.emulators.upstash_emulator import UpstashEmulator
 

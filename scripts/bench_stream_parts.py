@@ -63,7 +63,7 @@ def build(folder: Path, n: int) -> None:
 def build_faiss(folder: Path) -> None:
     """A flat inner-product index and ids.json of vectors.parquet (the build holds the
     vectors; the check under test does not)."""
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     table = pq.read_table(folder / "vectors.parquet")
     width = getattr(table.schema.field("vector").type, "list_size", 0)  # the file's own width

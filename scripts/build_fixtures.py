@@ -58,10 +58,10 @@ def build_chunks() -> int:
 
 
 def build_index(out: Path, positional_bug: bool, embedder_spec: str, force: bool) -> int:
-    from indexcheck.corpus import load_chunks
     from indexcheck.embedders import open_embedder
     from indexcheck.embedders.cache import CachedEmbedder
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.inputs.corpus import load_chunks
+    from indexcheck.stores.faiss.store import write_faiss_folder
     from indexcheck.testing import positional_cache_bug
 
     corpus = load_chunks(CHUNKS)

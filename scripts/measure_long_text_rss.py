@@ -12,7 +12,7 @@ import resource
 import sys
 import time
 
-from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+from indexcheck.embedders.minilm.model import MiniLMEmbedder
 
 
 def peak_mb() -> int:

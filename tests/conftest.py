@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder, positional_cache_bug
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,9 +61,9 @@ def rng() -> np.random.Generator:
 def fixture_kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """The project's fixture KB embedded once with the default model: ids, texts, vectors,
     the questions, their embeddings, and a correct FAISS folder (inner product)."""
-    from indexcheck.corpus import load_chunks
-    from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
-    from indexcheck.questions import load_questions
+    from indexcheck.embedders.minilm.model import MiniLMEmbedder
+    from indexcheck.inputs.corpus import load_chunks
+    from indexcheck.inputs.questions import load_questions
 
     corpus = load_chunks(FIXTURE_CHUNKS)
     questions = load_questions(ROOT / "fixtures" / "questions.jsonl")

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.core.compare_ann import (
+from indexcheck.commands.compare_ann import (
     QuerySet,
     compare_ann,
     load_query_vectors,
@@ -28,8 +28,8 @@ from indexcheck.errors import DataFileError, InputError, SpecError
 from indexcheck.stores import StoreOptions, open_store
 from indexcheck.stores import sweep_spec as with_param
 from indexcheck.stores.base import Fetched, StoreInfo, VectorBatch, VectorStore
-from indexcheck.stores.faiss_store import write_faiss_folder
-from indexcheck.stores.upstash import TOKEN_ENV
+from indexcheck.stores.faiss.store import write_faiss_folder
+from indexcheck.stores.upstash.store import TOKEN_ENV
 from indexcheck.testing import HashEmbedder, MemoryStore
 from tests.emulators.upstash_emulator import UpstashEmulator
 

@@ -19,14 +19,14 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.core.compare_ann import compare_ann, sample_queries
-from indexcheck.core.compare_ann.compression import compression_of
-from indexcheck.core.compare_ann.truth import from_store
+from indexcheck.commands.compare_ann import compare_ann, sample_queries
+from indexcheck.commands.compare_ann.compression import compression_of
+from indexcheck.commands.compare_ann.truth import from_store
 from indexcheck.embedders import open_embedder
 from indexcheck.errors import InputError
 from indexcheck.stores import open_store
-from indexcheck.stores.faiss_describe import describe_faiss
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.describe import describe_faiss
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]

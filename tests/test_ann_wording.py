@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.core.compare_ann import compare_ann, sample_queries
+from indexcheck.commands.compare_ann import compare_ann, sample_queries
 from indexcheck.stores import open_store
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ def questions(small_kb_questions: Path) -> Path:
 def test_import_indexcheck_is_light() -> None:
     code = (
         "import sys, indexcheck; "
-        "heavy = [m for m in ('numpy', 'click', 'rich', 'indexcheck.api', 'indexcheck.core') "
+        "heavy = [m for m in ('numpy', 'click', 'rich', 'indexcheck.api', 'indexcheck.commands') "
         "if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -121,7 +121,7 @@ def test_diagnose_converts_a_cosine_threshold_on_an_l2_index(
     """``threshold_scale="cosine"`` on a store scored by L2 distance: the cosine is converted
     to the store's scale (as ``--threshold-scale cosine`` does), so the out-of-scope
     questions are refused and the threshold reads back as the cosine given."""
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     chunks = indexcheck.load_chunks(small_kb["chunks"])
     write_faiss_folder(

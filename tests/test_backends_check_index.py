@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import check_index
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index import check_index
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import StoreOptions, open_store
 from indexcheck.testing import HashEmbedder, positional_cache_bug
 from tests.util import tree_digest
@@ -31,12 +31,12 @@ def corpus() -> tuple[list[str], list[str]]:
 
 def build(backend: str, root: Path, ids: list[str], vectors, texts: list[str]) -> str:
     if backend == "faiss":
-        from indexcheck.stores.faiss_store import write_faiss_folder
+        from indexcheck.stores.faiss.store import write_faiss_folder
 
         write_faiss_folder(root / "faiss", ids, vectors, texts)
         return f"faiss:{root / 'faiss'}"
     if backend == "parquet":
-        from indexcheck.stores.parquet import write_vectors_file
+        from indexcheck.stores.files.store import write_vectors_file
 
         write_vectors_file(root / "v.parquet", ids, vectors, texts)
         return f"parquet:{root / 'v.parquet'}"

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HASH32, HashEmbedder, positional_cache_bug
 from tests.util import CATCH_ALL, tree_digest
 

@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HASH32, HashEmbedder
 from tests.util import CATCH_ALL, tree_digest
 

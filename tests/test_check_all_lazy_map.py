@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 import indexcheck.api as api
-from indexcheck.cachedir import cache_root
 from indexcheck.cli.app import cli
 from indexcheck.errors import DataFileError
+from indexcheck.output.cachedir import cache_root
 from indexcheck.stores import StoreOptions, open_store
 
 from .fast_hooks import FAST16
@@ -66,7 +66,8 @@ def test_a_repeated_id_is_refused_without_the_map_before_any_embedding(
     """The chunks' ids are unique and the store repeats one at a row the foreign-id probe
     does not fetch: the refusal comes from the store's id column, before the first chunk is
     embedded (it came after every chunk was embedded, and paid for, from the scan)."""
-    from indexcheck.core.check_index import stream_store, streamed
+    from indexcheck.commands.check_index.stream import check as streamed
+    from indexcheck.commands.check_index.stream import scratch as stream_store
 
     monkeypatch.setattr(stream_store, "ID_ROWS", 64)  # several batches of the id column
 
@@ -122,8 +123,8 @@ def test_ids_whose_keys_collide_are_compared_by_name(
 ) -> None:
     """Every id keyed alike (a collision of the 64-bit keys, planted): the ids themselves
     decide, so a store of unique ids passes and one repeating an id is refused."""
-    from indexcheck.core.check_index.stream_store import refuse_repeated_ids
-    from indexcheck.stores import id_map
+    from indexcheck.commands.check_index.stream.scratch import refuse_repeated_ids
+    from indexcheck.stores.files import id_map
 
     monkeypatch.setattr(id_map, "arrow_id_keys", lambda col: np.zeros(len(col), np.uint64))
     ids, texts = _chunks()

@@ -13,12 +13,12 @@ from click.testing import CliRunner
 
 import indexcheck
 from indexcheck.cli.app import cli
-from indexcheck.core.answers import load_answers
-from indexcheck.core.judge import kb_index
-from indexcheck.core.judge.answer_checks import check_answers
-from indexcheck.core.judge.claims import quantities
-from indexcheck.core.judge.references import ItemKind, extract
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.judge import kb_index
+from indexcheck.commands.judge.answer_checks import check_answers
+from indexcheck.commands.judge.claims import quantities
+from indexcheck.commands.judge.references import ItemKind, extract
+from indexcheck.inputs.answers import load_answers
+from indexcheck.inputs.corpus import corpus_from_pairs
 
 #: an answer completed from general knowledge: every item below is absent from KB_PLAIN
 PLANTED = {

@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import check_index
-from indexcheck.core.check_index import streamed as check_stream
-from indexcheck.core.check_index.streamed import check_all
-from indexcheck.core.stats import fault_rate_upper, sample_size_for
-from indexcheck.corpus import corpus_from_pairs
-from indexcheck.stores.parquet import write_vectors_file
+from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index.stream import check as check_stream
+from indexcheck.commands.check_index.stream.check import check_all
+from indexcheck.commands.kit.stats import fault_rate_upper, sample_size_for
+from indexcheck.inputs.corpus import corpus_from_pairs
+from indexcheck.stores.files.store import write_vectors_file
 from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
 
 from .test_integrity import make_corpus
@@ -132,7 +132,12 @@ def test_engine_ray_at_an_address_nothing_listens_on_is_exit_3_at_once(small_kb)
         port = s.getsockname()[1]
     args = ["check-index", "--store", f"faiss:{small_kb['good']}", "--chunks"]
     args += [str(small_kb["chunks"]), "--all", "--engine", "ray"]
-    args += ["--embedder", "py:indexcheck.testing:HASH32", "--ray-address", f"127.0.0.1:{port}"]
+    args += [
+        "--embedder",
+        "py:indexcheck.testing:HASH32",
+        "--ray-address",
+        f"127.0.0.1:{port}",
+    ]
     started = time.monotonic()
     r = CliRunner().invoke(cli, args)
     assert time.monotonic() - started < 30
@@ -207,7 +212,7 @@ def ray_cluster():  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
-    from indexcheck.engine import LocalEngine, RayEngine
+    from indexcheck.engines import LocalEngine, RayEngine
 
     ids, texts, stored = planted()
     corpus = corpus_from_pairs(ids, texts)
@@ -232,8 +237,8 @@ def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
 
 @pytest.mark.slow
 def test_exact_ground_truth_blocks_on_ray_merge_as_locally(ray_cluster) -> None:
-    from indexcheck.core.exact import engine_scope, exact_topk
-    from indexcheck.engine import RayEngine
+    from indexcheck.commands.kit.exact import engine_scope, exact_topk
+    from indexcheck.engines import RayEngine
 
     rng = np.random.default_rng(3)
     base = rng.standard_normal((5000, 24)).astype(np.float32)

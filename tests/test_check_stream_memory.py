@@ -28,12 +28,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.check_index import check_index, chunk_spill
-from indexcheck.core.check_index import streamed as check_stream
-from indexcheck.core.check_index.stream_store import cosine_figures
-from indexcheck.core.check_index.streamed import check_all
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index.stream import check as check_stream
+from indexcheck.commands.check_index.stream import chunk_spill
+from indexcheck.commands.check_index.stream.check import check_all
+from indexcheck.commands.check_index.stream.scratch import cosine_figures
 from indexcheck.errors import DataFileError
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.testing import HashEmbedder, MemoryStore
 
 from .fast_hooks import FAST16

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
 from indexcheck.cli.ci import ci_cmd
-from indexcheck.core.ci import (
+from indexcheck.commands.ci import (
     BLOCK,
     INSUFFICIENT,
     PASS,
@@ -27,7 +27,7 @@ from indexcheck.core.ci import (
     decide,
 )
 from indexcheck.errors import BackendUnavailableError
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder, positional_cache_bug
 
 if "ci" not in cli.commands:
@@ -446,7 +446,7 @@ def test_backend_failure_exits_3(kb: dict[str, Path], monkeypatch: pytest.Monkey
     def down(*_a: Any, **_k: Any) -> None:
         raise BackendUnavailableError("faiss: the index could not be read; retry")
 
-    monkeypatch.setattr("indexcheck.core.ci.run_ci", down)
+    monkeypatch.setattr("indexcheck.commands.ci.run_ci", down)
     code, _, err = run("ci", "--config", str(write_config(kb)))
     assert code == 3 and err == "error: faiss: the index could not be read; retry\n"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexcheck.core.ci import BLOCK, PASS, CiConfig, run_ci
+from indexcheck.commands.ci import BLOCK, PASS, CiConfig, run_ci
 from indexcheck.errors import InputError
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder, MemoryStore
 
 from .test_ci import junit, make_kb, run, write_config

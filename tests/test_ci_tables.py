@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from indexcheck.core.ci.config import CiConfig
+from indexcheck.commands.ci.config import CiConfig
 from indexcheck.errors import InputError
 
 

@@ -44,7 +44,7 @@ def test_store_closes_when_the_command_raises(
     def down(*_a: Any, **_k: Any) -> None:
         raise BackendUnavailableError("memory: gone; retry")
 
-    monkeypatch.setattr("indexcheck.core.check_index.check_index", down)
+    monkeypatch.setattr("indexcheck.commands.check_index.check_index", down)
     code, _, err = run(
         "check-index", "--store", "memory:x", "--chunks", str(small_kb["chunks"]), *EMB
     )

@@ -77,7 +77,7 @@ def core_imports(path: Path) -> list[tuple[int, str]]:
                 return
             if len(parts) > 2:
                 out.append((node.lineno, parts[2]))
-            else:  # from indexcheck.core import x: each name is a module under core/
+            else:  # from indexcheck.commands import x: each name is a module under core/
                 out.extend((node.lineno, a.name) for a in node.names)
 
     Visitor().visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
@@ -126,7 +126,7 @@ def test_the_order_check_catches_an_upward_and_a_kit_import(tmp_path: Path) -> N
         kit.write_text(
             "from typing import TYPE_CHECKING\n"
             "if TYPE_CHECKING:\n    from .ci import CiResult\n"
-            "def g():\n    from indexcheck.core.judge import result\n"
+            "def g():\n    from indexcheck.commands.judge import result\n"
         )
         assert offending(up) == ["probe_scale/_planted_up.py:2: core/probe_scale/ imports core/ci/"]
         assert offending(kit) == ["_planted_kit.py:5: the kit imports core/judge/"]
@@ -150,9 +150,7 @@ def _registered_after(module: str) -> set[str]:
     import subprocess
     import sys
 
-    code = (
-        f"import {module}\nfrom indexcheck.core import reports\nprint(*sorted(reports._BUILDERS))"
-    )
+    code = f"import {module}\nfrom indexcheck.commands import reports\nprint(*sorted(reports._BUILDERS))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(out.stdout.split())
 
@@ -161,7 +159,7 @@ def test_every_kind_is_registered_where_its_sections_are_read() -> None:
     """ci's report renders each check's sections, and the report layer reads any --json:
     both must register every builder they use, whatever was imported before (a ci run
     failed with KeyError 'check-index' when only ci's report was loaded)."""
-    from indexcheck.core.reports import KINDS
+    from indexcheck.output.registry import KINDS
 
-    assert _registered_after("indexcheck.report.registered") == set(KINDS)
-    assert _registered_after("indexcheck.core.ci.report") >= set(KINDS) - {"judge"}
+    assert _registered_after("indexcheck.output.render.registered") == set(KINDS)
+    assert _registered_after("indexcheck.commands.ci.report") >= set(KINDS) - {"judge"}

@@ -9,11 +9,11 @@ import faiss
 import numpy as np
 import pytest
 
-from indexcheck.core.diagnose import diagnose
-from indexcheck.core.retrieval import DEFAULT_REFUSAL_PATTERN
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
 from indexcheck.embedders.base import BaseEmbedder
-from indexcheck.questions import Question
+from indexcheck.inputs.corpus import corpus_from_pairs
+from indexcheck.inputs.questions import Question
 from indexcheck.stores import open_store
 
 D = 16

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.diff_index import DiffStatus, diff_index
-from indexcheck.corpus import corpus_from_pairs
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.commands.diff_index import DiffStatus, diff_index
+from indexcheck.inputs.corpus import corpus_from_pairs
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +167,7 @@ def test_new_texts_are_sampled_and_checked_with_the_embedder() -> None:
 def kb_folders(tmp_path: Path) -> dict[str, Path]:
     """The project's fixture chunks, embedded with the hash embedder, as FAISS folders: the
     old index, an identical rebuild with renumbered ids, and a rebuild with the positional bug."""
-    from indexcheck.corpus import load_chunks
+    from indexcheck.inputs.corpus import load_chunks
 
     corpus = load_chunks(ROOT / "fixtures" / "chunks.jsonl")
     texts = list(corpus.texts)
@@ -255,7 +255,7 @@ _RSS_CHILD = textwrap.dedent(
     import resource, sys
     import numpy as np
     sys.path.insert(0, {root!r})
-    from indexcheck.core.diff_index import diff_index
+    from indexcheck.commands.diff_index import diff_index
     from indexcheck.stores.base import StoreInfo, VectorBatch
 
     class Synthetic:
@@ -315,7 +315,7 @@ def _faulty_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> None:
-    from indexcheck.report.registered import kind_of, sections_of
+    from indexcheck.output.render.registered import kind_of, sections_of
 
     old, new = _faulty_pair(tmp_path)
     r = diff_index(_open(old), _open(new))
@@ -407,9 +407,9 @@ def ray_cluster():  # type: ignore[no-untyped-def]
 
 
 def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Path) -> None:
-    from indexcheck.core.diff_index import new_texts as diff_new_texts
+    from indexcheck.commands.diff_index import new_texts as diff_new_texts
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
-    from indexcheck.engine import LocalEngine, RayEngine
+    from indexcheck.engines import LocalEngine, RayEngine
 
     old, new = _with_new_texts()
     local = diff_index(old, new, embedder=HashEmbedder(32), sample_new=None, engine=LocalEngine())

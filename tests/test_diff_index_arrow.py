@@ -14,8 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core import arrow_spill
-from indexcheck.core.diff_index import DiffResult, diff_index
+from indexcheck.commands.diff_index import DiffResult, arrow_spill, diff_index
 from indexcheck.errors import VectorTypeError
 from indexcheck.stores import open_store
 from indexcheck.testing import MemoryStore
@@ -204,7 +203,7 @@ def test_to_dict_is_asdict(tmp_path: Path) -> None:
 
 def _decoded(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Vector rows decoded per file name, counted from here on."""
-    from indexcheck.stores.file_readers import ParquetReader
+    from indexcheck.stores.files.readers import ParquetReader
 
     rows: dict[str, int] = {}
     groups = ParquetReader._groups
@@ -245,7 +244,7 @@ def test_a_clean_diff_of_two_parquet_files_computes_no_lsh_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Nothing moved: no holder search, so no old row is keyed and none read again."""
-    from indexcheck.core.diff_index import band_holders
+    from indexcheck.commands.diff_index import band_holders
 
     keyed: list[int] = []
     real = band_holders.lsh_keys

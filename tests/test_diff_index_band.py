@@ -15,8 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core import arrow_spill
-from indexcheck.core.diff_index import DiffResult, band, diff_index
+from indexcheck.commands.diff_index import DiffResult, arrow_spill, band, diff_index
 from indexcheck.stores import open_store
 from indexcheck.testing import MemoryStore
 
@@ -170,8 +169,8 @@ def test_what_the_band_cannot_serve_goes_back_to_the_spill(
 def test_the_bit_screen_keeps_near_vectors_and_drops_far_ones() -> None:
     """A vector at cosine 0.9995 to a moved one differs from it in at most the screen's
     bound of its 96 sign bits; a random one nearly never does; no screen at cosine -1."""
-    from indexcheck.core.diff_index.band_holders import _differing, max_differing_bits
-    from indexcheck.core.hash_join import lsh_keys, lsh_planes
+    from indexcheck.commands.diff_index.band_holders import _differing, max_differing_bits
+    from indexcheck.commands.diff_index.hash_join import lsh_keys, lsh_planes
 
     most = max_differing_bits(0.999)
     assert 5 <= most <= 20 and max_differing_bits(-1.0) == 96
@@ -227,8 +226,8 @@ def test_both_stores_open_at_once_and_a_failed_one_closes_the_other(
     """diff-index opens old and new on two threads (each open reads its file for the
     fingerprint); the new store's error is the one raised, the other store is closed."""
     from indexcheck.errors import DataFileError
+    from indexcheck.stores.files.store import ParquetStore
     from indexcheck.stores.opening import opened_pair
-    from indexcheck.stores.parquet import ParquetStore
 
     closed: list[str] = []
     real = ParquetStore.close
@@ -294,7 +293,7 @@ def test_the_band_pass_runs_its_products_on_one_blas_thread(
     made it 5x slower on two cores (core/blas_threads.py). Limited during the run only."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from indexcheck.core.diff_index import band_holders
+    from indexcheck.commands.diff_index import band_holders
 
     def blas() -> list[int]:
         return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
@@ -328,7 +327,7 @@ def test_one_blas_thread_gives_the_limits_back_after_the_last_of_two_threads() -
 
     from threadpoolctl import threadpool_info
 
-    from indexcheck.core.blas_threads import one_blas_thread
+    from indexcheck.commands.kit.blas_threads import one_blas_thread
 
     def blas() -> list[int]:  # the process-wide ones (numpy's); an OpenMP build's is per thread
         return [

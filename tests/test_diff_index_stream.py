@@ -11,8 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core import arrow_spill
-from indexcheck.core.diff_index import diff_index, vectors
+from indexcheck.commands.diff_index import arrow_spill, diff_index, vectors
 from indexcheck.stores import open_store
 from indexcheck.testing import MemoryStore
 

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from indexcheck.cli.option_types import FiniteFloat
-from indexcheck.core.ci.baseline_guard import baseline_differences, check_baseline
+from indexcheck.commands.ci.baseline_guard import baseline_differences, check_baseline
 from indexcheck.embedders.base import RetryPolicy
 from indexcheck.errors import BackendUnavailableError, DataFileError, InputError
-from indexcheck.secrets import scrub, spec_password, spec_password_warning
-from indexcheck.stores.store_files import langchain_rows, parse_ids_json
-from indexcheck.waiting import current, set_override
+from indexcheck.remote.waiting import current, set_override
+from indexcheck.safety.secrets import scrub, spec_password, spec_password_warning
+from indexcheck.stores.faiss.ids_files import langchain_rows, parse_ids_json
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = Path("ids.json")
@@ -62,7 +62,7 @@ def test_ids_json_bad_shapes_are_input_errors(raw: Any, says: str) -> None:
     ],
 )
 def test_ids_json_streamed_refuses_as_the_whole_list_does(raw: Any, tmp_path: Path) -> None:
-    from indexcheck.stores.json_list import iter_entries
+    from indexcheck.stores.faiss.json_list import iter_entries
 
     path = tmp_path / "ids.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
@@ -211,7 +211,7 @@ KEY = "canary-edges-1b2c"
 
 
 def _mistral(emu: Any, **kw: Any) -> Any:
-    from indexcheck.embedders.mistral import MistralEmbedder
+    from indexcheck.embedders.mistral.embedder import MistralEmbedder
 
     kw.setdefault("retry", RetryPolicy(max_retries=3))
     return MistralEmbedder(api_key=KEY, server_url=emu.url, **kw)
@@ -252,7 +252,7 @@ def test_mistral_timeout_comes_from_env(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("INDEXCHECK_MAX_WAIT", "0.5")
     with MistralEmulator(api_key=KEY) as emu:
         emu.delay_s = 2.0
-        from indexcheck.embedders.mistral import MistralEmbedder
+        from indexcheck.embedders.mistral.embedder import MistralEmbedder
 
         embedder = MistralEmbedder(api_key=KEY, server_url=emu.url)
         assert embedder.timeout_s == 0.2 and embedder.retry.max_wait == 0.5
@@ -263,7 +263,7 @@ def test_mistral_timeout_comes_from_env(monkeypatch: pytest.MonkeyPatch) -> None
 # -- memory: tokenize only what the model reads ----------------------------------------------
 _RSS_SCRIPT = """
 import resource, sys
-from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+from indexcheck.embedders.minilm.model import MiniLMEmbedder
 e = MiniLMEmbedder()
 words = "vaccinate puppies at eight weeks, then yearly boosters. "
 n = int(sys.argv[1])
@@ -301,8 +301,8 @@ def test_one_10mb_text_stays_under_500mb_rss() -> None:
 
 def test_clipping_gives_the_same_tokens_as_tokenizing_everything() -> None:
     pytest.importorskip("tokenizers")
-    from indexcheck.corpus import text_hash
-    from indexcheck.embedders.onnx_minilm import CLIP_CHARS, MiniLMEmbedder
+    from indexcheck.embedders.minilm.model import CLIP_CHARS, MiniLMEmbedder
+    from indexcheck.inputs.corpus import text_hash
 
     e = MiniLMEmbedder()
     texts = [
@@ -320,9 +320,9 @@ def test_clipping_gives_the_same_tokens_as_tokenizing_everything() -> None:
 
 def test_cached_embedder_exposes_truncated_texts(tmp_path: Path) -> None:
     pytest.importorskip("tokenizers")
-    from indexcheck.corpus import text_hash
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
-    from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+    from indexcheck.embedders.minilm.model import MiniLMEmbedder
+    from indexcheck.inputs.corpus import text_hash
 
     long = "many words here " * 200
     cached = CachedEmbedder(MiniLMEmbedder(), EmbeddingCache(tmp_path / "c.sqlite"))
@@ -331,7 +331,7 @@ def test_cached_embedder_exposes_truncated_texts(tmp_path: Path) -> None:
 
 
 def test_questions_refuse_non_string_question(tmp_path: Path) -> None:
-    from indexcheck.questions import load_questions
+    from indexcheck.inputs.questions import load_questions
 
     path = tmp_path / "q.jsonl"
     path.write_text(json.dumps({"id": "q", "question": "x", "expected": [{"a": 1}]}) + "\n")
@@ -340,7 +340,7 @@ def test_questions_refuse_non_string_question(tmp_path: Path) -> None:
 
 
 def _upstash(monkeypatch: pytest.MonkeyPatch, emu: Any, params: str) -> str:
-    from indexcheck.stores.upstash import TOKEN_ENV, URL_ENV
+    from indexcheck.stores.upstash.store import TOKEN_ENV, URL_ENV
     from tests.builders.upstash import build
 
     monkeypatch.setenv(TOKEN_ENV, "canary-upstash-token")

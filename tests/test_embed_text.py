@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.embed_text import EmbedTemplate, metadata_lines, safe_format, unescape
 from indexcheck.embedders.prefixes import (
     EmbedderSpec,
     PrefixedEmbedder,
@@ -14,6 +13,7 @@ from indexcheck.embedders.prefixes import (
     with_prefixes,
 )
 from indexcheck.errors import DataFileError, InputError, SpecError
+from indexcheck.inputs.embed_text import EmbedTemplate, metadata_lines, safe_format, unescape
 from indexcheck.testing import HashEmbedder
 
 META = {"file": "hours.md", "title": "Opening hours", "page": 3}

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from indexcheck.embedders.base import RetryPolicy
-from indexcheck.embedders.mistral import MistralEmbedder
+from indexcheck.embedders.mistral.embedder import MistralEmbedder
 from tests.emulators.mistral_emulator import MistralEmulator, expected_vector
 
 KEY = "test-mistral-key"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from indexcheck.embedders.base import RetryPolicy
-from indexcheck.embedders.mistral import MistralEmbedder, from_spec
+from indexcheck.embedders.mistral.embedder import MistralEmbedder, from_spec
 from indexcheck.errors import (
     AuthError,
     BackendUnavailableError,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.embedders import onnx_minilm, open_embedder
+from indexcheck.embedders import open_embedder
 from indexcheck.embedders.base import BaseEmbedder, RetryPolicy
 from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache
+from indexcheck.embedders.minilm import model as onnx_minilm
 from indexcheck.errors import (
     BackendUnavailableError,
     ModelNotInstalledError,

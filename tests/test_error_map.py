@@ -1,4 +1,4 @@
-"""The SDK error tables (indexcheck/stores/error_map.py): how a row matches, which row wins,
+"""The SDK error tables (indexcheck/remote/error_map.py): how a row matches, which row wins,
 and how the base applies a table (a store that declares ``errors`` and nothing else)."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from indexcheck.errors import (
     SpecError,
     TransientError,
 )
-from indexcheck.retry import RetryPolicy
+from indexcheck.remote.error_map import Caught, ErrorMap, Rule, doing, matches
+from indexcheck.remote.retry import RetryPolicy
 from indexcheck.stores.base import BaseStore
-from indexcheck.stores.error_map import Caught, ErrorMap, Rule, doing, matches
 
 
 class NotFoundError(Exception):

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexcheck.core.caches import npy_blocks
-from indexcheck.core.exact import (
+from indexcheck.commands.kit.exact import (
     FAMILIES,
     as_similarity,
     block_rows,
@@ -22,8 +21,9 @@ from indexcheck.core.exact import (
     family_of,
     rebatch,
 )
-from indexcheck.core.transforms import CATALOGUE
 from indexcheck.errors import DataFileError, InputError
+from indexcheck.output.caches import npy_blocks
+from indexcheck.scales.transforms import CATALOGUE
 
 
 def blocks_of(

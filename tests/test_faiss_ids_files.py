@@ -12,10 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.diff_index import diff_index
+from indexcheck.commands.diff_index import diff_index
 from indexcheck.errors import DataFileError
 from indexcheck.stores import open_store
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 
 N, D = 3000, 8
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from indexcheck.core.check_index.sample_vectors import StoredVectors
-from indexcheck.core.fetching import fetch_batches
-from indexcheck.core.ground_truth import Lookup
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index.sample.vectors import StoredVectors
+from indexcheck.commands.kit.fetching import fetch_batches
+from indexcheck.commands.kit.ground_truth import Lookup
 from indexcheck.errors import IncompleteResultError
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores.protocol import Fetched
 from indexcheck.testing import MemoryStore
 

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.diagnose import diagnose
-from indexcheck.questions import Question, load_questions
+from indexcheck.commands.diagnose import diagnose
+from indexcheck.inputs.questions import Question, load_questions
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
 from tests import pg_support

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexcheck.core.compare_ann import compare_ann
-from indexcheck.core.filtered_truth import filtered_ground_truth
+from indexcheck.commands.compare_ann import compare_ann
+from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.filters import evaluate, parse_filter, translate
 from indexcheck.stores import StoreOptions, open_store
 from tests.builders import langchain_indexes, llamaindex_indexes

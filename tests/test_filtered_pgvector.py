@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.core.compare_ann import compare_ann, sweep_ann
-from indexcheck.core.filtered_truth import filtered_ground_truth
+from indexcheck.commands.compare_ann import compare_ann, sweep_ann
+from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.errors import FilterError
 from indexcheck.filters import evaluate, parse_filter
 from indexcheck.stores import open_store
@@ -179,7 +179,7 @@ def test_injection_in_value_matches_literally(spec: str) -> None:
 
 
 def test_probe_scale_under_a_filter_on_pgvector(spec: str) -> None:
-    from indexcheck.core.probe_scale import probe_scale
+    from indexcheck.commands.probe_scale import probe_scale
 
     with open_store(spec) as store:
         result = probe_scale(store, filter={"profile": "common"})

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from indexcheck.api import run_ci
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.core.ci import CiConfig
+from indexcheck.commands.ci import CiConfig
 from indexcheck.errors import DataFileError, InputError
-from indexcheck.filtered_questions import filters_manifest, run_filters
 from indexcheck.filters import canonical, parse_filter
-from indexcheck.questions import load_questions
+from indexcheck.inputs.question_filters import filters_manifest, run_filters
+from indexcheck.inputs.questions import load_questions
 from indexcheck.testing import HashEmbedder
 
 N = 120
@@ -121,7 +121,7 @@ def test_cli_per_question_filters_reach_truth_and_json(kb: dict[str, Path]) -> N
 
 
 def test_cli_filter_on_a_store_without_metadata_is_exit_2(tmp_path: Path) -> None:
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     write_faiss_folder(tmp_path / "f", [f"c{i}" for i in range(20)], np.eye(20, 8, dtype="f4"))
     np.save(tmp_path / "q.npy", np.eye(3, 8, dtype="f4"))

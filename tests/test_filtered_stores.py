@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.compare_ann import compare_ann
-from indexcheck.core.filtered_truth import filtered_ground_truth
+from indexcheck.commands.compare_ann import compare_ann
+from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.errors import FilterError
 from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter
 from indexcheck.stores import StoreOptions, open_store
@@ -173,7 +173,7 @@ def test_chroma_refuses_exists_naming_it(tmp_path: Path) -> None:
 
 
 def test_a_store_that_cannot_filter_says_so(tmp_path: Path) -> None:
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     ids, vecs, _, queries = _data()
     write_faiss_folder(tmp_path / "f", ids, vecs)

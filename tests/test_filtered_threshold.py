@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.sweep_threshold import sweep_threshold_cmd
-from indexcheck.core.sweep_threshold import sweep_threshold
-from indexcheck.questions import load_questions
+from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.inputs.questions import load_questions
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
 

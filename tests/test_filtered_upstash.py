@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexcheck.core.compare_ann import compare_ann
-from indexcheck.core.filtered_truth import filtered_ground_truth
+from indexcheck.commands.compare_ann import compare_ann
+from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.errors import FilterError
 from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter
 from indexcheck.stores import open_store

@@ -52,7 +52,7 @@ def test_a_bad_sweep_parameter_is_refused_before_anything_opens(
         raise AssertionError("a store was opened before the sweep parameter was checked")
 
     monkeypatch.setattr("indexcheck.stores.opening.open_store", no_opening)
-    monkeypatch.setattr("indexcheck.engine.open_engine", no_opening)
+    monkeypatch.setattr("indexcheck.engines.open_engine", no_opening)
     spec = f"faiss:{small_kb['good']}"
     r = CliRunner().invoke(cli, ["compare-ann", "--store", spec, "--sweep", "ef=2,4"])
     assert r.exit_code == 2
@@ -85,7 +85,11 @@ def test_api_compare_ann_reads_questions_and_query_vectors_files(
 
     spec = f"faiss:{small_kb['good']}"
     from_questions = api.compare_ann(
-        spec, k=4, fetch=[4], questions=small_kb_questions, embedder="py:indexcheck.testing:HASH32"
+        spec,
+        k=4,
+        fetch=[4],
+        questions=small_kb_questions,
+        embedder="py:indexcheck.testing:HASH32",
     )
     assert from_questions.queries == 16 and from_questions.manifest["queries"]["count"] == 16
     np.save(tmp_path / "qv.npy", HashEmbedder(32).embed(["a note", "another note"]))

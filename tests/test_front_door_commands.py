@@ -14,8 +14,8 @@ from click.testing import CliRunner
 import indexcheck
 from indexcheck import api
 from indexcheck.cli.app import cli
-from indexcheck.core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from indexcheck.errors import InputError
+from indexcheck.inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 
 SPEC = "py:indexcheck.testing:HASH32"
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.diff_index import band_holders as bh
-from indexcheck.core.hash_join import LSH_BITS, LSH_TABLES
+from indexcheck.commands.diff_index import band_holders as bh
+from indexcheck.commands.diff_index.hash_join import LSH_BITS, LSH_TABLES
 
 TOP = (1 << LSH_BITS) - 1
 

@@ -20,15 +20,15 @@ from PIL import Image
 
 from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import check_index
-from indexcheck.core.ci import CiConfig
-from indexcheck.core.compare_ann import compare_ann, sample_queries
-from indexcheck.core.diagnose import diagnose
-from indexcheck.core.probe_scale import probe_scale
-from indexcheck.core.sweep_threshold import sweep_threshold
-from indexcheck.corpus import load_chunks
-from indexcheck.questions import load_questions
-from indexcheck.report.html import kind_of, write_report
+from indexcheck.commands.check_index import check_index
+from indexcheck.commands.ci import CiConfig
+from indexcheck.commands.compare_ann import compare_ann, sample_queries
+from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.probe_scale import probe_scale
+from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.inputs.corpus import load_chunks
+from indexcheck.inputs.questions import load_questions
+from indexcheck.output.render.html import kind_of, write_report
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
 from tests.test_ci import make_kb, write_config

@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.diagnose import diagnose
-from indexcheck.core.sweep_threshold import sweep_threshold
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.sweep_threshold import sweep_threshold
 from indexcheck.errors import InputError
-from indexcheck.questions import Question
+from indexcheck.inputs.corpus import corpus_from_pairs
+from indexcheck.inputs.questions import Question
 from indexcheck.testing import HashEmbedder, MemoryStore
 from tests.builders.framework_corpus import framework_corpus, langchain_embeddings
 
@@ -77,7 +77,7 @@ def test_uuid_ids_on_a_store_without_texts_exit_2(tmp_path, mode: list[str]) -> 
     every chunk was 'missing_vector ... index them' and every vector 'orphan ... delete'."""
     import uuid
 
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     texts = [f"Fact {i} about topic {i % 7}." for i in range(60)]
     own = [f"doc#{i:03d}" for i in range(60)]
@@ -131,7 +131,7 @@ def test_overlapping_ids_and_stores_without_texts_are_not_refused() -> None:
     texts = [f"text number {i}" for i in range(20)]
     ids = [f"c{i}" for i in range(20)]
     corpus = corpus_from_pairs(ids, texts, "chunks")
-    from indexcheck.core.check_index import check_index
+    from indexcheck.commands.check_index import check_index
 
     store, emb = small(ids, texts)
     assert check_index(store, emb, corpus, sample=10).ok

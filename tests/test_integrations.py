@@ -49,7 +49,7 @@ def langchain_build(folder: Path, shift: bool) -> str:
     from langchain_community.vectorstores import FAISS
     from langchain_core.documents import Document
 
-    from indexcheck.integrations.langchain import IndexcheckEmbeddings
+    from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings
 
     class Shifted(IndexcheckEmbeddings):  # type: ignore[misc, valid-type]
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -66,7 +66,7 @@ def llamaindex_build(folder: Path, shift: bool) -> str:
     from llama_index.core import VectorStoreIndex
     from llama_index.core.schema import TextNode
 
-    from indexcheck.integrations.llamaindex import IndexcheckEmbedding
+    from indexcheck.integrations.llamaindex.embeddings import IndexcheckEmbedding
 
     class Shifted(IndexcheckEmbedding):  # type: ignore[misc, valid-type]
         def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
@@ -102,8 +102,8 @@ def test_index_built_with_the_shipped_embedder_passes_and_a_shift_fails(
 
 def test_the_classes_embed_as_the_default_embedder_does() -> None:
     from indexcheck.embedders import open_embedder
-    from indexcheck.integrations.langchain import IndexcheckEmbeddings
-    from indexcheck.integrations.llamaindex import IndexcheckEmbedding
+    from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings
+    from indexcheck.integrations.llamaindex.embeddings import IndexcheckEmbedding
 
     texts = [c["text"] for c in chunks()[:3]]
     want = open_embedder("minilm").embed(texts)
@@ -116,7 +116,7 @@ def test_the_classes_embed_as_the_default_embedder_does() -> None:
 
 
 def test_a_spec_with_prefixes_embeds_documents_and_queries_apart() -> None:
-    from indexcheck.integrations.langchain import embeddings
+    from indexcheck.integrations.langchain.embeddings import embeddings
 
     spec = "py:indexcheck.testing:HASH32?prefix=passage:%20&query_prefix=query:%20"
     emb = embeddings(spec)
@@ -139,7 +139,7 @@ def test_a_missing_framework_names_the_pip_install(
 ) -> None:
     import importlib
 
-    module = f"indexcheck.embedders.frameworks.{module}"
+    module = f"indexcheck.integrations.{module}"
     real = builtins.__import__
 
     def refuse(mod: str, *args: Any, **kwargs: Any) -> Any:
@@ -159,15 +159,15 @@ def test_a_missing_framework_names_the_pip_install(
 
 
 def test_the_integrations_paths_name_the_same_classes() -> None:
-    """``indexcheck.integrations.langchain``/``.llamaindex`` (the paths first documented) name
-    the classes and functions of :mod:`indexcheck.embedders.frameworks`."""
+    """``indexcheck.integrations.langchain.embeddings``/``.llamaindex`` (the paths first documented) name
+    the classes and functions of :mod:`indexcheck.integrations`."""
     import importlib
 
     # by module name, as the old paths load them (the test above re-imports these modules)
-    langchain = importlib.import_module("indexcheck.embedders.frameworks.langchain")
-    llamaindex = importlib.import_module("indexcheck.embedders.frameworks.llamaindex")
-    old_langchain = importlib.import_module("indexcheck.integrations.langchain")
-    old_llamaindex = importlib.import_module("indexcheck.integrations.llamaindex")
+    langchain = importlib.import_module("indexcheck.integrations.langchain.embeddings")
+    llamaindex = importlib.import_module("indexcheck.integrations.llamaindex.embeddings")
+    old_langchain = importlib.import_module("indexcheck.integrations.langchain.embeddings")
+    old_llamaindex = importlib.import_module("indexcheck.integrations.llamaindex.embeddings")
 
     assert old_langchain.IndexcheckEmbeddings is langchain.IndexcheckEmbeddings
     assert old_langchain.embeddings is langchain.embeddings

@@ -7,9 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.core.check_index import check_index
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index import check_index
 from indexcheck.errors import DimensionMismatchError, InputError
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexcheck.json_pieces import iter_json
+from indexcheck.output.json_pieces import iter_json
 
 
 def _default(o: Any) -> Any:
@@ -77,7 +77,7 @@ def test_long_containers_of_scalars_are_written_a_slice_at_a_time() -> None:
     """A list of 800,000 ids (a finding's chunk ids) is not one string: its pieces hold at
     most SLICE items (the CLI's peak RSS grew 57 bytes a chunk when it was), and the text
     across slice boundaries is json's."""
-    from indexcheck import json_pieces
+    from indexcheck.output import json_pieces
 
     rng = np.random.default_rng(5)
     long_list = [f"id-{i}" if i % 3 else (None if i % 2 else i / 3) for i in range(3 * 1024 + 7)]
@@ -98,7 +98,7 @@ def test_rows_written_by_the_c_encoder_are_json_dumps_text(indent: int, ensure_a
     scalar, keys of every type, and the slice boundaries give json's text."""
     import enum
 
-    from indexcheck import json_pieces
+    from indexcheck.output import json_pieces
 
     class Status(enum.StrEnum):  # as the results' statuses are
         MOVED = "vector_changed"

@@ -283,7 +283,7 @@ def test_answers_from_csv_and_parquet_give_the_same_result(tmp_path: Path) -> No
 
 
 def test_groundedness_is_never_nan() -> None:
-    from indexcheck.core.judge import summarise
+    from indexcheck.commands.judge import summarise
 
     result = summarise([], "py:x", "v", False)
     assert result.supported_rate["value"] is None and result.ok

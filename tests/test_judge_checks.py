@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexcheck.core.judge import AnswerResult, AnswerStatus, ReplyError, parse_reply
-from indexcheck.core.judge.calibration import calibrate, cohen_kappa
-from indexcheck.core.judge.claims import (
+from indexcheck.commands.judge import AnswerResult, AnswerStatus, ReplyError, parse_reply
+from indexcheck.commands.judge.calibration import calibrate, cohen_kappa
+from indexcheck.commands.judge.claims import (
     CitationStatus,
     Verdict,
     citation_status,
@@ -115,8 +115,8 @@ def test_kappa_of_identical_labels_is_one(labels: list[int]) -> None:
 
 
 def test_calibration_against_labels() -> None:
-    from indexcheck.core.judge import ClaimResult
-    from indexcheck.core.judge.claims import Verdict as V
+    from indexcheck.commands.judge import ClaimResult
+    from indexcheck.commands.judge.claims import Verdict as V
 
     def claim(v: V) -> ClaimResult:
         return ClaimResult(

@@ -11,7 +11,7 @@ import pytest
 import indexcheck
 
 CORE = Path(indexcheck.__file__).parent / "core"
-FORBIDDEN_MODULES = ("indexcheck.cli", "indexcheck.report", "click", "rich")
+FORBIDDEN_MODULES = ("indexcheck.cli", "indexcheck.output.render", "click", "rich")
 FORBIDDEN_CALLS = {"open_store", "open_embedder", "parse"}  # parse: StoreSpec.parse
 
 
@@ -26,7 +26,7 @@ def violations(path: Path) -> list[str]:
     # a package's __init__ keeps its last part, so "." resolves to the package itself
     inside = path.is_relative_to(CORE)
     rel = path.relative_to(CORE.parent.parent).with_suffix("") if inside else None
-    here = ".".join(rel.parts) if rel else "indexcheck.core." + path.stem
+    here = ".".join(rel.parts) if rel else "indexcheck.commands." + path.stem
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     found: list[str] = []
     for node in ast.walk(tree):
@@ -72,7 +72,7 @@ def test_the_walker_catches_each_kind_of_violation(tmp_path: Path) -> None:
         "import click\n"
         "from rich.table import Table\n"
         "from ..cli.options import progress\n"
-        "from indexcheck.report import html\n"
+        "from indexcheck.output.render import html\n"
         "from ..stores import open_store\n"
         "from ..stores.base import StoreSpec\n"
         "def f(s):\n"
@@ -89,7 +89,7 @@ def test_statuses_labels_and_verdicts_are_str_enums_with_one_order() -> None:
     import json
     from enum import StrEnum
 
-    from indexcheck.core import verdicts as v
+    from indexcheck.commands.kit import verdicts as v
 
     assert all(issubclass(e, StrEnum) for e in (v.Verdict, v.Label, v.Status))
     assert [x.value for x in v.Verdict] == ["PASS", "INSUFFICIENT_EVIDENCE", "BLOCK"]
@@ -216,7 +216,7 @@ def test_the_layer_reader_sees_lazy_imports_and_skips_type_checking() -> None:
         "if TYPE_CHECKING:\n"
         "    from ..api import check_index\n"
         "else:\n"
-        "    import indexcheck.report.html\n"
+        "    import indexcheck.output.render.html\n"
         "def f():\n"
         "    from ..cli.options import progress\n"
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexcheck.core.check_index.streamed import JSON_ROWS_LIMIT
+from indexcheck.commands.check_index.stream.check import JSON_ROWS_LIMIT
 from indexcheck.testing import HashEmbedder
 from tests.test_memory_streamed import RATIO, peak_rss_mb
 

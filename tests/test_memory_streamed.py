@@ -62,7 +62,7 @@ def _write(kind: str, folder: Path, n: int) -> tuple[str, str]:
                     f.write(json.dumps({"id": i, "text": t, "vector": row}) + "\n")
             specs.append(f"jsonl:{path}")
         else:
-            from indexcheck.stores.faiss_store import write_faiss_folder
+            from indexcheck.stores.faiss.store import write_faiss_folder
 
             write_faiss_folder(folder / name, ids, vecs, texts)
             specs.append(f"faiss:{folder / name}")

@@ -17,10 +17,10 @@ import faiss
 import numpy as np
 import pytest
 
-from indexcheck.core.diagnose import diagnose
-from indexcheck.core.diagnose.metrics import ndcg_at_k, retrieval_metrics
-from indexcheck.corpus import corpus_from_pairs
-from indexcheck.questions import Question
+from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose.metrics import ndcg_at_k, retrieval_metrics
+from indexcheck.inputs.corpus import corpus_from_pairs
+from indexcheck.inputs.questions import Question
 from indexcheck.stores import open_store
 from tests.test_diagnose import D, DictEmbedder, unit
 

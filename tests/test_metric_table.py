@@ -4,8 +4,13 @@ from __future__ import annotations
 
 
 def test_every_store_takes_its_scores_from_the_one_metric_table() -> None:
-    from indexcheck.stores import _local, chroma, lancedb, milvus, pgvector_sql, qdrant
+    from indexcheck.stores import local as _local
+    from indexcheck.stores.chroma import store as chroma
+    from indexcheck.stores.lancedb import store as lancedb
     from indexcheck.stores.metric_table import scores_of
+    from indexcheck.stores.milvus import store as milvus
+    from indexcheck.stores.pgvector import sql as pgvector_sql
+    from indexcheck.stores.qdrant import store as qdrant
 
     assert lancedb.DISTANCE_SCORES is scores_of("lancedb")  # its ?metric= choices
     # chroma, lancedb, milvus and qdrant describe themselves through BaseStore.described,

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexcheck.core.diagnose.metrics import (
+from indexcheck.commands.diagnose.metrics import (
     hit_at_k,
     ndcg_at_k,
     recall_at_k,
     reciprocal_rank,
     retrieval_metrics,
 )
-from indexcheck.questions import Question
+from indexcheck.inputs.questions import Question
 
 
 def test_hand_computed_cases() -> None:

@@ -168,7 +168,7 @@ def test_the_id_map_is_cached_by_the_file_fingerprint(tmp_path: Path) -> None:
 def test_a_faiss_folder_streams_ids_json_and_reads_flat_rows_from_the_file(
     tmp_path: Path,
 ) -> None:
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     n, d = 30_000, 8  # ids.json over 1 MB: entries cross the reader's chunks
     rng = np.random.default_rng(3)
@@ -198,7 +198,7 @@ def test_a_faiss_folder_streams_ids_json_and_reads_flat_rows_from_the_file(
 def test_diff_index_batched_text_keys_are_the_per_text_keys() -> None:
     """diff-index hashes a block of stored texts with Arrow kernels; every key must be the
     one content_key gives (NFC, \\n line endings, str.strip's whitespace), bit for bit."""
-    from indexcheck.text_keys import content_key, content_keys
+    from indexcheck.inputs.text_keys import content_key, content_keys
 
     texts = [
         "a",

@@ -86,7 +86,7 @@ def test_sigkill_mid_run_then_rerun_requests_only_the_rest(tmp_path: Path) -> No
 
 def test_rate_limit_after_3_batches_then_rerun_requests_only_the_rest(tmp_path: Path) -> None:
     pytest.importorskip("mistralai.client")
-    from indexcheck.embedders.mistral import MistralEmbedder
+    from indexcheck.embedders.mistral.embedder import MistralEmbedder
     from tests.emulators.mistral_emulator import MistralEmulator, expected_vector
 
     texts = [f"distinct text {i}" for i in range(20)]

@@ -23,10 +23,10 @@ import pytest
 import indexcheck.embedders as embedders_pkg
 import indexcheck.plugins as plugins
 import indexcheck.stores as stores_pkg
-from indexcheck import default_plugins
 from indexcheck.errors import SpecError
+from indexcheck.plugins import defaults as default_plugins
 from indexcheck.stores import BaseStore, open_store, store_class
-from indexcheck.stores.faiss_store import FaissStore, write_faiss_folder
+from indexcheck.stores.faiss.store import FaissStore, write_faiss_folder
 from tests.store_contract import check_store_contract
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def test_builtins_register_through_the_hooks(
     )
     assert type(open_store(f"faiss:{tmp_path / 'ix'}")) is FaissStore
     stores = plugins.registry("stores")
-    assert stores.owners["faiss"] == "indexcheck.default_plugins"
+    assert stores.owners["faiss"] == "indexcheck.plugins.defaults"
     assert set(plugins.registry("judges").names()) == {"mistral", "openai", "py"}
 
 
@@ -173,7 +173,7 @@ def test_a_second_plugin_for_a_builtin_scheme_is_refused_by_name(
     with pytest.raises(
         SpecError,
         match=r"two plugins register the store 'faiss' "
-        r"\(indexcheck.default_plugins and clashing\); uninstall one",
+        r"\(indexcheck.plugins.defaults and clashing\); uninstall one",
     ):
         open_store(f"faiss:{tmp_path / 'ix'}")
     # a clash on one scheme leaves the others alone

@@ -1,6 +1,6 @@
 """The pytest plugin and the assertions, run by pytester on small real FAISS folders.
 
-Each inner run loads the plugin with ``-p indexcheck.cli.pytest_plugin`` and no other plugin:
+Each inner run loads the plugin with ``-p indexcheck.testing.pytest_plugin`` and no other plugin:
 the same module the ``pytest11`` entry point names (checked against pyproject.toml), which
 a fresh install registers for every run.
 """
@@ -22,20 +22,19 @@ import pytest
 # SWIG or Cython extension imported a second time crashes the interpreter: import here,
 # before any pytester snapshot, everything the inner runs use.
 import indexcheck.api  # noqa: F401
-import indexcheck.assertions  # noqa: F401
 import indexcheck.cli.app  # noqa: F401
-import indexcheck.cli.assertions  # noqa: F401
-import indexcheck.core.check_index  # noqa: F401
-import indexcheck.core.compare_ann  # noqa: F401
-import indexcheck.core.judge  # noqa: F401
-import indexcheck.core.sweep_threshold  # noqa: F401
-from indexcheck.stores.faiss_store import write_faiss_folder
+import indexcheck.commands.check_index  # noqa: F401
+import indexcheck.commands.compare_ann  # noqa: F401
+import indexcheck.commands.judge  # noqa: F401
+import indexcheck.commands.sweep_threshold  # noqa: F401
+import indexcheck.testing.assertions  # noqa: F401  # noqa: F401
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder, positional_cache_bug
 
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGIN = "indexcheck.cli.pytest_plugin"
+PLUGIN = "indexcheck.testing.pytest_plugin"
 HASH32 = "py:indexcheck.testing:HASH32"
 
 ALIGNED = """
@@ -106,7 +105,7 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     assert project["project"]["entry-points"]["pytest11"] == {"indexcheck": PLUGIN}
 
 
-@pytest.mark.parametrize("module", [PLUGIN, "indexcheck.pytest_plugin"])
+@pytest.mark.parametrize("module", [PLUGIN, "indexcheck.testing.pytest_plugin"])
 def test_the_entry_point_loads_the_plugin_and_no_indexcheck_turns_it_off(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, module: str
 ) -> None:
@@ -150,7 +149,7 @@ def test_a_shifted_index_fails_naming_the_shift(
     out = result.stdout.str()
     # issue 17: one positional shift told as one root finding; the verdict counts failures
     first = (
-        r"E\s+indexcheck\.assertions\.IndexcheckAssertionError: indexcheck check-index failed: "
+        r"E\s+indexcheck\.testing\.IndexcheckAssertionError: indexcheck check-index failed: "
         r"shift: one positional shift from 'note1#sec-034' \(position 34\) on"
     )
     assert re.search(first, out), out
@@ -323,7 +322,7 @@ def test_the_plugin_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     """Loading the plugin (as every run of a project with indexcheck installed does) pulls
     in neither numpy nor rich nor the CLI."""
     probe = (
-        "import sys, indexcheck.cli.pytest_plugin\n"
+        "import sys, indexcheck.testing.pytest_plugin\n"
         "names = ('numpy', 'rich', 'click', 'faiss', 'indexcheck.api')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
@@ -355,19 +354,18 @@ def test_the_assertions_from_python_return_or_carry_the_result(
     assert "\x1b[" not in text and "FAIL " in " ".join(text.splitlines()[-2:])
 
 
-def test_the_assertions_keep_their_import_paths() -> None:
-    """``indexcheck.assertions`` and ``indexcheck.testing`` name the very objects of
-    :mod:`indexcheck.cli.assertions`, where the assertions live."""
-    import indexcheck.assertions as old
+def test_the_assertions_are_named_by_their_public_path() -> None:
+    """``indexcheck.testing`` names the very objects of :mod:`indexcheck.testing.assertions`,
+    and a failure names its class by that public path."""
     import indexcheck.testing as testing
-    from indexcheck.cli import assertions
+    from indexcheck.testing import assertions
 
     for name in assertions.__all__:
-        assert getattr(old, name) is getattr(assertions, name), name
-    assert sorted(old.__all__) == sorted(assertions.__all__)
-    assert testing.assert_index_aligned is assertions.assert_index_aligned
+        assert getattr(testing, name) is getattr(assertions, name), name
+    assert set(assertions.__all__) <= set(testing.__all__)
+    assert testing.IndexcheckAssertionError.__module__ == "indexcheck.testing"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        old.nope  # noqa: B018
+        testing.nope  # noqa: B018
 
 
 def test_the_default_sample_checks_a_smaller_index_whole(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.questions import gates
+from indexcheck.commands.questions import gates
 from tests.emulators import generator_script as gs
 from tests.emulators.mistral_emulator import MistralEmulator
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from indexcheck.core.system.hook import Candidate, System
-from indexcheck.integrations.langchain_system import LangChainSystem
-from indexcheck.ranked import keep_ranked
+from indexcheck.commands.diagnose.system.hook import Candidate, System
+from indexcheck.commands.kit.ranked import keep_ranked
+from indexcheck.integrations.langchain.system import LangChainSystem
 
 CANDS = [
     Candidate("a", "A", 0.2),

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from indexcheck.core.judge import parse_reply
-from indexcheck.core.questions import calls
-from indexcheck.core.replies import ReplyError, reply_json, reply_text
+from indexcheck.commands.judge import parse_reply
+from indexcheck.commands.questions import calls
+from indexcheck.judges.replies import ReplyError, reply_json, reply_text
 
 
 @pytest.mark.parametrize(

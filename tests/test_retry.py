@@ -24,7 +24,7 @@ from indexcheck.errors import (
     RateLimitError,
     TransientError,
 )
-from indexcheck.retry import RetryPolicy
+from indexcheck.remote.retry import RetryPolicy
 from tests.emulators.mistral_emulator import MistralEmulator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,10 +153,10 @@ def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[MistralEmulator]:
 
 def _judge(kind: str, emu: MistralEmulator, retry: RetryPolicy) -> object:
     if kind == "mistral":
-        from indexcheck.judges.mistral import MistralJudge
+        from indexcheck.judges.mistral.judge import MistralJudge
 
         return MistralJudge("m", retry=retry)
-    from indexcheck.judges.openai import OpenAIJudge
+    from indexcheck.judges.openai.judge import OpenAIJudge
 
     return OpenAIJudge(f"{emu.url}/v1", "m", retry=retry)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from indexcheck.corpus import load_chunks
 from indexcheck.errors import DataFileError
-from indexcheck.questions import load_questions
+from indexcheck.inputs.corpus import load_chunks
+from indexcheck.inputs.questions import load_questions
 
 
 def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:

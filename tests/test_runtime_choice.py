@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.embedders import runtime_choice
+from indexcheck.embedders.minilm import runtime as runtime_choice
 
 
 def _fake(label: str, seconds_per_token: float):
@@ -114,7 +114,7 @@ def test_available_cores_honours_a_quota(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_the_env_var_still_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+    from indexcheck.embedders.minilm.model import MiniLMEmbedder
 
     monkeypatch.setenv("INDEXCHECK_MINILM_RUNTIME", "onnxruntime")
     e = MiniLMEmbedder()

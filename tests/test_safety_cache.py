@@ -12,16 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.corpus import text_hash
-from indexcheck.embedders.cache import (
-    APPLICATION_ID,
-    CachedEmbedder,
-    EmbeddingCache,
-    audit_size,
-)
+from indexcheck.embedders.cache import APPLICATION_ID, CachedEmbedder, EmbeddingCache, audit_size
 from indexcheck.errors import DataFileError
+from indexcheck.inputs.corpus import text_hash
 from indexcheck.judges.cache import JudgementCache
-from indexcheck.stores.parquet import write_vectors_file
+from indexcheck.stores.files.store import write_vectors_file
 from indexcheck.testing import HashEmbedder, positional_cache_bug
 from tests.util import tree_digest
 

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.errors import NestingTooDeepError, NotAFileError, VectorTypeError
-from indexcheck.inputfiles import kind_of, loads_json, loads_toml
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.inputs.files import kind_of, loads_json, loads_toml
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HASH32
 from tests.test_bad_input import EMB, World, _world
 from tests.util import assert_one_error_line, tree_digest

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from indexcheck import noise
+from indexcheck.safety import noise
 
 ROOT = Path(__file__).resolve().parents[1]
 HOLD = """

@@ -24,8 +24,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.outputs import replacing, write_atomic
-from indexcheck.stores.store_files import store_paths
+from indexcheck.output.files import replacing, write_atomic
+from indexcheck.stores.faiss.ids_files import store_paths
 from indexcheck.testing import HASH32
 from tests.test_bad_input import EMB, World, _world
 from tests.util import CATCH_ALL, assert_one_error_line, tree_digest
@@ -619,7 +619,7 @@ def test_disk_full_simulated_anywhere(tmp_path: Path, monkeypatch: pytest.Monkey
     raises ENOSPC in process. The stale ok: true still goes, the message says why."""
     import errno
 
-    import indexcheck.report.markdown as markdown
+    import indexcheck.output.render.markdown as markdown
 
     w = _world(tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexcheck import redact, secrets
 from indexcheck.errors import AuthError, InputError
-from indexcheck.stores.parquet import write_vectors_file
+from indexcheck.safety import redact, secrets
+from indexcheck.stores.files.store import write_vectors_file
 from tests.builders.upstash import build as build_upstash
 from tests.emulators import chat
 from tests.emulators.mistral_emulator import MistralEmulator, expected_vector
@@ -256,11 +256,11 @@ def test_client_error_is_one_line_and_sent_once(
 def test_client_errors_are_sent_once(case: str, status: int, mistral: MistralEmulator) -> None:
     """Through the real SDKs, in process: every 4xx that states the request is wrong reaches
     the emulator once, with no backoff sleep."""
-    from indexcheck.embedders.mistral import MistralEmbedder
+    from indexcheck.embedders.mistral.embedder import MistralEmbedder
     from indexcheck.errors import IndexcheckError
     from indexcheck.judges.base import JudgeRequest
-    from indexcheck.judges.mistral import MistralJudge
-    from indexcheck.judges.openai import OpenAIJudge
+    from indexcheck.judges.mistral.judge import MistralJudge
+    from indexcheck.judges.openai.judge import OpenAIJudge
 
     sleeps: list[float] = []
     mistral.fail(status, times=None)
@@ -297,10 +297,10 @@ def test_malformed_header_from_the_library_is_not_retried(mistral: MistralEmulat
     """A key handed to the library directly skips the environment check; the HTTP client's
     LocalProtocolError (a header it refuses to send) is final: one attempt, no sleep, and
     the message holds no key."""
-    from indexcheck.embedders.mistral import MistralEmbedder
+    from indexcheck.embedders.mistral.embedder import MistralEmbedder
     from indexcheck.judges.base import JudgeRequest
-    from indexcheck.judges.mistral import MistralJudge
-    from indexcheck.judges.openai import OpenAIJudge
+    from indexcheck.judges.mistral.judge import MistralJudge
+    from indexcheck.judges.openai.judge import OpenAIJudge
 
     sleeps: list[float] = []
     bad = CANARY + "\n"
@@ -419,7 +419,7 @@ def test_env_secret_checks_at_the_edge(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_auth_error_is_not_retried_and_names_no_key(mistral: MistralEmulator) -> None:
-    from indexcheck.embedders.mistral import MistralEmbedder
+    from indexcheck.embedders.mistral.embedder import MistralEmbedder
 
     sleeps: list[float] = []
     embedder = MistralEmbedder(
@@ -503,8 +503,8 @@ def test_store_tokens_are_checked_before_connecting(
 
 def test_upstash_malformed_header_is_not_retried(upstash: UpstashEmulator) -> None:
     """A token handed to the store directly with a CR/LF: one attempt, no sleep, no token."""
-    from indexcheck.retry import RetryPolicy
-    from indexcheck.stores.upstash import UpstashStore
+    from indexcheck.remote.retry import RetryPolicy
+    from indexcheck.stores.upstash.store import UpstashStore
 
     url = upstash.add_index("raw", 4)
     sleeps: list[float] = []
@@ -547,8 +547,8 @@ def test_json_output_is_streamed_and_still_scrubbed(
     secret in use is still scrubbed (the file is rewound and written scrubbed)."""
     import json
 
-    from indexcheck import redact
     from indexcheck.cli.options import write_json
+    from indexcheck.safety import redact
 
     secret = "sk-streamed-canary-0123456789"
     monkeypatch.setenv("MISTRAL_API_KEY", secret)
@@ -576,7 +576,7 @@ def test_strings_inside_numpy_arrays_are_scrubbed(monkeypatch: pytest.MonkeyPatc
     walk used to pass arrays through, and the encoder's default turned them into lists
     after the scrub (found by review)."""
     from indexcheck.cli.options import _jsonable
-    from indexcheck.redact import scrub_data, scrubbed_json
+    from indexcheck.safety.redact import scrub_data, scrubbed_json
 
     secret = "sk-numpy-canary-0123456789"
     monkeypatch.setenv("MISTRAL_API_KEY", secret)

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.cli.ci import junit_xml
-from indexcheck.core.ci import PASS, CiResult
-from indexcheck.textsafe import visible, xml_safe
+from indexcheck.commands.ci import PASS, CiResult
+from indexcheck.safety.textsafe import visible, xml_safe
 from tests.test_ci import make_kb
 
 FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

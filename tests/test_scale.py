@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.probe_scale import convert_threshold_cmd, probe_scale_cmd
-from indexcheck.core import probe_scale as scale
-from indexcheck.core.probe_scale import (
+from indexcheck.commands import probe_scale as scale
+from indexcheck.commands.probe_scale import (
     CATALOGUE,
     ScaleResult,
     convert_threshold,
@@ -29,7 +29,7 @@ from indexcheck.core.probe_scale import (
 )
 from indexcheck.errors import InputError
 from indexcheck.stores.base import StoreInfo
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import MemoryStore
 
 N, D = 200, 16

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.probe_scale import convert_threshold_cmd, probe_scale_cmd
-from indexcheck.core.probe_scale import CATALOGUE, probe_scale
+from indexcheck.commands.probe_scale import CATALOGUE, probe_scale
 from indexcheck.stores import StoreOptions, open_store
 from tests.util import tree_digest
 
@@ -35,12 +35,12 @@ def build(backend: str, root: Path, metric: str, unit: bool, n: int = N, **kw: A
     ids = [f"doc-{i:03d}" for i in range(n)]
     vecs = vectors(unit, n)
     if backend == "faiss":
-        from indexcheck.stores.faiss_store import write_faiss_folder
+        from indexcheck.stores.faiss.store import write_faiss_folder
 
         write_faiss_folder(root / "faiss", ids, vecs, metric=metric)
         return f"faiss:{root / 'faiss'}"
     if backend == "parquet":
-        from indexcheck.stores.parquet import write_vectors_file
+        from indexcheck.stores.files.store import write_vectors_file
 
         write_vectors_file(root / "v.parquet", ids, vecs)
         return f"parquet:{root / 'v.parquet'}?metric={metric}"

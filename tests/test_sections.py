@@ -1,5 +1,5 @@
 """Every result gives its own sections; one renderer per medium; the manifest is stamped in one
-place (``indexcheck.manifest.stamp``, from ``finish`` and from the api), never in core."""
+place (``indexcheck.output.manifest.stamp``, from ``finish`` and from the api), never in core."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from rich.console import Console
 
 import indexcheck
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import CheckIndexResult, IntegrityResult
-from indexcheck.core.check_index.findings import ChunkCheck, Finding
-from indexcheck.manifest import Run, stamp
-from indexcheck.report.terminal import render
-from indexcheck.sections import Plot, Section, Table, Text, V, terminal
+from indexcheck.commands.check_index import CheckIndexResult, IntegrityResult
+from indexcheck.commands.check_index.findings import ChunkCheck, Finding
+from indexcheck.output.manifest import Run, stamp
+from indexcheck.output.model import Plot, Section, Table, Text, V, terminal
+from indexcheck.output.render.terminal import render
 from indexcheck.testing import HashEmbedder
 
 SPEC = "py:indexcheck.testing:HASH32"
@@ -57,7 +57,7 @@ def _console() -> Console:
 
 
 def test_the_section_structure_imports_no_renderer() -> None:
-    """indexcheck/sections.py, the report registry and every command's report and result
+    """indexcheck/output/model.py, the report registry and every command's report and result
     modules are imported by core: no rich, click, matplotlib or the report layer."""
     paths = [PACKAGE / "sections.py", PACKAGE / "core" / "reports.py"]
     paths += sorted((PACKAGE / "core").glob("*/report.py"))
@@ -68,13 +68,13 @@ def test_the_section_structure_imports_no_renderer() -> None:
             n
             for n in _imports(path)
             if n.split(".")[0] in ("rich", "click", "matplotlib")
-            or n.startswith(("indexcheck.report", "...report", "....report"))
+            or n.startswith(("indexcheck.output.render", "...report", "....report"))
         }
         assert bad == set(), path
 
 
 def test_core_never_stamps_a_manifest() -> None:
-    """No core module imports indexcheck.manifest (Run, stamp): the api and finish stamp."""
+    """No core module imports indexcheck.output.manifest (Run, stamp): the api and finish stamp."""
     paths = sorted((PACKAGE / "core").rglob("*.py"))
     assert any(p.parent.name == "check_index" for p in paths)
     for path in paths:
@@ -206,7 +206,7 @@ def test_compare_ann_and_diagnose_write_their_markdown_through_the_shared_render
 
 
 def test_probe_scale_core_returns_facts_and_the_api_stamps(small_kb: dict[str, Path]) -> None:
-    from indexcheck.core.probe_scale import probe_scale as core_probe
+    from indexcheck.commands.probe_scale import probe_scale as core_probe
 
     store = indexcheck.open_store(f"faiss:{small_kb['good']}")
     try:
@@ -301,7 +301,7 @@ def test_embed_and_convert_threshold_print_through_sections(tmp_path: Path) -> N
 
 
 def test_plot_blocks_are_drawn_only_in_the_report_layer(tmp_path: Path) -> None:
-    from indexcheck.report.figures import Figures
+    from indexcheck.output.render.figures import Figures
 
     sec = Section(
         "s",

@@ -39,7 +39,7 @@ def test_two_runs_append_without_touching_the_first(tmp_path: Path, fmt: str) ->
     second = judge_run(sheet, ANSWERS, "--sheet-format", fmt)
     assert second != first
     assert tree_digest(sheet / "runs" / first, mtimes=True) == before
-    from indexcheck.core.judge.sheet import read_run, runs
+    from indexcheck.commands.judge.sheet.sheet import read_run, runs
 
     assert runs(sheet) == sorted([first, second])
     info, cases, rows = read_run(sheet, first)
@@ -77,7 +77,7 @@ def test_revise_diff_and_export(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "PARTIALLY_SUPPORTED -> UNSUPPORTED" in r.output
     assert tree_digest(sheet / "runs", mtimes=True) == before  # a revision is a new row
-    from indexcheck.core.judge.sheet import revisions
+    from indexcheck.commands.judge.sheet.sheet import revisions
 
     (rev,) = revisions(sheet)
     assert rev["revises"] == f"{a}/j01/1" and rev["reviewer"] == "ana"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.judge.sheet_chain import genesis, link, sha256_hex, sign_run
+from indexcheck.commands.judge.sheet.chain import genesis, link, sha256_hex, sign_run
 from tests.util import tree_digest
 
 ROOT = Path(__file__).resolve().parents[1]

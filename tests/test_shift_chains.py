@@ -17,7 +17,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexcheck.core.check_index.shift_chains import (
+from indexcheck.commands.check_index.shift.chains import (
     ChainEnd,
     blame_stretches,
     shift_chains,
@@ -207,7 +207,7 @@ def test_chain_example_and_cycle() -> None:
 
 
 def test_describe_chain_names_the_repeat() -> None:
-    from indexcheck.core.check_index.shift_chains import describe_chain
+    from indexcheck.commands.check_index.shift.chains import describe_chain
 
     names = [f"id{i}" for i in range(10)]
     texts = list("abcadebfgh")

@@ -19,12 +19,12 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import check_index
-from indexcheck.core.check_index.shift_sample import SHIFT_MODEL_PER_LOW
-from indexcheck.core.diagnose import diagnose
-from indexcheck.core.verdicts import Label
-from indexcheck.corpus import corpus_from_pairs
-from indexcheck.questions import Question
+from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index.sample.shift import SHIFT_MODEL_PER_LOW
+from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.kit.verdicts import Label
+from indexcheck.inputs.corpus import corpus_from_pairs
+from indexcheck.inputs.questions import Question
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder, MemoryStore
 from tests.builders.repeat_corpus import (
@@ -112,13 +112,13 @@ def test_all_tells_one_story_on_a_llamaindex_build(tmp_path) -> None:
     rows = {x.id: x for x in r.chunks}
     start = rows[c.ids[exp.start]]
     assert start.ref_doc_id == c.doc_of[exp.start] and start.text
-    from indexcheck.core.check_index.report import check_index_summary
-    from indexcheck.sections import Table
+    from indexcheck.commands.check_index.report import check_index_summary
+    from indexcheck.output.model import Table
 
     (table,) = [b for b in check_index_summary(r)[0].blocks if isinstance(b, Table)]
     assert table.headers[2] == "document" and table.rows[0][2] == c.doc_of[exp.start]
     # the report: stretches collapsed in <details>, worst rows with document and text
-    from indexcheck.report.markdown import write_markdown
+    from indexcheck.output.render.markdown import write_markdown
 
     md = write_markdown(r, tmp_path / "report", "check-index")[0].read_text()
     assert "<details><summary>the shift&#x27;s" in md or "<details><summary>the shift's" in md
@@ -208,8 +208,8 @@ _MILLION = """
 import json, sys, time
 from pathlib import Path
 import numpy as np
-from indexcheck.core.check_index import check_index
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index import check_index
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
 
@@ -259,7 +259,7 @@ def _million(root: Path, n: int, mode: str) -> list[str]:
 def test_a_million_identical_texts_sample_stays_small(tmp_path) -> None:
     """Issue 18 item 6: --sample 100 on 1,000,000 identical texts checked every row (81 s,
     3.6 GB, a 280 MB JSON); now ~100 rows, within the --all run's memory."""
-    from indexcheck.stores.parquet import write_vectors_file
+    from indexcheck.stores.files.store import write_vectors_file
 
     n = 1_000_000
     text = "Need more help? Open an issue on the tracker."
@@ -303,8 +303,8 @@ def test_all_on_a_minilm_langchain_build_with_100_repeats(tmp_path) -> None:
 def test_a_stretch_finding_never_names_a_repeat_after_its_start() -> None:
     """Issue 17: 71 of 314 findings named a "triggering" repeat standing after their start.
     A stretch of +2 from position 5 whose second repeat is at 6 names the repeat before."""
-    from indexcheck.core.check_index.findings import ChunkCheck, run_finding
-    from indexcheck.core.verdicts import Status
+    from indexcheck.commands.check_index.findings import ChunkCheck, run_finding
+    from indexcheck.commands.kit.verdicts import Status
 
     texts = list("abcadebfgh")
     corpus = corpus_from_pairs([f"id{i}" for i in range(10)], texts)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexcheck.core.stats import bootstrap_mean, wilson
+from indexcheck.commands.kit.stats import bootstrap_mean, wilson
 
 
 def test_wilson_known_values() -> None:

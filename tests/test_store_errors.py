@@ -25,7 +25,7 @@ from indexcheck.errors import (
     InputError,
     RateLimitError,
 )
-from indexcheck.retry import RetryPolicy
+from indexcheck.remote.retry import RetryPolicy
 from indexcheck.stores.base import BaseStore
 
 REQUEST = httpx.Request("GET", "http://127.0.0.1:1/x")
@@ -51,8 +51,8 @@ def _outcome(store: BaseStore, exc: BaseException, before: Callable[[], None] | 
 
 
 def _upstash() -> Any:
-    from indexcheck.redact import redactor
-    from indexcheck.stores.upstash import UpstashStore
+    from indexcheck.safety.redact import redactor
+    from indexcheck.stores.upstash.store import UpstashStore
 
     store = UpstashStore.__new__(UpstashStore)
     store.host, store.timeout, store._httpx = "x.upstash.io", 5.0, httpx
@@ -107,7 +107,7 @@ def test_upstash_translation(status: int | None, exc: Any, expected: type) -> No
 def _pgvector(connected: bool = True) -> Any:
     import psycopg
 
-    from indexcheck.stores.pgvector import PgvectorStore
+    from indexcheck.stores.pgvector.store import PgvectorStore
 
     store = PgvectorStore.__new__(PgvectorStore)
     store._psycopg, store._password, store._user = psycopg, "hush", "app"
@@ -152,7 +152,7 @@ def test_pgvector_translation(case: int) -> None:
 
 
 def _chroma() -> Any:
-    from indexcheck.stores.chroma import ChromaStore
+    from indexcheck.stores.chroma.store import ChromaStore
 
     store = ChromaStore.__new__(ChromaStore)
 
@@ -211,7 +211,7 @@ def _qdrant_cases() -> list[Any]:
 
 @pytest.mark.parametrize("case", range(11))
 def test_qdrant_translation(case: int) -> None:
-    from indexcheck.stores.qdrant import QdrantStore
+    from indexcheck.stores.qdrant.store import QdrantStore
 
     store = QdrantStore.__new__(QdrantStore)
     store._location, store._collection = "http://127.0.0.1:6333", "docs"
@@ -277,7 +277,7 @@ def _milvus_cases() -> list[Any]:
 
 @pytest.mark.parametrize("case", range(10))
 def test_milvus_translation(case: int) -> None:
-    from indexcheck.stores.milvus import MilvusStore
+    from indexcheck.stores.milvus.store import MilvusStore
 
     store = MilvusStore.__new__(MilvusStore)
     store._where = "Milvus at http://127.0.0.1:19530"
@@ -304,7 +304,7 @@ def _lancedb_cases() -> list[Any]:
 
 @pytest.mark.parametrize("case", range(7))
 def test_lancedb_translation(case: int) -> None:
-    from indexcheck.stores.lancedb import LanceDBStore
+    from indexcheck.stores.lancedb.store import LanceDBStore
 
     store = LanceDBStore.__new__(LanceDBStore)
     store._name = "docs"
@@ -323,7 +323,7 @@ def test_exit_codes_of_every_class_used() -> None:
 
 def test_foreign_exceptions_pass_through_untranslated() -> None:
     """A bug in indexcheck (not an SDK error) must not be disguised as a backend failure."""
-    from indexcheck.stores.qdrant import QdrantStore
+    from indexcheck.stores.qdrant.store import QdrantStore
 
     store = QdrantStore.__new__(QdrantStore)
     store._location, store._collection = "http://127.0.0.1:6333", "docs"

@@ -23,7 +23,7 @@ from indexcheck.errors import (
     SpecError,
 )
 from indexcheck.stores import StoreSpec, open_store
-from indexcheck.stores.pgvector import PgvectorStore, decode_vectors
+from indexcheck.stores.pgvector.store import PgvectorStore, decode_vectors
 from tests import pg_support
 from tests.builders import pgvector as builder
 from tests.store_contract import check_store_contract

@@ -45,7 +45,7 @@ def _data() -> tuple[list[str], np.ndarray, list[str]]:
 
 
 def _faiss(tmp: Path, request: pytest.FixtureRequest) -> str:
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
 
     ids, vectors, texts = _data()
     write_faiss_folder(tmp / "f", ids, vectors, texts)
@@ -273,7 +273,7 @@ def test_chromadb_error_sentences(case: int) -> None:
 
 
 def _lancedb_store() -> Any:
-    from indexcheck.stores.lancedb import LanceDBStore
+    from indexcheck.stores.lancedb.store import LanceDBStore
 
     store = LanceDBStore.__new__(LanceDBStore)
     store._name = "docs"
@@ -281,7 +281,7 @@ def _lancedb_store() -> Any:
 
 
 def _milvus_store() -> Any:
-    from indexcheck.stores.milvus import MilvusStore
+    from indexcheck.stores.milvus.store import MilvusStore
 
     store = MilvusStore.__new__(MilvusStore)
     store._where = "Milvus at http://127.0.0.1:19530"
@@ -289,7 +289,7 @@ def _milvus_store() -> Any:
 
 
 def _qdrant_store() -> Any:
-    from indexcheck.stores.qdrant import QdrantStore
+    from indexcheck.stores.qdrant.store import QdrantStore
 
     store = QdrantStore.__new__(QdrantStore)
     store._location, store._collection = "http://127.0.0.1:6333", "docs"

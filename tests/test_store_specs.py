@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from indexcheck.errors import EXIT_INPUT, SpecError
 from indexcheck.stores import BACKENDS, StoreSpec, open_store, store_class, sweep_spec, with_params
-from indexcheck.stores.faiss_store import write_faiss_folder
+from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.stores.params import Float, Int
 
 

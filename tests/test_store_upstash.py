@@ -24,7 +24,7 @@ from indexcheck.errors import (
     SpecError,
 )
 from indexcheck.stores import StoreSpec, open_store
-from indexcheck.stores.upstash import TOKEN_ENV, URL_ENV, UpstashStore
+from indexcheck.stores.upstash.store import TOKEN_ENV, URL_ENV, UpstashStore
 from tests.builders.upstash import build
 from tests.emulators.upstash_emulator import UpstashEmulator
 from tests.store_contract import check_store_contract

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from indexcheck.cli.app import cli
 from indexcheck.errors import DataFileError, InputError, SpecError
 from indexcheck.stores import StoreOptions, open_store
-from indexcheck.stores.faiss_store import write_faiss_folder
-from indexcheck.stores.parquet import write_vectors_file
+from indexcheck.stores.faiss.store import write_faiss_folder
+from indexcheck.stores.files.store import write_vectors_file
 from indexcheck.testing import HashEmbedder
 from tests.store_contract import check_store_contract
 from tests.util import tree_digest

@@ -191,8 +191,8 @@ def test_check_answers_reads_traces_paired_by_content_hash(recorded: Any) -> Non
 
 
 def _rows(path: Path) -> list[Any]:
-    from indexcheck.core.answers import read_answers
-    from indexcheck.corpus import load_chunks
+    from indexcheck.inputs.answers import read_answers
+    from indexcheck.inputs.corpus import load_chunks
 
     return read_answers(path, chunks=load_chunks(CHUNKS, "id", "text")).rows
 

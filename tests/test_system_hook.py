@@ -287,10 +287,10 @@ def test_exact_and_realigned_scores_are_on_the_backends_scale(metric: str) -> No
     the backend's own scores, as its exact mode does."""
     import numpy as np
 
-    from indexcheck.core.system import _Runner
-    from indexcheck.core.system.hook import System
-    from indexcheck.core.system.staged_cache import StagedCache
-    from indexcheck.questions import Question
+    from indexcheck.commands.diagnose.system import _Runner
+    from indexcheck.commands.diagnose.system.hook import System
+    from indexcheck.commands.diagnose.system.staged_cache import StagedCache
+    from indexcheck.inputs.questions import Question
     from indexcheck.testing import HashEmbedder, MemoryStore
 
     class Stub:

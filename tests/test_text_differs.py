@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.core.check_index.text_differs import (
+from indexcheck.commands.check_index.text_differs import (
     LowCosineVerdict,
     explain_low_cosines,
     own_is_nearest,

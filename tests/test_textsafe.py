@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from indexcheck.textsafe import escape_html, escape_md, escape_rich, visible
+from indexcheck.safety.textsafe import escape_html, escape_md, escape_rich, visible
 
 NASTY = "[bold red]x[/] <script>alert(1)</script> *a*|b \x1b[2J\x07"
 
@@ -37,7 +37,7 @@ def test_a_nasty_chunk_id_reaches_the_terminal_as_text(small_kb, tmp_path) -> No
     from click.testing import CliRunner
 
     from indexcheck.cli.app import cli
-    from indexcheck.stores.faiss_store import write_faiss_folder
+    from indexcheck.stores.faiss.store import write_faiss_folder
     from indexcheck.testing import HashEmbedder
 
     ids = ["[red]evil\x1b[2J", "ok"]

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.retrieval import DEFAULT_REFUSAL_PATTERN
-from indexcheck.core.sweep_threshold import sweep_threshold
-from indexcheck.embedders.onnx_minilm import MiniLMEmbedder
+from indexcheck.commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
+from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.embedders.minilm.model import MiniLMEmbedder
 from indexcheck.errors import DataFileError
-from indexcheck.questions import load_questions
+from indexcheck.inputs.questions import load_questions
 from indexcheck.stores import open_store
 
 K, FETCH = 4, 20
@@ -153,7 +153,7 @@ def test_cli_on_cosine_scaled_upstash_reports_both_scales(fixture_kb, tmp_path) 
 def test_plots_have_titles_labels_and_both_populations(fixture_kb) -> None:
     import matplotlib.image
 
-    from indexcheck.report.plots import threshold_figures, threshold_plots
+    from indexcheck.output.render.plots import threshold_figures, threshold_plots
 
     store = open_store(f"faiss:{fixture_kb['faiss']}")
     r = sweep_threshold(

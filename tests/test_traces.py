@@ -18,11 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.answers import read_answers
-from indexcheck.corpus import load_chunks
 from indexcheck.errors import DataFileError
-from indexcheck.formats.traces import sniff_format
-from indexcheck.formats.traces.otlp import otlp_id
+from indexcheck.inputs.answers import read_answers
+from indexcheck.inputs.corpus import load_chunks
+from indexcheck.inputs.formats.traces import sniff_format
+from indexcheck.inputs.formats.traces.otlp import otlp_id
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNKS = ROOT / "fixtures" / "chunks.jsonl"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.core.check_index import check_index
-from indexcheck.corpus import corpus_from_pairs
+from indexcheck.commands.check_index import check_index
 from indexcheck.embedders.cache import CachedEmbedder
+from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.testing import HashEmbedder, MemoryStore
 
 
@@ -20,7 +20,7 @@ class CuttingEmbedder(HashEmbedder):
         self.truncated: set[str] = set()
 
     def _embed_batch(self, texts: list[str]) -> tuple[np.ndarray, int]:
-        from indexcheck.corpus import text_hash
+        from indexcheck.inputs.corpus import text_hash
 
         for t in texts:
             if len(t) > 50:

@@ -11,7 +11,7 @@ import uuid
 import numpy as np
 import pytest
 
-from indexcheck.core.check_index import check_index
+from indexcheck.commands.check_index import check_index
 from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
 
 
@@ -68,7 +68,7 @@ def test_a_correct_unordered_index_passes() -> None:
 def test_every_chunk_after_a_repeat_is_sampled_even_when_there_are_many() -> None:
     """Issue 14: sampling always includes the chunk right after each repeated text; with
     more repeats than half the sample, the sample grows and half of it stays random."""
-    from indexcheck.core.check_index.sampling import plan_sample
+    from indexcheck.commands.check_index.sample.draw import plan_sample
 
     dup_of = {p: p - 5 for p in range(10, 400, 10)}  # 39 repeated texts, --sample 20
     plan = plan_sample(1000, 20, 0, dup_of)

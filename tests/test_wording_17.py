@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from indexcheck.core.ci import gates as ci_gates
-from indexcheck.core.ci.toml_table import Limit
-from indexcheck.core.stats import wilson
-from indexcheck.core.verdicts import Verdict
+from indexcheck.commands.ci import gates as ci_gates
+from indexcheck.commands.ci.toml_table import Limit
+from indexcheck.commands.kit.stats import wilson
+from indexcheck.commands.kit.verdicts import Verdict
 from tests.test_ci import make_kb, run, write_config
 
 
@@ -79,8 +79,8 @@ def shifted_store(n: int = 30, dup_at: int = 5, dup_of: int = 2):
 def test_sweep_on_a_shifted_index_says_why_separability_is_unknown() -> None:
     """Both populations are there; no in-scope question retrieves its chunk (each finds the
     chunk holding its own text's vector), so there is no in-scope score."""
-    from indexcheck.core.sweep_threshold import sweep_threshold
-    from indexcheck.questions import Question
+    from indexcheck.commands.sweep_threshold import sweep_threshold
+    from indexcheck.inputs.questions import Question
 
     store, emb, ids, texts = shifted_store()
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 20)]
@@ -96,10 +96,10 @@ def test_sweep_on_a_shifted_index_says_why_separability_is_unknown() -> None:
 
 
 def test_html_diagnose_table_says_how_many_rows_it_leaves_out(tmp_path: Path) -> None:
-    from indexcheck.core.diagnose import diagnose
-    from indexcheck.corpus import corpus_from_pairs
-    from indexcheck.questions import Question
-    from indexcheck.report.html import write_report
+    from indexcheck.commands.diagnose import diagnose
+    from indexcheck.inputs.corpus import corpus_from_pairs
+    from indexcheck.inputs.questions import Question
+    from indexcheck.output.render.html import write_report
 
     store, emb, ids, texts = shifted_store(n=50)
     corpus = corpus_from_pairs(ids, texts, "chunks")
@@ -117,10 +117,10 @@ def test_html_diagnose_table_says_how_many_rows_it_leaves_out(tmp_path: Path) ->
 def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
     from rich.console import Console
 
-    from indexcheck.core.diagnose import diagnose
-    from indexcheck.corpus import corpus_from_pairs
-    from indexcheck.questions import Question
-    from indexcheck.report.terminal import render
+    from indexcheck.commands.diagnose import diagnose
+    from indexcheck.inputs.corpus import corpus_from_pairs
+    from indexcheck.inputs.questions import Question
+    from indexcheck.output.render.terminal import render
 
     store, emb, ids, texts = shifted_store(n=50)
     corpus = corpus_from_pairs(ids, texts, "chunks")
@@ -132,8 +132,8 @@ def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
 
 
 def test_sweep_with_every_out_of_scope_question_refused_by_content() -> None:
-    from indexcheck.core.sweep_threshold import sweep_threshold
-    from indexcheck.questions import Question
+    from indexcheck.commands.sweep_threshold import sweep_threshold
+    from indexcheck.inputs.questions import Question
     from indexcheck.testing import HashEmbedder, MemoryStore
 
     emb = HashEmbedder(32)

@@ -16,11 +16,11 @@ from typing import Any
 import click
 
 from .. import plugins
+from .._version import __version__
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, InputError
-from ..inputfiles import read_toml, require_file
+from ..inputs.files import read_toml, require_file
 from ..plugins import hookimpl
-from ..version import __version__
-from ..waiting import set_override as set_waiting_override
+from ..remote.waiting import set_override as set_waiting_override
 from .command import one_line, one_line_errors
 from .option_types import finite_floats
 from .options import add_wait_options

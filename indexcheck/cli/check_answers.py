@@ -8,15 +8,10 @@ from pathlib import Path
 
 import click
 
-from ..corpus import load_chunks
+from ..inputs.corpus import load_chunks
 from .command import Command
 from .finish import finish
-from .options import (
-    answers_options,
-    chunks_options,
-    citation_pattern_option,
-    output_options,
-)
+from .options import answers_options, chunks_options, citation_pattern_option, output_options
 from .session import session
 from .traces import read_answers_cli
 

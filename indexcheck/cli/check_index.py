@@ -1,7 +1,7 @@
 """``indexcheck check-index``: re-embed chunks and prove each stored vector is its own.
 
 Its terminal summary and ``check-index.md`` are the result's own sections
-(``CheckIndexResult.sections()``), rendered by ``finish`` through :mod:`indexcheck.report`."""
+(``CheckIndexResult.sections()``), rendered by ``finish`` through :mod:`indexcheck.output.render`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 import click
 
 from .. import api
-from ..chunk_stream import FileChunks
-from ..embed_text import EmbedTemplate
 from ..errors import InputError
+from ..inputs.chunk_stream import FileChunks
+from ..inputs.embed_text import EmbedTemplate
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish

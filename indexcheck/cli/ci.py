@@ -15,12 +15,12 @@ from typing import Any
 import click
 
 from .. import api
-from ..core.ci import PASS, CiConfig, CiResult, load_baseline
+from ..commands.ci import PASS, CiConfig, CiResult, load_baseline
 from ..errors import OutputError
-from ..inputfiles import require_file
-from ..outputs import write_atomic
-from ..redact import scrub
-from ..textsafe import xml_safe
+from ..inputs.files import require_file
+from ..output.files import write_atomic
+from ..safety.redact import scrub
+from ..safety.textsafe import xml_safe
 from .command import Command
 from .finish import finish, stamp
 from .guard import ci_paths
@@ -86,7 +86,7 @@ def ci_cmd(
 
 
 def _report(result: CiResult, folder: Path) -> list[Path]:
-    from ..report.html import write_report
+    from ..output.render.html import write_report
 
     return write_report([result], folder, title="indexcheck ci")
 
@@ -148,7 +148,7 @@ def junit_xml(result: CiResult) -> bytes:
     props = ET.SubElement(suite, "properties")
     for key, value in (
         ("verdict", result.verdict),
-        ("indexcheck.version", m.get("version")),
+        ("indexcheck._version", m.get("version")),
         ("store", (m.get("store") or {}).get("spec")),
         ("index_fingerprint", m.get("index_fingerprint")),
         ("seed", m.get("seed")),

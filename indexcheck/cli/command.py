@@ -5,7 +5,7 @@ An :class:`~indexcheck.errors.IndexcheckError` (also one raised by an option cal
 parsing) becomes ``error: <message>`` on stderr and its exit code, whether the command runs
 under the ``indexcheck`` group or alone; ``INDEXCHECK_DEBUG=1`` adds the traceback and keeps
 the error's exit code. Every line (traceback included) goes through the one redactor
-(:func:`indexcheck.redact.scrub`), so no secret in use is printed, whatever raised it; secret
+(:func:`indexcheck.safety.redact.scrub`), so no secret in use is printed, whatever raised it; secret
 warnings (a key with stray whitespace) print as ``warning: ...`` lines.
 
 Before the body runs, :func:`.guard.guard` refuses output paths that are, or lie inside,
@@ -24,18 +24,12 @@ from typing import Any
 
 import click
 
-from ..errors import (
-    EXIT_CHECK_FAILED,
-    EXIT_COULD_NOT_FINISH,
-    EXIT_INPUT,
-    EXIT_OK,
-    IndexcheckError,
-)
-from ..noise import install_cli_logging
-from ..outputs import disk_full
-from ..redact import install_log_scrubber, scrub
-from ..secrets import warnings_to
-from ..textsafe import visible
+from ..errors import EXIT_CHECK_FAILED, EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, IndexcheckError
+from ..output.files import disk_full
+from ..safety.noise import install_cli_logging
+from ..safety.redact import install_log_scrubber, scrub
+from ..safety.secrets import warnings_to
+from ..safety.textsafe import visible
 
 
 def one_line(text: str) -> str:

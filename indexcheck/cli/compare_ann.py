@@ -13,10 +13,10 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..cachedir import cache_root
-from ..core.compare_ann import DEFAULT_NOISE, fetch_depths
+from ..commands.compare_ann import DEFAULT_NOISE, fetch_depths
 from ..errors import InputError
 from ..filters import parse_filter
+from ..output.cachedir import cache_root
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -39,7 +39,7 @@ DEFAULT_QUERIES = 500
 
 
 def default_vector_cache() -> Path:
-    """``<cache root>/vectors`` (see :func:`indexcheck.cachedir.cache_root`)."""
+    """``<cache root>/vectors`` (see :func:`indexcheck.output.cachedir.cache_root`)."""
     return cache_root() / "vectors"
 
 
@@ -104,7 +104,7 @@ def _depths(text: str | None) -> list[int] | None:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Folder caching vectors read from a remote store, keyed by its fingerprint "
-    "[default ~/.cache/indexcheck/vectors; env INDEXCHECK_VECTOR_CACHE].",
+    "[default ~/.cache/indexcheck/stores/vectors; env INDEXCHECK_VECTOR_CACHE].",
 )
 @click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
 @click.option(

@@ -142,7 +142,7 @@ def diagnose_cmd(
         if judge_spec and answers_path is None:
             raise InputError("--judge needs --answers: the answers to judge")
         if answers_path is not None:
-            from ..core.answers import DEFAULT_CITATION_PATTERN, compile_pattern
+            from ..inputs.answers import DEFAULT_CITATION_PATTERN, compile_pattern
 
             read = read_answers_cli(answers_path, DEFAULT_CITATION_PATTERN, answers_format, corpus)
             answers = read.rows

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..corpus import load_chunks
 from ..errors import InputError
+from ..inputs.corpus import load_chunks
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish

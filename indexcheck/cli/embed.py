@@ -1,5 +1,5 @@
 """``indexcheck embed``: the reference re-embedding, keyed by text hash, into a new file
-(its run, and what it returns, in :mod:`indexcheck.core.embed`)."""
+(its run, and what it returns, in :mod:`indexcheck.commands.embed`)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ command's own ``--json`` and ``--report`` (checked before any work by the callba
 
 A result that gives ``sections()`` is rendered from them: its report-file sections into
 ``NAME.md`` (plus plots) and its ``terminal=True`` sections on stdout, both through the
-renderers in :mod:`indexcheck.report`. A result with only ``to_dict()`` still works with
+renderers in :mod:`indexcheck.output.render`. A result with only ``to_dict()`` still works with
 an explicit ``render`` and ``report``.
 """
 
@@ -22,9 +22,9 @@ import click
 from rich.console import Console
 
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
-from ..manifest import stamp as stamp_result
-from ..outputs import output_error
-from ..redact import scrubbed_stream
+from ..output.files import output_error
+from ..output.manifest import stamp as stamp_result
+from ..safety.redact import scrubbed_stream
 from .options import human_console, write_json
 from .session import current_session
 
@@ -76,7 +76,7 @@ def finish(
             if report is not None:
                 files = report(result, report_dir)
             elif callable(getattr(result, "sections", None)):
-                from ..report.markdown import write_markdown
+                from ..output.render.markdown import write_markdown
 
                 name = report_name or str(result.manifest.get("command") or ctx.info_name)
                 files = write_markdown(result, report_dir, name)
@@ -91,8 +91,8 @@ def finish(
     if render is not None:
         render(result, console)
     elif callable(getattr(result, "sections", None)):
-        from ..report.terminal import render as render_sections
-        from ..sections import terminal
+        from ..output.model import terminal
+        from ..output.render.terminal import render as render_sections
 
         render_sections(terminal(result.sections()), console)  # type: ignore[attr-defined]
     return EXIT_OK if result.ok else EXIT_CHECK_FAILED

@@ -34,7 +34,7 @@ from typing import Any
 
 import click
 
-from ..outputs import (
+from ..output.files import (
     PathUse,
     failed_json,
     failed_junit,
@@ -43,8 +43,8 @@ from ..outputs import (
     remove_quietly,
     write_atomic,
 )
-from ..stores.store_files import store_paths
-from ..textsafe import escape_html, escape_md
+from ..safety.textsafe import escape_html, escape_md
+from ..stores.faiss.ids_files import store_paths
 from .output_checks import run_probes
 
 _KEY = "indexcheck.guard"

@@ -1,6 +1,6 @@
 """``indexcheck judge``: grade answers' claims against their context (its evidence sheet's
 own commands are in :mod:`.sheet`, its terminal summary in
-:mod:`indexcheck.report.judge_terminal`)."""
+:mod:`indexcheck.output.render.judge_terminal`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..core.answers import compile_pattern
-from ..core.judge import JudgeResult, load_prompt
-from ..core.judge.answer_checks import check_answers
-from ..report.judge_terminal import render
+from ..commands.judge import JudgeResult, load_prompt
+from ..commands.judge.answer_checks import check_answers
+from ..inputs.answers import compile_pattern
+from ..output.render.judge_terminal import render
 from .command import Command
 from .finish import finish
 from .options import (
@@ -114,7 +114,7 @@ def judge_cmd(
     report_dir: Path | None,
 ) -> None:
     """Grade each answer's claims against the context it was given, and check the evidence."""
-    from ..core.judge import sheet
+    from ..commands.judge.sheet import sheet
 
     # every input is read and checked before the first request that costs money
     corpus = open_corpus(chunks_path, id_column, text_column)  # pairs trace documents
@@ -126,7 +126,7 @@ def judge_cmd(
     prompt = load_prompt(prompt_path)
     labels = None
     if labels_path is not None:
-        from ..core.judge.calibration import load_labels
+        from ..commands.judge.calibration import load_labels
 
         labels = load_labels(labels_path)
     sheet_key = None
@@ -144,7 +144,7 @@ def judge_cmd(
     fingerprint = result.manifest.get("index_fingerprint")  # --store's, for the sheet
     result.answer_checks = checks
     if labels is not None:
-        from ..core.judge.calibration import calibrate
+        from ..commands.judge.calibration import calibrate
 
         result.calibration = calibrate(result.answers, *labels, seed=seed)
     if sheet_dir is not None:
@@ -168,7 +168,7 @@ def judge_cmd(
         }
 
     def report(r: JudgeResult, folder: Path) -> list[Path]:
-        from ..report.judge import write_report
+        from ..output.render.judge import write_report
 
         return write_report(r.to_dict(), rows, folder)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..embedders import onnx_minilm
+from ..embedders.minilm import model as onnx_minilm
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT
 
 
@@ -38,7 +38,7 @@ def status_cmd(recalibrate: bool) -> None:
 
 
 def _runtime_status(recalibrate: bool) -> None:
-    from ..embedders import runtime_choice
+    from ..embedders.minilm import runtime as runtime_choice
 
     threads = runtime_choice.available_cores()
     if recalibrate:

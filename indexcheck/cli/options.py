@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..core.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN
-from ..core.retrieval import DEFAULT_REFUSAL_PATTERN
-from ..formats.traces.sniff import FORMATS
-from ..outputs import output_error, replacing
-from ..redact import dump_scrubbed, scrubbed_json
+from ..commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
+from ..inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN
+from ..inputs.formats.traces.sniff import FORMATS
+from ..output.files import output_error, replacing
+from ..safety.redact import dump_scrubbed, scrubbed_json
 from .option_types import COSINE, SEED, FiniteFloat
 from .output_checks import check_file_output, check_json_path, check_report_dir
 
@@ -352,11 +352,11 @@ def _jsonable(obj: Any) -> Any:
 
 
 def _set_waiting(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
-    from .. import waiting
+    from ..remote import waiting
 
-    current = dict(ctx.meta.get("indexcheck.waiting", {}))
+    current = dict(ctx.meta.get("indexcheck.remote.waiting", {}))
     current[param.name or ""] = value
-    ctx.meta["indexcheck.waiting"] = current
+    ctx.meta["indexcheck.remote.waiting"] = current
     waiting.set_override(current.get("timeout"), current.get("max_wait"))
 
 

@@ -121,7 +121,7 @@ def check_file_output(
         if value is None:
             return value
         if formats:
-            from ..rowfiles import check_output_suffix
+            from ..inputs.rowfiles import check_output_suffix
 
             check_output_suffix(value, option)
         if value.is_dir():

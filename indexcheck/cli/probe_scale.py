@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from .. import api
-from ..core.probe_scale import MAX_PROBES, convert_threshold, transform_of
-from ..core.summary_kit import summary
+from ..commands.probe_scale import MAX_PROBES, convert_threshold, transform_of
 from ..errors import InputError
 from ..filters import canonical, parse_filter
-from ..sections import Section, Text
+from ..output.model import Section, Text
+from ..output.summary_kit import summary
 from .command import Command
 from .finish import finish
 from .options import json_option, number_option, seed_option, store_option

@@ -14,12 +14,12 @@ import click
 from rich.console import Console
 
 from .. import api
-from ..core.questions import QuestionSetResult
-from ..core.questions.calls import BudgetReachedError
-from ..core.questions.output import sidecar_path
+from ..commands.questions import QuestionSetResult
+from ..commands.questions.calls import BudgetReachedError
+from ..commands.questions.output import sidecar_path
 from ..errors import InputError, SpecError
 from ..judges.base import Judge
-from ..textsafe import escape_rich as escape
+from ..safety.textsafe import escape_rich as escape
 from .command import Command
 from .finish import finish
 from .option_types import COSINE, SHARE
@@ -148,7 +148,7 @@ def generate_cmd(
 ) -> None:
     """Write in-scope questions (single- and multi-hop, with expected chunks) and verified
     out-of-scope ones from the chunks, through the quality gates."""
-    from ..core.answers import compile_pattern
+    from ..inputs.answers import compile_pattern
 
     if (chunks_path is None) == (store_spec is None):
         raise InputError("questions generate needs --chunks FILE or --store SPEC (one of them)")

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..corpus import Corpus, load_chunks
-from ..manifest import Run
-from ..secrets import spec_password_warning
+from ..inputs.corpus import Corpus, load_chunks
+from ..output.manifest import Run
+from ..safety.secrets import spec_password_warning
 
 if TYPE_CHECKING:
     from ..embedders.base import Embedder
-    from ..questions import Question
+    from ..inputs.questions import Question
     from ..stores.base import VectorStore
 
 _KEY = "indexcheck.session"
@@ -71,8 +71,8 @@ class QuestionInputs:
     corpus: Corpus | None
 
     def filters_manifest(self) -> dict[str, Any]:
-        from ..core.sweep_threshold.filters import question_filters
-        from ..filtered_questions import filters_manifest
+        from ..commands.sweep_threshold.filters import question_filters
+        from ..inputs.question_filters import filters_manifest
 
         return filters_manifest(question_filters(self.questions, self.filter))
 
@@ -87,7 +87,7 @@ def question_inputs(
     """The ``--filter`` parsed, ``--questions`` and ``--chunks`` read, in that order (a bad
     filter is refused before any file is read)."""
     from ..filters import parse_filter
-    from ..questions import load_questions
+    from ..inputs.questions import load_questions
 
     common = parse_filter(filter_text) if filter_text is not None else None
     questions = load_questions(questions_path)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..core.judge.claims import Verdict
+from ..commands.judge.claims import Verdict
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
-from ..textsafe import escape_rich as escape
-from ..textsafe import visible
+from ..safety.textsafe import escape_rich as escape
+from ..safety.textsafe import visible
 from .command import Command
 from .options import F, human_console, is_stdout, json_option, write_json
 from .output_checks import check_folder_output
@@ -28,7 +28,7 @@ def _sheet_option(required: bool = True) -> Callable[[F], F]:
 def env_sheet_key() -> bytes | None:
     """INDEXCHECK_SHEET_KEY, validated (exit 2 naming the variable, never the value); a
     stripped-whitespace warning goes to stderr."""
-    from ..core.judge.sheet_chain import sheet_key
+    from ..commands.judge.sheet.chain import sheet_key
 
     key, warning = sheet_key()
     if warning:
@@ -61,7 +61,7 @@ def verify_cmd(
 ) -> None:
     """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
     (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
-    from ..core.judge.sheet_verify import SheetCheck, Signature, verify_pack, verify_sheet
+    from ..commands.judge.sheet.verify import SheetCheck, Signature, verify_pack, verify_sheet
     from ..errors import InputError
 
     if (sheet_dir is None) == (pack_dir is None):
@@ -110,7 +110,7 @@ def verify_cmd(
 @click.option("--note", default=None, help="Why.")
 def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: str | None) -> None:
     """Record a human revision of ROW_ID's verdict as a new row (the old row stays)."""
-    from ..core.judge.sheet import revise
+    from ..commands.judge.sheet.sheet import revise
 
     row = revise(sheet_dir, row_id, verdict, reviewer, note, key=env_sheet_key())
     click.echo(
@@ -128,7 +128,7 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 @json_option
 def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
     """Compare two runs claim by claim where their cases are compatible (both must verify)."""
-    from ..core.judge.sheet import diff_runs
+    from ..commands.judge.sheet.sheet import diff_runs
 
     d = diff_runs(sheet_dir, run_a, run_b, key=env_sheet_key())
     write_json(json_path, d)
@@ -158,7 +158,7 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
     """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest;
     a run that does not verify is refused (exit 1)."""
-    from ..core.judge.sheet import export_run
+    from ..commands.judge.sheet.sheet import export_run
 
     files = export_run(sheet_dir, run_id, out_dir, key=env_sheet_key())
     manifest = json.loads(files[-1].read_text(encoding="utf-8"))

@@ -8,11 +8,11 @@ from typing import Any
 import click
 
 from .. import api
-from ..core.answers import DEFAULT_CITATION_PATTERN
-from ..core.sweep_threshold import SweepResult
+from ..commands.sweep_threshold import SweepResult
 from ..errors import InputError
-from ..questions import load_questions
-from ..textsafe import visible
+from ..inputs.answers import DEFAULT_CITATION_PATTERN
+from ..inputs.questions import load_questions
+from ..safety.textsafe import visible
 from .command import Command
 from .finish import finish
 from .option_types import SHARE
@@ -123,8 +123,8 @@ def sweep_threshold_cmd(
 
 def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
     """sweep-threshold --observed: the sweep over the scores production traces recorded."""
-    from ..core.answers import read_answers
-    from ..core.sweep_threshold.observed import refuse_absent_scores, refuse_filter
+    from ..commands.sweep_threshold.observed import refuse_absent_scores, refuse_filter
+    from ..inputs.answers import read_answers
 
     refuse_filter(a["filter_text"])
     questions = load_questions(a["questions_path"])
@@ -157,7 +157,7 @@ def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
 
 def _plots(result: SweepResult, folder: Path) -> list[Path]:
     """The score plots; their paths go into the result's ``plots`` key."""
-    from ..report.plots import threshold_plots
+    from ..output.render.plots import threshold_plots
 
     files = threshold_plots(result.to_dict(), folder)
     result.plots = [str(p) for p in files]

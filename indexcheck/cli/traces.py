@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from ..core.answers import DEFAULT_CITATION_PATTERN, AnswersRead
-from ..textsafe import visible
+from ..inputs.answers import DEFAULT_CITATION_PATTERN, AnswersRead
+from ..safety.textsafe import visible
 from .command import Command
 from .options import (
     answer_refusal_option,
@@ -28,7 +28,7 @@ def read_answers_cli(
     path: Path, citation_pattern: str, fmt: str | None, chunks: Any
 ) -> AnswersRead:
     """Read ``--answers`` (any format); each warning about a trace export on stderr."""
-    from ..core.answers import read_answers
+    from ..inputs.answers import read_answers
 
     read = read_answers(path, citation_pattern, fmt=fmt, chunks=chunks)
     for warning in (read.source or {}).get("warnings", []):
@@ -75,13 +75,13 @@ def refusals_cmd(
     from --questions when the question is in it, else it is the chunks the application
     retrieved: replace those with the chunk that holds the answer before trusting a
     retrieval label."""
-    from ..core.answers import compile_pattern
-    from ..core.diagnose.trace_refusals import find_refusals, write_questions
+    from ..commands.diagnose.trace_refusals import find_refusals, write_questions
+    from ..inputs.answers import compile_pattern
 
     compile_pattern(refusal_pattern, "--refusal-pattern")
     labelled = None
     if questions_path is not None:
-        from ..questions import load_questions
+        from ..inputs.questions import load_questions
 
         labelled = load_questions(questions_path, require_labels=False)
     corpus = open_corpus(chunks_path, id_column, text_column)

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import plugins
-from ..default_plugins import EMBEDDERS as BUILTIN
 from ..errors import SpecError
-from ..retry import RetryPolicy
+from ..plugins.defaults import EMBEDDERS as BUILTIN
+from ..remote.retry import RetryPolicy
 from .base import BaseEmbedder, Embedder, EmbedStats
 from .prefixes import EMBEDDER_SPEC_KEYS, parse_embedder_spec, with_prefixes
 
@@ -41,7 +41,7 @@ PREFIX_KEYS = EMBEDDER_SPEC_KEYS
 
 
 def open_minilm(rest: str) -> Embedder:
-    from .onnx_minilm import MiniLMEmbedder
+    from .minilm.model import MiniLMEmbedder
 
     if rest.strip():
         raise SpecError(
@@ -53,13 +53,13 @@ def open_minilm(rest: str) -> Embedder:
 
 
 def open_mistral(rest: str) -> Embedder:
-    from .mistral import from_spec
+    from .mistral.embedder import from_spec
 
     return from_spec(rest)
 
 
 def open_st(rest: str) -> Embedder:
-    from .sentence_transformers import SentenceTransformerEmbedder
+    from .sentence_transformers.embedder import SentenceTransformerEmbedder
 
     if not rest:
         raise SpecError("st: needs a model name or path, e.g. st:all-MiniLM-L6-v2")
@@ -67,7 +67,7 @@ def open_st(rest: str) -> Embedder:
 
 
 def open_py(rest: str) -> Embedder:
-    from .python_hook import PythonHookEmbedder
+    from .python_hook.embedder import PythonHookEmbedder
 
     return PythonHookEmbedder(rest)
 

@@ -4,7 +4,7 @@ Providers subclass :class:`BaseEmbedder` and implement ``_embed_batch`` for one 
 they raise :class:`~indexcheck.errors.TransientError` for a 429 or a transient 5xx and
 let the base retry with exponential backoff. Everything else (auth, bad input) is raised
 as the matching :class:`~indexcheck.errors.IndexcheckError` and not retried; so is a
-TransientError whose cause no retry can fix (:func:`indexcheck.retry.cannot_succeed`: a
+TransientError whose cause no retry can fix (:func:`indexcheck.remote.retry.cannot_succeed`: a
 malformed request, a 400/401/403/404/422), whatever the provider called it.
 """
 
@@ -18,13 +18,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import (
-    BackendUnavailableError,
-    EmbedderOutputError,
-    TransientError,
-)
-from ..retry import CallStats, RetryPolicy
-from ..vectors import normalize_rows
+from ..errors import BackendUnavailableError, EmbedderOutputError, TransientError
+from ..remote.retry import CallStats, RetryPolicy
+from ..stores.vectors import normalize_rows
 
 #: Row-normalise float32 (n, d); re-exported for providers.
 l2_normalize = normalize_rows

@@ -23,16 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus import text_hash
 from ..errors import DataFileError, OutputError
+from ..inputs.corpus import text_hash
 from .base import Embedder, EmbedStats
-from .cache_file import (
-    APPLICATION_ID,
-    VECTORS_SQL,
-    cache_write,
-    open_cache_file,
-    open_cache_tables,
-)
+from .cache_file import APPLICATION_ID, VECTORS_SQL, cache_write, open_cache_file, open_cache_tables
 
 
 class EmbeddingCache:
@@ -290,7 +284,7 @@ class CachedEmbedder:
 def open_cache(path: Path) -> EmbeddingCache:
     """The embedding cache file; a disk too full to open or create it is exit 3 saying so,
     never "not an indexcheck embedding cache ... delete this file"."""
-    from ..outputs import disk_full
+    from ..output.files import disk_full
 
     try:
         return EmbeddingCache(path)

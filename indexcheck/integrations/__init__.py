@@ -1,8 +1,16 @@
-"""indexcheck with the frameworks people build RAG pipelines with.
+"""indexcheck's embedders for the frameworks people index with.
 
-- ``diagnose --system`` adapters: :mod:`.langchain_system` (a LangChain retriever and chain)
-  and :mod:`.llamaindex_system` (a LlamaIndex query engine).
-- The embedding classes for building an index with the model indexcheck re-creates live in
-  :mod:`indexcheck.embedders.frameworks`; ``indexcheck.integrations.langchain`` and
-  ``indexcheck.integrations.llamaindex`` name them too.
+Build the index with exactly the model indexcheck re-creates, so ``check-index`` with the
+same ``--embedder`` compares like with like::
+
+    from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings   # LangChain
+    from indexcheck.integrations.llamaindex.embeddings import IndexcheckEmbedding   # LlamaIndex
+
+(``indexcheck.integrations.langchain.embeddings`` and ``indexcheck.integrations.llamaindex.embeddings`` name the
+same classes.) Both take an embedder spec (``"minilm"``, the default; ``"st:NAME"``,
+``"mistral"``, ``"py:module:function"``, with ``?prefix=``/``&query_prefix=``) or an opened
+:class:`~indexcheck.embedders.base.Embedder`. Documents are embedded with the spec's
+``prefix``, queries with its ``query_prefix``. The frameworks are imported only when a
+class is first used; a missing one raises
+:class:`~indexcheck.errors.MissingDependencyError` naming the ``pip install``.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import plugins
 from ..errors import SpecError
-from ..textsafe import visible
+from ..safety.textsafe import visible
 from .base import BaseJudge, Judge, JudgeRequest, JudgeStats, RawReply
 from .cache import JudgementCache, judgement_key
 
@@ -34,19 +34,19 @@ __all__ = [
 
 
 def open_mistral_judge(rest: str) -> Judge:
-    from .mistral import MistralJudge
+    from .mistral.judge import MistralJudge
 
     return MistralJudge(rest)
 
 
 def open_openai_judge(rest: str) -> Judge:
-    from .openai import from_spec
+    from .openai.judge import from_spec
 
     return from_spec(rest)
 
 
 def open_py_judge(rest: str) -> Judge:
-    from .python_hook import PythonHookJudge
+    from .python_hook.judge import PythonHookJudge
 
     return PythonHookJudge(rest)
 

@@ -4,10 +4,10 @@ A judge grades one answer against the context it was given. Providers subclass
 :class:`BaseJudge` and implement ``_complete(request)`` for one request; they raise
 :class:`~indexcheck.errors.TransientError` for a 429, a transient 5xx or a dropped
 connection, and the base retries with exponential backoff in the one retry loop
-(:meth:`indexcheck.retry.RetryPolicy.run`, shared with stores and embedders). Auth failures
+(:meth:`indexcheck.remote.retry.RetryPolicy.run`, shared with stores and embedders). Auth failures
 and other refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
 retried, and so is a TransientError whose cause no retry can fix
-(:func:`indexcheck.retry.cannot_succeed`). Replies that do not parse are not this module's
+(:func:`indexcheck.remote.retry.cannot_succeed`). Replies that do not parse are not this module's
 business: the caller sends a repair request (:meth:`JudgeRequest.repaired`) and asks again.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..retry import CallStats, RetryPolicy
-from ..waiting import current as current_waiting
+from ..remote.retry import CallStats, RetryPolicy
+from ..remote.waiting import current as current_waiting
 
 #: a chat reply takes longer than an embedding: a hosted judge's seconds per request and
 #: per request with all its retries, unless --timeout / --max-wait (or their env) say others
@@ -121,7 +121,7 @@ class BaseJudge:
 
 def hosted_waiting(retry: RetryPolicy | None, timeout_s: float | None) -> tuple[RetryPolicy, float]:
     """A hosted judge's retry policy and seconds per request: those given, else
-    ``--max-wait`` / ``--timeout`` (:func:`indexcheck.waiting.current`) with the judge's
+    ``--max-wait`` / ``--timeout`` (:func:`indexcheck.remote.waiting.current`) with the judge's
     defaults (:data:`JUDGE_MAX_WAIT_S`, :data:`JUDGE_TIMEOUT_S`)."""
     waiting = current_waiting(JUDGE_TIMEOUT_S, JUDGE_MAX_WAIT_S)
     policy = retry if retry is not None else RetryPolicy(max_wait=waiting.max_wait)

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import plugins
-from ..default_plugins import STORES as BACKENDS
 from ..errors import SpecError
-from ..redact import remember
-from ..secrets import spec_password
-from ..textsafe import visible
+from ..plugins.defaults import STORES as BACKENDS
+from ..safety.redact import remember
+from ..safety.secrets import spec_password
+from ..safety.textsafe import visible
 from .base import BaseStore, Fetched, StoreInfo, VectorBatch, VectorStore
 from .params import Choice, Float, Int, Param, StoreSpec, Str, with_params
 

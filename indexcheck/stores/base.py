@@ -38,12 +38,12 @@ from ..errors import (
     SpecError,
     TransientError,
 )
-from ..retry import RetryPolicy
+from ..remote.error_map import ErrorMap, translated
+from ..remote.error_map import call_translated as call_translated  # openers import it from here
+from ..remote.retry import RetryPolicy
 from .arrays import as_float32_matrix as as_float32_matrix
 from .arrays import empty_result as empty_result
 from .arrays import pack_rows as pack_rows
-from .error_map import ErrorMap, translated
-from .error_map import call_translated as call_translated  # openers import it from here
 from .params import Param, check_params
 from .params import StoreSpec as StoreSpec  # re-exported: stores import it from here
 from .protocol import Fetched as Fetched
@@ -152,7 +152,7 @@ class BaseStore:
     def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Normal search for at most ``query_batch`` float32 (q, d) vectors; the default
         is an exact search over the scanned vectors (``info().metric`` sets the score)."""
-        from ._local import LOCAL_METRICS, exact_knn, ids_of
+        from .local import LOCAL_METRICS, exact_knn, ids_of
 
         ids, matrix = self._all_vectors()
         metric = self.info().metric
@@ -205,7 +205,7 @@ class BaseStore:
     # -- defaults --------------------------------------------------------------------------
     def info(self) -> StoreInfo:
         """Count and dimension from a scan; ``metric`` from ``?metric=`` (cosine default)."""
-        from ._local import LOCAL_METRICS
+        from .local import LOCAL_METRICS
 
         ids, matrix = self._all_vectors()
         metric = str(getattr(self, "values", {}).get("metric", "cosine"))

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ._local import LOCAL_METRICS, exact_knn
+from .local import LOCAL_METRICS, exact_knn
 
 
 def blocked_knn(

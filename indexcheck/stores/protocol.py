@@ -67,7 +67,7 @@ class VectorBatch:
 @runtime_checkable
 class VectorStore(Protocol):
     """What the checks need from a store; every :class:`BaseStore` satisfies it, and so
-    do test fakes that do not inherit from it (``indexcheck.testing.MemoryStore``)."""
+    do test fakes that do not inherit from it (``indexcheck.testing.fakes.MemoryStore``)."""
 
     spec: str
     """The spec it was opened with, secrets removed (safe to print)."""

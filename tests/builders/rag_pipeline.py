@@ -7,7 +7,7 @@
   :data:`EMBEDDER` (``py:tests.builders.rag_pipeline:EMBEDDER``): a lookup of planned
   32-d unit vectors, so every planted case below is placed, not hoped for.
 - Assembly (the app's own): fetch ``DEPTH`` = 8, keep scores >= ``THRESHOLD`` = 0.5,
-  sort, keep ``TOP_K`` = 4 (:class:`~indexcheck.integrations.langchain_system.LangChainSystem`).
+  sort, keep ``TOP_K`` = 4 (:class:`~indexcheck.integrations.langchain.system.LangChainSystem`).
 - Generator: ``ChatPromptTemplate | RunnableLambda(OpenAI SDK chat call)`` against the
   loopback emulator (``RAG_CHAT_URL``), scripted by :func:`generator_script`.
 
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from indexcheck.corpus import load_chunks
 from indexcheck.embedders.base import BaseEmbedder
+from indexcheck.inputs.corpus import load_chunks
 
 ROOT = Path(__file__).resolve().parents[2]
 CHUNKS = ROOT / "fixtures" / "chunks.jsonl"
@@ -132,7 +132,7 @@ def build_index(folder: Path) -> str:
     from langchain_community.vectorstores.utils import DistanceStrategy
     from langchain_core.documents import Document
 
-    from indexcheck.integrations.langchain import IndexcheckEmbeddings
+    from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings
 
     index = faiss.IndexHNSWFlat(D, M, faiss.METRIC_INNER_PRODUCT)
     index.add(STORED)
@@ -218,8 +218,8 @@ class _App:
             from langchain_core.prompts import ChatPromptTemplate
             from langchain_core.runnables import RunnableLambda
 
-            from indexcheck.integrations.langchain import IndexcheckEmbeddings
-            from indexcheck.integrations.langchain_system import LangChainSystem
+            from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings
+            from indexcheck.integrations.langchain.system import LangChainSystem
 
             store = FAISS.load_local(
                 key[0], IndexcheckEmbeddings(EMBEDDER_SPEC), allow_dangerous_deserialization=True
@@ -271,7 +271,7 @@ class _AnswerOnly:
         return os.environ["RAG_MODEL"]
 
     def answer(self, question: str) -> dict[str, Any]:
-        from indexcheck.core.system.hook import as_candidate
+        from indexcheck.commands.diagnose.system.hook import as_candidate
 
         app = APP._app()
         context = [
@@ -282,7 +282,7 @@ class _AnswerOnly:
 
 
 def _cands(rows: list[dict[str, Any]]) -> list[Any]:
-    from indexcheck.core.system.hook import as_candidate
+    from indexcheck.commands.diagnose.system.hook import as_candidate
 
     return [as_candidate(r) for r in rows]
 
@@ -297,8 +297,8 @@ def llamaindex_app() -> Any:
     from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
     from llama_index.core.schema import TextNode
 
-    from indexcheck.integrations.llamaindex import IndexcheckEmbedding
-    from indexcheck.integrations.llamaindex_system import LlamaIndexSystem
+    from indexcheck.integrations.llamaindex.embeddings import IndexcheckEmbedding
+    from indexcheck.integrations.llamaindex.system import LlamaIndexSystem
 
     class EmulatorLLM(CustomLLM):
         @property

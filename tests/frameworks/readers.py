@@ -3,7 +3,7 @@
 Until the stores open these layouts (second round), the tests read them here: LangChain
 FAISS through indexcheck's allow-list unpickler (``read_langchain_pickle``) and the faiss
 file, Chroma through its client, PostgreSQL with plain SELECTs, LlamaIndex folders through
-``indexcheck.formats.llamaindex``. ``compare`` then does what check-index does per chunk:
+``indexcheck.inputs.formats.llamaindex``. ``compare`` then does what check-index does per chunk:
 cosine with the fresh embedding of the text, and which chunk's text a low vector holds.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from indexcheck.vectors import normalize_rows
+from indexcheck.stores.vectors import normalize_rows
 from tests.builders.framework_corpus import embed_correct, framework_corpus
 from tests.builders.llamaindex_indexes import Built, read_chroma_rows
 
@@ -43,7 +43,7 @@ def read_rows(built: Built) -> Rows:
     if built.layout == "faiss":
         import faiss
 
-        from indexcheck.stores.faiss_store import read_langchain_pickle
+        from indexcheck.stores.faiss.store import read_langchain_pickle
 
         name = built.details["index_name"]
         ids, texts = read_langchain_pickle(built.path / f"{name}.pkl")
@@ -62,7 +62,7 @@ def read_rows(built: Built) -> Rows:
 
 
 def _read_llamaindex(built: Built) -> Rows:
-    from indexcheck.formats.llamaindex import embedded_text_from_row, read_persist_dir
+    from indexcheck.inputs.formats.llamaindex import embedded_text_from_row, read_persist_dir
 
     if built.layout == "pgvector":
         import psycopg
@@ -133,7 +133,7 @@ class Compared:
 
 
 def compare(rows: Rows, texts: list[str], min_cosine: float = 0.999) -> Compared:
-    from indexcheck.core.check_index.text_differs import own_is_nearest
+    from indexcheck.commands.check_index.text_differs import own_is_nearest
 
     stored = normalize_rows(rows.vectors)
     fresh = embed_correct(texts)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.core.check_index.shift_chains import blame_stretches, shift_chains, stretches_of
-from indexcheck.core.check_index.text_differs import LowCosineVerdict, explain_low_cosines
-from indexcheck.embed_text import EmbedTemplate
+from indexcheck.commands.check_index.shift.chains import blame_stretches, shift_chains, stretches_of
+from indexcheck.commands.check_index.text_differs import LowCosineVerdict, explain_low_cosines
+from indexcheck.inputs.embed_text import EmbedTemplate
 from tests.builders.framework_corpus import framework_corpus
 from tests.frameworks.readers import compare, read_rows, repeated_groups
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexcheck.core.framework_scores import (
+from indexcheck.scales.framework_scores import (
     FRAMEWORK_SCORES,
     cos_from_framework_score,
     framework_score_from_cos,
@@ -211,7 +211,7 @@ def test_llamaindex_vector_store_similarities(framework_index, layout) -> None:
 
         store = FaissVectorStore.from_persist_dir(str(built.path))
         # faiss rows -> node ids, as the index keeps them
-        from indexcheck.formats.llamaindex import read_persist_dir
+        from indexcheck.inputs.formats.llamaindex import read_persist_dir
 
         row_id = dict(enumerate(read_persist_dir(built.path).ids))
     else:

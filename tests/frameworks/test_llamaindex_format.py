@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from indexcheck.errors import DataFileError, InputError
-from indexcheck.formats.llamaindex import (
+from indexcheck.inputs.formats.llamaindex import (
     embedded_text,
     embedded_text_from_row,
     read_persist_dir,

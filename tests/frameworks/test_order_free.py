@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexcheck.core.check_index.shift_chains import shift_chains, stretches_of
-from indexcheck.vectors import normalize_rows
+from indexcheck.commands.check_index.shift.chains import shift_chains, stretches_of
+from indexcheck.stores.vectors import normalize_rows
 from tests.builders.framework_corpus import embed_correct, framework_corpus
 
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.check_index import check_index
+from indexcheck.commands.check_index import check_index
 from indexcheck.embedders import open_embedder
 from indexcheck.stores import StoreOptions, open_store
 from tests.builders.framework_corpus import framework_corpus

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.core.probe_scale import probe_scale
-from indexcheck.core.transforms import convert_threshold
+from indexcheck.commands.probe_scale import probe_scale
+from indexcheck.scales.transforms import convert_threshold
 from indexcheck.stores import StoreOptions, open_store
 
 
@@ -111,7 +111,7 @@ def test_compare_ann_on_pgvector_reports_the_plan_per_depth(framework_index) -> 
     out, the same depths run through the index and nothing is warned."""
     import psycopg
 
-    from indexcheck.core.compare_ann import compare_ann
+    from indexcheck.commands.compare_ann import compare_ann
     from tests.builders.framework_corpus import embed_correct, framework_corpus
 
     built = framework_index("langchain", "pgvector", "correct")

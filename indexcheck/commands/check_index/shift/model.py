@@ -1,0 +1,193 @@
+"""The positional-cache bug as a model: which vector each chunk holds, predicted from the
+repeats alone.
+
+Two forms of the bug are modelled, over positions in build order:
+
+- ``skip_repeat`` (the post-mortem's seed bug): a text-hash cache hands a repeated text its
+  first copy's stored vector and does not advance the position into the fresh embeddings.
+  A chunk with a new text at position ``i`` holds the fresh vector of position
+  ``i - r(i)``, ``r(i)`` the number of repeated texts met before it: the lag grows by one
+  at each repeat. A repeat holds whatever its first copy holds (already shifted when the
+  first copy is), so at a repeat ``holds_vector_of`` is ambiguous: any copy of the held
+  text looks the same. That is part of the story, not a new stretch.
+- ``dedup_by_position``: the de-duplicated texts are embedded and the vectors handed out
+  by position: position ``i`` holds the ``i``-th distinct text's vector (positions past
+  the distinct list hold their own).
+
+:func:`fit` compares what was observed (each checked chunk: ok, or the position whose text's
+embedding it holds) with both forms and keeps the one that explains the most. A model fits
+when it explains at least ``FIT_SHARE`` of the checked chunks it predicts shifted, and at
+least two. Shifted chunks it does not explain are another fault, reported on their own.
+
+Texts are compared by identity (the first copy's position), never by the position the
+nearest-match search happened to pick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+FIT_SHARE = 0.9
+STRETCHES_LISTED = 1000
+SKIP_REPEAT = "skip_repeat"
+DEDUP_BY_POSITION = "dedup_by_position"
+
+
+@dataclass(frozen=True)
+class CacheModel:
+    """One form of the bug over ``n`` positions. ``source`` int64 (n,): the position whose
+    fresh embedding each position's stored vector is; ``first`` int64 (n,): the first copy
+    of each position's text; ``shifted`` bool (n,): the held text is not the chunk's own."""
+
+    kind: str
+    source: np.ndarray
+    first: np.ndarray
+    shifted: np.ndarray
+    repeats: np.ndarray  # int64, sorted positions whose text repeats an earlier one
+
+    def holds_text_of(self, p: int) -> int:
+        """The first copy of the text whose embedding position ``p`` holds."""
+        return int(self.first[self.source[p]])
+
+
+def first_copies(n: int, dup_of: Mapping[int, int]) -> np.ndarray:
+    first = np.arange(n, dtype=np.int64)
+    if dup_of:
+        rep = np.fromiter(dup_of.keys(), np.int64, len(dup_of))
+        first[rep] = np.fromiter(dup_of.values(), np.int64, len(dup_of))
+    return first
+
+
+def predict(n: int, dup_of: Mapping[int, int], kind: str = SKIP_REPEAT) -> CacheModel:
+    """The model of ``kind`` for ``n`` positions whose repeats are ``dup_of`` (repeat ->
+    first copy, :meth:`indexcheck.inputs.corpus.Corpus.duplicate_of`)."""
+    first = first_copies(n, dup_of)
+    pos = np.arange(n, dtype=np.int64)
+    is_rep = first != pos
+    if kind == SKIP_REPEAT:
+        before = np.cumsum(is_rep) - is_rep  # repeats strictly before each position
+        source = pos - before
+        source[is_rep] = source[first[is_rep]]  # a repeat holds its first copy's vector
+    elif kind == DEDUP_BY_POSITION:
+        uniq = np.flatnonzero(~is_rep)
+        source = pos.copy()
+        source[: len(uniq)] = uniq
+    else:
+        raise ValueError(f"unknown cache model {kind!r}")
+    shifted = first[source] != first
+    return CacheModel(kind, source, first, shifted, np.flatnonzero(is_rep))
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A model that fits: ``explained`` positions (sorted) are the shifted chunks it
+    accounts for; ``checked_predicted`` how many checked chunks it predicts shifted."""
+
+    model: CacheModel
+    explained: np.ndarray
+    checked_predicted: int
+
+
+def fit(
+    n: int,
+    dup_of: Mapping[int, int],
+    checked: np.ndarray,
+    held: np.ndarray,
+) -> Fit | None:
+    """The form of the bug that explains the observations, or None.
+
+    ``checked`` int64 (m,): checked positions with a comparable vector; ``held`` int64
+    (m,): the position whose fresh embedding each one's stored vector matched, ``-1`` when
+    it matched its own text (ok) or none (low)."""
+    best: Fit | None = None
+    for kind in (SKIP_REPEAT, DEDUP_BY_POSITION):
+        m = predict(n, dup_of, kind)
+        predicted = m.shifted[checked]
+        has = held >= 0
+        agree = has & predicted
+        agree[agree] = m.first[held[agree]] == m.first[m.source[checked[agree]]]
+        n_agree, n_pred = int(agree.sum()), int(predicted.sum())
+        if n_agree < 2 or n_agree < FIT_SHARE * n_pred:
+            continue
+        if best is None or n_agree > len(best.explained):
+            best = Fit(m, np.sort(checked[agree]), n_pred)
+    return best
+
+
+def candidates(model: CacheModel, p: int) -> int | None:
+    """The position whose embedding the model says ``p`` holds, if another text's."""
+    if not model.shifted[p]:
+        return None
+    return int(model.source[p])
+
+
+def story(fit_: Fit, ids: Any, all_checked: bool) -> dict[str, Any]:
+    """The figures of the root finding (``details``): start, first trigger, chunks, offset
+    range, repeats that widened the lag, and the stretches (at most ``STRETCHES_LISTED``).
+
+    ``ids`` answers ``ids[p]`` (a list or an id index); ``all_checked``: every position was
+    checked (--all), so the counts are observed, not predicted."""
+    m = fit_.model
+    n = len(m.source)
+    shifted = np.flatnonzero(m.shifted)
+    start = int(shifted[0])
+    last = int(shifted[-1])
+    pos = np.arange(n, dtype=np.int64)
+    new_text = m.first == pos
+    lag = m.source - pos
+    own = shifted[new_text[shifted]]  # shifted chunks with a text of their own
+    offs = lag[own] if own.size else lag[shifted]
+    if m.kind == SKIP_REPEAT:
+        reps = m.repeats[m.repeats < last]
+        first_trigger = int(m.repeats[0])
+    else:
+        reps = m.repeats[m.repeats <= int(m.source[last])]
+        first_trigger = int(m.repeats[0])
+    keep = np.flatnonzero(new_text[start : last + 1] & m.shifted[start : last + 1]) + start
+    if not keep.size:
+        keep = shifted[:1]
+    cut = np.concatenate([[0], np.flatnonzero(np.diff(lag[keep]) != 0) + 1])
+    starts = keep[cut]
+    bounds = np.concatenate([starts[1:], [last + 1]])
+    lo_s, hi_s = np.searchsorted(shifted, starts), np.searchsorted(shifted, bounds)
+    lo_e = np.searchsorted(fit_.explained, starts)
+    hi_e = np.searchsorted(fit_.explained, bounds)
+    stretches: list[dict[str, Any]] = []
+    for j in range(min(len(starts), STRETCHES_LISTED)):
+        s0, off = int(starts[j]), int(lag[starts[j]])
+        trig = _trigger(m, s0, off)
+        stretches.append(
+            {
+                "start": s0, "end": int(shifted[hi_s[j] - 1]), "start_id": ids[s0],
+                "offset": off, "chunks": int(hi_s[j] - lo_s[j]),
+                "shifted_checked": int(hi_e[j] - lo_e[j]), "trigger_position": trig,
+                "trigger_id": None if trig is None else ids[trig],
+            }
+        )  # fmt: skip
+    n_stretches = len(starts)
+    return {
+        "model": m.kind,
+        "start_position": start,
+        "start_id": ids[start],
+        "start_offset": int(lag[start]),
+        "first_trigger_position": first_trigger,
+        "chunks_affected": int(len(fit_.explained)) if all_checked else int(shifted.size),
+        "chunks_predicted": int(shifted.size),
+        "shifted_checked": int(len(fit_.explained)),
+        "offset_range": [int(offs.min()), int(offs.max())],
+        "repeats_widening": int(reps.size),
+        "stretches_total": n_stretches,
+        "stretches": stretches,
+    }
+
+
+def _trigger(m: CacheModel, start: int, off: int) -> int | None:
+    """The repeat behind a stretch of offset ``off``: the ``|off|``-th repeat, since each
+    repeat moves the cache one step (skip_repeat: always before the stretch;
+    dedup_by_position: it may lie inside it, where the de-duplicated list runs short)."""
+    k = abs(off)
+    return int(m.repeats[k - 1]) if 1 <= k <= len(m.repeats) else None

@@ -1,0 +1,305 @@
+"""check-index --all, streamed: memory that does not grow with the vectors.
+
+Three passes, each over blocks:
+
+1. the chunks, in corpus order: each block is embedded (through the engine, so a
+   hash-keyed cache commits it before the next one starts: a killed run loses at most one
+   block) and its unit fresh vectors are appended to a scratch file on disk;
+2. the store, in its own order: each batch is compared with the fresh vectors of its
+   chunks read back from that file. A low chunk is first searched for among its
+   ``window`` neighbours; if none holds its vector, the stored vector waits in a second
+   scratch file;
+3. the waiting vectors are searched against every fresh vector, block by block, through
+   a FAISS inner-product index built on the fly; each candidate is re-checked exactly.
+
+What stays in memory per chunk: a status byte and a float32 cosine (5 bytes; at most 5 more
+for a moment while the figures are taken). The ids, their keys and the text hashes go to
+disk beside the fresh vectors (:mod:`.chunk_spill`) and are read back by block. Rows are
+written to ``rows_path`` (Parquet) block by block; the result keeps every row up to
+``JSON_ROWS_LIMIT`` checked chunks, and above that only the rows that are not ``ok``,
+with ``chunks_truncated`` set. Statuses and diagnosis equal the in-memory check's: the
+nearest match by ``|offset|`` (ties to the chunk before) wins, within the window or not.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ....embedders.base import Embedder
+from ....errors import DataFileError, DimensionMismatchError, InputError, OutputError
+from ....inputs.chunk_stream import ChunkSource, CorpusChunks, StoreChunks
+from ....inputs.corpus import Corpus
+from ....inputs.embed_text import EmbedTemplate
+from ....stores.base import VectorStore
+from ....stores.vectors import normalize_rows as _unit
+from ...kit.verdicts import Status
+from ..findings import ChunkCheck
+from ..order import TemplatedStoreChunks, render_corpus, why_low_streamed
+from ..result import CheckIndexResult, check_result
+from .chunk_spill import ChunkSpill
+from .findings import streamed_findings
+from .scratch import OK_CODE, ScratchRows, cosine_figures, refuse_repeated_ids, write_rows
+from .scratch_search import Tick, global_search, nearest
+
+BLOCK = 4096
+ITER_BATCH = 1000
+JSON_ROWS_LIMIT = 100_000
+#: unexplained low chunks judged for "another model or another text" (seeded sample)
+WHY_SAMPLE = 2000
+
+_MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO = range(6)
+assert _OK == OK_CODE
+_STATUS = {
+    _MISSING: Status.MISSING_VECTOR,
+    _OK: Status.OK,
+    _DIM: Status.DIMENSION_MISMATCH,
+    _NONFINITE: Status.NON_FINITE,
+    _ZERO: Status.ZERO_VECTOR,
+}
+
+
+def check_all(
+    store: VectorStore,
+    embedder: Embedder,
+    chunks: Corpus | ChunkSource | None,
+    *,
+    min_cosine: float = 0.999,
+    window: int = 16,
+    block: int = BLOCK,
+    rows_path: str | os.PathLike[str] | None = None,
+    engine: Any = None,
+    say: Callable[[str], None] | None = None,
+    tick: Tick | None = None,
+    scratch_dir: str | None = None,
+    template: EmbedTemplate | None = None,
+) -> CheckIndexResult:
+    """Check every chunk against its stored vector in blocks; the result of ``check_index
+    (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
+    :mod:`indexcheck.engines`) embeds the blocks; rows go to ``rows_path`` when given.
+    ``template`` rebuilds the embedded text of a Corpus or of the store's own texts."""
+    from ....engines import LocalEngine
+
+    say = say or (lambda _m: None)
+    tick = tick or (lambda _t, _d, _n: None)
+    engine = engine or LocalEngine()
+    info = store.info()
+    if info.dimension and info.dimension != embedder.dimension:
+        raise DimensionMismatchError(
+            f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
+            f"{embedder.dimension}-d; pass the --embedder the index was built with"
+        )
+    if chunks is not None:  # other ids than the store's: exit 2 (core/id_pairing.py)
+        from ...kit.id_pairing import refuse_foreign_chunk_ids
+
+        refuse_foreign_chunk_ids(store, chunks, chunks.source)
+    from_store = chunks is None
+    source: ChunkSource
+    if chunks is None:
+        source = StoreChunks(store) if template is None else TemplatedStoreChunks(store, template)
+    elif isinstance(chunks, Corpus):
+        source = CorpusChunks(chunks if template is None else render_corpus(chunks, template))
+    elif template is not None:
+        raise InputError(
+            "--embed-template needs the chunks in memory (their metadata); load them with "
+            "load_chunks and pass the Corpus"
+        )
+    else:
+        source = chunks
+    d = embedder.dimension
+    with tempfile.TemporaryDirectory(prefix="indexcheck-", dir=scratch_dir) as tmp:
+        refuse_repeated_ids(store, tmp)  # before the first chunk is embedded
+        fresh = ScratchRows(d, tmp)
+        pending = ScratchRows(d, tmp)
+        ids = ChunkSpill(tmp)
+        try:
+            return _run(
+                store, embedder, source, from_store, fresh, pending, ids, min_cosine, window,
+                block, rows_path, engine, say, tick, info.count,
+            )  # fmt: skip
+        finally:
+            fresh.close()
+            pending.close()
+            ids.close()
+
+
+def _embed_pass(
+    source: ChunkSource,
+    embedder: Embedder,
+    fresh: ScratchRows,
+    spill: ChunkSpill,
+    block: int,
+    engine: Any,
+    tick: Tick,
+) -> None:
+    total = source.count()
+
+    def texts() -> Iterator[list[str]]:
+        for ids, txt in source.blocks(block):
+            spill.add(ids, txt)
+            yield txt
+
+    done = 0
+    tick("embedding", 0, total)
+    for vecs in engine.embed_blocks(embedder, texts()):
+        if vecs.ndim != 2 or vecs.shape[1] != embedder.dimension:
+            raise DimensionMismatchError("the embedder returned vectors of another dimension")
+        fresh.append(_unit(np.asarray(vecs, np.float32)))
+        done += vecs.shape[0]
+        tick("embedding", done, total)
+    spill.finish(source.source)
+
+
+def _run(
+    store: VectorStore,
+    embedder: Embedder,
+    source: ChunkSource,
+    from_store: bool,
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    ids: ChunkSpill,
+    min_cosine: float,
+    window: int,
+    block: int,
+    rows_path: Any,
+    engine: Any,
+    say: Callable[[str], None],
+    tick: Tick,
+    store_count: int,
+) -> CheckIndexResult:
+    d = embedder.dimension
+    say(f"embedding every chunk with {embedder.model_id}")
+    _embed_pass(source, embedder, fresh, ids, block, engine, tick)
+    n = len(ids)
+    if n == 0:
+        raise DataFileError(f"{source.source or 'the corpus'} holds no chunks; nothing to check")
+    status = np.zeros(n, np.uint8)
+    cosine = np.full(n, np.nan, np.float32)
+    bad_dim: dict[int, int] = {}
+    orphans: list[str] = []
+    shift: dict[int, int] = {}  # position -> position whose fresh vector it holds
+    waiting: list[int] = []
+
+    say("reading every stored vector")
+    scanned = 0
+    expect: int | None = 0  # where the next batch starts when the store yields corpus order
+    tick("store scan", 0, store_count or None)
+    for batch in store.iter_vectors(ITER_BATCH):
+        scanned += len(batch.ids)
+        tick("store scan", scanned, store_count or None)
+        pos = ids.positions(batch.ids, expect)
+        expect = int(pos[-1]) + 1 if len(pos) and pos[-1] >= 0 else None
+        if not from_store:
+            orphans.extend(i for i, p in zip(batch.ids, pos, strict=True) if p < 0)
+        keep = np.flatnonzero(pos >= 0)
+        keep = keep[status[pos[keep]] == _MISSING]  # an id stored twice: the first counts
+        if not len(keep):
+            continue
+        p = pos[keep]
+        dims = np.asarray(batch.dims)[keep]
+        v = np.asarray(batch.vectors, np.float32)[keep]
+        finite = np.isfinite(v).all(axis=1)
+        nonzero = np.any(v != 0, axis=1)
+        st = np.where(dims == 0, _MISSING, np.where(dims != d, _DIM, _OK)).astype(np.uint8)
+        st[(st == _OK) & ~finite] = _NONFINITE
+        st[(st == _OK) & ~nonzero] = _ZERO
+        for q, sd in zip(p[st == _DIM], dims[st == _DIM], strict=True):
+            bad_dim[int(q)] = int(sd)
+        cmp = np.flatnonzero(st == _OK)
+        u = _unit(v[cmp])
+        f = fresh.take(p[cmp])
+        cos = np.einsum("ij,ij->i", u, f)
+        cosine[p[cmp]] = cos
+        low = cos < min_cosine
+        st[cmp[low]] = _LOW
+        st[st == _MISSING] = _LOW + 10  # seen, but the store has no vector for it
+        status[p] = st
+        for r in np.flatnonzero(low):
+            q = int(p[cmp[r]])
+            lo, hi = max(0, q - window), min(n, q + window + 1)
+            sims = fresh.read(lo, hi) @ u[r]
+            match = np.flatnonzero(sims >= min_cosine) + lo
+            match = match[match != q]
+            if match.size:
+                shift[q] = nearest(match, q)
+            else:
+                waiting.append(q)
+                pending.append(u[r : r + 1])
+    status[status == _LOW + 10] = _MISSING
+
+    unexplained = global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
+    compared = (status == _OK) | (status == _LOW)
+    comparable = int(np.count_nonzero(compared))
+    mismatch = len(unexplained) >= max(2, comparable / 2)
+    why = None
+    if mismatch:
+        why = why_low_streamed(
+            fresh,
+            pending,
+            waiting,
+            shift,
+            compared,
+            cosine,
+            min_cosine,
+            block,
+            WHY_SAMPLE,
+        )
+    bad: dict[int, ChunkCheck] = {}
+    step = block * 16
+    for lo in range(0, n, step):  # the ids of the rows that are not ok, a block at a time
+        nz = np.flatnonzero(status[lo : lo + step] != _OK)
+        if not nz.size:
+            continue
+        names = ids.ids_block(lo, min(n, lo + step)).take(nz).to_pylist()
+        for q, name in zip((nz + lo).tolist(), names, strict=True):
+            s = int(status[q])
+            cv = None if np.isnan(cosine[q]) else float(cosine[q])
+            if s != _LOW:
+                bad[q] = ChunkCheck(name, q, None, _STATUS[s], stored_dimension=bad_dim.get(q))
+            elif q in shift:
+                t = shift[q]
+                bad[q] = ChunkCheck(name, q, cv, Status.SHIFT, ids.id_at(t), t - q)
+            else:
+                why_status = why.status if why is not None else Status.STALE_VECTOR
+                bad[q] = ChunkCheck(name, q, cv, why_status)
+
+    checks = [bad[q] for q in sorted(bad)]
+    findings = streamed_findings(
+        store, source, ids, from_store, bad, compared, shift, orphans, store_count, why,
+        embedder, block,
+    )  # fmt: skip
+    counts: dict[str, int] = {}
+    n_ok = int(np.count_nonzero(status == _OK))
+    if n_ok:
+        counts[Status.OK] = n_ok
+    for c in checks:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    counts = {k: counts[k] for k in sorted(counts, key=lambda k: (k != Status.OK, k))}
+    del compared
+    truncated = n > JSON_ROWS_LIMIT
+    if rows_path is not None:
+        say(f"writing {n} rows to {rows_path}")
+        try:
+            write_rows(rows_path, ids, status, cosine, bad, block)
+        except OSError as exc:  # the path was checked before the work; the disk can fill
+            raise OutputError(
+                f"could not write --rows {rows_path}: {exc.strerror or exc}"
+            ) from None
+    if truncated:
+        rows = checks
+    else:
+        names = ids.ids_block(0, n).to_pylist()
+        rows = [
+            bad[q] if q in bad else ChunkCheck(names[q], q, float(cosine[q]), Status.OK)
+            for q in range(n)
+        ]
+    result = check_result("all", n, min_cosine, np.zeros(0), rows, findings, counts)
+    result.min_cosine, result.median_cosine, result.below_threshold = cosine_figures(
+        cosine, min_cosine
+    )
+    result.chunks_truncated = truncated
+    return result

@@ -1,0 +1,96 @@
+"""check-index --all, pass 3: the stored vectors no neighbour explained, searched against
+every fresh vector on the scratch file, block by block, through a FAISS inner-product index
+built on the fly; each candidate is re-checked exactly and the nearest by ``|offset|``
+(ties to the chunk before) wins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .scratch import ScratchRows
+
+#: Above this many unexplained low chunks, a seeded sample of them is searched first; the
+#: rest are searched only if the sample finds a shifted vector (a model change leaves
+#: every chunk low and none matching, and searching all of them would cost n^2).
+GLOBAL_CAP = 20_000
+
+Tick = Callable[[str, int, int | None], None]
+"""Progress callback: (task, done, total or None)."""
+
+
+def nearest(match: np.ndarray, p: int) -> int:
+    """The match nearest to p; at equal distance the one before p (as the local check)."""
+    dist = np.abs(match - p) * 2 + (match > p)
+    return int(match[np.argmin(dist)])
+
+
+def global_search(
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    waiting: list[int],
+    shift: dict[int, int],
+    min_cosine: float,
+    block: int,
+    say: Callable[[str], None],
+    tick: Tick,
+) -> list[int]:
+    """Search each waiting stored vector among all fresh vectors; returns the unexplained."""
+    if not waiting:
+        return []
+    order = np.arange(len(waiting))
+    if len(waiting) > GLOBAL_CAP:
+        order = np.random.default_rng(0).permutation(len(waiting))
+    first, rest = order[:GLOBAL_CAP], order[GLOBAL_CAP:]
+    found = _search(fresh, pending, waiting, first, shift, min_cosine, block, say, tick)
+    if rest.size and found:
+        _search(fresh, pending, waiting, rest, shift, min_cosine, block, say, tick)
+    return [q for q in waiting if q not in shift]
+
+
+def _search(
+    fresh: ScratchRows,
+    pending: ScratchRows,
+    waiting: list[int],
+    which: np.ndarray,
+    shift: dict[int, int],
+    min_cosine: float,
+    block: int,
+    say: Callable[[str], None],
+    tick: Tick,
+) -> int:
+    import faiss
+
+    say(f"searching {len(which)} low chunks among all {fresh.n} fresh vectors")
+    w = np.asarray(waiting, np.int64)
+    found = 0
+    for s in range(0, len(which), block):
+        part = np.sort(which[s : s + block])
+        q = pending.take(part)
+        wp = w[part]
+        best = np.full(len(part), -1, np.int64)
+        best_key = np.full(len(part), np.iinfo(np.int64).max, np.int64)
+        for start in range(0, fresh.n, block * 4):
+            f = fresh.read(start, min(fresh.n, start + block * 4))
+            index = faiss.IndexFlatIP(fresh.d)
+            index.add(f)
+            lims, _dist, hit = index.range_search(q, float(min_cosine) - 1e-4)
+            for r in range(len(part)):
+                h = hit[lims[r] : lims[r + 1]]
+                if not h.size:
+                    continue
+                exact = f[h] @ q[r]  # re-check the candidates exactly
+                m = h[exact >= min_cosine] + start
+                m = m[m != wp[r]]
+                if not m.size:
+                    continue
+                key = np.abs(m - wp[r]) * 2 + (m > wp[r])
+                j = int(np.argmin(key))
+                if key[j] < best_key[r]:
+                    best_key[r], best[r] = int(key[j]), int(m[j])
+            tick("shift search", start + f.shape[0], fresh.n)
+        for hit in np.flatnonzero(best >= 0).tolist():
+            shift[int(wp[hit])] = int(best[hit])
+            found += 1
+    return found

@@ -1,0 +1,343 @@
+"""diagnose: trace each question's expected chunk through every retrieval stage and name
+the first stage that lost it.
+
+In-scope labels, in stage order:
+
+- ``MISALIGNED``: the expected chunk's stored vector fails the re-embedding check
+  (``holds_vector_of`` says whose vector it holds);
+- ``NOT_RETRIEVED``: not in the exact top ``fetch`` (an embedding/retrieval problem);
+- ``ANN_MISS``: in the exact top ``fetch`` but absent from the backend's approximate results;
+- ``RANKED_OUT``: retrieved, but ranked below k;
+- ``BELOW_THRESHOLD``: within the top k, but its score fails the threshold;
+- with ``answers``: ``CONTEXT_ASSEMBLY_LOSS``, ``GENERATION_REFUSED``, ``UNGROUNDED``
+  (see :mod:`.generation_stage`);
+- ``OK``.
+
+Out-of-scope labels: ``REFUSED_OK`` (nothing passed the threshold), ``REFUSED_BY_CONTENT``
+(a refusal chunk won), ``ANSWERED_OUT_OF_SCOPE`` (another chunk passed). Labels name a
+stage, never a cause. Metrics are computed on the exact and on the approximate ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...embedders.base import Embedder
+from ...errors import InputError
+from ...inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
+from ...inputs.corpus import Corpus
+from ...inputs.questions import Question
+from ...judges.base import Judge
+from ...stores.base import VectorStore
+from ..check_index import check_index
+from ..kit.exact import exact_topk, family_of
+from ..kit.id_pairing import refuse_absent_expected_ids
+from ..kit.retrieval import refusal_ids, retrieve
+from ..kit.verdicts import (
+    FAILING_LABELS,
+    FILTER_LABELS,
+    IN_SCOPE_LABELS,
+    OUT_OF_SCOPE_LABELS,
+    Label,
+)
+from ..probe_scale.setup import score_setup
+from ..sweep_threshold.filters import question_filters
+from .filters import filtered_out, filtered_run, missing_rule, short_results
+from .generation import label_generation
+from .metrics import first_copies, retrieval_metrics
+from .result import DiagnoseResult as DiagnoseResult
+from .result import QuestionDiagnosis as QuestionDiagnosis
+
+#: diagnose's whole setup, the same for the api (so the CLI) and ci: the store's scale,
+#: the threshold on the backend's scale (converted from a cosine) and the refusal chunks
+prepare = score_setup
+
+EXAMPLES = 5
+
+
+def misaligned_detail(c: Any, finding: Any = None) -> str:
+    """Why a MISALIGNED question's chunk fails, in check-index's words: whose vector it
+    holds (and the shift finding it belongs to), else its status."""
+    if c.holds_vector_of:
+        out = f"stored vector of '{c.id}' holds the vector of '{c.holds_vector_of}'"
+        if c.offset is not None:
+            out += f" (offset {c.offset:+d})"
+        if finding is not None and "start_id" in finding.details:
+            out += (
+                f": the positional shift check-index reports from "
+                f"'{finding.details['start_id']}' on"
+            )
+        return out
+    if getattr(c, "vector_held_by", None):
+        return (
+            f"stored vector of '{c.id}' is another chunk's; its own vector is stored under "
+            f"'{c.vector_held_by}'"
+        )
+    return f"stored vector of '{c.id}' is {c.status}"
+
+
+def exact_ranking(
+    store: VectorStore, queries: np.ndarray, depth: int
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Exact top-``depth`` (D, I, source): the backend's exact mode, or streamed locally.
+
+    Local exact scores are in the score family (cos, dot, or squared L2), which ranks like
+    the backend's score; only ranks are compared with the backend's own results.
+    """
+    if store.has_exact:
+        D, I = store.exact_query(queries, depth)
+        return np.asarray(D, dtype=np.float32), I, "backend_exact"
+    family = family_of(store.info().score)
+    blocks = ((b.ids, b.vectors) for b in store.iter_vectors(4096))
+    D, I = exact_topk(blocks, queries, depth, family)
+    return D, I, "local_exact"
+
+
+def diagnose(
+    store: VectorStore,
+    embedder: Embedder,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    *,
+    k: int = 4,
+    fetch: int = 20,
+    threshold: float | None = None,
+    higher_is_better: bool = True,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    min_cosine: float = 0.999,
+    refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] = (),
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    answers: Sequence[AnswerRow] | None = None,
+    judged: Sequence[Any] | None = None,
+    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    filter: Any = None,
+) -> DiagnoseResult:
+    """Label every question; ``threshold`` is on the backend's scale (None: no threshold).
+    Each question is searched under its own ``filter`` AND ``filter`` (diagnose_filters)."""
+    say = progress or (lambda _m: None)
+    if k < 1 or fetch < k:
+        raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
+    if not questions:
+        raise InputError("the question set is empty")
+    refuse_absent_expected_ids(store, questions, corpus)  # before any embedding
+    sign = 1.0 if higher_is_better else -1.0
+
+    def both(x: float) -> dict[str, float | None]:
+        cos = None
+        if to_cosine is not None and np.isfinite(x):
+            cos = float(to_cosine(np.asarray([x], dtype=np.float64))[0])
+        return {"backend": float(x), "cosine": cos}
+
+    def passes(x: float) -> bool:
+        return threshold is None or sign * x >= sign * threshold
+
+    say(f"retrieving {len(questions)} questions (fetch {fetch})")
+    filters = question_filters(questions, filter)
+    run = None if filters is None else filtered_run(store, embedder, questions, fetch, filters)
+    missing = None
+    if run is None:
+        ann = retrieve(store, embedder, questions, fetch)
+        say("computing the exact ranking")
+        _, exact_I, source = exact_ranking(store, ann.vectors, fetch)
+    else:
+        ann, exact_I, source = run.ann, run.exact_I, "local_exact_filtered"
+        missing = missing_rule(store)
+    # a store holding one chunk id twice returns it twice; it counts once, at its first
+    # rank, in the labels and the metrics alike (as compare-ann counts it)
+    ann.I, ann_d = first_copies(ann.I, ann.D)
+    ann.D = ann.D if ann_d is None else ann_d
+    exact_I, _ = first_copies(exact_I, None)
+
+    expected_ids = sorted({e for q in questions if q.in_scope for e in q.expected})
+    alignment: dict[str, Any] = {}
+    story: dict[str, Any] = {}
+    if expected_ids:
+        say(f"re-embedding {len(expected_ids)} expected chunks")
+        check = check_index(store, embedder, corpus, only=expected_ids, min_cosine=min_cosine)
+        alignment = {c.id: c for c in check.chunks}
+        story = {cid: f for f in check.findings if f.kind == "shift" for cid in f.chunk_ids}
+    refusals = refusal_ids(
+        [c for c in ann.I.ravel() if c is not None], refusal_pattern, refusal_marked
+    )
+
+    out: list[QuestionDiagnosis] = []
+    for row, q in enumerate(questions):
+        ann_ids = [c for c in ann.I[row] if c is not None]
+        kept = [
+            (c, float(ann.D[row, j]))
+            for j, c in enumerate(ann.I[row])
+            if c is not None and passes(float(ann.D[row, j]))
+        ][:k]
+        top = kept[0][0] if kept else None
+        d = QuestionDiagnosis(q.id, q.in_scope, q.topic, Label.OK, top_id=top)
+        if not q.in_scope:
+            if not kept:
+                d.label = Label.REFUSED_OK
+            elif top in refusals:
+                d.label = Label.REFUSED_BY_CONTENT
+            else:
+                d.label = Label.ANSWERED_OUT_OF_SCOPE
+                d.score = both(kept[0][1])
+                d.detail = f"'{top}' passed the threshold"
+            out.append(d)
+            continue
+        exact_ids = [c for c in exact_I[row] if c is not None]
+        d.exact_rank = next((r for r, c in enumerate(exact_ids) if c in q.expected), None)
+        d.ann_rank = next((r for r, c in enumerate(ann_ids) if c in q.expected), None)
+        d.expected_id = (
+            exact_ids[d.exact_rank]
+            if d.exact_rank is not None
+            else (ann_ids[d.ann_rank] if d.ann_rank is not None else q.expected[0])
+        )
+        bad = [alignment[e] for e in q.expected if e in alignment and alignment[e].status != "ok"]
+        out_why = None if run is None or bad else filtered_out(run, row, q, missing)
+        short_why = None if run is None else short_results(run, row, len(ann_ids), k)
+        if out_why is not None:
+            d.label, d.detail = Label.FILTERED_OUT, out_why
+        elif bad:
+            d.label = Label.MISALIGNED
+            d.expected_id = bad[0].id
+            d.holds_vector_of = bad[0].holds_vector_of
+            d.cosine_to_own_text = bad[0].cosine
+            d.detail = misaligned_detail(bad[0], story.get(bad[0].id))
+        elif d.exact_rank is None:
+            d.label = Label.NOT_RETRIEVED
+            d.detail = f"expected chunk not in the exact top {fetch}"
+        elif short_why is not None and (d.ann_rank is None or d.ann_rank >= k):
+            d.label, d.detail = Label.SHORT_RESULTS, short_why
+        elif d.ann_rank is None:
+            d.label = Label.ANN_MISS
+            d.detail = f"exact rank {d.exact_rank + 1}, absent from the backend's top {fetch}"
+        elif d.ann_rank >= k:
+            d.label = Label.RANKED_OUT
+            d.score = both(float(ann.D[row, d.ann_rank]))
+            d.detail = f"ranked {d.ann_rank + 1} by the backend, cut by k={k}"
+        else:
+            d.score = both(float(ann.D[row, d.ann_rank]))
+            if not passes(float(ann.D[row, d.ann_rank])):
+                d.label = Label.BELOW_THRESHOLD
+                d.detail = f"rank {d.ann_rank + 1}, score under the threshold"
+        out.append(d)
+
+    if answers is not None:  # past retrieval: what the model received and did with it
+        import re
+
+        texts = dict(zip(corpus.ids, corpus.texts, strict=True)) if corpus is not None else {}
+        label_generation(
+            out,
+            {a.id: a for a in answers},
+            re.compile(answer_refusal_pattern),
+            None if judged is None else {j.id: j for j in judged},
+            texts,
+        )
+    shown = [x for x in (*IN_SCOPE_LABELS, *OUT_OF_SCOPE_LABELS) if run or x not in FILTER_LABELS]
+    counts: dict[str, int] = {label: 0 for label in shown}
+    examples: dict[str, list[str]] = {label: [] for label in counts}
+    for d in out:
+        counts[d.label] += 1
+        if len(examples[d.label]) < EXAMPLES:
+            examples[d.label].append(d.id)
+    exact_rank_lists = {
+        q.id: [c for c in exact_I[row] if c is not None] for row, q in enumerate(questions)
+    }
+    ann_rank_lists = {
+        q.id: [c for c in ann.I[row] if c is not None] for row, q in enumerate(questions)
+    }
+    metrics = {
+        "exact": retrieval_metrics(questions, exact_rank_lists, k, seed),
+        "ann": retrieval_metrics(questions, ann_rank_lists, k, seed),
+    }
+    failing = sum(counts.get(x, 0) for x in FAILING_LABELS)
+    checks = None
+    if answers:  # no model: the answers' URLs, references and numbers, context then chunks
+        from ..judge.answer_checks import check_answers
+
+        checks = check_answers(answers, corpus).block()
+    return DiagnoseResult(
+        ok=failing == 0,
+        k=k,
+        fetch=fetch,
+        threshold=None if threshold is None else both(threshold),
+        counts=counts,
+        examples=examples,
+        questions=out,
+        metrics=metrics,
+        ground_truth=source,
+        answer_checks=checks,
+    )
+
+
+def run_diagnose(
+    store: VectorStore,
+    embedder: Embedder,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    *,
+    k: int = 4,
+    fetch: int = 20,
+    threshold: float | None = None,
+    threshold_scale: str = "backend",
+    higher_is_better: bool | None = None,
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
+    min_cosine: float = 0.999,
+    refusal_pattern: str | None = None,
+    refusal_marked: Sequence[str] | None = None,
+    seed: int = 0,
+    answers: Sequence[AnswerRow] | None = None,
+    judged: Sequence[Any] | None = None,
+    open_judge: Callable[[], AbstractContextManager[Judge | None]] | None = None,
+    cache: str | Path | None = None,
+    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    filter: Any = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[DiagnoseResult, dict[str, Any]]:
+    """diagnose's whole run: with ``answers`` and ``open_judge``, the answers judged for
+    UNGROUNDED (judgements cached in ``cache``) once every input is good (judging is paid,
+    so expected ids absent from the store are refused first); the scale, the threshold on
+    the backend's scale and the refusal chunks (:func:`prepare`); then :func:`diagnose`.
+    Returns the result and its manifest facts (``scale``; ``judging``, the judge's call
+    stats, when it was called)."""
+    facts: dict[str, Any] = {}
+    if open_judge is not None and answers is not None:
+        from ..judge.run import judged_answers
+
+        refuse_absent_expected_ids(store, questions, corpus)
+        judged, facts["judging"] = judged_answers(answers, open_judge, cache)
+    setup = prepare(
+        store,
+        corpus,
+        threshold=threshold,
+        threshold_scale=threshold_scale,
+        higher_is_better=higher_is_better,
+        to_cosine=to_cosine,
+        refusal_marked=refusal_marked,
+        progress=progress,
+    )
+    result = diagnose(
+        store,
+        embedder,
+        questions,
+        corpus,
+        k=k,
+        fetch=fetch,
+        threshold=setup.threshold,
+        higher_is_better=setup.higher_is_better,
+        to_cosine=setup.to_cosine,
+        min_cosine=min_cosine,
+        refusal_pattern=refusal_pattern,
+        refusal_marked=setup.refusal_marked,
+        seed=seed,
+        progress=progress,
+        answers=answers,
+        judged=judged,
+        answer_refusal_pattern=answer_refusal_pattern,
+        filter=filter,
+    )
+    return result, {"scale": setup.scale, **facts}

@@ -1,0 +1,90 @@
+"""Reading the files users hand in, safely: what a path is, and JSON/TOML too deep to parse.
+
+- :func:`require_file`: a config, chunks or questions path that is a FIFO, a device, a
+  socket or a folder is refused (:class:`NotAFileError`, exit 2) saying what it is,
+  without opening it: reading a FIFO blocks until a writer comes, ``/dev/zero`` never ends.
+- :func:`loads_json` / :func:`loads_toml`: a document nested deeper than Python's parsers
+  can follow is :class:`NestingTooDeepError` (exit 2) naming the file, never a
+  ``RecursionError`` reaching the catch-all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataFileError, NestingTooDeepError, NotAFileError
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def kind_of(path: str | os.PathLike[str]) -> str | None:
+    """None for a regular file (symlinks followed), else what the path is: ``missing``,
+    ``a folder``, ``a FIFO (named pipe)``, ``a character device``, ... Never opens it."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def require_file(path: str | os.PathLike[str], what: str, fix: str) -> None:
+    """Refuse ``path`` unless it is a regular file: DataFileError when it does not exist,
+    :class:`NotAFileError` when it is a FIFO, a device, a socket or a folder."""
+    found = kind_of(path)
+    if found is None:
+        return
+    if found == "missing":
+        raise DataFileError(f"{what} {path} does not exist; {fix}")
+    raise NotAFileError(f"{what} {path} is {found}, not a regular file; {fix}")
+
+
+def _too_deep(where: str, kind: str) -> NestingTooDeepError:
+    return NestingTooDeepError(
+        f"{where} nests {kind} deeper than indexcheck can read (about "
+        f"{sys.getrecursionlimit()} levels); flatten it"
+    )
+
+
+def loads_json(text: str | bytes, where: str) -> Any:
+    """``json.loads``; a document nested too deeply is :class:`NestingTooDeepError`
+    naming ``where`` (a ``json.JSONDecodeError`` is left to the caller)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _too_deep(where, "JSON arrays or objects") from None
+
+
+def loads_toml(text: str, where: str) -> dict[str, Any]:
+    """``tomllib.loads``; a document nested too deeply is :class:`NestingTooDeepError`
+    naming ``where`` (a ``tomllib.TOMLDecodeError`` is left to the caller)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise _too_deep(where, "TOML arrays or tables") from None
+
+
+def read_toml(path: Path, what: str = "config file") -> dict[str, Any]:
+    """A TOML file that must be a regular file (never a FIFO or /dev/zero)."""
+    require_file(path, what, "pass the path of an indexcheck.toml file")
+    text = path.read_text(encoding="utf-8")
+    return loads_toml(text, str(path))
+
+
+__all__ = ["kind_of", "loads_json", "loads_toml", "read_toml", "require_file"]

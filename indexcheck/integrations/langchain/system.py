@@ -1,0 +1,112 @@
+"""An adapter from a LangChain retriever and chain to ``diagnose --system``'s contract.
+
+::
+
+    # myapp.py
+    from indexcheck.integrations.langchain.system import LangChainSystem
+
+    APP = LangChainSystem(
+        retriever=vectorstore,      # a VectorStore (scores) or any Runnable retriever
+        chain=prompt | llm | StrOutputParser(),   # invoked with {"question", "context"}
+        model_id="qwen2.5-7b@prompt-v3",
+        depth=8, threshold=0.3, top_k=4,          # the app's own fetch / threshold / keep
+    )
+    # indexcheck diagnose --system py:myapp:APP --questions q.jsonl --runs 3 \\
+    #     --intervene gold-context,fetch=20,top-k=8 --store faiss:kb --trust-pickle
+
+- ``retrieve``: ``similarity_search_with_score(question, k=depth, filter=...)`` (the app's
+  own ``filter=`` unless an intervention passes one; ``{}`` is no filter) on a
+  VectorStore; else ``retriever.invoke(question, k=depth)`` (scores from
+  ``metadata["score"]`` when the retriever puts them there).
+- ``assemble``: sort by score (descending; ``higher_is_better=False`` for distances),
+  drop those under ``threshold``, keep ``top_k``; pass your own ``assemble=`` callable
+  ``(question, candidates, *, top_k, threshold)`` for a reranker or a token budget.
+- ``generate``: ``chain.invoke({"question": q, "context": joined texts})``; a string, a
+  message (``.content``) or a mapping with ``answer``/``refused`` comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...commands.kit.ranked import keep_ranked
+
+
+class LangChainSystem:
+    """``retrieve`` / ``assemble`` / ``generate`` over LangChain objects."""
+
+    def __init__(
+        self,
+        retriever: Any,
+        chain: Any,
+        *,
+        model_id: str,
+        depth: int = 4,
+        threshold: float | None = None,
+        top_k: int | None = None,
+        higher_is_better: bool = True,
+        assemble: Callable[..., Any] | None = None,
+        separator: str = "\n\n",
+        filter: Any = None,
+    ) -> None:
+        self.retriever, self.chain = retriever, chain
+        self._model_id = model_id
+        self.depth = depth
+        self.threshold, self.top_k = threshold, top_k
+        self.higher_is_better = higher_is_better
+        self._assemble = assemble
+        self.separator = separator
+        self.filter = filter
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def retrieve(self, question: str, depth: int, filter: Any = None) -> list[dict[str, Any]]:
+        filter = self.filter if filter is None else (filter or None)  # {}: no filter
+        search = getattr(self.retriever, "similarity_search_with_score", None)
+        if search is not None:
+            pairs = search(question, k=depth, **({} if filter is None else {"filter": filter}))
+        else:
+            kwargs: dict[str, Any] = {"k": depth}
+            if filter is not None:
+                kwargs["filter"] = filter
+            pairs = [
+                (d, d.metadata.get("score")) for d in self.retriever.invoke(question, **kwargs)
+            ]
+        return [
+            {
+                "id": doc.id or doc.metadata.get("id"),
+                "text": doc.page_content,
+                "score": None if score is None else float(score),
+            }
+            for doc, score in pairs
+        ]
+
+    def assemble(
+        self,
+        question: str,
+        candidates: list[Any],
+        *,
+        top_k: int | None = None,
+        threshold: float | None = None,
+    ) -> list[Any]:
+        top_k = self.top_k if top_k is None else top_k
+        threshold = self.threshold if threshold is None else threshold
+        if self._assemble is not None:
+            return list(self._assemble(question, candidates, top_k=top_k, threshold=threshold))
+        return keep_ranked(
+            candidates,
+            top_k=top_k,
+            threshold=threshold,
+            higher_is_better=self.higher_is_better,
+            sort=True,
+        )
+
+    def generate(self, question: str, context: list[Any]) -> Any:
+        joined = self.separator.join(c.text for c in context)
+        return self.chain.invoke({"question": question, "context": joined})
+
+
+__all__ = ["LangChainSystem"]

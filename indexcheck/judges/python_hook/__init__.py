@@ -1,0 +1,1 @@
+"""judges/python_hook."""

@@ -1,0 +1,398 @@
+"""Upstash Vector (hosted, REST), read through the official ``upstash-vector`` SDK.
+
+Spec: ``upstash:[URL][?namespace=NS&text_field=F&retries=N&retry_interval=S&timeout=S&batch=N]``
+
+- ``URL`` is the index REST URL; when empty, ``UPSTASH_VECTOR_REST_URL`` is used. The token
+  comes only from ``UPSTASH_VECTOR_REST_TOKEN`` (a read-only token is enough), checked by
+  :func:`indexcheck.safety.secrets.env_secret`, and never appears in ``spec``, messages or reprs.
+- ``namespace``: the namespace to read (default: the default namespace ``""``).
+- ``text_field``: metadata key holding the chunk text when the ``data`` field is empty
+  (default ``text``).
+- ``retries`` (default 5), ``retry_interval`` (seconds, default 0.5: exponential backoff with
+  jitter, or the server's Retry-After), ``timeout`` (seconds per request, default 60),
+  ``batch`` (vectors per fetch/range request, at most 1000, Upstash's max reads per request).
+
+Scores are Upstash's own, higher is better (upstash.com/docs/vector/features/
+similarityfunctions): COSINE ``(1+cos)/2``, EUCLIDEAN ``1/(1+l2^2)``, DOT_PRODUCT
+``(1+dot)/2``. Queries are approximate (DiskANN); Upstash has no exact search.
+
+The SDK is built with ``retries=0`` (it retries only transport errors and hides HTTP
+statuses): the base retries, and a response hook on its httpx client records each reply's
+status and Retry-After for the error table (:mod:`.upstash_errors`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
+
+import numpy as np
+
+from ...errors import (
+    DimensionMismatchError,
+    IncompleteResultError,
+    InputError,
+    MissingDependencyError,
+    SpecError,
+)
+from ...remote.retry import RetryPolicy
+from ...remote.waiting import current as current_waiting
+from ...safety.redact import redactor
+from ...safety.secrets import env_secret
+from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, empty_result, pack_rows
+from ..params import Float, Int, Str
+from .errors import TOKEN_ENV, UPSTASH_ERRORS, URL_ENV
+
+if TYPE_CHECKING:
+    from .. import StoreOptions
+
+__all__ = ["TOKEN_ENV", "URL_ENV", "UpstashStore", "open_store"]
+
+MAX_READS = 1000  # Upstash's max_reads_per_request: ids per fetch, limit per range
+QUERY_BATCH = 16  # query vectors per batch-query request
+FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprint()
+SCORES = {"COSINE": "(1+cos)/2", "EUCLIDEAN": "1/(1+l2^2)", "DOT_PRODUCT": "(1+dot)/2"}
+PARAMS = ("namespace", "text_field", "retries", "retry_interval", "timeout", "batch")
+
+
+class UpstashStore(BaseStore):
+    """Read-only view of one namespace of an Upstash Vector index."""
+
+    scheme = "upstash"
+    #: Upstash ranges by id: no build order
+    ordered = False
+    order_source = "upstash order (no build order)"
+    params = {
+        "namespace": Str(),
+        "text_field": Str(),
+        "retries": Int(min=0, max=100),
+        "retry_interval": Float(min=0, max=60),
+        "timeout": Float(min=0.001, max=3600),
+        "batch": Int(min=1, max=MAX_READS),
+    }
+    param_hints = {"token": "tokens go in UPSTASH_VECTOR_REST_TOKEN only"}
+    fetch_batch = MAX_READS
+    query_batch = QUERY_BATCH
+    errors = UPSTASH_ERRORS
+    label = "Upstash"
+    k_message = "k must be at least 1 for an Upstash query, got {k}"
+    dimension_error = DimensionMismatchError
+    dimension_message = (
+        "query vectors have dimension {got} but the Upstash index at {store.host} holds "
+        "{want}; embed with the index's model"
+    )
+    no_exact_message = (
+        "Upstash offers no exact search; use the exact search indexcheck runs over "
+        "vectors read with iter_vectors"
+    )
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        namespace: str = "",
+        text_field: str = "text",
+        retry: RetryPolicy | None = None,
+        timeout: float = 60.0,
+        batch: int = MAX_READS,
+        spec: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        try:
+            import httpx
+            from upstash_vector import Index
+        except ImportError as exc:
+            raise MissingDependencyError("the upstash store", "upstash", "upstash-vector") from exc
+        self.url = url.rstrip("/")
+        self.host = urlsplit(self.url).netloc or self.url
+        self.namespace = namespace
+        self.text_field = text_field
+        self.retry = retry or RetryPolicy(max_retries=5, base_delay=0.5, max_delay=20.0)
+        self.timeout = timeout
+        self.batch = max(1, min(int(batch), MAX_READS))
+        self.fetch_batch = self.batch  # type: ignore[misc]
+        self.spec = spec or f"upstash:{self.url}"
+        self.requests = 0
+        self.retries = 0
+        self._sleep_fn = sleep
+        self._redact = redactor(token)
+        self._dim: int | None = None
+        self._status: int | None = None
+        self._retry_after: float | None = None
+        try:
+            self._index: Any = Index(url=self.url, token=token, retries=0, allow_telemetry=False)
+        except TypeError:  # SDKs before allow_telemetry
+            self._index = Index(url=self.url, token=token, retries=0)
+        # The SDK owns its httpx client; setting its timeout and a response hook is the
+        # only way to bound waits and to see HTTP statuses the SDK otherwise discards.
+        client = getattr(self._index, "_client", None)
+        if isinstance(client, httpx.Client):
+            client.timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+            client.event_hooks = {"response": [self._on_response]}
+
+    @classmethod
+    def from_spec(
+        cls, spec: StoreSpec, options: Any = None, sleep: Callable[[float], None] = time.sleep
+    ) -> UpstashStore:
+        """Open from a parsed ``upstash:`` spec and the environment."""
+        values = cls.check_params(spec.params)
+        url = spec.location.strip() or os.environ.get(URL_ENV, "").strip()
+        if not url:
+            raise InputError(
+                f"no Upstash URL: write upstash:https://<index>.upstash.io or set {URL_ENV}"
+            )
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SpecError(
+                "upstash spec: the URL must look like https://<index>.upstash.io; "
+                f"copy UPSTASH_VECTOR_REST_URL from the Upstash console (got '{parts.scheme}:')"
+            )
+        if parts.username or parts.password or parts.query:
+            raise SpecError(
+                "upstash spec: remove credentials and query strings from the URL; "
+                f"the token goes in {TOKEN_ENV}"
+            )
+        token = env_secret(TOKEN_ENV)  # stray whitespace stripped (warned), controls refused
+        if not token:
+            raise InputError(
+                f"{TOKEN_ENV} is not set; export the index's REST token (read-only is enough)"
+            )
+        p = spec.params
+        waiting = current_waiting()  # --timeout / --max-wait; the spec's own keys win
+        retries = int(values.get("retries", 5))
+        interval = float(values.get("retry_interval", 0.5))
+        timeout = float(values.get("timeout", waiting.timeout))
+        batch = int(values.get("batch", MAX_READS))
+        shown = {k: p[k] for k in PARAMS if k in p}
+        clean = f"upstash:{url.rstrip('/')}" + (f"?{urlencode(shown)}" if shown else "")
+        return cls(
+            url,
+            token,
+            namespace=p.get("namespace", ""),
+            text_field=p.get("text_field") or "text",
+            retry=RetryPolicy(
+                max_retries=retries,
+                base_delay=interval,
+                max_delay=max(20.0, interval),
+                max_wait=waiting.max_wait,
+            ),
+            timeout=timeout,
+            batch=batch,
+            spec=clean,
+            sleep=sleep,
+        )
+
+    # -- requests: statuses for the error table, counts -------------------------------------
+    def _on_response(self, response: Any) -> None:
+        self._status = int(response.status_code)
+        raw = response.headers.get("retry-after")
+        try:
+            self._retry_after = float(raw) if raw is not None else None
+        except ValueError:
+            self._retry_after = None
+
+    def _sleep(self, seconds: float) -> None:
+        self._sleep_fn(seconds)
+
+    def _before_call(self) -> None:
+        self._status, self._retry_after = None, None
+        self.requests += 1
+
+    def _on_retry(self) -> None:
+        self.retries += 1
+
+    # -- the VectorStore protocol -----------------------------------------------------------
+    def info(self) -> StoreInfo:
+        """Count, dimension and score of the namespace; ``count`` includes pending vectors."""
+        res = self._call("info", self._index.info)
+        similarity = str(res.similarity_function).upper()
+        dimension = int(res.dimension)
+        if dimension <= 0:
+            raise InputError(
+                f"the Upstash index at {self.host} has no dense vectors (a sparse index); "
+                "indexcheck checks dense indexes"
+            )
+        entry = res.namespaces.get(self.namespace)
+        if entry is None and self.namespace:
+            names = ", ".join(repr(n) for n in sorted(res.namespaces)) or "none"
+            raise InputError(
+                f"the Upstash index at {self.host} has no namespace '{self.namespace}'; "
+                f"use ?namespace= with one of: {names}"
+            )
+        ready = int(entry.vector_count) if entry else 0
+        pending = int(entry.pending_vector_count) if entry else 0
+        self._dim = dimension
+        return StoreInfo(
+            backend="upstash",
+            count=ready + pending,
+            dimension=dimension,
+            metric=similarity,
+            score=SCORES.get(similarity, "unknown"),
+            higher_is_better=True,
+            approximate=True,
+            details={
+                "host": self.host,
+                "namespace": self.namespace,
+                "ready_vector_count": ready,
+                "pending_vector_count": pending,
+                "index_vector_count": int(res.vector_count),
+                "index_size_bytes": int(res.index_size),
+                "namespaces": sorted(res.namespaces),
+                "requests": self.requests,
+                "retries": self.retries,
+            },
+        )
+
+    def _dimension(self) -> int:
+        if self._dim is None:
+            self.info()
+        assert self._dim is not None
+        return self._dim
+
+    _search_dimension = _dimension
+
+    def fingerprint(self) -> str:
+        """Namespace, count (ready + pending), dimension and similarity, plus a hash of the
+        ids and vectors of the first range page (up to 100 vectors in Upstash's id order).
+        Two requests; a change that keeps the count and misses that page goes unseen."""
+        info = self.info()
+        page = self._call("range", partial(self._range, "0", FINGERPRINT_SAMPLE))
+        h = hashlib.sha256()
+        for item in page.vectors:
+            h.update(str(item.id).encode() + b"\0")
+            h.update(np.asarray(item.vector or [], dtype=np.float32).tobytes())
+        return (
+            f"upstash:{self.namespace}:{info.count}:{info.dimension}:{info.metric}:"
+            f"{h.hexdigest()[:16]}"
+        )
+
+    def _range(self, cursor: str, limit: int) -> Any:
+        return self._index.range(
+            cursor=cursor,
+            limit=limit,
+            include_vectors=True,
+            include_metadata=True,
+            include_data=True,
+            namespace=self.namespace,
+        )
+
+    def _fetch(self, ids: list[str]) -> Any:
+        return self._index.fetch(
+            ids,
+            include_vectors=True,
+            include_metadata=True,
+            include_data=True,
+            namespace=self.namespace,
+        )
+
+    def _text(self, item: Any) -> str | None:
+        if isinstance(item.data, str) and item.data:
+            return item.data
+        value = (item.metadata or {}).get(self.text_field)
+        return value if isinstance(value, str) else None
+
+    def _fetch_batch(self, ids: list[str]) -> Fetched:
+        """Stored vectors for ``ids`` (float32 (n, d)), in that order, in one request;
+        texts from ``data``, else from ``metadata[text_field]``."""
+        dim = self._dimension()
+        rows: list[Any] = []
+        texts: list[str | None] = []
+        got = self._call("fetch", partial(self._fetch, ids))
+        if not isinstance(got, list) or len(got) != len(ids):
+            n = len(got) if isinstance(got, list) else 0
+            raise IncompleteResultError(
+                f"Upstash fetch from {self.host} answered {n} entries for {len(ids)} ids; "
+                "rerun, and report it if it persists"
+            )
+        for want, item in zip(ids, got, strict=True):
+            if item is not None and (str(item.id) != want or item.vector is None):
+                raise IncompleteResultError(
+                    f"Upstash fetch from {self.host} returned '{item.id}' without the "
+                    f"vector asked for '{want}'; rerun, and report it if it persists"
+                )
+            rows.append(None if item is None else item.vector)
+            texts.append(None if item is None else self._text(item))
+        vectors, dims = pack_rows(rows, dim)
+        found = np.array([r is not None for r in rows], dtype=bool)
+        has_text = any(t is not None for t in texts)
+        return Fetched(ids, vectors, found, dims, texts if has_text else None)
+
+    def _scan(self, batch: int) -> Iterator[VectorBatch]:
+        """Every vector of the namespace via ``range``, in pages of ``min(batch, 1000)``."""
+        dim = self._dimension()
+        limit = max(1, min(int(batch), self.batch))
+        cursor, seen = "0", {"0", ""}
+        while True:
+            page = self._call("range", partial(self._range, cursor, limit))
+            items = list(page.vectors)
+            if items:
+                vectors, dims = pack_rows([v.vector for v in items], dim)
+                texts = [self._text(v) for v in items]
+                metadata = [dict(v.metadata or {}) for v in items]
+                yield VectorBatch(
+                    ids=[str(v.id) for v in items],
+                    vectors=vectors,
+                    dims=dims,
+                    texts=texts if any(t is not None for t in texts) else None,
+                    metadata=metadata if any(metadata) else None,
+                )
+            nxt = str(page.next_cursor or "")
+            if not nxt:
+                return
+            if nxt in seen:
+                raise IncompleteResultError(
+                    f"Upstash range on {self.host} returned cursor '{nxt}' again; "
+                    "the scan would loop, rerun when the index is not being written to"
+                )
+            seen.add(nxt)
+            cursor = nxt
+
+    def _query_block(self, block: np.ndarray, k: int, filter: str = "") -> Any:
+        where = {"filter": filter} if filter else {}
+        queries = [{"vector": v.tolist(), "top_k": k, **where} for v in block]
+        return self._index.query_many(queries=queries, namespace=self.namespace)
+
+    def _native_filter(self, node: Any) -> Any:
+        """Upstash's metadata filter string (values quoted, keys checked)."""
+        from ...filters import translate
+
+        return translate(node, "upstash")
+
+    def _filtered_query_batch(
+        self, block: np.ndarray, k: int, native: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self._query_batch(block, k, native)
+
+    def _query_batch(
+        self, block: np.ndarray, k: int, filter: str = ""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate top-k: float32 (q, d) -> (D float32 (q, k) in Upstash's score,
+        higher is better, NaN where missing; I object (q, k) of ids, None where missing);
+        under Upstash's filter string when given."""
+        D, I = empty_result(block.shape[0], k)
+        results = self._call("query", partial(self._query_block, block, k, filter))
+        if len(results) != len(block):
+            raise IncompleteResultError(
+                f"Upstash answered {len(results)} result lists for {len(block)} queries "
+                f"on {self.host}; rerun, and report it if it persists"
+            )
+        for r, hits in enumerate(results):
+            for j, hit in enumerate(hits[:k]):
+                D[r, j] = float(hit.score)
+                I[r, j] = str(hit.id)
+        return D, I
+
+    def close(self) -> None:
+        client = getattr(self._index, "_client", None)
+        if client is not None:
+            client.close()
+
+
+def open_store(spec: StoreSpec, options: StoreOptions) -> UpstashStore:
+    """Open ``upstash:[URL][?namespace=...]``; the token comes from UPSTASH_VECTOR_REST_TOKEN."""
+    return UpstashStore.open(spec, options)

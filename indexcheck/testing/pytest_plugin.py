@@ -1,0 +1,138 @@
+"""The pytest plugin (entry point ``pytest11``): options and fixtures, nothing automatic.
+
+Options ``--indexcheck-store SPEC``, ``--indexcheck-embedder SPEC`` and
+``--indexcheck-trust-pickle``; fixtures ``indexcheck_store`` and ``indexcheck_embedder``
+(session-scoped, opened on first use, closed at the end of the session). Each value is
+looked up as the CLI looks it up: the command line, then ``INDEXCHECK_STORE`` /
+``INDEXCHECK_EMBEDDER``, then ``store`` / ``embedder`` in ``indexcheck.toml`` (the rootdir's,
+else the working directory's; [defaults] or [check-index], read by the CLI's own reader).
+A test asking for a store when none is configured is skipped, saying how to configure one;
+the embedder falls back to the default model, as the CLI's does.
+
+A front end beside the CLI (it reads the CLI's configuration); the assertions live in
+:mod:`indexcheck.testing.assertions` (import them from :mod:`indexcheck.testing.fakes`). This module
+imports only pytest at load time, so a suite that never asks for the fixtures pays nothing
+for the plugin.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DEFAULT_EMBEDDER = "minilm"
+NO_STORE = (
+    "no index configured for indexcheck: pass --indexcheck-store SPEC (e.g. "
+    'faiss:./index), set INDEXCHECK_STORE, or put store = "SPEC" under [defaults] in '
+    "indexcheck.toml"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("indexcheck", "indexcheck: check the RAG index under test")
+    group.addoption(
+        "--indexcheck-store",
+        default=None,
+        metavar="SPEC",
+        help="Store for the indexcheck_store fixture, e.g. faiss:./index "
+        "[env INDEXCHECK_STORE; indexcheck.toml store].",
+    )
+    group.addoption(
+        "--indexcheck-embedder",
+        default=None,
+        metavar="SPEC",
+        help=f"Embedder for the indexcheck_embedder fixture [env INDEXCHECK_EMBEDDER; "
+        f"indexcheck.toml embedder; default {DEFAULT_EMBEDDER}].",
+    )
+    group.addoption(
+        "--indexcheck-trust-pickle",
+        action="store_true",
+        default=None,
+        help="Let the store fixture read pickled docstores (LangChain FAISS) "
+        "[indexcheck.toml trust-pickle].",
+    )
+
+
+def setting(config: pytest.Config, name: str) -> tuple[Any, str]:
+    """``store``, ``embedder`` or ``trust_pickle`` and where it came from: the option, then
+    the environment variable, then indexcheck.toml (``(None, "")`` when none gives it)."""
+    option = f"--indexcheck-{name.replace('_', '-')}"
+    given = config.getoption(f"indexcheck_{name}")
+    if given is not None:
+        return given, option
+    env = f"INDEXCHECK_{name.upper()}"
+    if name != "trust_pickle" and os.environ.get(env):
+        return os.environ[env], env
+    path, table = _from_config(config)
+    value = table.get(f"{name}_spec" if name != "trust_pickle" else name)
+    return (value, str(path)) if value is not None else (None, "")
+
+
+def _from_config(config: pytest.Config) -> tuple[Path, dict[str, Any]]:
+    """What ``indexcheck check-index`` reads from indexcheck.toml (the rootdir's, else the
+    working directory's); bad input fails the fixture with the CLI's one-line message."""
+    from ..cli.app import CONFIG_FILE, _load_config
+    from ..errors import IndexcheckError
+
+    path = Path(config.rootpath) / CONFIG_FILE
+    if not path.is_file():
+        path = Path(CONFIG_FILE)
+    try:
+        defaults = _load_config(path if path.is_file() else None)
+    except IndexcheckError as exc:
+        pytest.fail(f"indexcheck: {exc}", pytrace=False)
+    return path, defaults.get("check-index", {})
+
+
+@pytest.fixture(scope="session")
+def indexcheck_store(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """The configured store, opened read-only once per session and closed after it."""
+    spec, source = setting(pytestconfig, "store")
+    if not spec:
+        pytest.skip(NO_STORE)
+    from ..errors import IndexcheckError
+    from ..stores import StoreOptions, open_store
+
+    trust = bool(setting(pytestconfig, "trust_pickle")[0])
+    try:
+        store = open_store(spec, StoreOptions(trust_pickle=trust))
+    except IndexcheckError as exc:
+        pytest.fail(
+            f"indexcheck: cannot open the store {spec} (from {source}): {exc}", pytrace=False
+        )
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def indexcheck_embedder(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """The configured embedder (default: the default model), each distinct text embedded
+    once per session; closed after it."""
+    spec, source = setting(pytestconfig, "embedder")
+    if not spec:
+        spec, source = DEFAULT_EMBEDDER, "the default"
+    from ..embedders import open_embedder
+    from ..embedders.cache import CachedEmbedder
+    from ..errors import IndexcheckError
+
+    try:
+        inner = open_embedder(spec)
+    except IndexcheckError as exc:
+        pytest.fail(
+            f"indexcheck: cannot open the embedder {spec} (from {source}): {exc}", pytrace=False
+        )
+    try:
+        yield CachedEmbedder(inner, None)
+    finally:
+        close = getattr(inner, "close", None)
+        if callable(close):
+            close()
+
+
+__all__ = ["indexcheck_embedder", "indexcheck_store", "pytest_addoption", "setting"]
