@@ -396,3 +396,104 @@ def check_answers(
     )  # fmt: skip
     stamp(result, started, **facts)
     return result
+
+
+# --- for front ends (this CLI, a notebook, a service) --------------------------------------
+# Presenting a result, guarding a run's outputs and wording a failure: the pieces the command
+# line is built from, so that what it prints is what a Python caller can get.
+from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN as DEFAULT_REFUSAL_PATTERN  # noqa: E402
+from .embedders import check_embedder_spec as check_embedder_spec  # noqa: E402
+from .filters import parse_filter as parse_filter  # noqa: E402
+from .inputs.answers import DEFAULT_CITATION_PATTERN as DEFAULT_CITATION_PATTERN  # noqa: E402
+from .inputs.files import read_toml as read_toml  # noqa: E402
+from .inputs.files import require_file as require_file  # noqa: E402
+from .inputs.formats.traces.sniff import FORMATS as TRACE_FORMATS  # noqa: E402
+from .inputs.rowfiles import check_output_suffix as check_rows_suffix  # noqa: E402
+from .output.guard import OutputPlan as OutputPlan  # noqa: E402
+from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
+from .output.present import write_json as write_json  # noqa: E402
+from .plugins import hookimpl as hookimpl  # noqa: E402
+from .plugins import manager as plugin_manager  # noqa: E402
+from .remote.waiting import set_override as set_waiting  # noqa: E402
+from .safety.edge import debug_traceback as debug_traceback  # noqa: E402
+from .safety.edge import failure as failure  # noqa: E402
+from .safety.edge import guarded as guarded  # noqa: E402
+from .safety.edge import one_line as one_line  # noqa: E402
+from .safety.secrets import spec_password_warning as spec_password_warning  # noqa: E402
+
+
+def filters_manifest(questions: Sequence[Question], common: Any = None) -> dict[str, Any]:
+    """``{"filters": [...]}`` for a manifest: every distinct filter the questions run
+    under (each question's own AND ``common``), canonical; nothing when none has one."""
+    from .commands.sweep_threshold.filters import question_filters
+    from .inputs.question_filters import filters_manifest as of
+
+    return of(question_filters(questions, common))
+
+
+def sections(result: Any) -> list[Any]:
+    """A result's report sections, then its terminal summary (``terminal=True``), from the
+    renderer registered for its type; a result dict (a ``--json`` file) gives its report's."""
+    from .commands import reports  # noqa: F401  (every command's renderer registered)
+    from .output.registry import sections as of
+
+    return of(result)
+
+
+def write_report(result: Any, folder: PathLike, name: str | None = None) -> list[Path]:
+    """Write the result's report page ``NAME.md`` (default: the command's name) and its
+    plots into ``folder``; returns the files written."""
+    from .commands import reports  # noqa: F401
+    from .output.present import write_report as write
+
+    return write(result, folder, name or str(result.manifest.get("command")))
+
+
+def render_summary(result: Any, console: Any) -> None:
+    """Print the result's terminal summary, as the CLI does, on a rich ``console``."""
+    from .commands import reports  # noqa: F401
+    from .output.present import render_summary as render
+
+    render(result, console)
+
+
+__all__ = [
+    # the commands
+    "check_answers",
+    "check_index",
+    "compare_ann",
+    "diagnose",
+    "diff_index",
+    "embed",
+    "generate_questions",
+    "judge",
+    "probe_scale",
+    "run_ci",
+    "sweep_threshold",
+    # presenting results
+    "json_to_stdout",
+    "render_summary",
+    "sections",
+    "write_json",
+    "write_report",
+    # for front ends
+    "DEFAULT_ANSWER_REFUSAL_PATTERN",
+    "DEFAULT_CITATION_PATTERN",
+    "DEFAULT_REFUSAL_PATTERN",
+    "TRACE_FORMATS",
+    "OutputPlan",
+    "check_embedder_spec",
+    "check_rows_suffix",
+    "debug_traceback",
+    "failure",
+    "filters_manifest",
+    "guarded",
+    "hookimpl",
+    "one_line",
+    "parse_filter",
+    "plugin_manager",
+    "read_toml",
+    "require_file",
+    "set_waiting",
+    "spec_password_warning",
+]

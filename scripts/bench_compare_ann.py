@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from indexcheck.commands.kit.caches import npy_blocks
 from indexcheck.commands.kit.exact import BLOCK_BYTES, block_rows, exact_topk
-from indexcheck.output.caches import npy_blocks
 
 
 def clustered(n: int, d: int, seed: int, centres: np.ndarray) -> np.ndarray:

@@ -1,9 +1,10 @@
-"""core/ is one package per command over a flat shared kit, and the packages import one way.
+"""commands/ is one package per command over a shared kit, and the packages import one way.
 
-A newcomer finds any command's logic, result and report under ``core/<command>/``; a
+A newcomer finds any command's logic, result and report under ``commands/<command>/``; a
 package imports only the kit and the packages below it in ``ORDER`` (ci runs every check,
 so it sits on top; probe-scale's scale is what every other command converts with, so it
-sits at the bottom). The kit imports no command package.
+sits at the bottom). The kit (``commands/kit/``) imports no command package;
+``commands/reports.py`` imports every command's report, so that each registers its renderer.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 import indexcheck
 
-CORE = Path(indexcheck.__file__).parent / "core"
+CORE = Path(indexcheck.__file__).parent / "commands"
 COMMANDS = (
     "check_index",
     "probe_scale",
@@ -31,14 +32,16 @@ ORDER = (
     "probe_scale",
     "sweep_threshold",
     "check_index",
+    "embed",
     "compare_ann",
     "diff_index",
     "judge",
     "questions",
     "diagnose",
-    "system",
     "ci",
 )
+#: the modules at the root of commands/ that may import every command package
+TOP = ("reports.py", "__init__.py")
 
 
 def _module_of(path: Path) -> list[str]:
@@ -47,7 +50,7 @@ def _module_of(path: Path) -> list[str]:
 
 
 def core_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, first part under core/) of every import of a core module in ``path``,
+    """(line, first part under commands/) of every import of a core module in ``path``,
     lazy ones included, ``TYPE_CHECKING`` blocks excluded (they never run)."""
     here = _module_of(path)
     out: list[tuple[int, str]] = []
@@ -64,7 +67,7 @@ def core_imports(path: Path) -> list[tuple[int, str]]:
         def visit_Import(self, node: ast.Import) -> None:
             for a in node.names:
                 parts = a.name.split(".")
-                if parts[:2] == ["indexcheck", "core"] and len(parts) > 2:
+                if parts[:2] == ["indexcheck", "commands"] and len(parts) > 2:
                     out.append((node.lineno, parts[2]))
 
         def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -73,11 +76,11 @@ def core_imports(path: Path) -> list[tuple[int, str]]:
                 parts = base + (node.module.split(".") if node.module else [])
             else:
                 parts = (node.module or "").split(".")
-            if parts[:2] != ["indexcheck", "core"]:
+            if parts[:2] != ["indexcheck", "commands"]:
                 return
             if len(parts) > 2:
                 out.append((node.lineno, parts[2]))
-            else:  # from indexcheck.commands import x: each name is a module under core/
+            else:  # from indexcheck.commands import x: each name is a module under commands/
                 out.extend((node.lineno, a.name) for a in node.names)
 
     Visitor().visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
@@ -87,15 +90,17 @@ def core_imports(path: Path) -> list[tuple[int, str]]:
 def offending(path: Path) -> list[str]:
     """The imports in ``path`` that run up or sideways between core packages."""
     parts = path.relative_to(CORE).parts
-    own = parts[0] if len(parts) > 1 else None  # None: a kit module
+    if parts in [(name,) for name in TOP]:
+        return []
+    own = parts[0] if len(parts) > 1 and parts[0] != "kit" else None  # None: a kit module
     rank = {name: i for i, name in enumerate(ORDER)}
     bad = []
     for line, target in core_imports(path):
         if target not in rank or target == own:
             continue  # the kit, or its own package
         if own is None or rank[target] > rank[own]:
-            where = "the kit" if own is None else f"core/{own}/"
-            bad.append(f"{path.relative_to(CORE)}:{line}: {where} imports core/{target}/")
+            where = "the kit" if own is None else f"commands/{own}/"
+            bad.append(f"{path.relative_to(CORE)}:{line}: {where} imports commands/{target}/")
     return bad
 
 
@@ -103,16 +108,16 @@ def test_every_command_has_its_package_with_result_and_report() -> None:
     for name in COMMANDS:
         pkg = CORE / name
         for part in ("__init__.py", "result.py", "report.py"):
-            assert (pkg / part).is_file(), f"core/{name}/{part}"
+            assert (pkg / part).is_file(), f"commands/{name}/{part}"
 
 
-def test_every_package_under_core_is_ordered() -> None:
+def test_every_package_under_commands_is_ordered() -> None:
     packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
-    assert packages == set(ORDER)
+    assert packages == {*ORDER, "kit"}
 
 
 @pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(CORE)))
-def test_core_packages_import_only_the_kit_and_packages_below(path: Path) -> None:
+def test_command_packages_import_only_the_kit_and_packages_below(path: Path) -> None:
     assert offending(path) == []
 
 
@@ -120,29 +125,34 @@ def test_the_order_check_catches_an_upward_and_a_kit_import(tmp_path: Path) -> N
     """The check fails on the planted faults: probe_scale importing ci, the kit importing a
     command package (lazily), and passes a type-only import."""
     up = CORE / "probe_scale" / "_planted_up.py"
-    kit = CORE / "_planted_kit.py"
+    kit = CORE / "kit" / "_planted_kit.py"
     try:
         up.write_text("def f():\n    from ..ci import run_ci\n")
         kit.write_text(
             "from typing import TYPE_CHECKING\n"
-            "if TYPE_CHECKING:\n    from .ci import CiResult\n"
+            "if TYPE_CHECKING:\n    from ..ci import CiResult\n"
             "def g():\n    from indexcheck.commands.judge import result\n"
         )
-        assert offending(up) == ["probe_scale/_planted_up.py:2: core/probe_scale/ imports core/ci/"]
-        assert offending(kit) == ["_planted_kit.py:5: the kit imports core/judge/"]
+        assert offending(up) == [
+            "probe_scale/_planted_up.py:2: commands/probe_scale/ imports commands/ci/"
+        ]
+        assert offending(kit) == ["kit/_planted_kit.py:5: the kit imports commands/judge/"]
     finally:
         up.unlink(missing_ok=True)
         kit.unlink(missing_ok=True)
 
 
-def test_result_and_report_types_never_import_each_other_at_run_time() -> None:
-    """report.py imports its result type only for type checking (result.sections() imports
-    the report lazily), so the two never form a circle."""
+def test_results_hold_data_and_never_import_their_renderer() -> None:
+    """A result type gives no ``sections()`` and imports no report: its report module
+    registers the renderer for the type (``output.registry``), as ir_measures registers a
+    measure."""
     for name in COMMANDS:
-        report = (CORE / name / "report.py").read_text(encoding="utf-8")
-        tree = ast.parse(report)
-        top = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "result"]
-        assert top == [], name
+        result = (CORE / name / "result.py").read_text(encoding="utf-8")
+        tree = ast.parse(result)
+        imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [n for n in imports if (n.module or "").endswith("report")], name
+        methods = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        assert "sections" not in methods, name
 
 
 def _registered_after(module: str) -> set[str]:
@@ -150,7 +160,7 @@ def _registered_after(module: str) -> set[str]:
     import subprocess
     import sys
 
-    code = f"import {module}\nfrom indexcheck.commands import reports\nprint(*sorted(reports._BUILDERS))"
+    code = f"import {module}\nfrom indexcheck.output import registry\nprint(*sorted(registry._BUILDERS))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(out.stdout.split())
 
@@ -161,5 +171,5 @@ def test_every_kind_is_registered_where_its_sections_are_read() -> None:
     failed with KeyError 'check-index' when only ci's report was loaded)."""
     from indexcheck.output.registry import KINDS
 
-    assert _registered_after("indexcheck.output.render.registered") == set(KINDS)
+    assert _registered_after("indexcheck.commands.reports") == set(KINDS)
     assert _registered_after("indexcheck.commands.ci.report") >= set(KINDS) - {"judge"}

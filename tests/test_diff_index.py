@@ -315,11 +315,12 @@ def _faulty_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> None:
-    from indexcheck.output.render.registered import kind_of, sections_of
+    from indexcheck.api import sections
+    from indexcheck.output.registry import kind_of, sections_of
 
     old, new = _faulty_pair(tmp_path)
     r = diff_index(_open(old), _open(new))
-    secs = r.sections()
+    secs = sections(r)
     report = [s for s in secs if s.report]
     terminal = [s for s in secs if s.terminal]
     assert report[0].title.startswith("diff-index") and report[0].verdict == "FAIL"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexcheck.commands.kit.caches import npy_blocks
 from indexcheck.commands.kit.exact import (
     FAMILIES,
     as_similarity,
@@ -22,7 +23,6 @@ from indexcheck.commands.kit.exact import (
     rebatch,
 )
 from indexcheck.errors import DataFileError, InputError
-from indexcheck.output.caches import npy_blocks
 from indexcheck.scales.transforms import CATALOGUE
 
 

@@ -1,4 +1,4 @@
-"""Layers run one way: core/ never imports the CLI, the reports, click or rich, and never opens
+"""Layers run one way: commands/ never imports the CLI, the reports, click or rich, and never opens
 a store or an embedder from a spec (the CLI or indexcheck.api open them and pass them in)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import indexcheck
 
-CORE = Path(indexcheck.__file__).parent / "core"
+CORE = Path(indexcheck.__file__).parent / "commands"
 FORBIDDEN_MODULES = ("indexcheck.cli", "indexcheck.output.render", "click", "rich")
 FORBIDDEN_CALLS = {"open_store", "open_embedder", "parse"}  # parse: StoreSpec.parse
 
@@ -100,12 +100,13 @@ def test_statuses_labels_and_verdicts_are_str_enums_with_one_order() -> None:
 
 
 #: modules allowed past MAX_LINES, each with its reason and its own ceiling (none: api.py is
-#: held to it too, each command's run on opened objects living in its core package)
+#: held to it too, each command's run on opened objects living in its package)
 LONG_MODULES: dict[str, int] = {}
-MAX_LINES = 400
+#: a module is one idea; past this it is surely two
+MAX_LINES = 600
 
 
-def test_no_module_in_the_package_passes_400_lines() -> None:
+def test_no_module_in_the_package_passes_600_lines() -> None:
     root = CORE.parent
     long = {
         str(p.relative_to(root)): n
@@ -121,19 +122,22 @@ def test_no_module_in_the_package_passes_400_lines() -> None:
 # ``if TYPE_CHECKING:`` never run and do not count; lazy imports inside functions do.
 PACKAGE = CORE.parent
 LAYERS = (
-    ("cli/", 7),  # the front ends: the command line, the pytest plugin, the assertions
+    ("cli/", 7),  # the front ends: the command line, and the pytest plugin and assertions
+    ("testing/", 7),
     ("api.py", 6),
     ("__init__.py", 6),
-    ("report/", 5),
-    ("core/", 4),
+    ("output/render/", 5),
+    ("output/present.py", 5),
+    ("output/guard.py", 5),
+    ("commands/", 4),
     ("stores/", 3),
     ("judges/", 3),
-    ("engine.py", 3),
-    ("chunk_stream.py", 3),
-    ("manifest.py", 3),
-    ("testing.py", 3),
+    ("engines/", 3),
+    ("integrations/", 3),
+    ("inputs/chunk_stream.py", 3),
+    ("output/manifest.py", 3),
     ("embedders/", 2),
-)  # everything else (corpus, errors, formats/, integrations/, ...): layer 1
+)  # everything else (inputs/, output/ files and model, safety/, remote/, errors, ...): layer 1
 
 
 def layer(rel: str) -> int:
@@ -220,14 +224,16 @@ def test_the_layer_reader_sees_lazy_imports_and_skips_type_checking() -> None:
         "def f():\n"
         "    from ..cli.options import progress\n"
     )
-    arrows = [t for _, t in imports_of("core/x.py", source)]
-    assert arrows == ["errors.py", "stores/base.py", "report/html.py", "cli/options.py"]
+    arrows = [t for _, t in imports_of("commands/x.py", source)]
+    assert arrows == ["errors.py", "stores/base.py", "output/render/html.py", "cli/options.py"]
     assert [layer(t) for t in arrows] == [1, 3, 5, 7]
 
 
 def test_report_modules_import_each_other_in_one_direction() -> None:
-    report = [m for m in MODULES if m.startswith("report/")]
-    edges = {m: {t for _, t in ARROWS[m] if t.startswith("report/") and t != m} for m in report}
+    report = [m for m in MODULES if m.startswith("output/render/")]
+    edges = {
+        m: {t for _, t in ARROWS[m] if t.startswith("output/render/") and t != m} for m in report
+    }
 
     def reaches(start: str) -> set[str]:
         seen: set[str] = set()
@@ -253,11 +259,9 @@ OPENERS = {
     "cached_embedder",
 }
 #: cli/ modules that still open a store or an embedder themselves, each with its reason
-CLI_OPENERS = {
-    # a pytest plugin, not a command: its fixtures hand the user's tests an opened store
-    # and embedder for the whole session
-    "cli/pytest_plugin.py",
-}
+#: (none: the pytest plugin, whose fixtures hand the user's tests an opened store and
+#: embedder for the whole session, is a front end of its own in testing/)
+CLI_OPENERS: set[str] = set()
 
 
 def opener_imports(rel: str) -> list[str]:

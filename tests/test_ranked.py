@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from indexcheck.commands.diagnose.system.hook import Candidate, System
-from indexcheck.commands.kit.ranked import keep_ranked
 from indexcheck.integrations.langchain.system import LangChainSystem
+from indexcheck.integrations.ranked import keep_ranked
 
 CANDS = [
     Candidate("a", "A", 0.2),

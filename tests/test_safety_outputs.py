@@ -324,15 +324,15 @@ def test_every_writer_goes_through_the_atomic_helper() -> None:
     """No writer of a user-visible output writes its file in place (grep the sources)."""
     root = Path(__file__).resolve().parents[1] / "indexcheck"
     writers = [
-        root / "cli" / "options.py",
+        root / "output" / "present.py",
         root / "cli" / "ci.py",
         root / "cli" / "embed.py",
-        root / "report" / "markdown.py",
-        root / "report" / "html.py",
-        root / "report" / "judge.py",
-        root / "report" / "plots.py",
-        root / "report" / "figures.py",
-        root / "core" / "check_index" / "stream_store.py",
+        root / "output" / "render" / "markdown.py",
+        root / "output" / "render" / "html.py",
+        root / "output" / "render" / "judge.py",
+        root / "output" / "render" / "plots.py",
+        root / "output" / "render" / "figures.py",
+        root / "commands" / "check_index" / "stream" / "scratch.py",
     ]
     for path in writers:
         text = path.read_text()

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import indexcheck
+from indexcheck.api import sections as sections_of_result
 from indexcheck.cli.app import cli
 from indexcheck.commands.check_index import CheckIndexResult, IntegrityResult
 from indexcheck.commands.check_index.findings import ChunkCheck, Finding
@@ -58,10 +59,10 @@ def _console() -> Console:
 
 def test_the_section_structure_imports_no_renderer() -> None:
     """indexcheck/output/model.py, the report registry and every command's report and result
-    modules are imported by core: no rich, click, matplotlib or the report layer."""
-    paths = [PACKAGE / "sections.py", PACKAGE / "core" / "reports.py"]
-    paths += sorted((PACKAGE / "core").glob("*/report.py"))
-    paths += sorted((PACKAGE / "core").glob("*/result.py"))
+    modules are imported by the commands: no rich, click, matplotlib or the report layer."""
+    paths = [PACKAGE / "output" / "model.py", PACKAGE / "output" / "registry.py"]
+    paths += sorted((PACKAGE / "commands").glob("*/report.py"))
+    paths += sorted((PACKAGE / "commands").glob("*/result.py"))
     assert len(paths) >= 18
     for path in paths:
         bad = {
@@ -74,8 +75,8 @@ def test_the_section_structure_imports_no_renderer() -> None:
 
 
 def test_core_never_stamps_a_manifest() -> None:
-    """No core module imports indexcheck.output.manifest (Run, stamp): the api and finish stamp."""
-    paths = sorted((PACKAGE / "core").rglob("*.py"))
+    """No command module imports indexcheck.output.manifest (Run, stamp): the face stamps."""
+    paths = sorted((PACKAGE / "commands").rglob("*.py"))
     assert any(p.parent.name == "check_index" for p in paths)
     for path in paths:
         assert not any(n.endswith("manifest") for n in _imports(path)), path.name
@@ -96,7 +97,7 @@ def test_every_result_type_gives_report_and_terminal_sections(
         indexcheck.diagnose(store, questions, small_kb["chunks"], SPEC, k=4),
     ]
     for result in results:
-        sections = result.sections()
+        sections = sections_of_result(result)
         assert all(isinstance(s, Section) for s in sections)
         report = [s for s in sections if s.report]
         assert report and report[0].verdict in ("PASS", "FAIL"), type(result).__name__
@@ -140,7 +141,7 @@ def _planted(bad_id: str) -> CheckIndexResult:
 
 def test_check_index_terminal_summary_is_escaped_and_complete() -> None:
     console = _console()
-    render(terminal(_planted(HOSTILE).sections()), console)
+    render(terminal(sections_of_result(_planted(HOSTILE))), console)
     out = _text(console)
     assert "[bold red]boom[/bold red]" in out  # shown as text, never applied
     assert "\\x1b[2J" in out and "\x1b" not in out  # control characters shown, not sent

@@ -117,6 +117,7 @@ def test_html_diagnose_table_says_how_many_rows_it_leaves_out(tmp_path: Path) ->
 def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
     from rich.console import Console
 
+    from indexcheck.api import sections
     from indexcheck.commands.diagnose import diagnose
     from indexcheck.inputs.corpus import corpus_from_pairs
     from indexcheck.inputs.questions import Question
@@ -126,7 +127,7 @@ def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
     corpus = corpus_from_pairs(ids, texts, "chunks")
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 42)]
     console = Console(record=True, width=200)
-    render(diagnose(store, emb, qs, corpus, k=1, fetch=5).sections(), console)
+    render(sections(diagnose(store, emb, qs, corpus, k=1, fetch=5)), console)
     out = console.export_text()
     assert "... and 22 more (every question is in --json)" in out
 

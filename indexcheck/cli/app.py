@@ -15,12 +15,9 @@ from typing import Any
 
 import click
 
-from .. import plugins
-from .._version import __version__
+from .. import __version__, api
+from ..api import hookimpl, read_toml, require_file
 from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, InputError
-from ..inputs.files import read_toml, require_file
-from ..plugins import hookimpl
-from ..remote.waiting import set_override as set_waiting_override
 from .command import one_line, one_line_errors
 from .option_types import finite_floats
 from .options import add_wait_options
@@ -150,7 +147,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         finally:
-            set_waiting_override()  # --timeout/--max-wait hold for this run only
+            api.set_waiting()  # --timeout/--max-wait hold for this run only
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         """click's main, but usage errors are one line: ``error: ...; see CMD --help``."""
@@ -255,7 +252,7 @@ _BUILTIN = "indexcheck.cli"
 
 
 def _register() -> None:
-    pm = plugins.manager()
+    pm = api.plugin_manager()
     this = sys.modules[__name__]
     if pm.get_plugin(_BUILTIN) is None:
         pm.register(this, name=_BUILTIN)

@@ -5,7 +5,7 @@ An :class:`~indexcheck.errors.IndexcheckError` (also one raised by an option cal
 parsing) becomes ``error: <message>`` on stderr and its exit code, whether the command runs
 under the ``indexcheck`` group or alone; ``INDEXCHECK_DEBUG=1`` adds the traceback and keeps
 the error's exit code. Every line (traceback included) goes through the one redactor
-(:func:`indexcheck.safety.redact.scrub`), so no secret in use is printed, whatever raised it; secret
+(:func:`indexcheck.api.one_line`), so no secret in use is printed, whatever raised it; secret
 warnings (a key with stray whitespace) print as ``warning: ...`` lines.
 
 Before the body runs, :func:`.guard.guard` refuses output paths that are, or lie inside,
@@ -15,32 +15,21 @@ in its outputs (``--json`` gets the failed result).
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import click
 
+from .. import api
 from ..errors import EXIT_CHECK_FAILED, EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, IndexcheckError
-from ..output.files import disk_full
-from ..safety.noise import install_cli_logging
-from ..safety.redact import install_log_scrubber, scrub
-from ..safety.secrets import warnings_to
-from ..safety.textsafe import visible
 
-
-def one_line(text: str) -> str:
-    """``text`` on one line: runs of whitespace, newlines included, become one space, and
-    control characters a message quotes from user data are shown, never sent."""
-    return visible(" ".join(scrub(text).split()))
+one_line = api.one_line
 
 
 def _debug_traceback() -> None:
-    if os.environ.get("INDEXCHECK_DEBUG"):
-        sys.stderr.write(scrub(traceback.format_exc()))
+    sys.stderr.write(api.debug_traceback())
 
 
 def _warning(message: str) -> None:
@@ -72,10 +61,8 @@ def _exit_code(exc: BaseException) -> int:
 def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
     """Map errors to one line on stderr and their exit code; a traceback only in debug mode.
     A run that ends in an error (exit 2 or 3) marks its outputs failed (see guard.fail)."""
-    install_log_scrubber()
-    install_cli_logging()
     try:
-        with warnings_to(_warning):
+        with api.guarded(_warning):
             yield
     except IndexcheckError as exc:
         _debug_traceback()
@@ -95,16 +82,7 @@ def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
         raise click.exceptions.Exit(EXIT_COULD_NOT_FINISH) from None
     except Exception as exc:  # a bug or an SDK error no backend mapped: still one line
         _debug_traceback()
-        if disk_full(exc):  # SQLite or a writer deep in a library: name the cause
-            message = one_line(
-                f"the disk is full ({exc}); free some space or write the outputs "
-                "(--json, --report, --rows, --cache) to another disk"
-            )
-        else:
-            message = one_line(
-                f"could not finish: {type(exc).__name__}: {exc} "
-                "(set INDEXCHECK_DEBUG=1 for a traceback)"
-            )
+        message, _ = api.failure(exc)
         click.echo(f"error: {message}", err=True)
         _failed(ctx, message, EXIT_COULD_NOT_FINISH)
         raise click.exceptions.Exit(EXIT_COULD_NOT_FINISH) from None

@@ -13,7 +13,6 @@ an explicit ``render`` and ``report``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,12 +20,9 @@ from typing import Any, Protocol
 import click
 from rich.console import Console
 
+from .. import api
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
-from ..output.files import output_error
-from ..output.manifest import stamp as stamp_result
-from ..safety.redact import scrubbed_stream
-from .options import human_console, write_json
-from .session import current_session
+from .options import human_console
 
 
 class Result(Protocol):
@@ -69,46 +65,30 @@ def finish(
     """
     json_path = json_path if json_path is not None else ctx.params.get("json_path")
     report_dir = report_dir if report_dir is not None else ctx.params.get("report_dir")
-    stamp(ctx, result, **(manifest or {}))
+    if manifest:  # what the command adds to the manifest its face function stamped
+        result.manifest.update(manifest)
     files = None
     if report_dir is not None:
-        try:
-            if report is not None:
-                files = report(result, report_dir)
-            elif callable(getattr(result, "sections", None)):
-                from ..output.render.markdown import write_markdown
-
-                name = report_name or str(result.manifest.get("command") or ctx.info_name)
-                files = write_markdown(result, report_dir, name)
-        except OSError as exc:  # checked before the work; the disk can still fill up
-            raise output_error(f"the --report folder {report_dir}", exc) from None
+        if report is not None:
+            files = report(result, report_dir)
+        else:
+            name = report_name or str(result.manifest.get("command") or ctx.info_name)
+            files = api.write_report(result, report_dir, name)
     payload = result.to_dict()
     if files is not None and report_key is not None:
         payload[report_key] = [str(p) for p in files]
-    write_json(json_path, payload)
+    api.write_json(json_path, payload)
     console = human_console(json_path)
-    console.file = scrubbed_stream(console.file)  # the summary shows no secret in use
     if render is not None:
         render(result, console)
-    elif callable(getattr(result, "sections", None)):
-        from ..output.model import terminal
-        from ..output.render.terminal import render as render_sections
-
-        render_sections(terminal(result.sections()), console)  # type: ignore[attr-defined]
+    else:
+        api.render_summary(result, console)  # the summary shows no secret in use
     return EXIT_OK if result.ok else EXIT_CHECK_FAILED
 
 
 def stamp(ctx: click.Context, result: Result, **extra: Any) -> None:
-    """Give ``result`` the run's manifest (store, embedder, seed, cost, wall time)."""
-    session = current_session(ctx)
-    if session is None:
-        result.manifest.update(extra)
-        return
-    if result.manifest:  # stamped by the api call inside: the command's own run times it all
-        run = session.run
-        wall = round(time.perf_counter() - run.started, 3)
-        extra = {"started_at": run.started_at, "wall_seconds": wall, **extra}
-    stamp_result(result, session.run, session.store, session.embedder, **extra)
+    """Add ``extra`` to the manifest the face function stamped."""
+    result.manifest.update(extra)
 
 
 __all__ = ["Result", "finish", "stamp"]

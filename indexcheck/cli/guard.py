@@ -34,17 +34,7 @@ from typing import Any
 
 import click
 
-from ..output.files import (
-    PathUse,
-    failed_json,
-    failed_junit,
-    failure,
-    refuse_overlaps,
-    remove_quietly,
-    write_atomic,
-)
-from ..safety.textsafe import escape_html, escape_md
-from ..stores.faiss.ids_files import store_paths
+from .. import api
 from .output_checks import run_probes
 
 _KEY = "indexcheck.guard"
@@ -81,28 +71,7 @@ OUTPUTS = {
 SHEET = "sheet_dir"
 
 
-#: the report pages a command writes (default: NAME.md); only these are replaced on failure,
-#: never another command's pages sharing the folder
-_REPORT_PAGES = {
-    "ci": {"report.md", "report.html"},
-    "judge": {"judge.md", "report.md", "report.html"},
-}
-
-
-class Plan:
-    """The output and input paths of one run."""
-
-    def __init__(self, command: str) -> None:
-        self.command = command
-        self.outputs: list[PathUse] = []
-        self.inputs: list[PathUse] = []
-        self.report_names: set[str] = _REPORT_PAGES.get(command, {f"{command}.md"})
-
-    def check(self) -> None:
-        refuse_overlaps(self.outputs, self.inputs)
-
-    def output(self, what: str) -> Path | None:
-        return next((u.path for u in self.outputs if u.what == what), None)
+Plan = api.OutputPlan
 
 
 def _config_file(ctx: click.Context) -> Path | None:
@@ -114,10 +83,6 @@ def _config_file(ctx: click.Context) -> Path | None:
     return default if default.is_file() else None
 
 
-def _store_inputs(option: str, spec: str) -> list[PathUse]:
-    return [PathUse(f"the {option} {kind}", path, kind) for path, kind in store_paths(spec)]
-
-
 def plan_of(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:
     """The paths the parsed options of ``ctx`` read and write."""
     plan = Plan(ctx.info_name or "indexcheck")
@@ -125,24 +90,24 @@ def plan_of(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:
     for name, (option, kind) in OUTPUTS.items():
         value = params.get(name)
         if value is not None and value != "-":
-            plan.outputs.append(PathUse(option, Path(value), kind))
+            plan.output(option, Path(value), kind)
     sheet = params.get(SHEET)
     if sheet is not None:
         if SHEET in writes:
-            plan.outputs.append(PathUse("--sheet", Path(sheet), "own"))
+            plan.output("--sheet", Path(sheet), "own")
         else:
-            plan.inputs.append(PathUse("the evidence sheet", Path(sheet), "folder"))
+            plan.input("the evidence sheet", Path(sheet), "folder")
     for name, option in INPUT_FILES.items():
         value = params.get(name)
         if value is not None:
-            plan.inputs.append(PathUse(f"the {option} file", Path(value)))
+            plan.input(f"the {option} file", Path(value))
     for name, option in STORES.items():
         value = params.get(name)
         if isinstance(value, str) and value:
-            plan.inputs += _store_inputs(option, value)
+            plan.store(option, value)
     config = _config_file(ctx)
     if config is not None:
-        plan.inputs.append(PathUse("the config file", config))
+        plan.input("the config file", config)
     return plan
 
 
@@ -173,11 +138,11 @@ def add(
     if plan is None:
         plan = plan_of(ctx)
     for what, path in inputs or []:
-        plan.inputs.append(PathUse(what, Path(path)))
+        plan.input(what, Path(path))
     for what, spec in stores or []:
-        plan.inputs += _store_inputs(what, spec)
+        plan.store(what, spec)
     for what, path, kind in outputs or []:
-        plan.outputs.append(PathUse(what, Path(path), kind))
+        plan.output(what, Path(path), kind)
     plan.check()
     run_probes(ctx)
     ctx.meta[_KEY] = plan
@@ -211,53 +176,10 @@ def _config_files(config: Any) -> list[tuple[str, Path | None]]:
 
 
 def fail(ctx: click.Context, message: str, exit_code: int) -> None:
-    """Leave no earlier success in the outputs of a failed run (see the module doc).
-    Best effort and silent: the error being reported stays the one the user sees."""
+    """Leave no earlier success in the outputs of a failed run (see the module doc)."""
     plan: Plan | None = ctx.meta.pop(_KEY, None)
-    if plan is None:  # the guard did not pass (or never ran): nothing is touched
-        return
-    payload = failure(plan.command, message, exit_code)
-    for use in plan.outputs:
-        try:
-            _fail_one(plan, use, message, exit_code, payload)
-        except Exception:  # noqa: S112 (never hide the real error behind a cleanup one)
-            continue
-
-
-def _fail_one(
-    plan: Plan, use: PathUse, message: str, exit_code: int, payload: dict[str, Any]
-) -> None:
-    if use.what == "--json":
-        failed_json(use.path, payload)
-    elif use.what == "--junit":
-        failed_junit(use.path, plan.command, message)
-    elif use.what == "--rows":
-        remove_quietly(use.path)
-    elif use.what == "--report" and use.path.is_dir():
-        for name in sorted(plan.report_names):
-            page = use.path / name
-            if not (page.is_file() or page.is_symlink()):
-                continue
-            try:
-                write_atomic(page, _failed_page(plan.command, message, exit_code, name))
-            except OSError:
-                remove_quietly(page)
-
-
-def _failed_page(command: str, message: str, exit_code: int, name: str) -> str:
-    if name.endswith(".html"):
-        return (
-            '<!doctype html><html><head><meta charset="utf-8">'
-            f"<title>indexcheck {escape_html(command)}: could not finish</title></head><body>"
-            f"<h1>indexcheck {escape_html(command)}: could not finish (exit {exit_code})</h1>"
-            f"<p>{escape_html(message)}</p><p>The results of an earlier run that stood here "
-            "were replaced: they do not describe the index as it is now.</p></body></html>\n"
-        )
-    return (
-        f"# indexcheck {escape_md(command)}: could not finish (exit {exit_code})\n\n"
-        f"{escape_md(message)}\n\nThe results of an earlier run that stood here were "
-        "replaced: they do not describe the index as it is now.\n"
-    )
+    if plan is not None:  # None: the guard did not pass (or never ran): nothing is touched
+        plan.fail(message, exit_code)
 
 
 __all__ = [

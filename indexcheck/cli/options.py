@@ -8,8 +8,6 @@ not, their own help), the group takes a parameter. The output paths' checks are 
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,11 +15,9 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
-from ..inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN
-from ..inputs.formats.traces.sniff import FORMATS
-from ..output.files import output_error, replacing
-from ..safety.redact import dump_scrubbed, scrubbed_json
+from .. import api
+from ..api import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN, DEFAULT_REFUSAL_PATTERN
+from ..api import TRACE_FORMATS as FORMATS
 from .option_types import COSINE, SEED, FiniteFloat
 from .output_checks import check_file_output, check_json_path, check_report_dir
 
@@ -135,9 +131,7 @@ optional_store_option = store_options(required=False)
 def _check_embedder(ctx: click.Context, param: object, value: str | None) -> str | None:
     """Refuse a malformed embedder spec at parse time, before any store is opened."""
     if value is not None:
-        from ..embedders import check_embedder_spec
-
-        check_embedder_spec(value)
+        api.check_embedder_spec(value)
     return value
 
 
@@ -297,18 +291,10 @@ output_options = stack(
 )
 
 
-def is_stdout(json_path: str | None) -> bool:
-    """True for ``-`` and for a path that is this process's stdout (``/dev/stdout``, a link
-    to ``/proc/self/fd/1``...): the JSON then goes out alone, the summary to stderr."""
-    if json_path is None:
-        return False
-    if json_path == "-":
-        return True
-    try:
-        here, out = os.stat(json_path), os.fstat(1)
-    except (OSError, ValueError):
-        return False
-    return (here.st_dev, here.st_ino) == (out.st_dev, out.st_ino)
+#: True for ``-`` and a path that is this process's stdout: the summary then goes to stderr
+is_stdout = api.json_to_stdout
+#: ``--json``: the payload written atomically, scrubbed of secrets ('-' for stdout)
+write_json = api.write_json
 
 
 def human_console(json_path: str | None) -> Console:
@@ -319,45 +305,11 @@ def human_console(json_path: str | None) -> Console:
     return console
 
 
-def write_json(json_path: str | None, payload: dict[str, Any]) -> None:
-    if json_path is None:
-        return
-    # no secret in use reaches a --json file (redact: json, scrubbed)
-    options: dict[str, Any] = {"indent": 2, "ensure_ascii": False, "default": _jsonable}
-    if is_stdout(json_path):  # one file position: written through stdout itself
-        sys.stdout.write(scrubbed_json(payload, **options) + "\n")
-        sys.stdout.flush()
-    else:
-        path = Path(json_path)
-        try:  # atomically: a failed write leaves no half file, a symlink is replaced
-            with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-                dump_scrubbed(payload, fh, **options)  # streamed: never the whole text
-                fh.write("\n")
-        except OSError as exc:  # checked before the work; the disk can still fill up
-            raise output_error(
-                f"--json {path}", exc, "; the check ran, but its result was not saved"
-            ) from None
-
-
-def _jsonable(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, Path):
-        return str(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
 def _set_waiting(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
-    from ..remote import waiting
-
     current = dict(ctx.meta.get("indexcheck.remote.waiting", {}))
     current[param.name or ""] = value
     ctx.meta["indexcheck.remote.waiting"] = current
-    waiting.set_override(current.get("timeout"), current.get("max_wait"))
+    api.set_waiting(current.get("timeout"), current.get("max_wait"))
 
 
 def add_wait_options(command: click.Command) -> None:

@@ -121,9 +121,9 @@ def check_file_output(
         if value is None:
             return value
         if formats:
-            from ..inputs.rowfiles import check_output_suffix
+            from ..api import check_rows_suffix
 
-            check_output_suffix(value, option)
+            check_rows_suffix(value, option)
         if value.is_dir():
             raise InputError(f"{option} {value} is a folder; pass a file path")
         folder = value.parent if str(value.parent) else Path(".")

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, EmbedderOutputError, TransientError
 from ..remote.retry import CallStats, RetryPolicy
-from ..stores.vectors import normalize_rows
+from ..vectors import normalize_rows
 
 #: Row-normalise float32 (n, d); re-exported for providers.
 l2_normalize = normalize_rows

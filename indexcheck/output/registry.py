@@ -1,10 +1,11 @@
-"""The report registry: each command's ``report.py`` registers the builder of its report
-sections at the end of its module (as ir_measures registers a measure), with the keys that
-name its JSON when a file carries no manifest.
+"""The report registry: each command's ``report.py`` registers, at its end (as ir_measures
+registers a measure), the builder of its report sections, the keys that name its JSON when a
+file carries no manifest, and the result type it renders. Results hold data only: nothing
+here is a method of a result, and no result imports its renderer.
 
-Builders take the JSON form (``to_dict()``), so ``indexcheck report`` and the HTML report
-can rebuild any command's sections from a ``--json`` file. The report layer imports every
-command's ``report`` module, so every kind is registered before a file is read.
+Builders take the JSON form (``to_dict()``), so any command's sections can be rebuilt from a
+``--json`` file. :mod:`indexcheck.commands.reports` imports every command's ``report``
+module, so every kind and type is registered before a result is rendered.
 """
 
 from __future__ import annotations
@@ -40,28 +41,51 @@ _SNIFF_ORDER = (
     "diff-index",
     "check-index",
 )
+SectionsOf = Callable[[Any], list[Section]]
 _BUILDERS: dict[str, Builder] = {}
 _SIGNATURES: dict[str, frozenset[str]] = {}
+_BY_TYPE: dict[type, SectionsOf] = {}
 
 
 def register(
     kind: str,
     builder: Builder,
     signature: set[str],
-    summary: Callable[[Any], list[Section]] | None = None,
-) -> Callable[[Any], list[Section]]:
-    """Register ``kind``'s section builder and the JSON keys that name it; return the
-    result's ``sections``: the report's sections (from its JSON form), then ``summary``'s
-    terminal summary of the result when given."""
+    summary: SectionsOf | None = None,
+    *,
+    result: type | None = None,
+) -> None:
+    """Register ``kind``'s section builder and the JSON keys that name it; with ``result``,
+    a result of that type renders as the report's sections (from its JSON form), then
+    ``summary``'s terminal summary of it when given."""
     if kind not in KINDS:
         raise ValueError(f"unknown result kind {kind!r}")
     _BUILDERS[kind] = builder
     _SIGNATURES[kind] = frozenset(signature)
+    if result is not None:
 
-    def sections(result: Any) -> list[Section]:
-        return [*sections_of(result.to_dict()), *(summary(result) if summary else [])]
+        def of(r: Any) -> list[Section]:
+            return [*sections_of(r.to_dict()), *(summary(r) if summary else [])]
 
-    return sections
+        _BY_TYPE[result] = of
+
+
+def register_sections(result: type, sections: SectionsOf) -> None:
+    """Register the sections of a result type that no JSON builder renders (embed,
+    check-answers, diagnose --system): ``sections(result)`` gives them all."""
+    _BY_TYPE[result] = sections
+
+
+def sections(result: Any) -> list[Section]:
+    """A result's sections, by its type: its report's sections, then its terminal summary
+    (``terminal=True``); a result dict (a ``--json`` file) gives its report's sections."""
+    if isinstance(result, Mapping):
+        return sections_of(result)
+    for cls in type(result).__mro__:
+        found = _BY_TYPE.get(cls)
+        if found is not None:
+            return found(result)
+    raise TypeError(f"no renderer is registered for {type(result).__name__}")
 
 
 def section(title: str, r: Payload, verdict: str | None, *blocks: Block) -> Section:
@@ -95,4 +119,14 @@ def sections_of(
     return out
 
 
-__all__ = ["KINDS", "Builder", "Payload", "kind_of", "register", "section", "sections_of"]
+__all__ = [
+    "KINDS",
+    "Builder",
+    "Payload",
+    "kind_of",
+    "register",
+    "register_sections",
+    "section",
+    "sections",
+    "sections_of",
+]

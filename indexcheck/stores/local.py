@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..vectors import normalize_rows
 from .metric_table import scores_of
-from .vectors import normalize_rows
 
 #: our metric name -> the faiss metric its exact search runs with
 FAISS_KINDS = {"cosine": "ip", "ip": "ip", "l2": "l2"}

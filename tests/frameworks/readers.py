@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from indexcheck.stores.vectors import normalize_rows
+from indexcheck.vectors import normalize_rows
 from tests.builders.framework_corpus import embed_correct, framework_corpus
 from tests.builders.llamaindex_indexes import Built, read_chroma_rows
 

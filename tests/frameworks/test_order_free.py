@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexcheck.commands.check_index.shift.chains import shift_chains, stretches_of
-from indexcheck.stores.vectors import normalize_rows
+from indexcheck.vectors import normalize_rows
 from tests.builders.framework_corpus import embed_correct, framework_corpus
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...output.model import WORST_ROWS, Code, Plot, Section, Table, Text, fmt, ok_verdict
 from ...output.registry import Payload, register, section
 from ...output.summary_kit import SHOWN_ROWS, _f4, summary
 from ..kit.verdicts import Status
-
-if TYPE_CHECKING:
-    from .result import CheckIndexResult
+from .result import CheckIndexResult
 
 
 def _check_index(r: Payload, verdict: str | None) -> list[Section]:
@@ -164,6 +162,10 @@ def _verdict_count(result: CheckIndexResult) -> str:
     )
 
 
-sections = register(
-    "check-index", _check_index, {"chunks", "findings", "threshold"}, check_index_summary
+register(
+    "check-index",
+    _check_index,
+    {"chunks", "findings", "threshold"},
+    check_index_summary,
+    result=CheckIndexResult,
 )

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from ...output.model import Section
 from .findings import ChunkCheck, Finding
 
 
@@ -44,12 +43,6 @@ class CheckIndexResult:
         """float32 (m,) cosines of the chunks that had a comparable vector."""
         vals = [c.cosine for c in self.chunks if c.cosine is not None]
         return np.asarray(vals, dtype=np.float32)
-
-    def sections(self) -> list[Section]:
-        """The report's sections, then the terminal summary (``terminal=True``)."""
-        from .report import sections
-
-        return sections(self)
 
 
 def check_result(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...output.model import (
     WORST_ROWS,
@@ -29,9 +29,7 @@ from ..diagnose import report as _diagnose  # noqa: F401
 from ..diff_index import report as _diff_index  # noqa: F401
 from ..probe_scale import report as _probe_scale  # noqa: F401
 from ..sweep_threshold import report as _sweep_threshold  # noqa: F401
-
-if TYPE_CHECKING:
-    from .result import CiResult
+from .result import CiResult
 
 
 def _ci(r: Payload, verdict: str | None) -> list[Section]:
@@ -223,4 +221,4 @@ def ci_summary(result: CiResult) -> list[Section]:
     return [sec]
 
 
-sections = register("ci", _ci, {"gates", "checks", "verdict"}, ci_summary)
+register("ci", _ci, {"gates", "checks", "verdict"}, ci_summary, result=CiResult)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ...output.model import Section
 from ..kit.verdicts import Verdict
 from .config import PASS
 from .gates import GateRow
@@ -41,10 +40,3 @@ class CiResult:
         d.pop("manifest_facts")
         d["ok"] = self.ok
         return d
-
-    def sections(self) -> list[Section]:
-        """The report's sections (gates, baseline, each check, manifests), then the
-        terminal summary."""
-        from .report import sections
-
-        return sections(self)

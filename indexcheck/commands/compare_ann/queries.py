@@ -11,8 +11,8 @@ import numpy as np
 from ...embedders import for_queries
 from ...errors import DataFileError, InputError
 from ...inputs.questions import load_questions
-from ...output.caches import ITER_BATCH, cache_for, vector_blocks
 from ...stores.base import VectorStore, as_float32_matrix
+from ..kit.caches import ITER_BATCH, cache_for, vector_blocks
 
 if TYPE_CHECKING:
     from ...embedders.base import Embedder

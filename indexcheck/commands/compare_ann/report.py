@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...output.model import WORST_ROWS, Plot, Section, Table, Text, ok_verdict
 from ...output.registry import Payload, register, section
 from ...output.summary_kit import summary
 from ..kit.filter_summaries import ann_filter_lines, short_cell, short_suffix
-
-if TYPE_CHECKING:
-    from .result import AnnResult
+from .result import AnnResult
 
 
 def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
@@ -146,6 +142,10 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     return [sec]
 
 
-sections = register(
-    "compare-ann", _compare_ann, {"by_fetch", "recommended_fetch"}, compare_ann_summary
+register(
+    "compare-ann",
+    _compare_ann,
+    {"by_fetch", "recommended_fetch"},
+    compare_ann_summary,
+    result=AnnResult,
 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from ...output.model import Section
 from ..kit.ground_truth import GroundTruth
 
 if TYPE_CHECKING:
@@ -139,12 +138,6 @@ class AnnResult:
             value = getattr(self, f.name)
             out[f.name] = [row_dict(r) for r in value] if f.name == "by_fetch" else value
         return out
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from .report import sections
-
-        return sections(self)
 
     def row(self, fetch: int) -> FetchRow:
         return next(r for r in self.by_fetch if r.fetch == fetch)

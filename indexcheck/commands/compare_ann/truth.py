@@ -25,9 +25,9 @@ import numpy as np
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...inputs.corpus import Corpus
-from ...output.caches import ITER_BATCH
 from ...stores.base import VectorStore
-from ...stores.vectors import normalize_rows
+from ...vectors import normalize_rows
+from ..kit.caches import ITER_BATCH
 from ..kit.exact import block_rows, exact_topk, pair_similarity, prepare, rebatch
 from ..kit.ground_truth import GroundTruth
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...output.model import WORST_ROWS, Plot, Section, Table, Text, ok_verdict, rank
 from ...output.registry import Payload, register, section
 from ...output.summary_kit import summary
-
-if TYPE_CHECKING:
-    from .result import DiagnoseResult
-
+from .result import DiagnoseResult
 
 _GOOD = ("OK", "REFUSED_OK", "REFUSED_BY_CONTENT")
 
@@ -127,4 +124,10 @@ def _summary_with_checks(result: DiagnoseResult) -> list[Section]:
     return summary
 
 
-sections = register("diagnose", _diagnose, {"metrics", "counts", "questions"}, _summary_with_checks)
+register(
+    "diagnose",
+    _diagnose,
+    {"metrics", "counts", "questions"},
+    _summary_with_checks,
+    result=DiagnoseResult,
+)

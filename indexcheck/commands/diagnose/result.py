@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...output.model import Section
 from ...output.result_json import json_form
 from ..kit.verdicts import Label
 from .metrics import MetricSet
@@ -50,9 +49,3 @@ class DiagnoseResult:
 
     def to_dict(self) -> dict[str, Any]:
         return json_form(self, "answer_checks")
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from .report import sections
-
-        return sections(self)

@@ -30,7 +30,7 @@ from ...errors import DataFileError, InputError
 from ...inputs.corpus import Corpus
 from ...inputs.text_keys import content_key, content_keys
 from ...stores.base import VectorStore
-from ...stores.vectors import normalize_rows
+from ...vectors import normalize_rows
 
 T = TypeVar("T")
 U = TypeVar("U")

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...output.model import Section, Table, Text, fmt, ok_verdict
-from ...output.registry import Payload, register, sections_of
+from ...output.registry import Payload, register
 from ...output.summary_kit import SHOWN_ROWS, _f4, summary
-
-if TYPE_CHECKING:
-    from .result import DiffResult
+from .result import DiffResult
 
 
 def _kept(kept: int, compared: int, ok: bool) -> str:
@@ -109,9 +105,10 @@ def _diff_index(r: Payload, verdict: str | None) -> list[Section]:
     return [sec]
 
 
-def sections(result: DiffResult) -> list[Section]:
-    """The report's sections (from the JSON form), then the terminal summary."""
-    return [*sections_of(result.to_dict()), *diff_index_summary(result)]
-
-
-register("diff-index", _diff_index, {"compared", "old_count", "new_count", "chunks"})
+register(
+    "diff-index",
+    _diff_index,
+    {"compared", "old_count", "new_count", "chunks"},
+    diff_index_summary,
+    result=DiffResult,
+)

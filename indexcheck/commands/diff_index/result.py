@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from ...output.model import Section
 from ..kit.finding import Finding
 
 
@@ -74,9 +73,3 @@ class DiffResult:
             {**asdict(replace(f, chunk_ids=[])), "chunk_ids": list(f.chunk_ids)} for f in findings
         ]
         return out
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from .report import sections
-
-        return sections(self)

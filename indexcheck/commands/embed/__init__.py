@@ -20,6 +20,7 @@ from ...errors import InputError, OutputError
 from ...inputs.corpus import Corpus, load_chunks
 from ...output.files import publish, staging
 from ...output.model import Section, Text
+from ...output.registry import register_sections
 from ...output.summary_kit import summary
 from ...stores.faiss.store import write_faiss_folder
 from ...stores.files.store import write_vectors_file
@@ -42,17 +43,6 @@ class EmbedResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"manifest": self.manifest}
-
-    def sections(self) -> list[Section]:
-        """One terminal line: what was embedded, at what cost, written where."""
-        s = self.manifest.get("embedding", {})
-        model = self.manifest.get("embedder", {}).get("model_id")
-        line = (
-            f"embedded {self.chunks} chunks ({self.distinct_texts} distinct texts) with "
-            f"{model} in {s.get('requests', 0)} requests, {s.get('tokens', 0)} tokens -> "
-            + ", ".join(str(p) for p in self.written)
-        )
-        return [summary(None, Text(line, whole=True))]
 
 
 def refuse_outputs(out: str | Path | None, faiss: str | Path | None) -> None:
@@ -110,6 +100,21 @@ def embed_chunks(
         ) from None
     written = [Path(p) for p in (out, faiss) if p is not None]
     return EmbedResult(len(corpus), len(set(corpus.hashes)), written)
+
+
+def embed_sections(result: EmbedResult) -> list[Section]:
+    """One terminal line: what was embedded, at what cost, written where."""
+    s = result.manifest.get("embedding", {})
+    model = result.manifest.get("embedder", {}).get("model_id")
+    line = (
+        f"embedded {result.chunks} chunks ({result.distinct_texts} distinct texts) with "
+        f"{model} in {s.get('requests', 0)} requests, {s.get('tokens', 0)} tokens -> "
+        + ", ".join(str(p) for p in result.written)
+    )
+    return [summary(None, Text(line, whole=True))]
+
+
+register_sections(EmbedResult, embed_sections)
 
 
 __all__ = ["EmbedResult", "embed_chunks", "embed_inputs", "refuse_outputs"]

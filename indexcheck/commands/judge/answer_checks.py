@@ -22,6 +22,7 @@ from ...errors import InputError
 from ...inputs.answers import AnswerRow
 from ...inputs.corpus import Corpus
 from ...output.model import WORST_ROWS, Section, Table, Text, V, manifest_section, ok_verdict
+from ...output.registry import register_sections
 from ..kit.stats import wilson
 from .kb_index import TextIndex, build_index
 from .references import REFERENCE_KINDS, Item, ItemKind, extract
@@ -127,25 +128,6 @@ class AnswerChecksResult:
         """The ``answer_checks`` block of judge's and diagnose's JSON: this result's JSON
         form without its manifest (the command's own manifest covers the run)."""
         return {k: v for k, v in self.to_dict().items() if k != "manifest"}
-
-    def sections(self) -> list[Section]:
-        """The report's sections, then the terminal summary."""
-        verdict = ok_verdict(self.ok)
-        sec = Section(
-            "check-answers: answers against their context and the knowledge base", verdict
-        )
-        sec.blocks += [Text(self.headline()), Text(_LOOKED)]
-        sec.blocks.append(self.rates_table())
-        sec.blocks.append(self.flags_table(None))
-        summary = Section("", verdict, report=False, terminal=True)
-        if self.flags:
-            summary.blocks.append(self.flags_table(WORST_ROWS))
-        if self.flags > WORST_ROWS:
-            summary.blocks.append(Text(f"first {WORST_ROWS} of {self.flags} flags; --json has all"))
-        summary.blocks += [Text(line) for line in self.rate_lines()]
-        summary.blocks.append(Text(self.headline(), badge=verdict, whole=True))
-        manifest = manifest_section(self.manifest, "check-answers: manifest")
-        return [sec, manifest, summary]
 
     def headline(self) -> str:
         n = len(self.answers)
@@ -312,6 +294,27 @@ def _phrase(group: str, k: int, n: int, looked_in: tuple[str, ...] = LOOKED_IN) 
     label = LABELS[group]  # a kind is a StrEnum: its value finds it
     where = "the knowledge base" if Where.KNOWLEDGE_BASE.value in looked_in else "the context"
     return f"{100 * k / n:.0f}% of answers without {label} absent from {where}"
+
+
+def answer_checks_sections(result: AnswerChecksResult) -> list[Section]:
+    """The report's sections, then the terminal summary."""
+    verdict = ok_verdict(result.ok)
+    sec = Section("check-answers: answers against their context and the knowledge base", verdict)
+    sec.blocks += [Text(result.headline()), Text(_LOOKED)]
+    sec.blocks.append(result.rates_table())
+    sec.blocks.append(result.flags_table(None))
+    summary = Section("", verdict, report=False, terminal=True)
+    if result.flags:
+        summary.blocks.append(result.flags_table(WORST_ROWS))
+    if result.flags > WORST_ROWS:
+        summary.blocks.append(Text(f"first {WORST_ROWS} of {result.flags} flags; --json has all"))
+    summary.blocks += [Text(line) for line in result.rate_lines()]
+    summary.blocks.append(Text(result.headline(), badge=verdict, whole=True))
+    manifest = manifest_section(result.manifest, "check-answers: manifest")
+    return [sec, manifest, summary]
+
+
+register_sections(AnswerChecksResult, answer_checks_sections)
 
 
 __all__ = ["AnswerCheck", "AnswerChecksResult", "Flag", "Where", "check_answers", "checks_line"]

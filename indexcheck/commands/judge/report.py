@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...output.model import Fragment, Section, Table, Text
 from ...output.registry import Payload, register, section
+from .result import JudgeResult
 
 if TYPE_CHECKING:
     pass
@@ -37,4 +38,4 @@ def _judge(r: Payload, verdict: str | None) -> list[Section]:
 
 
 #: judge's report has no terminal summary: its terminal output is report/judge_terminal's
-sections = register("judge", _judge, {"answers", "supported_rate", "prompt_version"})
+register("judge", _judge, {"answers", "supported_rate", "prompt_version"}, result=JudgeResult)

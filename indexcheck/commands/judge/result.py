@@ -83,9 +83,3 @@ class JudgeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return json_form(self, "answer_checks")
-
-    def sections(self) -> list[Any]:
-        """The report's sections (from the JSON form): counts and the claims per answer."""
-        from .report import sections
-
-        return sections(self)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...scales.transforms import CATALOGUE
-from ...stores.vectors import normalize_rows
+from ...vectors import normalize_rows
 
 #: score formula -> ranking family (cos, dot or l2), derived from the probe's catalogue
 FAMILIES: dict[str, str] = {t.formula: t.variable for t in CATALOGUE.values()}

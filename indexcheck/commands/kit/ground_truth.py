@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ...output.caches import cache_for, vector_blocks
 from ...stores.base import VectorStore
+from .caches import cache_for, vector_blocks
 from .exact import as_similarity, block_rows, exact_topk, pair_similarity, prepare, rebatch
 from .fetching import fetch_batches
 

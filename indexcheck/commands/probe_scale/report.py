@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...output.model import Plot, Section, Table, Text, ok_verdict
 from ...output.registry import Payload, register
 from ...output.summary_kit import summary
-
-if TYPE_CHECKING:
-    from .result import ScaleResult
+from .result import ScaleResult
 
 
 def _probe_scale(r: Payload, verdict: str | None) -> list[Section]:
@@ -103,6 +101,10 @@ def probe_scale_summary(result: ScaleResult) -> list[Section]:
     return [sec]
 
 
-sections = register(
-    "probe-scale", _probe_scale, {"transform", "candidates", "pairs"}, probe_scale_summary
+register(
+    "probe-scale",
+    _probe_scale,
+    {"transform", "candidates", "pairs"},
+    probe_scale_summary,
+    result=ScaleResult,
 )

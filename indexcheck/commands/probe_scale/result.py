@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...output.model import Section
 from ...scales.formula import Transform, _from_cos, _to_cos
 from ...scales.transforms import ATOL, CATALOGUE, RTOL
 
@@ -71,12 +70,6 @@ class ScaleResult:
         d["to_cosine"] = d.pop("to_cosine_formula")
         d["from_cosine"] = d.pop("from_cosine_formula")
         return d
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from .report import sections
-
-        return sections(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ScaleResult:

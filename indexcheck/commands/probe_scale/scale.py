@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...output.caches import default_scale_dir, read_json, scale_cache_path, write_json_atomic
 from ...scales.transforms import CATALOGUE
 from ...stores.base import VectorStore
+from ..kit.caches import default_scale_dir, read_json, scale_cache_path, write_json_atomic
 from .probe import UNIT_NORM_TOL, _named, probe_scale
 from .result import ScaleResult
 

@@ -21,7 +21,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from ...stores.vectors import normalize_rows
+from ...vectors import normalize_rows
 from ..kit.exact import exact_topk
 
 

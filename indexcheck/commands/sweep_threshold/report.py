@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...output.model import Plot, Section, Table, Text, ok_verdict
 from ...output.registry import Payload, register, section
 from ...output.summary_kit import summary
 from ..kit.filter_summaries import threshold_filter_lines
-
-if TYPE_CHECKING:
-    from .result import SweepResult
+from .result import SweepResult
 
 
 def _sweep_threshold(r: Payload, verdict: str | None) -> list[Section]:
@@ -97,6 +95,10 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
     return [sec]
 
 
-sections = register(
-    "sweep-threshold", _sweep_threshold, {"table", "recommended_threshold"}, sweep_threshold_summary
+register(
+    "sweep-threshold",
+    _sweep_threshold,
+    {"table", "recommended_threshold"},
+    sweep_threshold_summary,
+    result=SweepResult,
 )

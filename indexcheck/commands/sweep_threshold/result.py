@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ...output.model import Section
-
 Score = dict[str, float | None]
 
 
@@ -62,9 +60,3 @@ class SweepResult:
             for q in out["questions"]:
                 q.pop("filter", None)
         return out
-
-    def sections(self) -> list[Section]:
-        """The report's sections (from the JSON form), then the terminal summary."""
-        from .report import sections
-
-        return sections(self)

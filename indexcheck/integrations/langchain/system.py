@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...commands.kit.ranked import keep_ranked
+from ..ranked import keep_ranked
 
 
 class LangChainSystem:

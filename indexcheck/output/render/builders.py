@@ -1,5 +1,5 @@
-"""Sections of a result, ready for a file renderer: built once by the result's own
-builder (each `core/<command>/report.py`), plots drawn into the report folder.
+"""Sections of a result, ready for a file renderer: built once by the builder registered for
+it (each ``commands/<command>/report.py``), plots drawn into the report folder.
 
 ``Builder(folder).sections(payload)`` takes any command's result dict (``to_dict()`` or a
 ``--json`` file) and returns its report sections with every plot drawn once.
@@ -13,17 +13,9 @@ from typing import Any
 
 from ..model import Section
 from ..model import report as in_report
+from ..registry import sections as result_sections
+from ..registry import sections_of
 from .figures import Figures
-from .registered import sections_of
-
-
-def result_sections(result: Any) -> list[Section]:
-    """A result's sections: its own ``sections()``, else built from its ``to_dict()``."""
-    own = getattr(result, "sections", None)
-    if callable(own):
-        out: list[Section] = own()
-        return out
-    return sections_of(result if isinstance(result, Mapping) else result.to_dict())
 
 
 class Builder:

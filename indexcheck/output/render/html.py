@@ -22,11 +22,11 @@ from ...safety.redact import scrub
 from ...safety.textsafe import escape_html, xml_safe
 from ..files import write_atomic
 from ..model import Code, Image, Section, Table, Text, V, fmt
+from ..registry import kind_of
 from .builders import Builder
 from .claims import CSS as JUDGE_CSS
 from .html_fragments import Html
 from .markdown import markdown
-from .registered import kind_of
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 CSS = """

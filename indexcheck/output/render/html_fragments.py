@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .registered import KINDS, kind_of
+from ..registry import KINDS, kind_of
 
 
 @dataclass

@@ -22,7 +22,7 @@ from ....embedders.base import Embedder
 from ....inputs.corpus import Corpus
 from ....inputs.embed_text import EmbedTemplate
 from ....stores.base import StoreInfo, VectorStore
-from ....stores.vectors import normalize_rows as _unit
+from ....vectors import normalize_rows as _unit
 from ...kit.stats import fault_rate_upper
 from ...kit.verdicts import Status
 from ..findings import (

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ....inputs.corpus import Corpus
-from ....stores.vectors import normalize_rows as _unit
+from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
 from ..findings import ChunkCheck, Finding, run_finding, story_finding
 from ..shift.model import DEDUP_BY_POSITION, SKIP_REPEAT, first_copies, predict

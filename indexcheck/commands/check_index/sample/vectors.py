@@ -13,7 +13,7 @@ from ....embedders.base import Embedder
 from ....errors import DataFileError, DimensionMismatchError
 from ....inputs.corpus import Corpus, corpus_from_pairs
 from ....stores.base import VectorStore
-from ....stores.vectors import normalize_rows as _unit
+from ....vectors import normalize_rows as _unit
 from ...kit.fetching import fetch_batches
 
 FETCH_BATCH = 256

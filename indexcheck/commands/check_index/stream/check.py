@@ -36,7 +36,7 @@ from ....inputs.chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ....inputs.corpus import Corpus
 from ....inputs.embed_text import EmbedTemplate
 from ....stores.base import VectorStore
-from ....stores.vectors import normalize_rows as _unit
+from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
 from ..findings import ChunkCheck
 from ..order import TemplatedStoreChunks, render_corpus, why_low_streamed

@@ -30,8 +30,8 @@ from typing import Any
 
 from ....errors import BackendError, IndexcheckError, InputError
 from ....inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
+from ....integrations.ranked import keep_ranked
 from ....plugins.user_hooks import HookExitError, load_hook
-from ...kit.ranked import keep_ranked
 
 STAGES = ("retrieve", "assemble", "generate", "answer")
 

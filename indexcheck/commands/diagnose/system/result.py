@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ....output.model import Section, Table, Text
+from ....output.registry import register_sections
 from .interventions import EXPERIMENTS, IMPLICATES
 
 
@@ -48,9 +49,6 @@ class SystemDiagnoseResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    def sections(self) -> list[Section]:
-        return system_sections(self)
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -128,6 +126,9 @@ def system_sections(r: SystemDiagnoseResult) -> list[Section]:
             terminal=True,
         ),
     ]
+
+
+register_sections(SystemDiagnoseResult, system_sections)
 
 
 __all__ = ["SystemDiagnoseResult", "SystemQuestion", "implicated_lines"]

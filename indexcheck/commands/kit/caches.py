@@ -22,10 +22,10 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.lib import format as npformat
 
-from ..commands.kit.exact import Block
-from ..errors import DataFileError
-from ..stores.base import VectorStore
-from .cachedir import cache_root
+from ...errors import DataFileError
+from ...output.cachedir import cache_root
+from ...stores.base import VectorStore
+from .exact import Block
 
 ITER_BATCH = 1000
 #: Backends whose vectors are already local files in memory: nothing to cache.
