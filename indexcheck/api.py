@@ -283,29 +283,46 @@ def diff_index(
 
 
 def run_ci(
-    config: CiConfig | PathLike, baseline: dict[str, Any] | None = None,
+    config: CiConfig | PathLike, baseline: dict[str, Any] | PathLike | None = None,
     progress: Say | None = None, *, baseline_any_store: bool = False,
 ) -> CiResult:  # fmt: skip
     """``indexcheck ci`` from Python: opens the configured store (and the old index of
-    ``[ci.diff-index]``) and embedder, refuses a ``baseline`` measured on another store or
-    embedder (unless ``baseline_any_store``), runs the checks, closes them."""
-    from .commands.ci import run_ci as run
-    from .commands.ci.config import CiConfig, needs_embedder
+    ``[ci.diff-index]``) and embedder, refuses a ``baseline`` (a parsed ci JSON or its path)
+    measured on another store or embedder (unless ``baseline_any_store``), runs the checks,
+    closes them."""
+    from .commands.ci import CiSettings
+    from .commands.ci.run import run_configured
 
-    if not isinstance(config, CiConfig):
-        config = CiConfig.from_toml(Path(config))
-    started, trust, cache = Run("ci"), config.trust_pickle, config.cache
-    with ExitStack() as stack:
-        uses = config.embedder if needs_embedder(config) else False
-        s, e = stack.enter_context(opened(config.store, uses, trust_pickle=trust, cache=cache))
-        old = config.diff_index.old if config.diff_index is not None else None
-        old_store, _ = stack.enter_context(opened(old, trust_pickle=trust))
-        result = run(
-            config, baseline, progress, store=s, embedder=e, old_store=old_store,
-            baseline_any_store=baseline_any_store,
-        )  # fmt: skip
-        stamp(result, started, s, e)
-        return result
+    settings = CiSettings(config=config, baseline=baseline, baseline_any_store=baseline_any_store)
+    return run_configured(settings, progress)
+
+
+def read_ci_config(path: PathLike) -> CiConfig:
+    """The validated ``[ci]`` table of a TOML file (InputError naming a bad key)."""
+    from .commands.ci.run import read_config
+
+    return read_config(path)
+
+
+def read_baseline(path: PathLike) -> dict[str, Any]:
+    """A saved ci (or diagnose) JSON result to compare with (DataFileError when unusable)."""
+    from .commands.ci import load_baseline
+
+    return load_baseline(path)
+
+
+def write_ci_junit(result: CiResult, path: PathLike) -> None:
+    """ci's ``--junit`` file: one testcase per gate, written atomically (OutputError)."""
+    from .commands.ci.junit import write_junit
+
+    write_junit(result, path)
+
+
+def write_ci_report(result: CiResult, folder: PathLike) -> list[Path]:
+    """ci's ``--report`` folder: report.html (self-contained), report.md and plots."""
+    from .output.render.html import write_report
+
+    return write_report([result], Path(folder), title="indexcheck ci")
 
 
 def judge(
