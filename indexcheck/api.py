@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .commands.probe_scale import ScaleResult
     from .commands.questions import QuestionSetResult
     from .commands.sweep_threshold import SweepResult
+    from .embedders.minilm.manage import ModelInstall
     from .inputs.answers import AnswerRow
     from .inputs.embed_text import EmbedTemplate
     from .judges.base import Judge
@@ -323,6 +324,30 @@ def write_ci_report(result: CiResult, folder: PathLike) -> list[Path]:
     from .output.render.html import write_report
 
     return write_report([result], Path(folder), title="indexcheck ci")
+
+
+def model_status() -> list[dict[str, Any]]:
+    """Each pinned file of the default model (minilm): ``package``, ``file``, ``ok``, and
+    its ``path`` or the ``error`` saying why it does not verify."""
+    from .embedders.minilm.model import status
+
+    return status()
+
+
+def model_runtime(recalibrate: bool = False) -> dict[str, Any]:
+    """The runtime the default model runs on here: ``runtime``, ``threads``, ``why`` and the
+    measured ``rates`` (texts/s); ``recalibrate`` times both runtimes again."""
+    from .embedders.minilm.manage import runtime_status
+
+    return runtime_status(recalibrate)
+
+
+def install_model(progress: Say | None = None) -> ModelInstall:
+    """pip-install the default model's pinned files (``--require-hashes``) and verify them;
+    the outcome says whether they were ``already`` there or the ``error``."""
+    from .embedders.minilm.manage import install
+
+    return install(progress or (lambda _m: None))
 
 
 def judge(
