@@ -5,9 +5,9 @@
 :func:`indexcheck.sweep_threshold` and :func:`indexcheck.judge` with the same keywords and
 scales, return the result when it passes (so a test can assert more), and otherwise raise
 :class:`IndexcheckAssertionError`: the root finding on the first line, then the check's
-terminal summary as the CLI prints it, in plain text. A front end over :mod:`indexcheck.api`,
-beside the CLI; re-exported by :mod:`indexcheck.testing.fakes` (and :mod:`indexcheck.testing.assertions`);
-the pytest plugin (:mod:`indexcheck.testing.pytest_plugin`) gives the fixtures.
+terminal summary as the CLI prints it, in plain text. A front end over the public face
+(``import indexcheck``), beside the CLI; re-exported by :mod:`indexcheck.testing`; the pytest
+plugin (:mod:`indexcheck.testing.pytest_plugin`) gives the fixtures.
 """
 
 from __future__ import annotations
