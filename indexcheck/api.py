@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .commands.probe_scale import ScaleResult
     from .commands.questions import QuestionSetResult
     from .commands.sweep_threshold import SweepResult
+    from .embedders.minilm.manage import ModelInstall
     from .inputs.answers import AnswerRow
     from .inputs.embed_text import EmbedTemplate
     from .judges.base import Judge
@@ -283,29 +284,70 @@ def diff_index(
 
 
 def run_ci(
-    config: CiConfig | PathLike, baseline: dict[str, Any] | None = None,
+    config: CiConfig | PathLike, baseline: dict[str, Any] | PathLike | None = None,
     progress: Say | None = None, *, baseline_any_store: bool = False,
 ) -> CiResult:  # fmt: skip
     """``indexcheck ci`` from Python: opens the configured store (and the old index of
-    ``[ci.diff-index]``) and embedder, refuses a ``baseline`` measured on another store or
-    embedder (unless ``baseline_any_store``), runs the checks, closes them."""
-    from .commands.ci import run_ci as run
-    from .commands.ci.config import CiConfig, needs_embedder
+    ``[ci.diff-index]``) and embedder, refuses a ``baseline`` (a parsed ci JSON or its path)
+    measured on another store or embedder (unless ``baseline_any_store``), runs the checks,
+    closes them."""
+    from .commands.ci import CiSettings
+    from .commands.ci.run import run_configured
 
-    if not isinstance(config, CiConfig):
-        config = CiConfig.from_toml(Path(config))
-    started, trust, cache = Run("ci"), config.trust_pickle, config.cache
-    with ExitStack() as stack:
-        uses = config.embedder if needs_embedder(config) else False
-        s, e = stack.enter_context(opened(config.store, uses, trust_pickle=trust, cache=cache))
-        old = config.diff_index.old if config.diff_index is not None else None
-        old_store, _ = stack.enter_context(opened(old, trust_pickle=trust))
-        result = run(
-            config, baseline, progress, store=s, embedder=e, old_store=old_store,
-            baseline_any_store=baseline_any_store,
-        )  # fmt: skip
-        stamp(result, started, s, e)
-        return result
+    settings = CiSettings(config=config, baseline=baseline, baseline_any_store=baseline_any_store)
+    return run_configured(settings, progress)
+
+
+def read_ci_config(path: PathLike) -> CiConfig:
+    """The validated ``[ci]`` table of a TOML file (InputError naming a bad key)."""
+    from .commands.ci.run import read_config
+
+    return read_config(path)
+
+
+def read_baseline(path: PathLike) -> dict[str, Any]:
+    """A saved ci (or diagnose) JSON result to compare with (DataFileError when unusable)."""
+    from .commands.ci import load_baseline
+
+    return load_baseline(path)
+
+
+def write_ci_junit(result: CiResult, path: PathLike) -> None:
+    """ci's ``--junit`` file: one testcase per gate, written atomically (OutputError)."""
+    from .commands.ci.junit import write_junit
+
+    write_junit(result, path)
+
+
+def write_ci_report(result: CiResult, folder: PathLike) -> list[Path]:
+    """ci's ``--report`` folder: report.html (self-contained), report.md and plots."""
+    from .output.render.html import write_report
+
+    return write_report([result], Path(folder), title="indexcheck ci")
+
+
+def model_status() -> list[dict[str, Any]]:
+    """Each pinned file of the default model (minilm): ``package``, ``file``, ``ok``, and
+    its ``path`` or the ``error`` saying why it does not verify."""
+    from .embedders.minilm.model import status
+
+    return status()
+
+
+def model_runtime(recalibrate: bool = False) -> dict[str, Any]:
+    """The runtime the default model runs on here: ``runtime``, ``threads``, ``why`` and the
+    measured ``rates`` (texts/s); ``recalibrate`` times both runtimes again."""
+    from .embedders.minilm.manage import runtime_status
+
+    return runtime_status(recalibrate)
+
+
+def install_model(progress: Say | None = None) -> ModelInstall:
+    """pip-install the default model's pinned files (``--require-hashes``) and verify them;
+    the outcome says whether they were ``already`` there or the ``error``."""
+    from .embedders.minilm.manage import install
+
+    return install(progress or (lambda _m: None))
 
 
 def judge(

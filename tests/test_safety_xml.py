@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.cli.ci import junit_xml
 from indexcheck.commands.ci import PASS, CiResult
+from indexcheck.commands.ci.junit import junit_xml
 from indexcheck.safety.textsafe import visible, xml_safe
 from tests.test_ci import make_kb
 

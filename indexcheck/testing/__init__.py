@@ -47,7 +47,21 @@ _HOMES = {
         ".assertions",
     ),
 }
-__all__ = sorted(_HOMES)
+__all__ = [
+    "HASH32",
+    "HashEmbedder",
+    "IndexcheckAssertionError",
+    "MemoryStore",
+    "assert_grounded",
+    "assert_index_aligned",
+    "assert_no_ann_miss",
+    "assert_threshold_separates",
+    "check_passed",
+    "positional_cache_bug",
+    "root_finding",
+    "summary_text",
+]
+assert sorted(__all__) == sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,9 +5,9 @@
 :func:`indexcheck.sweep_threshold` and :func:`indexcheck.judge` with the same keywords and
 scales, return the result when it passes (so a test can assert more), and otherwise raise
 :class:`IndexcheckAssertionError`: the root finding on the first line, then the check's
-terminal summary as the CLI prints it, in plain text. A front end over :mod:`indexcheck.api`,
-beside the CLI; re-exported by :mod:`indexcheck.testing.fakes` (and :mod:`indexcheck.testing.assertions`);
-the pytest plugin (:mod:`indexcheck.testing.pytest_plugin`) gives the fixtures.
+terminal summary as the CLI prints it, in plain text. A front end over the public face
+(``import indexcheck``), beside the CLI; re-exported by :mod:`indexcheck.testing`; the pytest
+plugin (:mod:`indexcheck.testing.pytest_plugin`) gives the fixtures.
 """
 
 from __future__ import annotations
@@ -106,9 +106,11 @@ def assert_index_aligned(
     :func:`indexcheck.check_index`. Fails naming the shift, model mismatch, stale vector...
     """
     __tracebackhide__ = True
-    from ..api import check_index
+    import indexcheck
+
     from ..errors import SampleTooLargeError
 
+    check_index = indexcheck.check_index
     try:
         result = check_index(
             store, chunks, embedder, sample=sample, min_cosine=min_cosine, **options
@@ -135,10 +137,10 @@ def assert_no_ann_miss(
     QuerySet. Other ``options`` as :func:`indexcheck.compare_ann` (seed, noise).
     """
     __tracebackhide__ = True
-    from ..api import compare_ann
+    import indexcheck
 
     depths = [fetch] if isinstance(fetch, int) else fetch
-    result = compare_ann(store, queries, k=k, fetch=depths, target=target, **options)
+    result = indexcheck.compare_ann(store, queries, k=k, fetch=depths, target=target, **options)
     return check_passed(result, "compare-ann")
 
 
@@ -160,9 +162,9 @@ def assert_threshold_separates(
     ``recommended_threshold`` is on the store's own scale and in cosine.
     """
     __tracebackhide__ = True
-    from ..api import sweep_threshold
+    import indexcheck
 
-    result = sweep_threshold(
+    result = indexcheck.sweep_threshold(
         store,
         questions,
         embedder,
@@ -189,9 +191,9 @@ def assert_grounded(
     allow_unjudged).
     """
     __tracebackhide__ = True
-    from ..api import judge as run
+    import indexcheck
 
-    return check_passed(run(answers, judge, **options), "judge")
+    return check_passed(indexcheck.judge(answers, judge, **options), "judge")
 
 
 def _terminal_sections(result: Any) -> list[Any]:

@@ -63,6 +63,7 @@ from .run_checks import (
     _run_probe_scale,
     questions_fingerprint,
 )
+from .settings import CiSettings
 
 # -- results -----------------------------------------------------------------------------
 
@@ -252,6 +253,7 @@ __all__ = [
     "BaselineRow",
     "CiConfig",
     "CiResult",
+    "CiSettings",
     "GateRow",
     "baseline_outcomes",
     "compare_with_baseline",
