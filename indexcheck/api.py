@@ -314,6 +314,10 @@ def judge(
     refusal_pattern: str | None = DEFAULT_ANSWER_REFUSAL_PATTERN, allow_unjudged: bool = False,
     progress: Say | None = None, store: StoreLike | None = None,
     chunks: PathLike | Corpus | None = None, answers_format: str | None = None,
+    citation_pattern: str | None = None, answer_checks: bool = False,
+    labels: PathLike | None = None, seed: int = 0, sheet: PathLike | None = None,
+    sheet_hashes_only: bool = False, sheet_format: str = "jsonl", reviewer: str | None = None,
+    note: str | None = None, warn: Say | None = None,
 ) -> JudgeResult:  # fmt: skip
     """Grade each answer's claims against its context (``indexcheck judge``): ``answers`` a
     JSONL/CSV/Parquet path, a trace export (``answers_format``; None: sniffed; ``chunks``, a
@@ -321,18 +325,38 @@ def judge(
     (``mistral:MODEL``, ``py:module:fn``) or a judge; ``prompt`` a prompt file (default:
     shipped); ``cache`` a SQLite file of verdicts; ``refusal_pattern`` marks refusals (None:
     none). ``result.ok``: the verdict (never NaN); ``store``, where the contexts came from,
-    is in the manifest with its fingerprint."""
+    is in the manifest with its fingerprint. ``answer_checks`` adds the no-model checks,
+    ``labels`` (human verdicts) the calibration (resampled with ``seed``), ``sheet`` appends
+    the run to an evidence sheet (signed with INDEXCHECK_SHEET_KEY); ``warn`` gets warnings."""
+    from .commands.judge import JudgeSettings
     from .commands.judge.run import run_judge
 
-    started = Run("judge")
-    with opened(store) as (s, _):
-        result, facts = run_judge(
-            answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
-            refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
-            chunks=_corpus(chunks), answers_format=answers_format,
-        )  # fmt: skip
-        stamp(result, started, s, **facts)
-        return result
+    settings = JudgeSettings(
+        answers, judge, prompt=prompt, cache=cache, retries=retries,
+        refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, store=store,
+        chunks=chunks, answers_format=answers_format, citation_pattern=citation_pattern,
+        answer_checks=answer_checks, labels=labels, seed=seed, sheet=sheet,
+        sheet_hashes_only=sheet_hashes_only, sheet_format=sheet_format, reviewer=reviewer,
+        note=note,
+    )  # fmt: skip
+    return run_judge(settings, progress, warn)
+
+
+def judge_summary(result: JudgeResult, console: Any) -> None:
+    """Print a judge result's terminal summary on the rich ``console``: the claims per
+    answer coloured by verdict, the counts and the supported rate (every id, claim and
+    span escaped)."""
+    from .output.render.judge_terminal import render
+
+    render(result, console)
+
+
+def judge_report(result: JudgeResult, folder: PathLike) -> list[Path]:
+    """Write a judge result's report (judge.md and report.html) into ``folder``; returns
+    the files written."""
+    from .output.render.judge import write_report
+
+    return write_report(result.to_dict(), None, Path(folder))
 
 
 def generate_questions(
@@ -380,19 +404,19 @@ def generate_questions(
 def check_answers(
     answers: PathLike | Sequence[AnswerRow], chunks: PathLike | Corpus, *,
     citation_pattern: str | None = None, id_column: str = "id", text_column: str = "text",
-    answers_format: str | None = None,
+    answers_format: str | None = None, warn: Say | None = None,
 ) -> AnswerChecksResult:  # fmt: skip
     """Flag what answers state that neither their context nor the knowledge base holds
     (``check-answers``), with no model: ``answers`` a JSONL/CSV/Parquet path or a trace export
     (read as ``judge`` reads it: ``citation_pattern`` marks the citations to drop,
-    ``answers_format`` a trace format, None: sniffed) or loaded rows; ``chunks`` a chunks file
-    (``id_column``/``text_column``) or a corpus. ``result.ok``: nothing flagged."""
+    ``answers_format`` a trace format, None: sniffed; ``warn`` gets its warnings) or loaded
+    rows; ``chunks`` a chunks file (``id_column``/``text_column``) or a corpus.
+    ``result.ok``: nothing flagged."""
+    from .commands.judge import CheckAnswersSettings
     from .commands.judge.run import run_check_answers
 
-    started = Run("check-answers")
-    result, facts = run_check_answers(
+    settings = CheckAnswersSettings(
         answers, chunks, citation_pattern=citation_pattern, id_column=id_column,
         text_column=text_column, answers_format=answers_format,
     )  # fmt: skip
-    stamp(result, started, **facts)
-    return result
+    return run_check_answers(settings, warn)
