@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
+from .commands.judge.claims import Verdict
+from .commands.judge.face import judge_report as judge_report
+from .commands.judge.face import judge_summary as judge_summary
+from .commands.judge.sheet.face import SheetOutcome as SheetOutcome
+from .commands.judge.sheet.face import diff_sheet as diff_sheet
+from .commands.judge.sheet.face import export_sheet as export_sheet
+from .commands.judge.sheet.face import revise_sheet as revise_sheet
+from .commands.judge.sheet.face import verify_sheet as verify_sheet
+from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
+from .commands.questions.terminal import questions_summary as questions_summary
 from .embedders.base import Embedder
 from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
@@ -28,7 +37,7 @@ from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
 from .inputs.given import questions_of as _questions
 from .inputs.questions import Question
-from .judges import judgement_cache, opened_judge
+from .judges import opened_judge
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
 from .stores.opening import opened, opened_pair, swept_opener
@@ -55,6 +64,8 @@ EmbedderLike = str | Embedder | None
 Say = Callable[[str], None]
 Converter = Callable[[np.ndarray], np.ndarray]
 PathLike = str | Path
+#: the claim verdicts a judge gives and a reviewer may set (``sheet revise --verdict``)
+VERDICTS = tuple(v.value for v in Verdict)
 
 
 def check_index(
@@ -328,35 +339,12 @@ def judge(
     is in the manifest with its fingerprint. ``answer_checks`` adds the no-model checks,
     ``labels`` (human verdicts) the calibration (resampled with ``seed``), ``sheet`` appends
     the run to an evidence sheet (signed with INDEXCHECK_SHEET_KEY); ``warn`` gets warnings."""
+    given = dict(locals())  # the keywords are the settings' fields
     from .commands.judge import JudgeSettings
     from .commands.judge.run import run_judge
 
-    settings = JudgeSettings(
-        answers, judge, prompt=prompt, cache=cache, retries=retries,
-        refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, store=store,
-        chunks=chunks, answers_format=answers_format, citation_pattern=citation_pattern,
-        answer_checks=answer_checks, labels=labels, seed=seed, sheet=sheet,
-        sheet_hashes_only=sheet_hashes_only, sheet_format=sheet_format, reviewer=reviewer,
-        note=note,
-    )  # fmt: skip
+    settings = JudgeSettings(**{k: v for k, v in given.items() if k not in ("progress", "warn")})
     return run_judge(settings, progress, warn)
-
-
-def judge_summary(result: JudgeResult, console: Any) -> None:
-    """Print a judge result's terminal summary on the rich ``console``: the claims per
-    answer coloured by verdict, the counts and the supported rate (every id, claim and
-    span escaped)."""
-    from .output.render.judge_terminal import render
-
-    render(result, console)
-
-
-def judge_report(result: JudgeResult, folder: PathLike) -> list[Path]:
-    """Write a judge result's report (judge.md and report.html) into ``folder``; returns
-    the files written."""
-    from .output.render.judge import write_report
-
-    return write_report(result.to_dict(), None, Path(folder))
 
 
 def generate_questions(
@@ -377,28 +365,12 @@ def generate_questions(
     as JSONL and their provenance (with ``provenance`` added) as ``OUT.manifest.json``.
     ``cache`` a SQLite file for replies and embeddings. ``result.complete`` is False when
     ``budget_calls`` stopped the run; ``result.drops`` counts the questions each gate removed."""
-    from .commands.questions import generate_questions as generate
-    from .commands.questions.output import chunks_of, finish_run
+    given = dict(locals())  # the keywords are the settings' fields
+    from .commands.questions import GenerateQuestionsSettings
+    from .commands.questions.run import run_generate_questions
 
-    started, corpus = Run("questions generate"), _corpus(chunks)
-    with ExitStack() as stack:
-        enter = stack.enter_context
-        s, _ = enter(opened(None if corpus is not None else store, trust_pickle=trust_pickle))
-        corpus = chunks_of(corpus, s)  # neither: refused before anything opens
-        gen, ver = enter(opened_judge(generator)), enter(opened_judge(judge))
-        assert gen is not None
-        _, emb = enter(opened(None, False if dry_run else embedder, cache=cache))
-        options: dict[str, Any] = dict(
-            n=n, oos=oos, multi_hop=multi_hop, dedupe=dedupe, max_quote=max_quote, fetch=fetch,
-            link_min=link_min, retries=retries, budget_calls=budget_calls,
-        )  # fmt: skip
-        result = generate(
-            corpus, gen, emb, cache=enter(judgement_cache(None if dry_run else cache)), judge=ver,
-            seed=seed, refusal_pattern=refusal_pattern, refusal_marked=marked_refusals(corpus),
-            dry_run=dry_run, progress=progress, **options,
-        )  # fmt: skip
-        stamp(result, started, s, emb, **finish_run(result, options, provenance, out, emb))
-        return result
+    settings = GenerateQuestionsSettings(**{k: v for k, v in given.items() if k != "progress"})
+    return run_generate_questions(settings, progress)
 
 
 def check_answers(
