@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
+from .commands.judge.claims import Verdict
+from .commands.judge.face import judge_report as judge_report
+from .commands.judge.face import judge_summary as judge_summary
+from .commands.judge.sheet.face import SheetOutcome as SheetOutcome
+from .commands.judge.sheet.face import diff_sheet as diff_sheet
+from .commands.judge.sheet.face import export_sheet as export_sheet
+from .commands.judge.sheet.face import revise_sheet as revise_sheet
+from .commands.judge.sheet.face import verify_sheet as verify_sheet
+from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
+from .commands.questions.terminal import questions_summary as questions_summary
 from .embedders.base import Embedder
 from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
@@ -28,7 +37,7 @@ from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
 from .inputs.given import questions_of as _questions
 from .inputs.questions import Question
-from .judges import judgement_cache, opened_judge
+from .judges import opened_judge
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
 from .stores.opening import opened, opened_pair, swept_opener
@@ -56,6 +65,8 @@ EmbedderLike = str | Embedder | None
 Say = Callable[[str], None]
 Converter = Callable[[np.ndarray], np.ndarray]
 PathLike = str | Path
+#: the claim verdicts a judge gives and a reviewer may set (``sheet revise --verdict``)
+VERDICTS = tuple(v.value for v in Verdict)
 
 
 def check_index(
@@ -356,6 +367,10 @@ def judge(
     refusal_pattern: str | None = DEFAULT_ANSWER_REFUSAL_PATTERN, allow_unjudged: bool = False,
     progress: Say | None = None, store: StoreLike | None = None,
     chunks: PathLike | Corpus | None = None, answers_format: str | None = None,
+    citation_pattern: str | None = None, answer_checks: bool = False,
+    labels: PathLike | None = None, seed: int = 0, sheet: PathLike | None = None,
+    sheet_hashes_only: bool = False, sheet_format: str = "jsonl", reviewer: str | None = None,
+    note: str | None = None, warn: Say | None = None,
 ) -> JudgeResult:  # fmt: skip
     """Grade each answer's claims against its context (``indexcheck judge``): ``answers`` a
     JSONL/CSV/Parquet path, a trace export (``answers_format``; None: sniffed; ``chunks``, a
@@ -363,18 +378,15 @@ def judge(
     (``mistral:MODEL``, ``py:module:fn``) or a judge; ``prompt`` a prompt file (default:
     shipped); ``cache`` a SQLite file of verdicts; ``refusal_pattern`` marks refusals (None:
     none). ``result.ok``: the verdict (never NaN); ``store``, where the contexts came from,
-    is in the manifest with its fingerprint."""
+    is in the manifest with its fingerprint. ``answer_checks`` adds the no-model checks,
+    ``labels`` (human verdicts) the calibration (resampled with ``seed``), ``sheet`` appends
+    the run to an evidence sheet (signed with INDEXCHECK_SHEET_KEY); ``warn`` gets warnings."""
+    given = dict(locals())  # the keywords are the settings' fields
+    from .commands.judge import JudgeSettings
     from .commands.judge.run import run_judge
 
-    started = Run("judge")
-    with opened(store) as (s, _):
-        result, facts = run_judge(
-            answers, partial(opened_judge, judge), prompt=prompt, cache=cache, retries=retries,
-            refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=progress,
-            chunks=_corpus(chunks), answers_format=answers_format,
-        )  # fmt: skip
-        stamp(result, started, s, **facts)
-        return result
+    settings = JudgeSettings(**{k: v for k, v in given.items() if k not in ("progress", "warn")})
+    return run_judge(settings, progress, warn)
 
 
 def generate_questions(
@@ -395,49 +407,33 @@ def generate_questions(
     as JSONL and their provenance (with ``provenance`` added) as ``OUT.manifest.json``.
     ``cache`` a SQLite file for replies and embeddings. ``result.complete`` is False when
     ``budget_calls`` stopped the run; ``result.drops`` counts the questions each gate removed."""
-    from .commands.questions import generate_questions as generate
-    from .commands.questions.output import chunks_of, finish_run
+    given = dict(locals())  # the keywords are the settings' fields
+    from .commands.questions import GenerateQuestionsSettings
+    from .commands.questions.run import run_generate_questions
 
-    started, corpus = Run("questions generate"), _corpus(chunks)
-    with ExitStack() as stack:
-        enter = stack.enter_context
-        s, _ = enter(opened(None if corpus is not None else store, trust_pickle=trust_pickle))
-        corpus = chunks_of(corpus, s)  # neither: refused before anything opens
-        gen, ver = enter(opened_judge(generator)), enter(opened_judge(judge))
-        assert gen is not None
-        _, emb = enter(opened(None, False if dry_run else embedder, cache=cache))
-        options: dict[str, Any] = dict(
-            n=n, oos=oos, multi_hop=multi_hop, dedupe=dedupe, max_quote=max_quote, fetch=fetch,
-            link_min=link_min, retries=retries, budget_calls=budget_calls,
-        )  # fmt: skip
-        result = generate(
-            corpus, gen, emb, cache=enter(judgement_cache(None if dry_run else cache)), judge=ver,
-            seed=seed, refusal_pattern=refusal_pattern, refusal_marked=marked_refusals(corpus),
-            dry_run=dry_run, progress=progress, **options,
-        )  # fmt: skip
-        stamp(result, started, s, emb, **finish_run(result, options, provenance, out, emb))
-        return result
+    settings = GenerateQuestionsSettings(**{k: v for k, v in given.items() if k != "progress"})
+    return run_generate_questions(settings, progress)
 
 
 def check_answers(
     answers: PathLike | Sequence[AnswerRow], chunks: PathLike | Corpus, *,
     citation_pattern: str | None = None, id_column: str = "id", text_column: str = "text",
-    answers_format: str | None = None,
+    answers_format: str | None = None, warn: Say | None = None,
 ) -> AnswerChecksResult:  # fmt: skip
     """Flag what answers state that neither their context nor the knowledge base holds
     (``check-answers``), with no model: ``answers`` a JSONL/CSV/Parquet path or a trace export
     (read as ``judge`` reads it: ``citation_pattern`` marks the citations to drop,
-    ``answers_format`` a trace format, None: sniffed) or loaded rows; ``chunks`` a chunks file
-    (``id_column``/``text_column``) or a corpus. ``result.ok``: nothing flagged."""
+    ``answers_format`` a trace format, None: sniffed; ``warn`` gets its warnings) or loaded
+    rows; ``chunks`` a chunks file (``id_column``/``text_column``) or a corpus.
+    ``result.ok``: nothing flagged."""
+    from .commands.judge import CheckAnswersSettings
     from .commands.judge.run import run_check_answers
 
-    started = Run("check-answers")
-    result, facts = run_check_answers(
+    settings = CheckAnswersSettings(
         answers, chunks, citation_pattern=citation_pattern, id_column=id_column,
         text_column=text_column, answers_format=answers_format,
     )  # fmt: skip
-    stamp(result, started, **facts)
-    return result
+    return run_check_answers(settings, warn)
 
 
 # --- for front ends (this CLI, a notebook, a service) --------------------------------------

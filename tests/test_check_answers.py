@@ -365,7 +365,7 @@ def test_the_cli_manifest_times_the_whole_command_reading_included(
     its own run: the manifest's wall time left the reading out (0.48 s of a 2.3 s run)."""
     import time
 
-    from indexcheck.cli import check_answers as cmd
+    from indexcheck.inputs import given as cmd  # where the chunks are read now
 
     slow = cmd.load_chunks
 

@@ -3,17 +3,14 @@ knowledge base holds (URLs, references without links, numbers), with no model.""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
 
-from ..inputs.corpus import load_chunks
 from .command import Command
 from .finish import finish
+from .judge import warn
 from .options import answers_options, chunks_options, citation_pattern_option, output_options
-from .session import session
-from .traces import read_answers_cli
 
 
 @click.command("check-answers", cls=Command)
@@ -46,17 +43,9 @@ def check_answers_cmd(
     any chunk (exit 1 when something is flagged)."""
     from .. import api
 
-    session(ctx, "check-answers")
-    started = time.perf_counter()
-    corpus = load_chunks(chunks_path, id_column, text_column)  # both before any work
-    rows = read_answers_cli(answers_path, citation_pattern, answers_format, corpus).rows
-    read = round(time.perf_counter() - started, 3)
-    result = api.check_answers(rows, corpus)  # read here: a trace's warnings are printed
-    seconds = {"read": read, **result.manifest_facts.get("seconds", {})}
-    manifest = {
-        **result.manifest_facts,
-        "answers_file": str(answers_path),
-        "chunks_file": str(chunks_path),
-        "seconds": seconds,
-    }
-    ctx.exit(finish(ctx, result, manifest=manifest))
+    # read here and timed in the manifest; a trace's warnings on stderr
+    result = api.check_answers(
+        answers_path, chunks_path, citation_pattern=citation_pattern, id_column=id_column,
+        text_column=text_column, answers_format=answers_format, warn=warn,
+    )  # fmt: skip
+    ctx.exit(finish(ctx, result))

@@ -1,19 +1,14 @@
 """``indexcheck judge``: grade answers' claims against their context (its evidence sheet's
-own commands are in :mod:`.sheet`, its terminal summary in
-:mod:`indexcheck.output.render.judge_terminal`)."""
+own commands are in :mod:`.sheet`); a thin wrapper over :func:`indexcheck.api.judge`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from .. import api
-from ..commands.judge import JudgeResult, load_prompt
-from ..commands.judge.answer_checks import check_answers
-from ..inputs.answers import compile_pattern
-from ..output.render.judge_terminal import render
 from .command import Command
 from .finish import finish
 from .options import (
@@ -31,9 +26,7 @@ from .options import (
     spec_option,
 )
 from .progress import progress
-from .session import open_corpus, warn_spec
-from .sheet import env_sheet_key
-from .traces import read_answers_cli
+from .session import open_corpus
 
 
 @click.command("judge", cls=Command, writes=("sheet_dir",))
@@ -114,73 +107,28 @@ def judge_cmd(
     report_dir: Path | None,
 ) -> None:
     """Grade each answer's claims against the context it was given, and check the evidence."""
-    from ..commands.judge.sheet import sheet
-
-    # every input is read and checked before the first request that costs money
+    # every input is read and checked (below the face) before the first request that costs
     corpus = open_corpus(chunks_path, id_column, text_column)  # pairs trace documents
-    read = read_answers_cli(answers_path, citation_pattern, answers_format, corpus)
-    rows = read.rows
-    compile_pattern(refusal_pattern, "--refusal-pattern")
-    # no model: the answers' URLs, references and numbers against the context and --chunks
-    checks = check_answers(rows, corpus).block()
-    prompt = load_prompt(prompt_path)
-    labels = None
-    if labels_path is not None:
-        from ..commands.judge.calibration import load_labels
-
-        labels = load_labels(labels_path)
-    sheet_key = None
-    if sheet_dir is not None:
-        sheet.check_sheet_dir(sheet_dir)
-        sheet_key = env_sheet_key()  # validated before the first request that costs money
-    warn_spec(store_spec)
     with progress() as say:
         result = api.judge(
-            rows, judge_spec, prompt=prompt_path, cache=cache_path, retries=retries,
+            answers_path, judge_spec, prompt=prompt_path, cache=cache_path, retries=retries,
             refusal_pattern=refusal_pattern, allow_unjudged=allow_unjudged, progress=say,
-            store=store_spec or None,
+            store=store_spec or None, chunks=corpus, answers_format=answers_format,
+            citation_pattern=citation_pattern, answer_checks=True, labels=labels_path, seed=seed,
+            sheet=sheet_dir, sheet_hashes_only=sheet_hashes_only, sheet_format=sheet_format,
+            reviewer=reviewer, note=note, warn=warn,
         )  # fmt: skip
-    model_id = result.manifest["judge"]["model_id"]
-    fingerprint = result.manifest.get("index_fingerprint")  # --store's, for the sheet
-    result.answer_checks = checks
-    if labels is not None:
-        from ..commands.judge.calibration import calibrate
+    ctx.exit(finish(ctx, result, render=render, report=api.judge_report))
 
-        result.calibration = calibrate(result.answers, *labels, seed=seed)
-    if sheet_dir is not None:
-        meta = sheet.RunMeta(model_id, prompt.version, fingerprint, reviewer, note)
-        run_id, files = sheet.write_run(
-            sheet_dir,
-            result,
-            rows,
-            meta,
-            hashes_only=sheet_hashes_only,
-            fmt=sheet_format,
-            key=sheet_key,
-        )
-        chain = json.loads(files[0].read_text(encoding="utf-8"))["chain"]
-        result.sheet = {
-            "run_id": run_id,
-            "files": [str(p) for p in files],
-            "chain_head": chain["head"],
-            "rows": chain["rows"],
-            "signed": sheet_key is not None,
-        }
 
-    def report(r: JudgeResult, folder: Path) -> list[Path]:
-        from ..output.render.judge import write_report
+def render(result: Any, console: Any) -> None:
+    """The judge's terminal summary (:func:`indexcheck.api.judge_summary`)."""
+    api.judge_summary(result, console)
 
-        return write_report(r.to_dict(), rows, folder)
 
-    manifest = {
-        "seed": seed,
-        "judge": {"model_id": model_id, "spec_scheme": judge_spec.partition(":")[0]},
-        "prompt": {"version": prompt.version, "source": prompt.source},
-        "answers": str(answers_path),
-        **({"answers_source": read.source} if read.source is not None else {}),
-        "store_fingerprint": fingerprint,
-    }
-    ctx.exit(finish(ctx, result, render=render, report=report, manifest=manifest))
+def warn(message: str) -> None:
+    """A warning about the inputs (already escaped below the face) on stderr."""
+    click.echo(f"warning: {message}", err=True)
 
 
 __all__ = ["judge_cmd", "render"]

@@ -9,17 +9,12 @@ dropped by the gates (nothing written), 2 bad input, 3 the run could not finish 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
 
 from .. import api
-from ..commands.questions import QuestionSetResult
-from ..commands.questions.calls import BudgetReachedError
-from ..commands.questions.output import sidecar_path
-from ..errors import InputError, SpecError
-from ..judges.base import Judge
-from ..safety.textsafe import escape_rich as escape
+from ..errors import BackendError, InputError
 from .command import Command
 from .finish import finish
 from .option_types import COSINE, SHARE
@@ -39,7 +34,7 @@ from .options import (
     spec_option,
     trust_pickle_option,
 )
-from .progress import model_calls
+from .progress import progress
 from .session import open_corpus, warn_spec
 
 #: how many questions of a kind to ask for
@@ -148,98 +143,38 @@ def generate_cmd(
 ) -> None:
     """Write in-scope questions (single- and multi-hop, with expected chunks) and verified
     out-of-scope ones from the chunks, through the quality gates."""
-    from ..inputs.answers import compile_pattern
-
     if (chunks_path is None) == (store_spec is None):
         raise InputError("questions generate needs --chunks FILE or --store SPEC (one of them)")
     if n + oos == 0:
         raise InputError("--n and --oos are both 0: ask for at least one question")
-    compile_pattern(refusal_pattern, "--refusal-pattern")
     corpus = open_corpus(chunks_path, id_column, text_column)
-    generator = _open_model(generator_spec, "--generator")
-    verifier = _open_model(judge_spec, "--judge") if judge_spec else None
-    extra = {
-        "generator": {"model_id": generator.model_id, "spec_scheme": generator_spec.split(":")[0]},
-        "chunks": str(chunks_path) if chunks_path else store_spec,
-    }
     warn_spec(store_spec)
-    with model_calls(None, generator, verifier) as say:  # closes both, whatever happens
+    with progress() as say:  # the models are opened, and closed, below the face
         result = api.generate_questions(
-            corpus, generator, out=out_path,
-            store=store_spec, embedder=embedder_spec, judge=verifier, n=n, oos=oos,
+            corpus, generator_spec, out=out_path,
+            store=store_spec, embedder=embedder_spec, judge=judge_spec or None, n=n, oos=oos,
             multi_hop=multi_hop, seed=seed, dedupe=dedupe, max_quote=max_quote,
             fetch=fetch, link_min=link_min, refusal_pattern=refusal_pattern,
             retries=retries, cache=cache_path, budget_calls=budget_calls, dry_run=dry_run,
-            provenance=extra, progress=say, trust_pickle=trust_pickle,
+            progress=say, trust_pickle=trust_pickle,
         )  # fmt: skip
-    code = finish(ctx, result, json_path=json_path, render=render, manifest=extra)
+    code = finish(ctx, result, json_path=json_path, render=render)
     if not result.complete:
         written = (
             f"{len(result.questions)} questions written to {out_path}"
             if result.out
             else ("no question was complete, nothing written")
         )
-        raise BudgetReachedError(
+        raise BackendError(  # exit 3, as the run's BudgetReachedError
             f"{result.stopped}; {written}; raise --budget-calls, or rerun with --cache so "
             "the calls already paid for are not paid again"
         )
     ctx.exit(code)
 
 
-def _open_model(spec: str, option: str) -> Judge:
-    """A generator or judge opened through the judge seam; a bad spec names its option."""
-    from ..judges import open_judge
-
-    try:
-        return open_judge(spec)
-    except SpecError as exc:
-        raise SpecError(f"{option}: {exc}") from None
-
-
-def render(result: QuestionSetResult, console: Console) -> None:
-    """The dry run's cost, or what was written, the drops per gate and the findings."""
-    p = result.plan
-    by = p["calls_by_task"]
-    if result.dry_run:
-        console.print(
-            f"dry run: {p['calls']} calls ({by['single-hop']} single-hop, {by['multi-hop']} "
-            f"multi-hop, {by['out-of-scope']} out-of-scope, {by['answerable']} verification), "
-            f"plus at most {p['max_repairs']} repair requests; at most "
-            f"{p['tokens_upper_bound']:,} tokens for the calls "
-            f"({p['tokens_upper_bound_with_repairs']:,} with every repair). No call was made."
-        )
-        return
-    c = result.counts
-    refusal = sum(1 for q in result.questions if q.get("refusal_expected"))
-    multi = sum(1 for q in result.questions if q.get("kind") == "multi-hop")
-    where = escape(result.out) if result.out else "nothing written"
-    console.print(
-        f"questions: {c['in_scope']} in-scope ({c['in_scope'] - multi} single-hop, {multi} "
-        f"multi-hop), {c['out_of_scope']} verified out-of-scope ({refusal} a refusal chunk "
-        f"should catch): {where}"
-    )
-    if result.out:
-        console.print(f"provenance: {escape(str(sidecar_path(Path(result.out))))}")
-    if result.multi_hop_note:
-        console.print(f"[yellow]{escape(result.multi_hop_note)}[/yellow]")
-    console.print("dropped per gate: " + ", ".join(f"{g} {k}" for g, k in result.drops.items()))
-    for row in result.not_retrieved:
-        console.print(
-            f"[red]not retrieved[/red] {escape(row['id'])}: {escape(row['reason'])} "
-            f"({escape(row['question'])}): a finding about the index or the question"
-        )
-    calls = result.calls
-    console.print(
-        f"calls: {calls['calls']} (+{calls['repairs']} repairs, {calls['cache_hits']} from the "
-        f"cache); generator {escape(result.generator)}, judge {escape(result.judge)}, seed "
-        f"{result.seed}"
-    )
-    if result.stopped:
-        console.print(
-            f"[bold red]STOPPED[/bold red] {escape(result.stopped)}; what was done is written"
-        )
-    elif not result.questions:
-        console.print("[bold red]FAIL[/bold red] every question was dropped; nothing written")
+def render(result: Any, console: Any) -> None:
+    """The run's terminal summary (:func:`indexcheck.api.questions_summary`)."""
+    api.questions_summary(result, console)
 
 
 __all__ = ["generate_cmd", "questions_group"]

@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from ..commands.judge.claims import Verdict
+from .. import api
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK
-from ..safety.textsafe import escape_rich as escape
-from ..safety.textsafe import visible
 from .command import Command
 from .options import F, human_console, is_stdout, json_option, write_json
 from .output_checks import check_folder_output
@@ -25,15 +22,9 @@ def _sheet_option(required: bool = True) -> Callable[[F], F]:
                         help="Evidence sheet folder [env INDEXCHECK_SHEET].")  # fmt: skip
 
 
-def env_sheet_key() -> bytes | None:
-    """INDEXCHECK_SHEET_KEY, validated (exit 2 naming the variable, never the value); a
-    stripped-whitespace warning goes to stderr."""
-    from ..commands.judge.sheet.chain import sheet_key
-
-    key, warning = sheet_key()
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
-    return key
+def warn(message: str) -> None:
+    """A warning (INDEXCHECK_SHEET_KEY's stripped whitespace) on stderr."""
+    click.echo(f"warning: {message}", err=True)
 
 
 @click.group("sheet")
@@ -61,64 +52,24 @@ def verify_cmd(
 ) -> None:
     """Check each run's hash chain, row counts, file hashes, frozen passages and revisions
     (and, with INDEXCHECK_SHEET_KEY, its signatures). Exit 0 verified, 1 not verified."""
-    from ..commands.judge.sheet.verify import SheetCheck, Signature, verify_pack, verify_sheet
-    from ..errors import InputError
-
-    if (sheet_dir is None) == (pack_dir is None):
-        raise InputError("sheet verify needs --sheet DIR or --pack DIR (one of them)")
-    key = env_sheet_key()
-    if pack_dir is not None:
-        if run_ids:
-            raise InputError("sheet verify --pack takes no RUN_ID: a pack holds one run")
-        result = SheetCheck([verify_pack(pack_dir, key)], [])
-    else:
-        assert sheet_dir is not None
-        result = verify_sheet(sheet_dir, key, list(run_ids) or None)
-    write_json(json_path, result.to_dict())
-
-    def say(line: str) -> None:
-        click.echo(visible(line), err=is_stdout(json_path))
-
-    for r in result.runs:
-        if r.problem:
-            say(f"{r.run_id}: NOT VERIFIED: {r.problem}")
-        else:
-            say(
-                f"{r.run_id}: verified ({r.rows} rows, {len(r.revisions)} revisions, chain "
-                f"head {str(r.head)[:16]}, {r.signature.value})"
-            )
-    for problem in result.problems:
-        say(f"NOT VERIFIED: {problem}")
-    if any(r.signature is Signature.NOT_CHECKED for r in result.runs):
-        say("signed runs: signature not checked; set INDEXCHECK_SHEET_KEY to check them")
-    what = "pack" if pack_dir is not None else "sheet"
-    bad = sum(not r.ok for r in result.runs) + len(result.problems)
-    if bad:
-        say(f"{what} NOT VERIFIED: {bad} problem(s) in {len(result.runs)} run(s)")
-    else:
-        say(f"{what} verified: {len(result.runs)} run(s)")
-    ctx.exit(EXIT_CHECK_FAILED if bad else EXIT_OK)
+    outcome = api.verify_sheet(sheet_dir, pack=pack_dir, run_ids=run_ids, warn=warn)
+    write_json(json_path, outcome.to_dict())
+    for line in outcome.lines:  # escaped below the face
+        click.echo(line, err=is_stdout(json_path))
+    ctx.exit(EXIT_OK if outcome.ok else EXIT_CHECK_FAILED)
 
 
 @sheet_group.command("revise", cls=Command)
 @_sheet_option()
 @click.argument("row_id")
-@click.option(
-    "--verdict", required=True, type=click.Choice([v.value for v in Verdict], case_sensitive=False)
-)
+@click.option("--verdict", required=True, type=click.Choice(api.VERDICTS, case_sensitive=False))
 @click.option("--reviewer", required=True, help="Who revises the verdict.")
 @click.option("--note", default=None, help="Why.")
 def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: str | None) -> None:
     """Record a human revision of ROW_ID's verdict as a new row (the old row stays)."""
-    from ..commands.judge.sheet.sheet import revise
-
-    row = revise(sheet_dir, row_id, verdict, reviewer, note, key=env_sheet_key())
-    click.echo(
-        visible(
-            f"{row['row_id']} revises {row['revises']}: "
-            f"{row['previous_verdict']} -> {row['verdict']}"
-        )
-    )
+    outcome = api.revise_sheet(sheet_dir, row_id, verdict, reviewer, note, warn=warn)
+    for line in outcome.lines:
+        click.echo(line)
 
 
 @sheet_group.command("diff", cls=Command)
@@ -128,25 +79,12 @@ def revise_cmd(sheet_dir: Path, row_id: str, verdict: str, reviewer: str, note: 
 @json_option
 def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> None:
     """Compare two runs claim by claim where their cases are compatible (both must verify)."""
-    from ..commands.judge.sheet.sheet import diff_runs
-
-    d = diff_runs(sheet_dir, run_a, run_b, key=env_sheet_key())
-    write_json(json_path, d)
+    outcome = api.diff_sheet(sheet_dir, run_a, run_b, warn=warn)
+    write_json(json_path, outcome.to_dict())
     console = human_console(json_path)
-    changed = 0
-    for a in d["answers"]:
-        if not a["compatible"]:
-            changed_what = escape(", ".join(a["changed"]))
-            console.print(f"{escape(a['answer_id'])}: not comparable, changed {changed_what}")
-            continue
-        for c in a["claims"]:
-            changed += 1
-            console.print(
-                f"{escape(a['answer_id'])}: {escape(c['claim'])}: "
-                f"{escape(c['a'])} -> {escape(c['b'])}"
-            )
-    console.print(f"{changed} claim verdicts differ")
-    raise SystemExit(EXIT_OK if changed == 0 else EXIT_CHECK_FAILED)
+    for line in outcome.lines:  # rich markup, the sheet's data escaped below the face
+        console.print(line)
+    raise SystemExit(EXIT_OK if outcome.ok else EXIT_CHECK_FAILED)
 
 
 @sheet_group.command("export", cls=Command)
@@ -158,12 +96,8 @@ def diff_cmd(sheet_dir: Path, run_a: str, run_b: str, json_path: str | None) -> 
 def export_cmd(sheet_dir: Path, run_id: str, out_dir: Path) -> None:
     """Write RUN_ID's audit pack: cases, retrieval, answers, claims and a sha256 manifest;
     a run that does not verify is refused (exit 1)."""
-    from ..commands.judge.sheet.sheet import export_run
-
-    files = export_run(sheet_dir, run_id, out_dir, key=env_sheet_key())
-    manifest = json.loads(files[-1].read_text(encoding="utf-8"))
-    for name, digest in manifest["files"].items():
-        click.echo(visible(f"{digest}  {name}"))
+    for line in api.export_sheet(sheet_dir, run_id, out_dir, warn=warn).lines:
+        click.echo(line)
 
 
-__all__ = ["sheet_group", "env_sheet_key"]
+__all__ = ["sheet_group"]

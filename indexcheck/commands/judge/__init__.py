@@ -38,6 +38,8 @@ from .result import AnswerResult as AnswerResult
 from .result import AnswerStatus as AnswerStatus
 from .result import ClaimResult as ClaimResult
 from .result import JudgeResult as JudgeResult
+from .settings import CheckAnswersSettings as CheckAnswersSettings
+from .settings import JudgeSettings as JudgeSettings
 
 DEFAULT_PROMPT = "judge_v1.md"
 EXAMPLES = 10

@@ -34,6 +34,7 @@ from .calls import BudgetSpent, Call, Caller, Task, prompts, verdict_parser
 from .calls import parse_questions as parse_q
 from .output import in_scope_row, oos_row
 from .plan import make_plan, oos_context, passage_block, token_bound
+from .settings import GenerateQuestionsSettings as GenerateQuestionsSettings
 
 OOS_BATCH = 5
 VERIFY_K = 3
@@ -84,25 +85,14 @@ def _drop(result: QuestionSetResult, gate: gates.Gate, row: dict[str, Any], why:
 
 
 def generate_questions(
+    settings: GenerateQuestionsSettings,
     corpus: Corpus,
     generator: Judge,
     embedder: Embedder | None,
     *,
     judge: Judge | None = None,
-    n: int = 30,
-    oos: int = 10,
-    multi_hop: float = 0.25,
-    seed: int = 0,
-    dedupe: float = 0.95,
-    max_quote: float = 0.6,
-    fetch: int = 20,
-    link_min: float = 0.5,
-    refusal_pattern: str | None = None,
     refusal_marked: Sequence[str] = (),
-    retries: int = 2,
     cache: JudgementCache | None = None,
-    budget_calls: int | None = None,
-    dry_run: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> QuestionSetResult:
     """Plan, ask, verify and gate a question set over ``corpus``.
@@ -111,8 +101,17 @@ def generate_questions(
     the knowledge base answers an out-of-scope candidate. ``embedder`` embeds the chunks
     (documents) and questions (queries) for links, exact retrieval and de-duplication; it
     may be None only for a dry run, which makes no call and embeds nothing.
-    ``result.complete`` is False when ``budget_calls`` stopped the run.
+    ``result.complete`` is False when ``budget_calls`` stopped the run. The numbers and
+    switches are the ``settings``' (its specs are opened by the caller).
     """
+    n, oos, multi_hop, seed = settings.n, settings.oos, settings.multi_hop, settings.seed
+    dedupe, max_quote, fetch = settings.dedupe, settings.max_quote, settings.fetch
+    link_min, refusal_pattern, retries = (
+        settings.link_min,
+        settings.refusal_pattern,
+        settings.retries,
+    )
+    budget_calls, dry_run = settings.budget_calls, settings.dry_run
     if n < 0 or oos < 0 or n + oos == 0:
         raise InputError("ask for at least one question: --n or --oos must be positive")
     say = progress or (lambda _m: None)
@@ -217,9 +216,7 @@ def generate_questions(
                     caller,
                     verifier,
                     prompt_of[Task.ANSWERABLE],
-                    corpus,
-                    chunk_vecs,
-                    queries,
+                    _Chunks(corpus, chunk_vecs, queries),
                     rows,
                     refusals,
                 )
@@ -245,19 +242,28 @@ def generate_questions(
     return result
 
 
+@dataclass(frozen=True)
+class _Chunks:
+    """The chunks as the checks search them: their corpus, unit float32 vectors (n, d) and
+    the embedder of queries."""
+
+    corpus: Corpus
+    vecs: np.ndarray
+    queries: Embedder
+
+
 def _verify(
     result: QuestionSetResult,
     caller: Caller,
     verifier: Judge,
     prompt: Prompt,
-    corpus: Corpus,
-    chunk_vecs: np.ndarray,
-    queries: Embedder,
+    chunks: _Chunks,
     rows: list[dict[str, Any]],
     refusals: set[str],
 ) -> list[dict[str, Any]]:
     """Keep the candidates that none of their exact top chunks answers (one judge call for
     the batch); each kept row carries its evidence: top chunk ids and cosines, the verdict."""
+    corpus, chunk_vecs, queries = chunks.corpus, chunks.vecs, chunks.queries
     if not rows:
         return []
     qv = queries.embed([r["question"] for r in rows])

@@ -10,8 +10,8 @@ Layout under the sheet folder (each file is created once, never rewritten)::
 
 Question and answer texts can be replaced by their xxh3 hashes (``hashes_only``). Every row
 carries ``prev_hash`` and ``row_hash`` (one chain per run: cases, claims, revisions) and
-run.json records the chain (:mod:`indexcheck.commands.judge.sheet.chain`); reading is
-:mod:`~indexcheck.commands.judge.sheet.files`, verifying :mod:`~indexcheck.commands.judge.sheet.verify`.
+run.json records the chain (:mod:`.chain`); reading is :mod:`.files`, verifying
+:mod:`.verify`.
 """
 
 from __future__ import annotations
