@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := reports/demo
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check indexcheck tests scripts
 	$(BIN)/mypy indexcheck/commands indexcheck/stores indexcheck/embedders
 
+## docs: build the documentation site into site/ (fails on a broken link or reference)
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_check_index.py
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO) site .pytest_cache .mypy_cache .ruff_cache
