@@ -22,7 +22,7 @@ import numpy as np
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .embedders.base import Embedder
 from .engines import entered_engine
-from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
+from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .commands.compare_ann import AnnResult, QuerySet
     from .commands.diagnose import DiagnoseResult
     from .commands.diagnose.system.result import SystemDiagnoseResult
+    from .commands.diagnose.trace_refusals import RefusalsResult
     from .commands.diff_index import DiffResult
     from .commands.embed import EmbedResult
     from .commands.judge import JudgeResult
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from .commands.probe_scale import ScaleResult
     from .commands.questions import QuestionSetResult
     from .commands.sweep_threshold import SweepResult
-    from .inputs.answers import AnswerRow
+    from .inputs.answers import AnswerRow, AnswersRead
     from .inputs.embed_text import EmbedTemplate
     from .judges.base import Judge
 
@@ -211,42 +212,74 @@ def diagnose(
     higher_is_better: bool | None = None, to_cosine: Converter | None = None,
     min_cosine: float = 0.999, refusal_pattern: str | None = None,
     refusal_marked: Sequence[str] | None = None, seed: int = 0,
-    answers: Sequence[AnswerRow] | None = None, judged: Sequence[Any] | None = None,
+    answers: PathLike | Sequence[AnswerRow] | None = None, judged: Sequence[Any] | None = None,
     judge: str | Judge | None = None, answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
     filter: Any = None, system: str | Any | None = None, runs: int = 3,
     intervene: str | Sequence[str] | None = None, budget_calls: int | None = None,
     cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
+    answers_format: str | None = None, id_column: str = "id", text_column: str = "text",
 ) -> DiagnoseResult | SystemDiagnoseResult:  # fmt: skip
     """One stage label per question: where the expected chunk was lost. ``threshold`` the
     application's refusal threshold on the store's scale, or a cosine with
     ``threshold_scale="cosine"`` (converted through the store's probed scale). ``answers``
-    continue past retrieval; ``judge`` (a spec or judge) grades them for UNGROUNDED. With
-    ``system`` (``py:module:object`` or the app object): run it ``runs`` times, replay
-    failing questions under ``intervene`` beside a control (:mod:`indexcheck.commands.diagnose.system`)."""
-    from .commands.diagnose import run_diagnose
-    from .commands.diagnose.system import diagnose_system, prepare_system
+    (rows, or a file or trace export read as ``answers_format``) continue past retrieval;
+    ``judge`` (a spec or judge) grades them for UNGROUNDED. ``filter``: JSON text or parsed.
+    With ``system`` (``py:module:object`` or the app object): run it ``runs`` times, replay
+    failing questions under ``intervene`` beside a control (``commands.diagnose.system``)."""
+    from .commands.diagnose import DiagnoseSettings
+    from .commands.diagnose.run import run_diagnose
 
-    corpus, qs, started = _corpus(chunks), _questions(questions), Run("diagnose")
-    if system is not None:  # refused before anything opens
-        app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
-    with opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        if system is not None:
-            r = diagnose_system(
-                app, qs, runs=runs, interventions=interventions, store=s, embedder=e, corpus=corpus,
-                cache_path=cache, min_cosine=min_cosine, depth=k, progress=progress,
-            )  # fmt: skip
-            stamp(r, started, s, e, seed=seed, system=r.system, cost=r.cost)
-            return r
-        result, facts = run_diagnose(
-            s, e, qs, corpus, k=k, fetch=fetch, threshold=threshold, to_cosine=to_cosine,
-            threshold_scale=threshold_scale, higher_is_better=higher_is_better, seed=seed,
-            min_cosine=min_cosine, refusal_pattern=refusal_pattern, refusal_marked=refusal_marked,
-            answers=answers, judged=judged, cache=cache, filter=filter, progress=progress,
-            open_judge=None if judge is None else partial(opened_judge, judge),
-            answer_refusal_pattern=answer_refusal_pattern,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed, **facts)
-        return result
+    settings = DiagnoseSettings(
+        store=store, questions=questions, chunks=chunks, embedder=embedder, k=k, fetch=fetch,
+        threshold=threshold, threshold_scale=threshold_scale, higher_is_better=higher_is_better,
+        to_cosine=to_cosine, min_cosine=min_cosine, refusal_pattern=refusal_pattern,
+        refusal_marked=refusal_marked, seed=seed, answers=answers, judged=judged, judge=judge,
+        answer_refusal_pattern=answer_refusal_pattern, filter=filter, system=system, runs=runs,
+        intervene=intervene, budget_calls=budget_calls, cache=cache, trust_pickle=trust_pickle,
+        answers_format=answers_format, id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_diagnose(settings, progress)
+
+
+def trace_refusals(
+    answers: PathLike, refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN, *,
+    answers_format: str | None = None, chunks: PathLike | Corpus | None = None,
+    id_column: str = "id", text_column: str = "text",
+    questions: PathLike | Sequence[Question] | None = None, out: PathLike | None = None,
+) -> RefusalsResult:  # fmt: skip
+    """The production answers that refused (``indexcheck traces refusals``): ``answers`` a
+    trace export or answers file (``answers_format``; None: sniffed; ``chunks`` pairs its
+    documents without ids). With ``out``, written as a question set for ``diagnose`` whose
+    ``expected`` comes from ``questions`` (a labelled set) when the question is in it, else
+    from the chunks the trace retrieved. ``result.lines()``: the summary, escaped."""
+    from .commands.diagnose.trace_refusals import TraceRefusalsSettings
+    from .commands.diagnose.trace_refusals import trace_refusals as run
+
+    settings = TraceRefusalsSettings(
+        answers=answers, refusal_pattern=refusal_pattern, answers_format=answers_format,
+        chunks=chunks, id_column=id_column, text_column=text_column, questions=questions, out=out,
+    )  # fmt: skip
+    return run(settings)
+
+
+def read_answers(
+    path: PathLike, citation_pattern: str = DEFAULT_CITATION_PATTERN, *,
+    answers_format: str | None = None, chunks: Corpus | None = None,
+) -> AnswersRead:  # fmt: skip
+    """An answers file or trace export read (``answers_format``; None: sniffed; ``chunks``
+    pairs documents without ids): its rows, format and, for a trace export, ``source``
+    (what the export said about itself, with warnings: see :func:`answers_warnings`)."""
+    from .inputs.answers import read_answers as read
+
+    return read(path, citation_pattern, fmt=answers_format, chunks=chunks)
+
+
+def answers_warnings(source: Mapping[str, Any] | None) -> list[str]:
+    """``warning: ...`` lines (escaped) for what a trace export's ``source`` (an
+    :class:`AnswersRead`'s, or a result's ``manifest["answers_source"]``) warned about."""
+    from .commands.diagnose.trace_refusals import warning_lines
+
+    return warning_lines(None if source is None else dict(source))
 
 
 def diff_index(
