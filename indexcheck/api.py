@@ -22,7 +22,8 @@ import numpy as np
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .embedders.base import Embedder
 from .engines import entered_engine
-from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, DEFAULT_CITATION_PATTERN
+from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
+from .inputs.answers import read_answers as read_answers  # the face's answers reader
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from .commands.probe_scale import ScaleResult
     from .commands.questions import QuestionSetResult
     from .commands.sweep_threshold import SweepResult
-    from .inputs.answers import AnswerRow, AnswersRead
+    from .inputs.answers import AnswerRow
     from .inputs.embed_text import EmbedTemplate
     from .judges.base import Judge
 
@@ -219,26 +220,14 @@ def diagnose(
     cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
     answers_format: str | None = None, id_column: str = "id", text_column: str = "text",
 ) -> DiagnoseResult | SystemDiagnoseResult:  # fmt: skip
-    """One stage label per question: where the expected chunk was lost. ``threshold`` the
-    application's refusal threshold on the store's scale, or a cosine with
-    ``threshold_scale="cosine"`` (converted through the store's probed scale). ``answers``
-    (rows, or a file or trace export read as ``answers_format``) continue past retrieval;
-    ``judge`` (a spec or judge) grades them for UNGROUNDED. ``filter``: JSON text or parsed.
-    With ``system`` (``py:module:object`` or the app object): run it ``runs`` times, replay
-    failing questions under ``intervene`` beside a control (``commands.diagnose.system``)."""
-    from .commands.diagnose import DiagnoseSettings
-    from .commands.diagnose.run import run_diagnose
+    """One stage label per question: where the expected chunk was lost. ``threshold`` on the
+    store's scale, or a cosine with ``threshold_scale="cosine"``. ``answers`` (rows, or a
+    file read as ``answers_format``), graded by ``judge``, continue past retrieval. With
+    ``system`` (``py:module:object`` or the app): ``runs`` runs, ``intervene`` replays."""
+    given = {name: value for name, value in locals().items() if name != "progress"}
+    from .commands.diagnose.run import DiagnoseSettings, run_diagnose
 
-    settings = DiagnoseSettings(
-        store=store, questions=questions, chunks=chunks, embedder=embedder, k=k, fetch=fetch,
-        threshold=threshold, threshold_scale=threshold_scale, higher_is_better=higher_is_better,
-        to_cosine=to_cosine, min_cosine=min_cosine, refusal_pattern=refusal_pattern,
-        refusal_marked=refusal_marked, seed=seed, answers=answers, judged=judged, judge=judge,
-        answer_refusal_pattern=answer_refusal_pattern, filter=filter, system=system, runs=runs,
-        intervene=intervene, budget_calls=budget_calls, cache=cache, trust_pickle=trust_pickle,
-        answers_format=answers_format, id_column=id_column, text_column=text_column,
-    )  # fmt: skip
-    return run_diagnose(settings, progress)
+    return run_diagnose(DiagnoseSettings(**given), progress)  # fields named as the keywords
 
 
 def trace_refusals(
@@ -247,39 +236,19 @@ def trace_refusals(
     id_column: str = "id", text_column: str = "text",
     questions: PathLike | Sequence[Question] | None = None, out: PathLike | None = None,
 ) -> RefusalsResult:  # fmt: skip
-    """The production answers that refused (``indexcheck traces refusals``): ``answers`` a
-    trace export or answers file (``answers_format``; None: sniffed; ``chunks`` pairs its
-    documents without ids). With ``out``, written as a question set for ``diagnose`` whose
-    ``expected`` comes from ``questions`` (a labelled set) when the question is in it, else
-    from the chunks the trace retrieved. ``result.lines()``: the summary, escaped."""
-    from .commands.diagnose.trace_refusals import TraceRefusalsSettings
-    from .commands.diagnose.trace_refusals import trace_refusals as run
+    """The answers of a trace export (or answers file) that refused; with ``out``, written as
+    a question set for ``diagnose``, labelled from ``questions`` or what the trace retrieved."""
+    from .commands.diagnose.trace_refusals import TraceRefusalsSettings, trace_refusals
 
-    settings = TraceRefusalsSettings(
-        answers=answers, refusal_pattern=refusal_pattern, answers_format=answers_format,
-        chunks=chunks, id_column=id_column, text_column=text_column, questions=questions, out=out,
-    )  # fmt: skip
-    return run(settings)
-
-
-def read_answers(
-    path: PathLike, citation_pattern: str = DEFAULT_CITATION_PATTERN, *,
-    answers_format: str | None = None, chunks: Corpus | None = None,
-) -> AnswersRead:  # fmt: skip
-    """An answers file or trace export read (``answers_format``; None: sniffed; ``chunks``
-    pairs documents without ids): its rows, format and, for a trace export, ``source``
-    (what the export said about itself, with warnings: see :func:`answers_warnings`)."""
-    from .inputs.answers import read_answers as read
-
-    return read(path, citation_pattern, fmt=answers_format, chunks=chunks)
+    given = (answers, refusal_pattern, answers_format, chunks, id_column, text_column)
+    return trace_refusals(TraceRefusalsSettings(*given, questions, out))
 
 
 def answers_warnings(source: Mapping[str, Any] | None) -> list[str]:
-    """``warning: ...`` lines (escaped) for what a trace export's ``source`` (an
-    :class:`AnswersRead`'s, or a result's ``manifest["answers_source"]``) warned about."""
+    """``warning: ...`` lines, escaped, for what a trace export's ``source`` warned of."""
     from .commands.diagnose.trace_refusals import warning_lines
 
-    return warning_lines(None if source is None else dict(source))
+    return warning_lines(source)
 
 
 def diff_index(

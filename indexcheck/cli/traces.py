@@ -24,7 +24,7 @@ from .options import (
 
 def read_answers_cli(path: Path, citation_pattern: str, fmt: str | None, chunks: Any) -> Any:
     """Read ``--answers`` (any format); each warning about a trace export on stderr."""
-    read = api.read_answers(path, citation_pattern, answers_format=fmt, chunks=chunks)
+    read = api.read_answers(path, citation_pattern, fmt=fmt, chunks=chunks)
     for line in api.answers_warnings(read.source):
         click.echo(line, err=True)
     return read

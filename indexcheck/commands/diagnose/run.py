@@ -146,4 +146,4 @@ def _run_system(
         return r
 
 
-__all__ = ["Inputs", "diagnose_opened", "read_inputs", "run_diagnose"]
+__all__ = ["DiagnoseSettings", "Inputs", "diagnose_opened", "read_inputs", "run_diagnose"]

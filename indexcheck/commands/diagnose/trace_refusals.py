@@ -15,6 +15,7 @@ written (it has no label at all).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,7 @@ def write_questions(
     return len(rows)
 
 
-def warning_lines(source: dict[str, Any] | None) -> list[str]:
+def warning_lines(source: Mapping[str, Any] | None) -> list[str]:
     """``warning: ...`` for each warning an answers file's ``source`` recorded, escaped."""
     return [f"warning: {visible(w)}" for w in (source or {}).get("warnings", [])]
 
