@@ -32,6 +32,7 @@ from .commands.questions.terminal import questions_summary as questions_summary
 from .embedders.base import Embedder
 from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
+from .inputs.answers import read_answers as read_answers  # the face's answers reader
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from .commands.compare_ann import AnnResult, QuerySet
     from .commands.diagnose import DiagnoseResult
     from .commands.diagnose.system.result import SystemDiagnoseResult
+    from .commands.diagnose.trace_refusals import RefusalsResult
     from .commands.diff_index import DiffResult
     from .commands.embed import EmbedResult
     from .commands.judge import JudgeResult
@@ -223,42 +225,42 @@ def diagnose(
     higher_is_better: bool | None = None, to_cosine: Converter | None = None,
     min_cosine: float = 0.999, refusal_pattern: str | None = None,
     refusal_marked: Sequence[str] | None = None, seed: int = 0,
-    answers: Sequence[AnswerRow] | None = None, judged: Sequence[Any] | None = None,
+    answers: PathLike | Sequence[AnswerRow] | None = None, judged: Sequence[Any] | None = None,
     judge: str | Judge | None = None, answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
     filter: Any = None, system: str | Any | None = None, runs: int = 3,
     intervene: str | Sequence[str] | None = None, budget_calls: int | None = None,
     cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
+    answers_format: str | None = None, id_column: str = "id", text_column: str = "text",
 ) -> DiagnoseResult | SystemDiagnoseResult:  # fmt: skip
-    """One stage label per question: where the expected chunk was lost. ``threshold`` the
-    application's refusal threshold on the store's scale, or a cosine with
-    ``threshold_scale="cosine"`` (converted through the store's probed scale). ``answers``
-    continue past retrieval; ``judge`` (a spec or judge) grades them for UNGROUNDED. With
-    ``system`` (``py:module:object`` or the app object): run it ``runs`` times, replay
-    failing questions under ``intervene`` beside a control (:mod:`indexcheck.commands.diagnose.system`)."""
-    from .commands.diagnose import run_diagnose
-    from .commands.diagnose.system import diagnose_system, prepare_system
+    """One stage label per question: where the expected chunk was lost. ``threshold`` on the
+    store's scale, or a cosine with ``threshold_scale="cosine"``. ``answers`` (rows, or a
+    file read as ``answers_format``), graded by ``judge``, continue past retrieval. With
+    ``system`` (``py:module:object`` or the app): ``runs`` runs, ``intervene`` replays."""
+    given = {name: value for name, value in locals().items() if name != "progress"}
+    from .commands.diagnose.run import DiagnoseSettings, run_diagnose
 
-    corpus, qs, started = _corpus(chunks), _questions(questions), Run("diagnose")
-    if system is not None:  # refused before anything opens
-        app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
-    with opened(store, embedder, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        if system is not None:
-            r = diagnose_system(
-                app, qs, runs=runs, interventions=interventions, store=s, embedder=e, corpus=corpus,
-                cache_path=cache, min_cosine=min_cosine, depth=k, progress=progress,
-            )  # fmt: skip
-            stamp(r, started, s, e, seed=seed, system=r.system, cost=r.cost)
-            return r
-        result, facts = run_diagnose(
-            s, e, qs, corpus, k=k, fetch=fetch, threshold=threshold, to_cosine=to_cosine,
-            threshold_scale=threshold_scale, higher_is_better=higher_is_better, seed=seed,
-            min_cosine=min_cosine, refusal_pattern=refusal_pattern, refusal_marked=refusal_marked,
-            answers=answers, judged=judged, cache=cache, filter=filter, progress=progress,
-            open_judge=None if judge is None else partial(opened_judge, judge),
-            answer_refusal_pattern=answer_refusal_pattern,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed, **facts)
-        return result
+    return run_diagnose(DiagnoseSettings(**given), progress)  # fields named as the keywords
+
+
+def trace_refusals(
+    answers: PathLike, refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN, *,
+    answers_format: str | None = None, chunks: PathLike | Corpus | None = None,
+    id_column: str = "id", text_column: str = "text",
+    questions: PathLike | Sequence[Question] | None = None, out: PathLike | None = None,
+) -> RefusalsResult:  # fmt: skip
+    """The answers of a trace export (or answers file) that refused; with ``out``, written as
+    a question set for ``diagnose``, labelled from ``questions`` or what the trace retrieved."""
+    from .commands.diagnose.trace_refusals import TraceRefusalsSettings, trace_refusals
+
+    given = (answers, refusal_pattern, answers_format, chunks, id_column, text_column)
+    return trace_refusals(TraceRefusalsSettings(*given, questions, out))
+
+
+def answers_warnings(source: Mapping[str, Any] | None) -> list[str]:
+    """``warning: ...`` lines, escaped, for what a trace export's ``source`` warned of."""
+    from .commands.diagnose.trace_refusals import warning_lines
+
+    return warning_lines(source)
 
 
 def diff_index(

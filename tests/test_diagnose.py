@@ -9,7 +9,7 @@ import faiss
 import numpy as np
 import pytest
 
-from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
 from indexcheck.embedders.base import BaseEmbedder
 from indexcheck.inputs.corpus import corpus_from_pairs
@@ -103,14 +103,11 @@ def test_each_planted_fault_gets_its_label(tmp_path: Path) -> None:
     folder, corpus, questions, labels, emb = planted(tmp_path)
     store = open_store(f"faiss:{folder}?nprobe=1")
     r = diagnose(
+        DiagnoseSettings(k=4, fetch=8, threshold=0.8, refusal_pattern=DEFAULT_REFUSAL_PATTERN),
         store,
         emb,
         questions,
         corpus,
-        k=4,
-        fetch=8,
-        threshold=0.8,
-        refusal_pattern=DEFAULT_REFUSAL_PATTERN,
     )
     got = {d.id: d.label for d in r.questions}
     assert got == labels
@@ -128,14 +125,11 @@ def test_with_every_list_probed_the_ann_miss_disappears(tmp_path: Path) -> None:
     folder, corpus, questions, labels, emb = planted(tmp_path)
     store = open_store(f"faiss:{folder}?nprobe=2")
     r = diagnose(
+        DiagnoseSettings(k=4, fetch=8, threshold=0.7, refusal_pattern=DEFAULT_REFUSAL_PATTERN),
         store,
         emb,
         questions,
         corpus,
-        k=4,
-        fetch=8,
-        threshold=0.7,
-        refusal_pattern=DEFAULT_REFUSAL_PATTERN,
     )
     assert {d.id: d.label for d in r.questions}["q-ann"] == "OK"
     # exact and ANN metrics agree once the search is exhaustive
@@ -144,7 +138,13 @@ def test_with_every_list_probed_the_ann_miss_disappears(tmp_path: Path) -> None:
 
 def test_metrics_side_by_side_show_the_ann_loss(tmp_path: Path) -> None:
     folder, corpus, questions, labels, emb = planted(tmp_path)
-    r = diagnose(open_store(f"faiss:{folder}?nprobe=1"), emb, questions, corpus, k=4, fetch=8)
+    r = diagnose(
+        DiagnoseSettings(k=4, fetch=8),
+        open_store(f"faiss:{folder}?nprobe=1"),
+        emb,
+        questions,
+        corpus,
+    )
     exact, ann = r.metrics["exact"], r.metrics["ann"]
     assert exact.hit_at_k.observed == 6 and exact.hit_at_k.excluded == 3
     assert ann.hit_at_k.value < exact.hit_at_k.value
@@ -157,14 +157,13 @@ def test_metrics_side_by_side_show_the_ann_loss(tmp_path: Path) -> None:
 def test_without_threshold_out_of_scope_is_answered(tmp_path: Path, threshold) -> None:
     folder, corpus, questions, labels, emb = planted(tmp_path)
     r = diagnose(
+        DiagnoseSettings(
+            k=4, fetch=8, threshold=threshold, refusal_pattern=DEFAULT_REFUSAL_PATTERN
+        ),
         open_store(f"faiss:{folder}?nprobe=2"),
         emb,
         questions,
         corpus,
-        k=4,
-        fetch=8,
-        threshold=threshold,
-        refusal_pattern=DEFAULT_REFUSAL_PATTERN,
     )
     got = {d.id: d.label for d in r.questions}
     assert got["q-refused"] == "ANSWERED_OUT_OF_SCOPE"

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.inputs.questions import Question, load_questions
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
@@ -54,7 +54,9 @@ def test_filtered_out_is_planted_and_nowhere_else(tmp_path: Path) -> None:
     ]
     qfile.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with open_store(f"parquet:{path}?metric=cosine") as store:
-        result = diagnose(store, HashEmbedder(32), load_questions(qfile), None, k=4, fetch=10)
+        result = diagnose(
+            DiagnoseSettings(k=4, fetch=10), store, HashEmbedder(32), load_questions(qfile), None
+        )
     labels = {d.id: d.label for d in result.questions}
     assert labels.pop("q6") == "FILTERED_OUT"
     assert set(labels.values()) == {"OK"}
@@ -115,9 +117,9 @@ def _short_questions() -> list[Question]:
 def test_short_results_are_planted_and_nowhere_else(pg_spec: str) -> None:
     qs = _short_questions()
     with open_store(pg_spec) as store:
-        low = diagnose(store, HashEmbedder(32), qs, None, k=4, fetch=4)
+        low = diagnose(DiagnoseSettings(k=4, fetch=4), store, HashEmbedder(32), qs, None)
     with open_store(f"{pg_spec}&ef_search=1000") as store:
-        high = diagnose(store, HashEmbedder(32), qs, None, k=4, fetch=4)
+        high = diagnose(DiagnoseSettings(k=4, fetch=4), store, HashEmbedder(32), qs, None)
     short = [d for d in low.questions if d.label == "SHORT_RESULTS"]
     assert len(short) >= len(qs) // 2
     assert all("chunks match it (fewer than k=4)" in d.detail for d in short)
@@ -128,7 +130,7 @@ def test_short_results_are_planted_and_nowhere_else(pg_spec: str) -> None:
 def test_an_unfiltered_run_has_no_filter_labels(pg_spec: str) -> None:
     qs = [Question(q.id, q.question, q.expected) for q in _short_questions()[:5]]
     with open_store(pg_spec) as store:
-        result = diagnose(store, HashEmbedder(32), qs, None, k=4, fetch=4)
+        result = diagnose(DiagnoseSettings(k=4, fetch=4), store, HashEmbedder(32), qs, None)
     assert "FILTERED_OUT" not in result.counts and "SHORT_RESULTS" not in result.counts
 
 

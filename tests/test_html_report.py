@@ -23,7 +23,7 @@ from indexcheck.cli.app import cli
 from indexcheck.commands.check_index import check_index
 from indexcheck.commands.ci import CiConfig
 from indexcheck.commands.compare_ann import compare_ann, sample_queries
-from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.probe_scale import probe_scale
 from indexcheck.commands.sweep_threshold import sweep_threshold
 from indexcheck.inputs.corpus import load_chunks
@@ -73,7 +73,7 @@ def _payloads(kb: dict[str, Path]) -> list[dict[str, Any]]:
         check_index(store, emb, corpus, sample=None).to_dict(),
         scale.to_dict(),
         compare_ann(store, sample_queries(store, 30), k=4, fetch=[4, 10]).to_dict(),
-        diagnose(store, emb, questions, corpus, threshold=0.9).to_dict(),
+        diagnose(DiagnoseSettings(threshold=0.9), store, emb, questions, corpus).to_dict(),
         sweep_threshold(
             store, emb, questions, to_cosine=scale.to_cosine, scale={"transform": "dot"}
         ).to_dict(),

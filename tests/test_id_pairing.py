@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.sweep_threshold import sweep_threshold
 from indexcheck.errors import InputError
 from indexcheck.inputs.corpus import corpus_from_pairs
@@ -160,14 +160,14 @@ def test_a_few_lost_chunks_stay_a_diagnosis_not_a_refusal() -> None:
     corpus = corpus_from_pairs(ids, texts, "chunks")
     store, emb = small(ids[1:], texts[1:])  # c0 lost
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(6)]
-    res = diagnose(store, emb, qs, corpus, k=2, fetch=4)
+    res = diagnose(DiagnoseSettings(k=2, fetch=4), store, emb, qs, corpus)
     assert {d.id: d.label for d in res.questions}["q0"] == "MISALIGNED"
     bad = [*qs, Question("typo", "fact 3", ["c-3"])]
     emb.stats.requests = 0
     with pytest.raises(InputError, match="1 of 7 in-scope questions .* 'typo' expects 'c-3'"):
-        diagnose(store, emb, bad, corpus, k=2, fetch=4)
+        diagnose(DiagnoseSettings(k=2, fetch=4), store, emb, bad, corpus)
     with pytest.raises(InputError, match="not in the store nor in the chunks"):
-        diagnose(store, emb, bad, corpus, k=2, fetch=4)
+        diagnose(DiagnoseSettings(k=2, fetch=4), store, emb, bad, corpus)
     # sweep-threshold has no chunks file: the lost chunk's question is refused too
     with pytest.raises(InputError, match="2 of 7 in-scope questions .* 'q0' expects 'c0'"):
         sweep_threshold(store, emb, bad, k=2, fetch=4)

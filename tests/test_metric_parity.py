@@ -17,7 +17,7 @@ import faiss
 import numpy as np
 import pytest
 
-from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.diagnose.metrics import ndcg_at_k, retrieval_metrics
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.inputs.questions import Question
@@ -131,7 +131,9 @@ def test_diagnose_on_a_store_holding_one_id_twice(tmp_path: Path) -> None:
     ]
     store = open_store(f"faiss:{folder}")
     try:
-        res = diagnose(store, DictEmbedder(table), questions, corpus, k=2, fetch=3)
+        res = diagnose(
+            DiagnoseSettings(k=2, fetch=3), store, DictEmbedder(table), questions, corpus
+        )
     finally:
         store.close()
     for ranking in ("exact", "ann"):

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from indexcheck.cli.app import cli
 from indexcheck.commands.check_index import check_index
 from indexcheck.commands.check_index.sample.shift import SHIFT_MODEL_PER_LOW
-from indexcheck.commands.diagnose import diagnose
+from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.kit.verdicts import Label
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.inputs.questions import Question
@@ -182,7 +182,7 @@ def test_diagnose_names_the_holder_of_every_misaligned_question() -> None:
     rng = np.random.default_rng(0)
     picks = sorted(int(p) for p in rng.choice(exp.shifted, 22, replace=False))
     qs = [Question(f"q{j}", c.texts[p], [c.ids[p]]) for j, p in enumerate(picks)]
-    result = diagnose(store, HashEmbedder(32), qs, corpus)
+    result = diagnose(DiagnoseSettings(), store, HashEmbedder(32), qs, corpus)
     text_of = dict(zip(c.ids, c.texts, strict=True))
     for q, p in zip(result.questions, picks, strict=True):
         assert q.label == Label.MISALIGNED

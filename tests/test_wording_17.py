@@ -96,7 +96,7 @@ def test_sweep_on_a_shifted_index_says_why_separability_is_unknown() -> None:
 
 
 def test_html_diagnose_table_says_how_many_rows_it_leaves_out(tmp_path: Path) -> None:
-    from indexcheck.commands.diagnose import diagnose
+    from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
     from indexcheck.inputs.corpus import corpus_from_pairs
     from indexcheck.inputs.questions import Question
     from indexcheck.output.render.html import write_report
@@ -104,7 +104,7 @@ def test_html_diagnose_table_says_how_many_rows_it_leaves_out(tmp_path: Path) ->
     store, emb, ids, texts = shifted_store(n=50)
     corpus = corpus_from_pairs(ids, texts, "chunks")
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 42)]
-    res = diagnose(store, emb, qs, corpus, k=1, fetch=5)
+    res = diagnose(DiagnoseSettings(k=1, fetch=5), store, emb, qs, corpus)
     failing = [d for d in res.questions if d.label not in ("OK",)]
     assert len(failing) == 32
     write_report([res.to_dict()], tmp_path)
@@ -118,7 +118,7 @@ def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
     from rich.console import Console
 
     from indexcheck.api import sections
-    from indexcheck.commands.diagnose import diagnose
+    from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
     from indexcheck.inputs.corpus import corpus_from_pairs
     from indexcheck.inputs.questions import Question
     from indexcheck.output.render.terminal import render
@@ -127,7 +127,7 @@ def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
     corpus = corpus_from_pairs(ids, texts, "chunks")
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 42)]
     console = Console(record=True, width=200)
-    render(sections(diagnose(store, emb, qs, corpus, k=1, fetch=5)), console)
+    render(sections(diagnose(DiagnoseSettings(k=1, fetch=5), store, emb, qs, corpus)), console)
     out = console.export_text()
     assert "... and 22 more (every question is in --json)" in out
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -29,8 +28,7 @@ from .options import (
     store_option,
 )
 from .progress import progress
-from .session import question_inputs, warn_spec
-from .traces import read_answers_cli
+from .session import warn_spec
 
 
 @click.command("diagnose", cls=Command)
@@ -134,30 +132,17 @@ def diagnose_cmd(
             "--filter does not apply with --system: your application filters itself "
             "(the no-filter intervention replays it without its filter)"
         )
-    inputs = question_inputs(filter_text, questions_path, chunks_path, id_column, text_column)
-    common, questions, corpus = inputs.filter, inputs.questions, inputs.corpus
-    manifest: dict[str, Any] = {"seed": seed, "questions": str(questions_path)}
-    answers = None
-    if system_spec is None:
-        if judge_spec and answers_path is None:
-            raise InputError("--judge needs --answers: the answers to judge")
-        if answers_path is not None:
-            from ..inputs.answers import DEFAULT_CITATION_PATTERN, compile_pattern
-
-            read = read_answers_cli(answers_path, DEFAULT_CITATION_PATTERN, answers_format, corpus)
-            answers = read.rows
-            if read.source is not None:
-                manifest["answers_source"] = read.source
-            compile_pattern(answer_refusal_pattern, "--answer-refusal-pattern")
-        manifest.update(inputs.filters_manifest())
     warn_spec(store_spec)
     with progress() as say:
         result = api.diagnose(
-            store_spec, questions, corpus, embedder_spec, k=k, fetch=fetch,
+            store_spec, questions_path, chunks_path, embedder_spec, k=k, fetch=fetch,
             threshold=threshold, threshold_scale=threshold_scale, min_cosine=min_cosine,
-            refusal_pattern=refusal_pattern, seed=seed, answers=answers, judge=judge_spec,
-            answer_refusal_pattern=answer_refusal_pattern, filter=common, system=system_spec,
+            refusal_pattern=refusal_pattern, seed=seed, answers=answers_path, judge=judge_spec,
+            answer_refusal_pattern=answer_refusal_pattern, filter=filter_text, system=system_spec,
             runs=runs, intervene=intervene, budget_calls=budget_calls, cache=cache_path,
-            progress=say, trust_pickle=trust_pickle,
+            progress=say, trust_pickle=trust_pickle, answers_format=answers_format,
+            id_column=id_column, text_column=text_column,
         )  # fmt: skip
-    ctx.exit(finish(ctx, result, manifest=manifest))
+    for line in api.answers_warnings(result.manifest.get("answers_source")):
+        click.echo(line, err=True)
+    ctx.exit(finish(ctx, result))

@@ -182,7 +182,7 @@ def run_ci(
     if config.diagnose is not None and questions is not None:
         assert embedder is not None
         rows, per_question = _run_diagnose(
-            config, config.diagnose, store, embedder, questions, corpus, scale, timed, say
+            config, store, embedder, questions, corpus, scale, timed, say
         )
         gates += rows
         if base_outcomes is not None:

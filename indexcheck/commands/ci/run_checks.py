@@ -133,7 +133,6 @@ def _run_compare_ann(
 
 def _run_diagnose(
     config: CiConfig,
-    c: DiagnoseConfig,
     store: VectorStore,
     embedder: Embedder,
     questions: list[Question],
@@ -142,31 +141,20 @@ def _run_diagnose(
     timed: _Timed,
     say: Callable[[str], None],
 ) -> tuple[list[GateRow], dict[str, Any]]:
-    from ..diagnose import diagnose, prepare
+    from ..diagnose import DiagnoseSettings, diagnose, prepare
 
+    c: DiagnoseConfig | None = config.diagnose
+    assert c is not None
     setup = prepare(
         store, corpus, threshold=c.threshold, threshold_scale=c.threshold_scale, scale=scale,
         progress=say,
     )  # fmt: skip
+    settings = DiagnoseSettings(
+        k=c.k, fetch=c.fetch, min_cosine=c.min_cosine, refusal_pattern=c.refusal_pattern or None,
+        filter=c.filter, seed=config.seed,
+    )  # fmt: skip
     res = timed(
-        "diagnose",
-        lambda: diagnose(
-            store,
-            embedder,
-            questions,
-            corpus,
-            k=c.k,
-            fetch=c.fetch,
-            threshold=setup.threshold,
-            higher_is_better=setup.higher_is_better,
-            to_cosine=setup.to_cosine,
-            min_cosine=c.min_cosine,
-            refusal_pattern=c.refusal_pattern or None,
-            filter=c.filter,
-            refusal_marked=setup.refusal_marked,
-            seed=config.seed,
-            progress=say,
-        ),
+        "diagnose", lambda: diagnose(settings, store, embedder, questions, corpus, setup, say)
     )
     rows = []
     for lim in c.limits:

@@ -21,18 +21,14 @@ stage, never a cause. Metrics are computed on the exact and on the approximate r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...embedders.base import Embedder
 from ...errors import InputError
-from ...inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN, AnswerRow
 from ...inputs.corpus import Corpus
 from ...inputs.questions import Question
-from ...judges.base import Judge
 from ...stores.base import VectorStore
 from ..check_index import check_index
 from ..kit.exact import exact_topk, family_of
@@ -45,13 +41,14 @@ from ..kit.verdicts import (
     OUT_OF_SCOPE_LABELS,
     Label,
 )
-from ..probe_scale.setup import score_setup
+from ..probe_scale.setup import ScoreSetup, score_setup
 from ..sweep_threshold.filters import question_filters
 from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
 from .metrics import first_copies, retrieval_metrics
 from .result import DiagnoseResult as DiagnoseResult
 from .result import QuestionDiagnosis as QuestionDiagnosis
+from .settings import DiagnoseSettings as DiagnoseSettings
 
 #: diagnose's whole setup, the same for the api (so the CLI) and ci: the store's scale,
 #: the threshold on the backend's scale (converted from a cosine) and the refusal chunks
@@ -99,35 +96,34 @@ def exact_ranking(
 
 
 def diagnose(
+    settings: DiagnoseSettings,
     store: VectorStore,
     embedder: Embedder,
     questions: Sequence[Question],
     corpus: Corpus | None,
-    *,
-    k: int = 4,
-    fetch: int = 20,
-    threshold: float | None = None,
-    higher_is_better: bool = True,
-    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
-    min_cosine: float = 0.999,
-    refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] = (),
-    seed: int = 0,
+    setup: ScoreSetup | None = None,
     progress: Callable[[str], None] | None = None,
-    answers: Sequence[AnswerRow] | None = None,
-    judged: Sequence[Any] | None = None,
-    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
-    filter: Any = None,
 ) -> DiagnoseResult:
-    """Label every question; ``threshold`` is on the backend's scale (None: no threshold).
-    Each question is searched under its own ``filter`` AND ``filter`` (diagnose_filters)."""
+    """Label every question. ``setup`` (:func:`prepare`) gives the threshold on the
+    backend's scale, the direction and the refusal chunks; None: ``settings.threshold`` is
+    on the backend's scale and ``settings.higher_is_better`` (None: higher) its direction.
+    ``settings.answers`` are loaded rows and ``settings.filter`` (AND-ed with each
+    question's own, see diagnose_filters) a parsed filter here."""
+    if setup is None:
+        hib = True if settings.higher_is_better is None else settings.higher_is_better
+        marked = list(settings.refusal_marked or ())
+        setup = ScoreSetup(hib, settings.to_cosine, None, settings.threshold, marked)
+    k, fetch, min_cosine, seed = settings.k, settings.fetch, settings.min_cosine, settings.seed
+    threshold, to_cosine = setup.threshold, setup.to_cosine
+    answers, judged, filter = settings.answers, settings.judged, settings.filter
+    answer_refusal_pattern = settings.answer_refusal_pattern
     say = progress or (lambda _m: None)
     if k < 1 or fetch < k:
         raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
     if not questions:
         raise InputError("the question set is empty")
     refuse_absent_expected_ids(store, questions, corpus)  # before any embedding
-    sign = 1.0 if higher_is_better else -1.0
+    sign = 1.0 if setup.higher_is_better else -1.0
 
     def both(x: float) -> dict[str, float | None]:
         cos = None
@@ -164,7 +160,7 @@ def diagnose(
         alignment = {c.id: c for c in check.chunks}
         story = {cid: f for f in check.findings if f.kind == "shift" for cid in f.chunk_ids}
     refusals = refusal_ids(
-        [c for c in ann.I.ravel() if c is not None], refusal_pattern, refusal_marked
+        [c for c in ann.I.ravel() if c is not None], settings.refusal_pattern, setup.refusal_marked
     )
 
     out: list[QuestionDiagnosis] = []
@@ -272,72 +268,3 @@ def diagnose(
         ground_truth=source,
         answer_checks=checks,
     )
-
-
-def run_diagnose(
-    store: VectorStore,
-    embedder: Embedder,
-    questions: Sequence[Question],
-    corpus: Corpus | None,
-    *,
-    k: int = 4,
-    fetch: int = 20,
-    threshold: float | None = None,
-    threshold_scale: str = "backend",
-    higher_is_better: bool | None = None,
-    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
-    min_cosine: float = 0.999,
-    refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] | None = None,
-    seed: int = 0,
-    answers: Sequence[AnswerRow] | None = None,
-    judged: Sequence[Any] | None = None,
-    open_judge: Callable[[], AbstractContextManager[Judge | None]] | None = None,
-    cache: str | Path | None = None,
-    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
-    filter: Any = None,
-    progress: Callable[[str], None] | None = None,
-) -> tuple[DiagnoseResult, dict[str, Any]]:
-    """diagnose's whole run: with ``answers`` and ``open_judge``, the answers judged for
-    UNGROUNDED (judgements cached in ``cache``) once every input is good (judging is paid,
-    so expected ids absent from the store are refused first); the scale, the threshold on
-    the backend's scale and the refusal chunks (:func:`prepare`); then :func:`diagnose`.
-    Returns the result and its manifest facts (``scale``; ``judging``, the judge's call
-    stats, when it was called)."""
-    facts: dict[str, Any] = {}
-    if open_judge is not None and answers is not None:
-        from ..judge.run import judged_answers
-
-        refuse_absent_expected_ids(store, questions, corpus)
-        judged, facts["judging"] = judged_answers(answers, open_judge, cache)
-    setup = prepare(
-        store,
-        corpus,
-        threshold=threshold,
-        threshold_scale=threshold_scale,
-        higher_is_better=higher_is_better,
-        to_cosine=to_cosine,
-        refusal_marked=refusal_marked,
-        progress=progress,
-    )
-    result = diagnose(
-        store,
-        embedder,
-        questions,
-        corpus,
-        k=k,
-        fetch=fetch,
-        threshold=setup.threshold,
-        higher_is_better=setup.higher_is_better,
-        to_cosine=setup.to_cosine,
-        min_cosine=min_cosine,
-        refusal_pattern=refusal_pattern,
-        refusal_marked=setup.refusal_marked,
-        seed=seed,
-        progress=progress,
-        answers=answers,
-        judged=judged,
-        answer_refusal_pattern=answer_refusal_pattern,
-        filter=filter,
-    )
-    return result, {"scale": setup.scale, **facts}

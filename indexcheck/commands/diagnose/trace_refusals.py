@@ -15,13 +15,40 @@ written (it has no label at all).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...errors import OutputError
-from ...inputs.answers import AnswerRow, compile_pattern, is_refusal
+from ...inputs.answers import (
+    DEFAULT_ANSWER_REFUSAL_PATTERN,
+    DEFAULT_CITATION_PATTERN,
+    AnswerRow,
+    compile_pattern,
+    is_refusal,
+)
 from ...inputs.questions import Question
+from ...safety.textsafe import visible
+
+
+@dataclass(frozen=True)
+class TraceRefusalsSettings:
+    """Every option of ``traces refusals`` as :func:`indexcheck.api.trace_refusals` takes it."""
+
+    #: a trace export or an answers file
+    answers: str | Path
+    refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN
+    #: the export's format (None: sniffed)
+    answers_format: str | None = None
+    #: a chunks file (``id_column``/``text_column``) or a Corpus: pairs documents without ids
+    chunks: Any = None
+    id_column: str = "id"
+    text_column: str = "text"
+    #: a labelled question set (a path or loaded questions) the refusals take labels from
+    questions: str | Path | list[Question] | None = None
+    #: where to write the refusals as a question set (JSONL); None: not written
+    out: str | Path | None = None
 
 
 @dataclass
@@ -55,6 +82,39 @@ class RefusalsResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "rate": self.rate}
+
+    def lines(self) -> list[str]:
+        """The terminal summary, every id, text and path escaped: each refusal, the count,
+        and what was written (or not) with the diagnose command to run next."""
+        out = []
+        for r in self.refusals:
+            ids = ", ".join(r.retrieved) or "nothing"
+            out.append(
+                f"{visible(r.id)}: {visible(r.question)}\n  answer: {visible(r.answer)}\n"
+                f"  retrieved: {visible(ids)}"
+            )
+        rate = f" ({self.rate:.1%})" if self.rate is not None else ""
+        fmt = (self.answers_source or {}).get("format")
+        out.append(f"{len(self.refusals)} of {self.answers} answers refused{rate} [format {fmt}]")
+        if self.written is not None:
+            guessed = self.labelled_from_retrieved
+            note = (
+                f"; {guessed} take as 'expected' the chunks their trace retrieved: replace them "
+                "with the chunk that should have answered"
+                if guessed
+                else ""
+            )
+            written = self.labelled_from_questions + self.labelled_from_retrieved
+            out.append(
+                f"wrote {written} questions to {visible(self.written)}{note}; then run diagnose "
+                f"--questions {visible(self.written)} --answers {visible(self.source)}"
+            )
+        if self.not_written:
+            out.append(
+                f"not written ({len(self.not_written)} retrieved nothing, so they have no "
+                "label): " + visible(", ".join(self.not_written))
+            )
+        return out
 
 
 def find_refusals(rows: list[AnswerRow], refusal_pattern: str, source: str = "") -> RefusalsResult:
@@ -115,3 +175,35 @@ def write_questions(
         raise OutputError(f"could not write --out {path}: {exc.strerror or exc}") from None
     result.written = str(path)
     return len(rows)
+
+
+def warning_lines(source: Mapping[str, Any] | None) -> list[str]:
+    """``warning: ...`` for each warning an answers file's ``source`` recorded, escaped."""
+    return [f"warning: {visible(w)}" for w in (source or {}).get("warnings", [])]
+
+
+def trace_refusals(settings: TraceRefusalsSettings) -> RefusalsResult:
+    """``traces refusals``: the refusal pattern checked, the labelled questions, chunks and
+    answers read (in that order), the refusals found and, with ``out``, written."""
+    from ...inputs.answers import read_answers
+    from ...inputs.given import corpus_of
+
+    s = settings
+    compile_pattern(s.refusal_pattern, "--refusal-pattern")
+    labelled = None
+    if s.questions is not None:
+        from ...inputs.questions import load_questions
+
+        given = s.questions
+        labelled = (
+            load_questions(given, require_labels=False)
+            if isinstance(given, str | Path)
+            else list(given)
+        )
+    corpus = corpus_of(s.chunks, s.id_column, s.text_column)
+    read = read_answers(s.answers, DEFAULT_CITATION_PATTERN, fmt=s.answers_format, chunks=corpus)
+    result = find_refusals(read.rows, s.refusal_pattern, str(s.answers))
+    result.answers_source = read.source or {"format": read.format}
+    if s.out is not None:
+        write_questions(result, Path(s.out), labelled)
+    return result

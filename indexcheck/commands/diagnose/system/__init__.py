@@ -29,12 +29,12 @@ import numpy as np
 
 from ....embedders.base import Embedder
 from ....errors import InputError
-from ....inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from ....inputs.corpus import Corpus
 from ....inputs.questions import Question
 from ....stores.base import VectorStore
 from ...kit.stats import wilson
 from ...kit.verdicts import FAILING_LABELS, Label
+from ..settings import DiagnoseSettings
 from .hook import Candidate, Generation, System
 from .interventions import NEEDS_STORE, Intervention
 from .result import SystemDiagnoseResult, SystemQuestion, implicated_lines
@@ -211,22 +211,20 @@ def _label(sq: SystemQuestion, control: list[bool] | None, flagged: bool) -> Lab
 
 
 def diagnose_system(
+    settings: DiagnoseSettings,
     system: System,
+    interventions: Sequence[Intervention],
     questions: Sequence[Question],
-    *,
-    runs: int = 3,
-    interventions: Sequence[Intervention] = (),
+    corpus: Corpus | None = None,
     store: VectorStore | None = None,
     embedder: Embedder | None = None,
-    corpus: Corpus | None = None,
-    cache_path: Any = None,
-    min_cosine: float = 0.999,
-    depth: int = 4,
     progress: Callable[[str], None] | None = None,
 ) -> SystemDiagnoseResult:
-    """Run, replay and label; ``depth`` is used when the app names none (``depth``
-    attribute). Raises CallBudgetExhausted (exit 3) at ``--budget-calls``: all done so far
-    stays in the cache and a rerun resumes."""
+    """Run ``system`` (:func:`prepare_system`) ``settings.runs`` times per question, replay
+    and label; ``settings.k`` is the depth used when the app names none (``depth``
+    attribute), ``settings.cache`` keeps every call. Raises CallBudgetExhausted (exit 3) at
+    ``--budget-calls``: all done so far stays in the cache and a rerun resumes."""
+    runs, depth, min_cosine = settings.runs, settings.k, settings.min_cosine
     say = progress or (lambda _m: None)
     if runs < 1:
         raise InputError(f"--runs must be >= 1, got {runs}")
@@ -245,7 +243,7 @@ def diagnose_system(
     fingerprint = str(getattr(system.obj, "index_fingerprint", "") or "")
     if store is not None:
         fingerprint = store.fingerprint()
-    cache = StagedCache(cache_path)
+    cache = StagedCache(settings.cache)
     run = _Runner(system, cache, fingerprint, app_depth, runs, store, embedder, texts)
     try:
         return _run(run, questions, interventions, corpus, min_cosine, say)
@@ -343,34 +341,21 @@ def _run(
 
 
 def diagnose_system_from(
-    system: str | Any,
+    settings: DiagnoseSettings,
     questions: Sequence[Question],
-    corpus: Corpus | None,
-    store: VectorStore | None,
-    embedder: Embedder | None,
-    *,
-    runs: int = 3,
-    intervene: str | Sequence[str] | None = None,
-    budget_calls: int | None = None,
-    cache: Any = None,
-    min_cosine: float = 0.999,
-    k: int = 4,
-    answer_refusal_pattern: str = DEFAULT_ANSWER_REFUSAL_PATTERN,
+    corpus: Corpus | None = None,
+    store: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> SystemDiagnoseResult:
-    """:func:`diagnose_system` from a ``py:`` spec or an application object, and
-    interventions as ``"gold-context,fetch=20"`` or a list of those (the library front)."""
-    app, interventions = prepare_system(system, intervene, budget_calls, answer_refusal_pattern)
+    """:func:`diagnose_system` from ``settings.system`` (a ``py:`` spec or an application
+    object) and ``settings.intervene`` (``"gold-context,fetch=20"`` or a list of those)."""
+    s = settings
+    app, interventions = prepare_system(
+        s.system, s.intervene, s.budget_calls, s.answer_refusal_pattern
+    )
     return diagnose_system(
-        app,
-        questions,
-        runs=runs,
-        interventions=interventions,
-        store=store,
-        embedder=embedder,
-        corpus=corpus,
-        cache_path=cache,
-        min_cosine=min_cosine,
-        depth=k,
+        settings, app, interventions, questions, corpus, store, embedder, progress
     )
 
 
