@@ -1,12 +1,12 @@
-"""indexcheck from Python: each command as one function taking specs or opened objects.
+"""indexcheck from Python: each command as one function, and what front ends share.
 
 ``store`` is a spec string (``faiss:./index``) or an opened store; ``embedder`` a spec
 string (``minilm``), an opened embedder or None for the default; ``chunks``/``questions``
 a path or what :func:`load_chunks`/:func:`load_questions` return; ``cache`` a SQLite file
-for embeddings (and judgements). What a function opens from a spec it also closes; what it
-is given it leaves open. The core never sees a spec string: each command's whole run on
-opened objects (scale, threshold conversion, refusal marking) is in its core package. Each
-result is stamped here, by :func:`indexcheck.output.manifest.stamp`. The CLI calls these functions.
+for embeddings (and judgements). Each function builds its command's settings object once
+from its keywords and hands it to the command's run entry, which opens what the specs name
+through the stores', embedders' and judges' own openers, runs, stamps the manifest once and
+closes what it opened; what it is given it leaves open. The CLI calls these functions.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Every result gives its own sections; one renderer per medium; the manifest is stamped in one
-place (``indexcheck.output.manifest.stamp``, from ``finish`` and from the api), never in core."""
+"""Every result type has its sections registered; one renderer per medium; the manifest is
+stamped once (``indexcheck.output.manifest.stamp``), by each command's run entry, never by the
+computing core, the CLI or the face."""
 
 from __future__ import annotations
 
@@ -74,12 +75,17 @@ def test_the_section_structure_imports_no_renderer() -> None:
         assert bad == set(), path
 
 
-def test_core_never_stamps_a_manifest() -> None:
-    """No command module imports indexcheck.output.manifest (Run, stamp): the face stamps."""
+def test_only_a_run_entry_stamps_a_manifest() -> None:
+    """indexcheck.output.manifest (Run, stamp) is imported only by each command's run entry
+    (``commands/<command>/run.py``, which opens what the settings name, runs and stamps
+    once): never by the computing modules, the CLI or the face."""
     paths = sorted((PACKAGE / "commands").rglob("*.py"))
+    paths += sorted((PACKAGE / "cli").rglob("*.py")) + [PACKAGE / "api.py"]
     assert any(p.parent.name == "check_index" for p in paths)
-    for path in paths:
-        assert not any(n.endswith("manifest") for n in _imports(path)), path.name
+    stampers = [p for p in paths if any(n.endswith("manifest") for n in _imports(p))]
+    assert stampers, "no run entry stamps"
+    for path in stampers:
+        assert path.name == "run.py" and path.parent.parent.name == "commands", path
 
 
 # -- every result gives its sections --------------------------------------------------------
