@@ -13,15 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .commands.judge.claims import Verdict
-from .commands.judge.face import judge_report as judge_report
-from .commands.judge.face import judge_summary as judge_summary
+from .commands.judge.claims import ClaimVerdict
 from .commands.judge.sheet.face import SheetOutcome as SheetOutcome
 from .commands.judge.sheet.face import diff_sheet as diff_sheet
 from .commands.judge.sheet.face import export_sheet as export_sheet
@@ -38,7 +35,6 @@ from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
 from .inputs.given import questions_of as _questions
 from .inputs.questions import Question
-from .judges import opened_judge
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
 from .stores.opening import opened, opened_pair, swept_opener
@@ -68,7 +64,7 @@ Say = Callable[[str], None]
 Converter = Callable[[np.ndarray], np.ndarray]
 PathLike = str | Path
 #: the claim verdicts a judge gives and a reviewer may set (``sheet revise --verdict``)
-VERDICTS = tuple(v.value for v in Verdict)
+VERDICTS = tuple(v.value for v in ClaimVerdict)
 
 
 def check_index(
@@ -451,6 +447,8 @@ from .inputs.formats.traces.sniff import FORMATS as TRACE_FORMATS  # noqa: E402
 from .inputs.rowfiles import check_output_suffix as check_rows_suffix  # noqa: E402
 from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
+from .output.render.judge import judge_report as judge_report  # noqa: E402
+from .output.render.judge_terminal import render as judge_summary  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402

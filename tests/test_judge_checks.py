@@ -13,11 +13,11 @@ from indexcheck.commands.judge import AnswerResult, AnswerStatus, ReplyError, pa
 from indexcheck.commands.judge.calibration import calibrate, cohen_kappa
 from indexcheck.commands.judge.claims import (
     CitationStatus,
-    Verdict,
     citation_status,
     find_span,
     missing_numbers,
 )
+from indexcheck.commands.kit.verdicts import ClaimVerdict
 
 PASSAGE = "Teen cards\n\nTeens aged 13 to 17 can apply on their own; a parent signature is " \
     "not required. Teen cards can borrow up to 20 items and place up to 10 holds."  # fmt: skip
@@ -76,12 +76,12 @@ def test_numbers_check(claim: str, evidence: str, missing: list[str]) -> None:
 
 
 def test_citation_status_table() -> None:
-    S, P = Verdict.SUPPORTED, Verdict.PARTIALLY_SUPPORTED
+    S, P = ClaimVerdict.SUPPORTED, ClaimVerdict.PARTIALLY_SUPPORTED
     assert citation_status(S, ["a"], ["a"]) is CitationStatus.CITED_SUPPORTS
     assert citation_status(S, ["b"], ["a"]) is CitationStatus.CITED_NOT_SUPPORTING
     assert citation_status(P, ["a"], ["a"]) is CitationStatus.CITED_NOT_SUPPORTING
     assert citation_status(S, [], ["a"]) is CitationStatus.SUPPORTED_NOT_CITED
-    assert citation_status(Verdict.UNSUPPORTED, [], []) is CitationStatus.UNCITED_UNSUPPORTED
+    assert citation_status(ClaimVerdict.UNSUPPORTED, [], []) is CitationStatus.UNCITED_UNSUPPORTED
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_unusable_replies_raise(raw: str) -> None:
 def test_reply_in_a_fence_and_loose_verdicts_parse() -> None:
     raw = '```json\n{"claims": [{"claim": "x", "verdict": "partially supported"}]}\n```'
     (c,) = parse_reply(raw)
-    assert c["verdict"] is Verdict.PARTIALLY_SUPPORTED and c["evidence_span"] == ""
+    assert c["verdict"] is ClaimVerdict.PARTIALLY_SUPPORTED and c["evidence_span"] == ""
 
 
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=40))
@@ -116,7 +116,7 @@ def test_kappa_of_identical_labels_is_one(labels: list[int]) -> None:
 
 def test_calibration_against_labels() -> None:
     from indexcheck.commands.judge import ClaimResult
-    from indexcheck.commands.judge.claims import Verdict as V
+    from indexcheck.commands.kit.verdicts import ClaimVerdict as V
 
     def claim(v: V) -> ClaimResult:
         return ClaimResult(

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ...inputs.answers import AnswerRow, is_refusal
 from ..judge import AnswerResult, AnswerStatus
-from ..judge.claims import Verdict, normalize
+from ..judge.claims import ClaimVerdict, normalize
 from ..kit.verdicts import Label
 
 
@@ -58,7 +58,11 @@ def label_generation(
             d.detail = f"the model refused with '{d.expected_id}' in its context"
         elif judged is not None and d.id in judged:
             j = judged[d.id]
-            bad = [c for c in j.claims if c.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)]
+            bad = [
+                c
+                for c in j.claims
+                if c.verdict in (ClaimVerdict.UNSUPPORTED, ClaimVerdict.CONTRADICTED)
+            ]
             if j.status is AnswerStatus.JUDGED and bad:
                 d.label = Label.UNGROUNDED
                 d.detail = f"{len(bad)} claim(s) unsupported or contradicted: {bad[0].claim}"

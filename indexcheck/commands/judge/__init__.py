@@ -26,7 +26,7 @@ from ...judges.replies import ReplyError, reply_json, reply_text
 from ..kit.stats import wilson
 from .claims import (
     CitationStatus,
-    Verdict,
+    ClaimVerdict,
     citation_status,
     find_span,
     keys,
@@ -76,12 +76,12 @@ def load_prompt(path: str | Path | None = None) -> Prompt:
     return Prompt(text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], source)
 
 
-def _verdict(value: Any) -> Verdict:
+def _verdict(value: Any) -> ClaimVerdict:
     text = re.sub(r"[\s-]+", "_", str(value or "").strip()).upper()
     try:
-        return Verdict(text)
+        return ClaimVerdict(text)
     except ValueError:
-        allowed = ", ".join(v.value for v in Verdict)
+        allowed = ", ".join(v.value for v in ClaimVerdict)
         raise ReplyError(f"verdict {value!r} is not one of {allowed}") from None
 
 
@@ -160,12 +160,16 @@ def check_claim(item: dict[str, Any], row: AnswerRow) -> ClaimResult:
                 evidence |= {"start": at[0], "end": at[1], "excerpt_start": lo}
                 evidence["excerpt"] = p.text[lo : at[1] + EXCERPT]
         span_found = span_found or bool(supported_by)
-    elif judge_verdict in (Verdict.SUPPORTED, Verdict.PARTIALLY_SUPPORTED, Verdict.CONTRADICTED):
+    elif judge_verdict in (
+        ClaimVerdict.SUPPORTED,
+        ClaimVerdict.PARTIALLY_SUPPORTED,
+        ClaimVerdict.CONTRADICTED,
+    ):
         span_found = False
-    verdict = Verdict.UNSUPPORTED if span_found is False else judge_verdict
+    verdict = ClaimVerdict.UNSUPPORTED if span_found is False else judge_verdict
     numbers = missing_numbers(claim, span) if span.strip() else [q.text for q in quantities(claim)]
-    if verdict is Verdict.SUPPORTED and numbers:
-        verdict = Verdict.UNSUPPORTED
+    if verdict is ClaimVerdict.SUPPORTED and numbers:
+        verdict = ClaimVerdict.UNSUPPORTED
     in_answer = keys(row.answer)
     added = list(dict.fromkeys(q.text for q in quantities(claim) if q.key not in in_answer))
     cited = _cited_for(claim, row)
@@ -228,7 +232,7 @@ def judge_one(
             cache.put(key, judge.model_id, prompt.version, {"claims": stored})
         from_cache = False
     claims = [check_claim(item, row) for item in items or []]
-    supported = sum(c.verdict is Verdict.SUPPORTED for c in claims)
+    supported = sum(c.verdict is ClaimVerdict.SUPPORTED for c in claims)
     score = supported / len(claims) if claims else None
     return AnswerResult(row.id, AnswerStatus.JUDGED, score, claims, cached=from_cache)
 
@@ -261,13 +265,13 @@ def summarise(
 ) -> JudgeResult:
     """Counts per verdict, status and citation status, and the claim-level supported rate."""
     claims = [c for a in answers for c in a.claims]
-    counts = {v.value: sum(c.verdict is v for c in claims) for v in Verdict}
-    judge_counts = {v.value: sum(c.judge_verdict is v for c in claims) for v in Verdict}
+    counts = {v.value: sum(c.verdict is v for c in claims) for v in ClaimVerdict}
+    judge_counts = {v.value: sum(c.judge_verdict is v for c in claims) for v in ClaimVerdict}
     statuses = {s.value: sum(a.status is s for a in answers) for s in AnswerStatus}
     citations = {s.value: sum(c.citation_status is s for c in claims) for s in CitationStatus}
     unjudged = [a.id for a in answers if a.status is AnswerStatus.UNJUDGED]
-    rate = wilson(counts[Verdict.SUPPORTED], len(claims))
-    ok = counts[Verdict.SUPPORTED] == len(claims) and (allow_unjudged or not unjudged)
+    rate = wilson(counts[ClaimVerdict.SUPPORTED], len(claims))
+    ok = counts[ClaimVerdict.SUPPORTED] == len(claims) and (allow_unjudged or not unjudged)
     return JudgeResult(
         ok=ok,
         judge=judge_id,

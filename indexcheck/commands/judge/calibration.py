@@ -3,7 +3,7 @@
 Labels are JSONL rows: per claim ``{"id": ANSWER_ID, "claim": INDEX (0-based), "verdict": V}``,
 or per answer ``{"id": ANSWER_ID, "groundedness": 0..1}``. Reported: Cohen's kappa on claim
 verdicts with a percentile bootstrap interval, the confusion matrix (rows human, columns
-judge, in :class:`Verdict` order), and the Pearson correlation of per-answer groundedness.
+judge, in :class:`ClaimVerdict` order), and the Pearson correlation of per-answer groundedness.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import numpy as np
 
 from ...errors import DataFileError
 from ...inputs.rowfiles import utf8_error
-from .claims import Verdict
+from .claims import ClaimVerdict
 from .result import AnswerResult, AnswerStatus
 
-ORDER = [v.value for v in Verdict]
+ORDER = [v.value for v in ClaimVerdict]
 
 
 def load_labels(path: str | Path) -> tuple[dict[tuple[str, int], str], dict[str, float]]:
@@ -100,7 +100,7 @@ def calibrate(
             if label is not None:
                 human.append(ORDER.index(label))
                 judge.append(ORDER.index(c.verdict.value))
-                computed.setdefault(a.id, []).append(int(label == Verdict.SUPPORTED))
+                computed.setdefault(a.id, []).append(int(label == ClaimVerdict.SUPPORTED))
     h, j = np.asarray(human, dtype=np.int64), np.asarray(judge, dtype=np.int64)
     cm = np.zeros((len(ORDER), len(ORDER)), dtype=np.int64)
     np.add.at(cm, (h, j), 1)

@@ -16,15 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
-
-class Verdict(StrEnum):
-    """A claim's verdict, best first (this order is the order of every table)."""
-
-    SUPPORTED = "SUPPORTED"
-    PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
-    UNSUPPORTED = "UNSUPPORTED"
-    CONTRADICTED = "CONTRADICTED"
-    NOT_EVALUABLE = "NOT_EVALUABLE"
+from ..kit.verdicts import ClaimVerdict
 
 
 class CitationStatus(StrEnum):
@@ -222,10 +214,12 @@ def missing_numbers(claim: str, evidence: str) -> list[str]:
 # -- citations ------------------------------------------------------------------------------
 
 
-def citation_status(verdict: Verdict, cited: list[str], supported_by: list[str]) -> CitationStatus:
+def citation_status(
+    verdict: ClaimVerdict, cited: list[str], supported_by: list[str]
+) -> CitationStatus:
     """Attached is not supported: a citation counts only when the claim is SUPPORTED and the
     cited passage holds its evidence span."""
-    backed = verdict is Verdict.SUPPORTED and bool(supported_by)
+    backed = verdict is ClaimVerdict.SUPPORTED and bool(supported_by)
     if cited:
         if backed and set(cited) & set(supported_by):
             return CitationStatus.CITED_SUPPORTS

@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
 def judge_rows(payload: Payload) -> list[list[Any]]:
     """Counts per verdict and status, and the supported rate, as table rows."""
-    from .claims import Verdict
+    from .claims import ClaimVerdict
 
     r = payload["supported_rate"]
-    rows: list[list[Any]] = [[v.value, payload["counts"][v.value]] for v in Verdict]
+    rows: list[list[Any]] = [[v.value, payload["counts"][v.value]] for v in ClaimVerdict]
     rows += [[s, n] for s, n in payload["statuses"].items()]
     if r["value"] is not None:
         rows.append(

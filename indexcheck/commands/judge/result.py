@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from ...output.result_json import json_form
-from .claims import CitationStatus, Verdict
+from .claims import CitationStatus, ClaimVerdict
 
 
 class AnswerStatus(StrEnum):
@@ -30,8 +30,8 @@ class ClaimResult:
     """
 
     claim: str
-    judge_verdict: Verdict
-    verdict: Verdict
+    judge_verdict: ClaimVerdict
+    verdict: ClaimVerdict
     evidence_span: str
     span_found: bool | None
     supported_by: list[str]

@@ -27,6 +27,16 @@ def worst(verdicts: Iterable[str]) -> Verdict:
     return max((Verdict(v) for v in verdicts), key=lambda v: v.severity, default=Verdict.PASS)
 
 
+class ClaimVerdict(StrEnum):
+    """A judged claim's verdict, best first (this order is the order of every table)."""
+
+    SUPPORTED = "SUPPORTED"
+    PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+    CONTRADICTED = "CONTRADICTED"
+    NOT_EVALUABLE = "NOT_EVALUABLE"
+
+
 class ScaleVerdict(StrEnum):
     """probe-scale's verdict: ``PASS`` (a formula fits the store's own scores), ``ASSUMED``
     (a formula fits, but on an operator indexcheck chose: pgvector with no ANN index, where
@@ -96,6 +106,7 @@ __all__ = [
     "IN_SCOPE_LABELS",
     "OUT_OF_SCOPE_LABELS",
     "Label",
+    "ClaimVerdict",
     "ScaleVerdict",
     "Status",
     "Verdict",

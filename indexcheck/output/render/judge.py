@@ -41,3 +41,9 @@ def write_report(
               json.dumps(payload.get("manifest", {}), indent=2), "```", ""]  # fmt: skip
     write_atomic(md, "\n".join(lines))
     return [md, *write_html([payload], folder, title="indexcheck judge")]
+
+
+def judge_report(result: Any, folder: str | Path) -> list[Path]:
+    """Write a judge result's report (judge.md and report.html) into ``folder``; returns
+    the files written."""
+    return write_report(result.to_dict(), None, Path(folder))

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ...commands.judge import AnswerStatus, JudgeResult
 from ...commands.judge.answer_checks import checks_line
-from ...commands.judge.claims import Verdict
+from ...commands.judge.claims import ClaimVerdict
 from ...safety.textsafe import escape_rich as escape
 
 VERDICT_STYLE = {
@@ -38,7 +38,7 @@ def render(result: JudgeResult, console: Console) -> None:
                 f"[{style}]{c.verdict.value}[/{style}]", span, c.citation_status.value,
             )  # fmt: skip
     console.print(table)
-    counts = ", ".join(f"{v.value} {result.counts[v.value]}" for v in Verdict)
+    counts = ", ".join(f"{v.value} {result.counts[v.value]}" for v in ClaimVerdict)
     console.print(f"claims: {counts}")
     console.print(", ".join(f"{k} {n}" for k, n in result.statuses.items()) + " answers")
     r = result.supported_rate

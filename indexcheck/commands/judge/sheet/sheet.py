@@ -29,7 +29,7 @@ from ....errors import DataFileError, InputError
 from ....inputs.answers import AnswerRow
 from ....inputs.corpus import text_hash
 from ....safety.textsafe import visible
-from ..claims import Verdict, normalize
+from ..claims import ClaimVerdict, normalize
 from ..result import JudgeResult
 from . import chain as sc
 from .files import NESTED, read_run, revisions, runs
@@ -247,9 +247,9 @@ def revise(
     extends the run's hash chain (signed with ``key``). A run that does not verify is
     refused (SheetNotVerifiedError, exit 1)."""
     try:
-        new = Verdict(verdict.strip().upper())
+        new = ClaimVerdict(verdict.strip().upper())
     except ValueError:
-        allowed = ", ".join(v.value for v in Verdict)
+        allowed = ", ".join(v.value for v in ClaimVerdict)
         raise InputError(f"--verdict '{verdict}' is not one of {allowed}") from None
     run_id = row_id.split("/", 1)[0]
     _, _, claims = read_run(folder, run_id)
