@@ -26,9 +26,11 @@ KINDS = {
 
 def _scores(D: np.ndarray, metric: str) -> np.ndarray:
     if metric == "l2":
-        return np.sqrt(np.maximum(D, 0))
+        out: np.ndarray = np.sqrt(np.maximum(D, 0))
+        return out
     if metric == "cosine":
-        return 1 - D
+        flipped: np.ndarray = 1 - D
+        return flipped
     return D
 
 
