@@ -11,11 +11,14 @@ def test_every_store_takes_its_scores_from_the_one_metric_table() -> None:
     from indexcheck.stores.milvus import store as milvus
     from indexcheck.stores.pgvector import sql as pgvector_sql
     from indexcheck.stores.qdrant import store as qdrant
+    from indexcheck.stores.sqlitevec import store as sqlitevec
 
     assert lancedb.DISTANCE_SCORES is scores_of("lancedb")  # its ?metric= choices
     # chroma, lancedb, milvus and qdrant describe themselves through BaseStore.described,
     # which reads their scheme's row of the table
-    for cls in (chroma.ChromaStore, lancedb.LanceDBStore, milvus.MilvusStore, qdrant.QdrantStore):
+    stores = (chroma.ChromaStore, lancedb.LanceDBStore, milvus.MilvusStore, qdrant.QdrantStore,
+              sqlitevec.SqliteVecStore)  # fmt: skip
+    for cls in stores:
         store = object.__new__(cls)
         for metric, score in scores_of(cls.scheme).items():
             info = store.described(3, 4, metric, True, {})

@@ -58,6 +58,7 @@ ENGINE_MISSING: dict[str, Missing] = {
     "milvus": Missing.EXCLUDE,
     "lancedb": Missing.EXCLUDE,
     "upstash": Missing.EXCLUDE,
+    "sqlitevec": Missing.EXCLUDE,
 }
 
 

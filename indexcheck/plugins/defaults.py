@@ -22,6 +22,7 @@ STORES: dict[str, str] = {
     "milvus": "indexcheck.stores.milvus.store:MilvusStore",
     "lancedb": "indexcheck.stores.lancedb.store:LanceDBStore",
     "llamaindex": "indexcheck.stores.llamaindex.store:LlamaIndexStore",
+    "sqlitevec": "indexcheck.stores.sqlitevec.store:SqliteVecStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

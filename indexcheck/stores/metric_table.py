@@ -46,6 +46,9 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
     "pgvector": {"cosine": ONE_MINUS_COS, "l2": L2, "ip": MINUS_DOT, "l1": L1},
     # Qdrant's distances; Euclid is the plain (not squared) distance
     "qdrant": {"Cosine": COS, "Dot": DOT, "Euclid": L2, "Manhattan": L1},
+    # sqlite-vec's vec0 ``distance`` (plain, not squared, l2), and llm collections, which
+    # indexcheck searches itself with llm's cosine similarity
+    "sqlitevec": {"l2": L2, "cosine": ONE_MINUS_COS, "l1": L1, "cosine_similarity": COS},
 }
 
 
