@@ -336,7 +336,7 @@ def _opening_cases(engine: str) -> list[tuple[str, dict[str, str], BaseException
 
 def _opening(engine: str, doing: str, context: dict[str, str], exc: BaseException) -> Any:
     """What an opener's translated call raises for ``exc`` (or the exception itself)."""
-    module = __import__(f"indexcheck.stores.{engine}_open", fromlist=["x"])
+    module = __import__(f"indexcheck.stores.{engine}.opening", fromlist=["x"])
     table = getattr(module, f"{engine.upper()}_ERRORS")
     try:
         table.call(doing, _raise_it(exc), **context)

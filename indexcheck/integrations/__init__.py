@@ -3,11 +3,10 @@
 Build the index with exactly the model indexcheck re-creates, so ``check-index`` with the
 same ``--embedder`` compares like with like::
 
-    from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings   # LangChain
-    from indexcheck.integrations.llamaindex.embeddings import IndexcheckEmbedding   # LlamaIndex
+    from indexcheck.integrations.langchain import IndexcheckEmbeddings   # LangChain
+    from indexcheck.integrations.llamaindex import IndexcheckEmbedding   # LlamaIndex
 
-(``indexcheck.integrations.langchain.embeddings`` and ``indexcheck.integrations.llamaindex.embeddings`` name the
-same classes.) Both take an embedder spec (``"minilm"``, the default; ``"st:NAME"``,
+Both take an embedder spec (``"minilm"``, the default; ``"st:NAME"``,
 ``"mistral"``, ``"py:module:function"``, with ``?prefix=``/``&query_prefix=``) or an opened
 :class:`~indexcheck.embedders.base.Embedder`. Documents are embedded with the spec's
 ``prefix``, queries with its ``query_prefix``. The frameworks are imported only when a

@@ -3,7 +3,7 @@
 ::
 
     from langchain_community.vectorstores import FAISS
-    from indexcheck.integrations.langchain.embeddings import IndexcheckEmbeddings
+    from indexcheck.integrations.langchain import IndexcheckEmbeddings
 
     store = FAISS.from_documents(docs, IndexcheckEmbeddings())   # or ("st:NAME")
     store.save_local("kb")

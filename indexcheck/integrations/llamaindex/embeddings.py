@@ -3,7 +3,7 @@
 ::
 
     from llama_index.core import VectorStoreIndex
-    from indexcheck.integrations.llamaindex.embeddings import IndexcheckEmbedding
+    from indexcheck.integrations.llamaindex import IndexcheckEmbedding
 
     index = VectorStoreIndex(nodes, embed_model=IndexcheckEmbedding())   # or ("st:NAME")
     index.storage_context.persist("kb")
