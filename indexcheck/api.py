@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
+from .commands.probe_scale.convert import convert_threshold as convert_threshold
+from .commands.probe_scale.probe import MAX_PROBES as MAX_PROBES
 from .embedders.base import Embedder
 from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
@@ -95,19 +97,15 @@ def probe_scale(
     cache: bool = False, reuse: bool = False, progress: Say | None = None,
     trust_pickle: bool = False,
 ) -> ScaleResult:  # fmt: skip
-    """Which formula the store's scores follow, from ``probes`` queries of ``k`` results;
-    ``cache`` keeps the result per index fingerprint for later commands (unfiltered only).
-    ``reuse`` (unfiltered) returns the result kept for this index instead, probing (and
-    keeping) only when there is none (``convert-threshold --store``)."""
-    from .commands.probe_scale.run import keep_scale, measure_scale
+    """Which formula the store's scores follow, from ``probes`` (at most :data:`MAX_PROBES`)
+    queries of ``k`` results under ``filter`` (a node, dict or JSON text); ``cache`` keeps
+    the result per index fingerprint for later commands (unfiltered only). ``reuse``
+    (unfiltered) returns the result kept for this index instead, probing (and keeping)
+    only when there is none (``convert-threshold --store``)."""
+    from .commands.probe_scale.run import ProbeScaleSettings, run_probe_scale
 
-    started = Run("probe-scale")
-    with opened(store, trust_pickle=trust_pickle) as (s, _):
-        result = measure_scale(s, probes, k, seed, filter=filter, reuse=reuse, progress=progress)
-        stamp(result, started, s)  # the kept copy carries the manifest too
-        if cache and filter is None:
-            keep_scale(result, s)
-        return result
+    settings = ProbeScaleSettings(store, probes, k, seed, filter, cache, reuse, trust_pickle)
+    return run_probe_scale(settings, progress)
 
 
 def embed(
