@@ -22,6 +22,8 @@ import numpy as np
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .commands.probe_scale.convert import convert_threshold as convert_threshold
 from .commands.probe_scale.probe import MAX_PROBES as MAX_PROBES
+from .commands.sweep_threshold.plots import sweep_plots as sweep_plots
+from .commands.sweep_threshold.traces import observed_traces as observed_traces
 from .embedders.base import Embedder
 from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
@@ -139,21 +141,18 @@ def sweep_threshold(
     scale). The scale is probed (or read from the cache) unless ``higher_is_better`` is
     given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column. ``observed``
     (a trace export or answers file, read as ``answers_format``, or its rows) sweeps the
-    scores production recorded: nothing is retrieved, ``store`` (or None) names the scale."""
-    from .commands.sweep_threshold.run import run_sweep
+    scores production recorded: nothing is retrieved, ``store`` (or None) names the scale.
+    ``filter``: a node, dict or JSON text, AND-ed with each question's own."""
+    from .commands.sweep_threshold.run import SweepThresholdSettings, run_sweep_threshold
 
-    started = Run("sweep-threshold")
-    uses = embedder if observed is None else False  # observed scores: nothing is embedded
-    with opened(store, uses, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        result, facts = run_sweep(
-            s, e, _questions(questions), corpus=_corpus(chunks), k=k, fetch=fetch, rule=rule,
-            recall_target=recall_target, refusal_pattern=refusal_pattern, filter=filter,
-            refusal_marked=refusal_marked, higher_is_better=higher_is_better,
-            to_cosine=to_cosine, scale=scale, observed=observed, answers_format=answers_format,
-            progress=progress,
-        )  # fmt: skip
-        stamp(result, started, s, e, **facts)
-        return result
+    settings = SweepThresholdSettings(
+        store=store, questions=questions, embedder=embedder, chunks=chunks, k=k, fetch=fetch,
+        recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
+        refusal_marked=refusal_marked, filter=filter, higher_is_better=higher_is_better,
+        to_cosine=to_cosine, scale=scale, observed=observed, answers_format=answers_format,
+        cache=cache, trust_pickle=trust_pickle,
+    )  # fmt: skip
+    return run_sweep_threshold(settings, progress)
 
 
 def compare_ann(

@@ -143,11 +143,10 @@ def _run_diagnose(
     say: Callable[[str], None],
 ) -> tuple[list[GateRow], dict[str, Any]]:
     from ..diagnose import diagnose, prepare
+    from ..probe_scale.setup import ScoreRequest
 
-    setup = prepare(
-        store, corpus, threshold=c.threshold, threshold_scale=c.threshold_scale, scale=scale,
-        progress=say,
-    )  # fmt: skip
+    asked = ScoreRequest(threshold=c.threshold, threshold_scale=c.threshold_scale)
+    setup = prepare(store, corpus, asked, scale=scale, progress=say)
     res = timed(
         "diagnose",
         lambda: diagnose(

@@ -45,7 +45,7 @@ from ..kit.verdicts import (
     OUT_OF_SCOPE_LABELS,
     Label,
 )
-from ..probe_scale.setup import score_setup
+from ..probe_scale.setup import ScoreRequest, score_setup
 from ..sweep_threshold.filters import question_filters
 from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
@@ -313,11 +313,7 @@ def run_diagnose(
     setup = prepare(
         store,
         corpus,
-        threshold=threshold,
-        threshold_scale=threshold_scale,
-        higher_is_better=higher_is_better,
-        to_cosine=to_cosine,
-        refusal_marked=refusal_marked,
+        ScoreRequest(threshold, threshold_scale, higher_is_better, to_cosine, refusal_marked),
         progress=progress,
     )
     result = diagnose(
