@@ -25,7 +25,11 @@ from .commands.judge.sheet.face import export_sheet as export_sheet
 from .commands.judge.sheet.face import revise_sheet as revise_sheet
 from .commands.judge.sheet.face import verify_sheet as verify_sheet
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
+from .commands.probe_scale.convert import convert_threshold as convert_threshold
+from .commands.probe_scale.probe import MAX_PROBES as MAX_PROBES
 from .commands.questions.terminal import questions_summary as questions_summary
+from .commands.sweep_threshold.plots import sweep_plots as sweep_plots
+from .commands.sweep_threshold.traces import observed_traces as observed_traces
 from .embedders.base import Embedder
 from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
@@ -33,7 +37,6 @@ from .inputs.answers import read_answers as read_answers  # the face's answers r
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.given import corpus_of as _corpus
-from .inputs.given import questions_of as _questions
 from .inputs.questions import Question
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
@@ -105,19 +108,15 @@ def probe_scale(
     cache: bool = False, reuse: bool = False, progress: Say | None = None,
     trust_pickle: bool = False,
 ) -> ScaleResult:  # fmt: skip
-    """Which formula the store's scores follow, from ``probes`` queries of ``k`` results;
-    ``cache`` keeps the result per index fingerprint for later commands (unfiltered only).
-    ``reuse`` (unfiltered) returns the result kept for this index instead, probing (and
-    keeping) only when there is none (``convert-threshold --store``)."""
-    from .commands.probe_scale.run import keep_scale, measure_scale
+    """Which formula the store's scores follow, from ``probes`` (at most :data:`MAX_PROBES`)
+    queries of ``k`` results under ``filter`` (a node, dict or JSON text); ``cache`` keeps
+    the result per index fingerprint for later commands (unfiltered only). ``reuse``
+    (unfiltered) returns the result kept for this index instead, probing (and keeping)
+    only when there is none (``convert-threshold --store``)."""
+    from .commands.probe_scale.run import ProbeScaleSettings, run_probe_scale
 
-    started = Run("probe-scale")
-    with opened(store, trust_pickle=trust_pickle) as (s, _):
-        result = measure_scale(s, probes, k, seed, filter=filter, reuse=reuse, progress=progress)
-        stamp(result, started, s)  # the kept copy carries the manifest too
-        if cache and filter is None:
-            keep_scale(result, s)
-        return result
+    settings = ProbeScaleSettings(store, probes, k, seed, filter, cache, reuse, trust_pickle)
+    return run_probe_scale(settings, progress)
 
 
 def embed(
@@ -151,21 +150,18 @@ def sweep_threshold(
     scale). The scale is probed (or read from the cache) unless ``higher_is_better`` is
     given; ``chunks`` may mark refusal chunks with a truthy ``refusal`` column. ``observed``
     (a trace export or answers file, read as ``answers_format``, or its rows) sweeps the
-    scores production recorded: nothing is retrieved, ``store`` (or None) names the scale."""
-    from .commands.sweep_threshold.run import run_sweep
+    scores production recorded: nothing is retrieved, ``store`` (or None) names the scale.
+    ``filter``: a node, dict or JSON text, AND-ed with each question's own."""
+    from .commands.sweep_threshold.run import SweepThresholdSettings, run_sweep_threshold
 
-    started = Run("sweep-threshold")
-    uses = embedder if observed is None else False  # observed scores: nothing is embedded
-    with opened(store, uses, trust_pickle=trust_pickle, cache=cache) as (s, e):
-        result, facts = run_sweep(
-            s, e, _questions(questions), corpus=_corpus(chunks), k=k, fetch=fetch, rule=rule,
-            recall_target=recall_target, refusal_pattern=refusal_pattern, filter=filter,
-            refusal_marked=refusal_marked, higher_is_better=higher_is_better,
-            to_cosine=to_cosine, scale=scale, observed=observed, answers_format=answers_format,
-            progress=progress,
-        )  # fmt: skip
-        stamp(result, started, s, e, **facts)
-        return result
+    settings = SweepThresholdSettings(
+        store=store, questions=questions, embedder=embedder, chunks=chunks, k=k, fetch=fetch,
+        recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
+        refusal_marked=refusal_marked, filter=filter, higher_is_better=higher_is_better,
+        to_cosine=to_cosine, scale=scale, observed=observed, answers_format=answers_format,
+        cache=cache, trust_pickle=trust_pickle,
+    )  # fmt: skip
+    return run_sweep_threshold(settings, progress)
 
 
 def compare_ann(
@@ -447,9 +443,8 @@ from .inputs.formats.traces.sniff import FORMATS as TRACE_FORMATS  # noqa: E402
 from .inputs.rowfiles import check_output_suffix as check_rows_suffix  # noqa: E402
 from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
-from .output.render.judge import judge_report as judge_report  # noqa: E402
-from .output.render.judge_terminal import render as judge_summary  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
+from .output.render.judge import judge_report as judge_report  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402
 from .remote.waiting import set_override as set_waiting  # noqa: E402

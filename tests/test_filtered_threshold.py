@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.sweep_threshold import sweep_threshold_cmd
-from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
 from indexcheck.inputs.questions import load_questions
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
@@ -62,7 +62,9 @@ def setup(tmp_path: Path) -> dict[str, Path]:
 
 def _run(setup: dict[str, Path], which: str) -> Any:
     with open_store(f"parquet:{setup['store']}?metric=cosine") as store:
-        return sweep_threshold(store, HashEmbedder(32), load_questions(setup[which]), k=4)
+        qs = load_questions(setup[which])
+        settings = SweepThresholdSettings(store, qs, k=4, higher_is_better=True)
+        return sweep_threshold(settings, store, HashEmbedder(32), qs)
 
 
 def test_the_filter_separates_what_the_whole_index_mixes(setup: dict[str, Path]) -> None:

@@ -25,7 +25,7 @@ from indexcheck.commands.ci import CiConfig
 from indexcheck.commands.compare_ann import compare_ann, sample_queries
 from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.probe_scale import probe_scale
-from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
 from indexcheck.inputs.corpus import load_chunks
 from indexcheck.inputs.questions import load_questions
 from indexcheck.output.render.html import kind_of, write_report
@@ -75,7 +75,16 @@ def _payloads(kb: dict[str, Path]) -> list[dict[str, Any]]:
         compare_ann(store, sample_queries(store, 30), k=4, fetch=[4, 10]).to_dict(),
         diagnose(DiagnoseSettings(threshold=0.9), store, emb, questions, corpus).to_dict(),
         sweep_threshold(
-            store, emb, questions, to_cosine=scale.to_cosine, scale={"transform": "dot"}
+            SweepThresholdSettings(
+                store,
+                questions,
+                higher_is_better=True,
+                to_cosine=scale.to_cosine,
+                scale={"transform": "dot"},
+            ),
+            store,
+            emb,
+            questions,
         ).to_dict(),
     ]
     return [json.loads(json.dumps(r, default=str)) for r in results]

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
-from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
 from indexcheck.errors import InputError
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.inputs.questions import Question
@@ -170,6 +170,7 @@ def test_a_few_lost_chunks_stay_a_diagnosis_not_a_refusal() -> None:
         diagnose(DiagnoseSettings(k=2, fetch=4), store, emb, bad, corpus)
     # sweep-threshold has no chunks file: the lost chunk's question is refused too
     with pytest.raises(InputError, match="2 of 7 in-scope questions .* 'q0' expects 'c0'"):
-        sweep_threshold(store, emb, bad, k=2, fetch=4)
+        settings = SweepThresholdSettings(store, bad, k=2, fetch=4, higher_is_better=True)
+        sweep_threshold(settings, store, emb, bad)
     assert emb.stats.requests == 0
     assert np.isfinite(res.metrics["exact"].mrr.value)

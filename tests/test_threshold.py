@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from indexcheck.commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
-from indexcheck.commands.sweep_threshold import sweep_threshold
+from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
 from indexcheck.embedders.minilm.model import MiniLMEmbedder
 from indexcheck.errors import DataFileError
 from indexcheck.inputs.questions import load_questions
@@ -53,9 +53,8 @@ def independent(kb: dict, target: float = 0.95) -> dict:
 
 def test_fixture_sweep_matches_independent_computation(fixture_kb) -> None:
     store = open_store(f"faiss:{fixture_kb['faiss']}")
-    r = sweep_threshold(
+    settings = SweepThresholdSettings(
         store,
-        MiniLMEmbedder(),
         fixture_kb["questions"],
         k=K,
         fetch=FETCH,
@@ -63,6 +62,7 @@ def test_fixture_sweep_matches_independent_computation(fixture_kb) -> None:
         to_cosine=lambda s: s,
         refusal_pattern=DEFAULT_REFUSAL_PATTERN,
     )
+    r = sweep_threshold(settings, store, MiniLMEmbedder(), fixture_kb["questions"])
     ind = independent(fixture_kb)
     assert r.in_scope == 40 and r.out_of_scope == 15
     assert r.min_in_scope_best["cosine"] == pytest.approx(ind["min_in"], abs=1e-5)
@@ -156,14 +156,15 @@ def test_plots_have_titles_labels_and_both_populations(fixture_kb) -> None:
     from indexcheck.output.render.plots import threshold_figures, threshold_plots
 
     store = open_store(f"faiss:{fixture_kb['faiss']}")
-    r = sweep_threshold(
+    settings = SweepThresholdSettings(
         store,
-        MiniLMEmbedder(),
         fixture_kb["questions"],
+        higher_is_better=True,
         to_cosine=lambda s: s,
         refusal_pattern=DEFAULT_REFUSAL_PATTERN,
         rule="youden",
-    ).to_dict()
+    )
+    r = sweep_threshold(settings, store, MiniLMEmbedder(), fixture_kb["questions"]).to_dict()
     figures = dict(threshold_figures(r))
     assert set(figures) == {
         "threshold-distributions.png",

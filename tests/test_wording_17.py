@@ -79,19 +79,20 @@ def shifted_store(n: int = 30, dup_at: int = 5, dup_of: int = 2):
 def test_sweep_on_a_shifted_index_says_why_separability_is_unknown() -> None:
     """Both populations are there; no in-scope question retrieves its chunk (each finds the
     chunk holding its own text's vector), so there is no in-scope score."""
-    from indexcheck.commands.sweep_threshold import sweep_threshold
+    from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
     from indexcheck.inputs.questions import Question
 
     store, emb, ids, texts = shifted_store()
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(10, 20)]
     qs += [Question(f"o{j}", f"unrelated question {j}", [], in_scope=False) for j in range(4)]
-    r = sweep_threshold(store, emb, qs, k=1, fetch=5)
+    settings = SweepThresholdSettings(store, qs, k=1, fetch=5, higher_is_better=True)
+    r = sweep_threshold(settings, store, emb, qs)
     assert r.in_scope == 10 and r.out_of_scope == 4
     assert len(r.not_retrieved) == 10 and r.separable is None
     assert "needs both in-scope and out-of-scope" not in r.verdict, r.verdict
     assert "none of the 10 in-scope questions gets its expected chunk into the top k" in (r.verdict)
     # a set that really lacks one population is still told so
-    only_in = sweep_threshold(store, emb, qs[:10], k=1, fetch=5)
+    only_in = sweep_threshold(settings, store, emb, qs[:10])
     assert "needs both in-scope and out-of-scope" in only_in.verdict
 
 
@@ -133,7 +134,7 @@ def test_terminal_diagnose_summary_says_how_many_it_leaves_out() -> None:
 
 
 def test_sweep_with_every_out_of_scope_question_refused_by_content() -> None:
-    from indexcheck.commands.sweep_threshold import sweep_threshold
+    from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
     from indexcheck.inputs.questions import Question
     from indexcheck.testing import HashEmbedder, MemoryStore
 
@@ -143,6 +144,9 @@ def test_sweep_with_every_out_of_scope_question_refused_by_content() -> None:
     store = MemoryStore(ids, emb.embed(texts), texts)
     qs = [Question(f"q{i}", texts[i], [ids[i]]) for i in range(5)]
     qs.append(Question("o0", "We do not cover this.", [], in_scope=False))
-    r = sweep_threshold(store, emb, qs, k=1, fetch=3, refusal_pattern="topic-not-covered")
+    asked = SweepThresholdSettings(
+        store, qs, k=1, fetch=3, refusal_pattern="topic-not-covered", higher_is_better=True
+    )
+    r = sweep_threshold(asked, store, emb, qs)
     assert r.separable is None and r.handled_by_content == ["o0"]
     assert "needs both" not in r.verdict and "no separation needed" in r.verdict, r.verdict

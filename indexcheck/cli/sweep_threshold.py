@@ -8,11 +8,7 @@ from typing import Any
 import click
 
 from .. import api
-from ..commands.sweep_threshold import SweepResult
 from ..errors import InputError
-from ..inputs.answers import DEFAULT_CITATION_PATTERN
-from ..inputs.questions import load_questions
-from ..safety.textsafe import visible
 from .command import Command
 from .finish import finish
 from .option_types import SHARE
@@ -31,7 +27,7 @@ from .options import (
     stack,
 )
 from .progress import progress
-from .session import open_corpus, question_inputs, warn_spec
+from .session import open_corpus, warn_spec
 
 #: --store (retrieve every question) or --observed (scores from production traces)
 _store_or_observed = stack(
@@ -109,56 +105,33 @@ def sweep_threshold_cmd(
             "sweep-threshold needs --store (retrieve every question) or --observed TRACES "
             "(the scores production traces recorded)"
         )
-    inputs = question_inputs(filter_text, questions_path, chunks_path, id_column, text_column)
+    corpus = open_corpus(chunks_path, id_column, text_column)
     warn_spec(store_spec)
     with progress() as say:
         result = api.sweep_threshold(
-            store_spec, inputs.questions, embedder_spec, chunks=inputs.corpus, k=k, fetch=fetch,
+            store_spec, questions_path, embedder_spec, chunks=corpus, k=k, fetch=fetch,
             recall_target=recall_target, rule=rule, refusal_pattern=refusal_pattern,
-            filter=inputs.filter, cache=cache_path, progress=say, trust_pickle=trust_pickle,
+            filter=filter_text, cache=cache_path, progress=say, trust_pickle=trust_pickle,
         )  # fmt: skip
-    manifest = {"questions": str(questions_path), **inputs.filters_manifest()}
-    ctx.exit(finish(ctx, result, report=_plots, report_key=None, manifest=manifest))
+    ctx.exit(finish(ctx, result, report=api.sweep_plots, report_key=None))
 
 
 def _observed(ctx: click.Context, a: dict[str, Any]) -> None:
     """sweep-threshold --observed: the sweep over the scores production traces recorded."""
-    from ..commands.sweep_threshold.observed import refuse_absent_scores, refuse_filter
-    from ..inputs.answers import read_answers
-
-    refuse_filter(a["filter_text"])
-    questions = load_questions(a["questions_path"])
     corpus = open_corpus(a["chunks_path"], a["id_column"], a["text_column"])
-    path = a["observed_path"]
-    read = read_answers(path, DEFAULT_CITATION_PATTERN, fmt=a["answers_format"], chunks=corpus)
-    refuse_absent_scores(read.rows, str(path))  # the one line, before any warning
-    for warning in (read.source or {}).get("warnings", []):
-        click.echo(f"warning: {visible(warning)}", err=True)
+    traces = api.observed_traces(
+        a["observed_path"], a["answers_format"], chunks=corpus, filter=a["filter_text"]
+    )
+    for warning in traces.warnings:  # escaped below the face
+        click.echo(f"warning: {warning}", err=True)
     warn_spec(a["store_spec"])  # the store, when given, only names the scale
     result = api.sweep_threshold(
-        a["store_spec"], questions, chunks=corpus, k=a["k"], recall_target=a["recall_target"],
-        rule=a["rule"], refusal_pattern=a["refusal_pattern"], observed=read.rows,
+        a["store_spec"], a["questions_path"], chunks=corpus, k=a["k"],
+        recall_target=a["recall_target"], rule=a["rule"], refusal_pattern=a["refusal_pattern"],
+        observed=traces,
         higher_is_better=None if a["store_spec"] is not None else not a["scores_lower_is_better"],
         trust_pickle=a["trust_pickle"],
     )  # fmt: skip
-    facts = result.manifest.pop("observed")
-    observed = {"file": str(a["observed_path"]), "format": read.format, **facts}
-    if facts["unlabelled"]:
-        some = ", ".join(facts["unlabelled"][:3])
-        click.echo(
-            f"warning: {len(facts['unlabelled'])} of {facts['traces']} traces are left out: "
-            f"their question is not labelled in --questions ({visible(some)}"
-            f"{', ...' if len(facts['unlabelled']) > 3 else ''})",
-            err=True,
-        )
-    manifest = {"questions": str(a["questions_path"]), "observed": observed}
-    ctx.exit(finish(ctx, result, report=_plots, report_key=None, manifest=manifest))
-
-
-def _plots(result: SweepResult, folder: Path) -> list[Path]:
-    """The score plots; their paths go into the result's ``plots`` key."""
-    from ..output.render.plots import threshold_plots
-
-    files = threshold_plots(result.to_dict(), folder)
-    result.plots = [str(p) for p in files]
-    return files
+    for warning in result.warnings:  # escaped below the face
+        click.echo(f"warning: {warning}", err=True)
+    ctx.exit(finish(ctx, result, report=api.sweep_plots, report_key=None))

@@ -142,13 +142,12 @@ def _run_diagnose(
     say: Callable[[str], None],
 ) -> tuple[list[GateRow], dict[str, Any]]:
     from ..diagnose import DiagnoseSettings, diagnose, prepare
+    from ..probe_scale.setup import ScoreRequest
 
     c: DiagnoseConfig | None = config.diagnose
     assert c is not None
-    setup = prepare(
-        store, corpus, threshold=c.threshold, threshold_scale=c.threshold_scale, scale=scale,
-        progress=say,
-    )  # fmt: skip
+    asked = ScoreRequest(threshold=c.threshold, threshold_scale=c.threshold_scale)
+    setup = prepare(store, corpus, asked, scale=scale, progress=say)
     settings = DiagnoseSettings(
         k=c.k, fetch=c.fetch, min_cosine=c.min_cosine, refusal_pattern=c.refusal_pattern or None,
         filter=c.filter, seed=config.seed,

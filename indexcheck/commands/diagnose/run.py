@@ -107,6 +107,7 @@ def diagnose_opened(
 
     from ...judges import opened_judge
     from ..kit.id_pairing import refuse_absent_expected_ids
+    from ..probe_scale.setup import ScoreRequest
     from . import diagnose, prepare
 
     facts: dict[str, Any] = {}
@@ -119,11 +120,10 @@ def diagnose_opened(
             s.answers, partial(opened_judge, s.judge), s.cache
         )
         settings = dataclasses.replace(settings, judged=judged)
-    setup = prepare(
-        store, corpus, threshold=s.threshold, threshold_scale=s.threshold_scale,
-        higher_is_better=s.higher_is_better, to_cosine=s.to_cosine,
-        refusal_marked=s.refusal_marked, progress=progress,
-    )  # fmt: skip
+    asked = ScoreRequest(
+        s.threshold, s.threshold_scale, s.higher_is_better, s.to_cosine, s.refusal_marked
+    )
+    setup = prepare(store, corpus, asked, progress=progress)
     result = diagnose(settings, store, embedder, questions, corpus, setup, progress)
     return result, {"scale": setup.scale, **facts}
 

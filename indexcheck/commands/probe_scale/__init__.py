@@ -32,10 +32,12 @@ from .scale import (
     scale_for,
     write_cache,
 )
+from .settings import ProbeScaleSettings
 
 __all__ = [
     "CATALOGUE",
     "MAX_PROBES",
+    "ProbeScaleSettings",
     "build_queries",
     "ScaleResult",
     "Transform",

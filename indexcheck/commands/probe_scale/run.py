@@ -1,33 +1,49 @@
-"""probe-scale's run on an opened store, the same for the api (and so the CLI): probe now,
-or reuse what an earlier probe of the same index kept; and keep a result for later commands."""
+"""probe-scale's run from its settings, the same for the api (and so the CLI): probe now,
+or reuse what an earlier probe of the same index kept; stamp the manifest once; and keep a
+result for later commands."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from ...filters import canonical
+from ...output.manifest import Run, stamp
 from ...stores.base import VectorStore
+from ...stores.opening import opened
+from ..kit.filtered_truth import as_node
 from .probe import probe_scale
 from .result import ScaleResult
 from .scale import cache_path, scale_for, write_cache
+from .settings import ProbeScaleSettings
+
+Say = Callable[[str], None]
+
+
+def run_probe_scale(settings: ProbeScaleSettings, progress: Say | None = None) -> ScaleResult:
+    """Open the store the settings name, measure (or reuse) its scale, stamp the manifest
+    (with the filter probed under, canonical), keep an unfiltered result when asked, close."""
+    started = Run("probe-scale")
+    with opened(settings.store, trust_pickle=settings.trust_pickle) as (store, _):
+        result = measure_scale(store, settings, progress)
+        node = as_node(settings.filter)
+        filters: dict[str, Any] = {} if node is None else {"filters": [canonical(node)]}
+        stamp(result, started, store, **filters)  # the kept copy carries the manifest too
+        if settings.cache and settings.filter is None:
+            keep_scale(result, store)
+        return result
 
 
 def measure_scale(
-    store: VectorStore,
-    probes: int = 16,
-    k: int = 8,
-    seed: int = 0,
-    *,
-    filter: Any = None,
-    reuse: bool = False,
-    progress: Callable[[str], None] | None = None,
+    store: VectorStore, settings: ProbeScaleSettings, progress: Say | None = None
 ) -> ScaleResult:
-    """``probes`` queries of ``k`` results (under ``filter``); with ``reuse`` (unfiltered)
-    the result kept for this index's fingerprint instead, probed (and kept) only when there
-    is none. A reused result's manifest is left empty, for this run's."""
+    """The settings' ``probes`` queries of ``k`` results (under ``filter``); with ``reuse``
+    (unfiltered) the result kept for this index's fingerprint instead, probed (and kept)
+    only when there is none. A reused result's manifest is left empty, for this run's."""
+    probes, k, seed, filter = settings.probes, settings.k, settings.seed, settings.filter
     if progress is not None:
         progress(f"probing {store.spec} with {probes} queries")
-    if reuse and filter is None:
+    if settings.reuse and filter is None:
         result = scale_for(store, probes=probes, k=k, seed=seed)
         result.manifest = {}  # this run's, not the one that measured it
         return result
@@ -42,4 +58,4 @@ def keep_scale(result: ScaleResult, store: VectorStore) -> None:
     result.manifest["cache"] = str(path)
 
 
-__all__ = ["keep_scale", "measure_scale"]
+__all__ = ["ProbeScaleSettings", "keep_scale", "measure_scale", "run_probe_scale"]

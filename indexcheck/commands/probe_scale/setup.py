@@ -3,8 +3,8 @@
 A command that compares scores with a threshold needs the direction of the store's scale,
 the backend -> cosine converter, the scale summary for the manifest, the threshold on the
 backend's own scale (converted when it was written as a cosine) and the refusal chunks
-the chunks file marks. :func:`score_setup` gives all five; each command's ``prepare``
-calls it with what that command takes.
+the chunks file marks. :func:`score_setup` gives all five from a :class:`ScoreRequest`;
+each command's ``prepare`` calls it with what that command takes.
 """
 
 from __future__ import annotations
@@ -39,21 +39,35 @@ class ScoreSetup:
     refusal_marked: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What a command asks of the scale: ``threshold`` (None: none) written on
+    ``threshold_scale``, the direction (None: probe the store) and its converter when the
+    caller names them, and the refusal chunk ids (None: those the chunks file marks)."""
+
+    threshold: float | None = None
+    threshold_scale: str = "backend"
+    higher_is_better: bool | None = None
+    to_cosine: Converter | None = None
+    refusal_marked: Sequence[str] | None = None
+
+
 def score_setup(
     store: VectorStore | None,
     corpus: Corpus | None = None,
+    request: ScoreRequest | None = None,
     *,
-    threshold: float | None = None,
-    threshold_scale: str = "backend",
     scale: ScaleResult | None = None,
-    higher_is_better: bool | None = None,
-    to_cosine: Converter | None = None,
-    refusal_marked: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ScoreSetup:
     """The store's scale from ``scale`` (a ScaleResult at hand) or probed/cached, unless
-    ``higher_is_better`` names the direction; a ``threshold_scale="cosine"`` threshold
-    converted to the backend's scale. With no store, the direction given (default higher)."""
+    ``request`` (None: all defaults) names the direction; a ``threshold_scale="cosine"``
+    threshold converted to the backend's scale. With no store, the direction given
+    (default higher)."""
+    request = request or ScoreRequest()
+    threshold, threshold_scale = request.threshold, request.threshold_scale
+    higher_is_better, to_cosine = request.higher_is_better, request.to_cosine
+    refusal_marked = request.refusal_marked
     if threshold_scale not in THRESHOLD_SCALES:
         raise InputError(f"threshold_scale must be 'backend' or 'cosine', got {threshold_scale!r}")
     marked = list(marked_refusals(corpus) if refusal_marked is None else refusal_marked)
@@ -77,4 +91,4 @@ def score_setup(
     return ScoreSetup(higher_is_better, to_cosine, summary, threshold, marked)
 
 
-__all__ = ["THRESHOLD_SCALES", "ScoreSetup", "score_setup"]
+__all__ = ["THRESHOLD_SCALES", "ScoreRequest", "ScoreSetup", "score_setup"]

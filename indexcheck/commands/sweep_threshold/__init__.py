@@ -17,6 +17,7 @@ cosine, through the probed score transform.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,11 +31,12 @@ from ...stores.base import VectorStore
 from ..kit.id_pairing import refuse_absent_expected_ids
 from ..kit.retrieval import refusal_ids, retrieve
 from ..kit.stats import wilson
-from ..probe_scale.setup import score_setup
+from ..probe_scale.setup import ScoreRequest, score_setup
 from .filters import filtered_retrieve, per_filter, question_filters
 from .result import QuestionRecord as QuestionRecord
 from .result import Score as Score
 from .result import SweepResult as SweepResult
+from .settings import SweepThresholdSettings as SweepThresholdSettings
 
 #: sweep-threshold's whole setup, the same for the api (so the CLI) and --observed: the
 #: store's scale (or the direction given, with no store) and the refusal chunks
@@ -48,56 +50,59 @@ def _both(x: float, to_cos: Callable[[np.ndarray], np.ndarray] | None) -> Score:
     return {"backend": float(x), "cosine": cos}
 
 
+@dataclass(frozen=True)
+class SweepScale:
+    """The scale a sweep reports on: its direction, the backend -> cosine converter (None:
+    no cosine column) and the summary the result carries (None: the direction only)."""
+
+    higher_is_better: bool
+    to_cosine: Callable[[np.ndarray], np.ndarray] | None
+    summary: dict[str, Any] | None
+
+
 def sweep_threshold(
+    settings: SweepThresholdSettings,
     store: VectorStore,
     embedder: Embedder,
     questions: Sequence[Question],
-    *,
-    k: int = 4,
-    fetch: int = 20,
-    higher_is_better: bool | None = True,
-    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
-    scale: dict[str, Any] | None = None,
-    recall_target: float = 0.95,
-    rule: str = "recall",
-    refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] | None = (),
-    filter: Any = None,
     corpus: Corpus | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SweepResult:
-    """Sweep every observed score as a threshold.
+    """Sweep every observed score as a threshold, ``questions`` retrieved from the opened
+    ``store`` with ``embedder``.
 
-    ``higher_is_better`` and ``to_cosine`` (backend score array -> cosine array) come from
-    the probed scale: None probes it (or reads it from the cache, :func:`prepare`), and
-    ``scale`` then defaults to its summary. ``refusal_marked`` None: the refusal chunks
-    ``corpus`` marks (``refusal`` column). ``rule``: ``recall`` (the strictest threshold
-    keeping in-scope recall >= ``recall_target``) or ``youden`` (max recall + rejection -
-    1). Each question is searched with its own ``filter`` AND ``filter`` (one for every
-    question), when given.
+    The scale's direction and converter are the settings' ``higher_is_better`` and
+    ``to_cosine``, or probed (read from the cache) when the direction is None
+    (:func:`prepare`); ``scale`` then defaults to its summary. ``refusal_marked`` None: the
+    refusal chunks ``corpus`` marks (``refusal`` column). ``rule``: ``recall`` (the
+    strictest threshold keeping in-scope recall >= ``recall_target``) or ``youden`` (max
+    recall + rejection - 1). Each question is searched with its own filter AND the
+    settings' ``filter`` (one for every question), when given.
     """
-    setup = prepare(
-        store, corpus, higher_is_better=higher_is_better, to_cosine=to_cosine,
-        refusal_marked=refusal_marked, progress=progress,
-    )  # fmt: skip
-    to_cosine, scale = setup.to_cosine, setup.scale if scale is None else scale
+    s = settings
+    asked = ScoreRequest(
+        higher_is_better=s.higher_is_better, to_cosine=s.to_cosine, refusal_marked=s.refusal_marked
+    )
+    setup = prepare(store, corpus, asked, progress=progress)
+    to_cosine = setup.to_cosine
     if progress is not None:
         progress(f"retrieving {len(questions)} questions")
+    k, fetch = s.k, s.fetch
     if k < 1 or fetch < k:
         raise InputError(f"need 1 <= -k ({k}) <= --fetch ({fetch})")
-    if rule not in ("recall", "youden"):
-        raise InputError(f"--rule must be recall or youden, not {rule}")
+    if s.rule not in ("recall", "youden"):
+        raise InputError(f"--rule must be recall or youden, not {s.rule}")
     if not questions:
         raise InputError("the question set is empty")
     refuse_absent_expected_ids(store, questions)  # before any embedding
-    filters = question_filters(questions, filter)
+    filters = question_filters(questions, s.filter)
     if filters is None:
         got = retrieve(store, embedder, questions, fetch)
     else:
         got = filtered_retrieve(store, embedder, questions, fetch, filters)
     keys = [None if f is None else canonical(f) for f in (filters or [None] * len(questions))]
     refusals = refusal_ids(
-        [c for c in got.I.ravel() if c is not None], refusal_pattern, setup.refusal_marked
+        [c for c in got.I.ravel() if c is not None], s.refusal_pattern, setup.refusal_marked
     )
     records: list[QuestionRecord] = []
     for row, q in enumerate(questions):
@@ -119,33 +124,26 @@ def sweep_threshold(
                 rec.expected_rank = rank
                 rec.expected_score = _both(float(got.D[row, rank]), to_cosine)
         records.append(rec)
+    summary = setup.scale if s.scale is None else s.scale
+    scale = SweepScale(setup.higher_is_better, to_cosine, summary)
     return sweep_records(
-        records,
-        k=k,
-        fetch=fetch,
-        higher_is_better=setup.higher_is_better,
-        to_cosine=to_cosine,
-        scale=scale,
-        recall_target=recall_target,
-        rule=rule,
-        filter_keys=None if filters is None else keys,
+        records, s, scale, fetch=fetch, filter_keys=None if filters is None else keys
     )
 
 
 def sweep_records(
     records: Sequence[QuestionRecord],
+    settings: SweepThresholdSettings,
+    scale: SweepScale,
     *,
-    k: int,
     fetch: int,
-    higher_is_better: bool = True,
-    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
-    scale: dict[str, Any] | None = None,
-    recall_target: float = 0.95,
-    rule: str = "recall",
     filter_keys: list[str | None] | None = None,
 ) -> SweepResult:
     """The sweep over per-question records already retrieved (by :func:`sweep_threshold`
-    from the store, or observed in production traces: core/sweep_observed.py)."""
+    from the store, or observed in production traces: :mod:`.observed`), on ``scale``; the
+    settings give ``k``, ``rule`` and ``recall_target``."""
+    k, rule, recall_target = settings.k, settings.rule, settings.recall_target
+    higher_is_better, to_cosine = scale.higher_is_better, scale.to_cosine
     records = list(records)
     sign = 1.0 if higher_is_better else -1.0
 
@@ -216,7 +214,7 @@ def sweep_records(
         fetch=fetch,
         in_scope=len(ins),
         out_of_scope=len(oos),
-        scale=scale or {"higher_is_better": higher_is_better},
+        scale=scale.summary or {"higher_is_better": higher_is_better},
         rule=rule,
         recall_target=recall_target,
         min_in_scope_best=unkey(min_in),
@@ -288,3 +286,15 @@ def _why_unknown(n_in: int, n_out: int, n_not_retrieved: int) -> str:
         "by a refusal chunk or gets no result, so no out-of-scope score competes with the "
         "in-scope ones"
     )
+
+
+__all__ = [
+    "QuestionRecord",
+    "Score",
+    "SweepResult",
+    "SweepScale",
+    "SweepThresholdSettings",
+    "prepare",
+    "sweep_records",
+    "sweep_threshold",
+]

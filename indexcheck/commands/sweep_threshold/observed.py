@@ -11,18 +11,18 @@ the answer row's own ``expected`` / ``in_scope``. The sweep itself is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from ...errors import InputError
 from ...inputs.answers import AnswerRow
 from ...inputs.questions import Question
 from ...safety.textsafe import visible
 from ..kit.retrieval import refusal_ids
-from . import _both, sweep_records
+from ..probe_scale.setup import ScoreSetup
+from . import SweepScale, _both, sweep_records
 from .result import QuestionRecord, SweepResult
+from .settings import SweepThresholdSettings
 
 #: the scale of observed scores when nothing names it: the backend's own, unknown
 UNKNOWN_SCALE: dict[str, Any] = {
@@ -86,20 +86,16 @@ def refuse_filter(filter: Any) -> None:
 
 def sweep_observed(
     rows: Sequence[AnswerRow],
-    questions: Sequence[Question] = (),
-    *,
-    k: int = 4,
-    higher_is_better: bool = True,
-    to_cosine: Callable[[np.ndarray], np.ndarray] | None = None,
-    scale: dict[str, Any] | None = None,
-    recall_target: float = 0.95,
-    rule: str = "recall",
-    refusal_pattern: str | None = None,
-    refusal_marked: Sequence[str] = (),
+    questions: Sequence[Question],
+    settings: SweepThresholdSettings,
+    setup: ScoreSetup,
     source: str = "--observed",
 ) -> tuple[SweepResult, dict[str, Any]]:
-    """The sweep over the observed candidates of ``rows`` and what the join did (traces,
-    labelled from the question set or the rows, unlabelled ids) for the manifest."""
+    """The sweep over the observed candidates of ``rows`` on the scale ``setup`` resolved
+    (the settings give ``k``, ``rule``, ``recall_target``, ``refusal_pattern`` and
+    ``scale``), and what the join did (traces, labelled from the question set or the rows,
+    unlabelled ids) for the manifest."""
+    k, rule, to_cosine = settings.k, settings.rule, setup.to_cosine
     if k < 1:
         raise InputError(f"need -k ({k}) >= 1")
     if rule not in ("recall", "youden"):
@@ -109,7 +105,7 @@ def sweep_observed(
     refuse_absent_scores(rows, source)
     labels = {question_key(q.question): q for q in questions}
     refusals = refusal_ids(
-        [p.id for r in rows for p in r.contexts], refusal_pattern, refusal_marked
+        [p.id for r in rows for p in r.contexts], settings.refusal_pattern, setup.refusal_marked
     )
     records: list[QuestionRecord] = []
     unlabelled: list[str] = []
@@ -145,16 +141,10 @@ def sweep_observed(
             "the same question texts (with 'expected' or in_scope=false)"
         )
     fetch = max((len(r.contexts) for r in rows), default=0)
-    result = sweep_records(
-        records,
-        k=k,
-        fetch=max(fetch, k),
-        higher_is_better=higher_is_better,
-        to_cosine=to_cosine,
-        scale=scale or dict(UNKNOWN_SCALE, higher_is_better=higher_is_better),
-        recall_target=recall_target,
-        rule=rule,
-    )
+    hib = setup.higher_is_better
+    summary = setup.scale if settings.scale is None else settings.scale
+    scale = SweepScale(hib, to_cosine, summary or dict(UNKNOWN_SCALE, higher_is_better=hib))
+    result = sweep_records(records, settings, scale, fetch=max(fetch, k))
     facts = {
         "traces": len(rows),
         "labelled_from_questions": origin["questions"],

@@ -52,9 +52,12 @@ class SweepResult:
     manifest: dict[str, Any] = field(default_factory=dict)
     #: under filters: per distinct filter, its questions and separability (sweep_filters)
     by_filter: list[dict[str, Any]] | None = None
+    #: warnings for stderr (escaped), e.g. traces the question set does not label; not in JSON
+    warnings: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out.pop("warnings")
         if self.by_filter is None:  # an unfiltered run reads as before filters existed
             out.pop("by_filter")
             for q in out["questions"]:

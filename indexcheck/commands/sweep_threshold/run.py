@@ -1,7 +1,7 @@
-"""sweep-threshold's run on opened objects, the same for the api (and so the CLI): every
+"""sweep-threshold's run from its settings, the same for the api (and so the CLI): every
 question retrieved from the store (:func:`.sweep_threshold`), or with ``observed`` the scores
 the production traces recorded (:func:`.observed.sweep_observed`), the store then only naming
-the scale."""
+the scale; the manifest stamped once."""
 
 from __future__ import annotations
 
@@ -9,66 +9,98 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...embedders.base import Embedder
 from ...errors import InputError
 from ...inputs.answers import DEFAULT_CITATION_PATTERN, AnswerRow, read_answers
 from ...inputs.corpus import Corpus
+from ...inputs.given import corpus_of, questions_of
+from ...inputs.question_filters import filters_manifest
 from ...inputs.questions import Question
+from ...output.manifest import Run, stamp
 from ...stores.base import VectorStore
+from ...stores.opening import opened
+from ..probe_scale.setup import ScoreRequest
 from . import SweepResult, prepare, sweep_threshold
+from .filters import question_filters
 from .observed import refuse_absent_scores, refuse_filter, sweep_observed
+from .settings import SweepThresholdSettings
+from .traces import ObservedTraces, unlabelled_warning
 
-Converter = Callable[[np.ndarray], np.ndarray]
-
-
-def run_sweep(
-    store: VectorStore | None, embedder: Embedder | None, questions: Sequence[Question], *,
-    observed: str | Path | Sequence[AnswerRow] | None = None, answers_format: str | None = None,
-    corpus: Corpus | None = None, k: int = 4, fetch: int = 20,
-    higher_is_better: bool | None = None, to_cosine: Converter | None = None,
-    scale: dict[str, Any] | None = None, recall_target: float = 0.95, rule: str = "recall",
-    refusal_pattern: str | None = None, refusal_marked: Sequence[str] | None = None,
-    filter: Any = None, progress: Callable[[str], None] | None = None,
-) -> tuple[SweepResult, dict[str, Any]]:  # fmt: skip
-    """The sweep and its manifest facts. Without ``observed``: ``questions`` retrieved from
-    ``store`` with ``embedder``. With ``observed`` (a trace export or answers file, read as
-    ``answers_format``, None: sniffed; or rows already read): its traced scores swept, on
-    the scale ``store`` names (probed or read from the cache, unless ``higher_is_better``
-    is given; no store: the traces' own, higher unless told), no embedder used, a
-    ``filter`` refused; the facts say what the join with ``questions`` did."""
-    if observed is None:
-        if store is None:
-            raise InputError(
-                "sweep-threshold needs a store (to retrieve every question) or observed "
-                "traces (the scores production recorded)"
-            )
-        assert embedder is not None, "the api opens the embedder whenever it retrieves"
-        result = sweep_threshold(
-            store, embedder, questions, corpus=corpus, k=k, fetch=fetch, filter=filter,
-            higher_is_better=higher_is_better, to_cosine=to_cosine, scale=scale, rule=rule,
-            recall_target=recall_target, refusal_pattern=refusal_pattern,
-            refusal_marked=refusal_marked, progress=progress,
-        )  # fmt: skip
-        return result, {}
-    refuse_filter(filter)
-    source = str(observed) if isinstance(observed, str | Path) else "--observed"
-    if isinstance(observed, str | Path):
-        read = read_answers(observed, DEFAULT_CITATION_PATTERN, fmt=answers_format, chunks=corpus)
-        observed = read.rows
-    refuse_absent_scores(observed, source)  # before the store's scale is probed
-    setup = prepare(
-        store, corpus, higher_is_better=higher_is_better, to_cosine=to_cosine,
-        refusal_marked=refusal_marked, progress=progress,
-    )  # fmt: skip
-    result, facts = sweep_observed(
-        observed, questions, k=k, higher_is_better=setup.higher_is_better,
-        to_cosine=setup.to_cosine, scale=setup.scale if scale is None else scale, rule=rule,
-        recall_target=recall_target, refusal_pattern=refusal_pattern,
-        refusal_marked=setup.refusal_marked, source=source,
-    )  # fmt: skip
-    return result, {"observed": facts}
+Say = Callable[[str], None]
 
 
-__all__ = ["run_sweep"]
+def run_sweep_threshold(
+    settings: SweepThresholdSettings, progress: Say | None = None
+) -> SweepResult:
+    """Load the questions (and chunks), open the store and embedder the settings name
+    (nothing is embedded with ``observed``), sweep, stamp the manifest (the questions
+    file, the filters or what the join with the traces did) and close what was opened."""
+    s, started = settings, Run("sweep-threshold")
+    questions, corpus = questions_of(s.questions), corpus_of(s.chunks)
+    if s.observed is None and s.store is None:  # before the embedder opens
+        raise InputError(
+            "sweep-threshold needs a store (to retrieve every question) or observed "
+            "traces (the scores production recorded)"
+        )
+    uses = s.embedder if s.observed is None else False  # observed scores: nothing is embedded
+    with opened(s.store, uses, trust_pickle=s.trust_pickle, cache=s.cache) as (store, embedder):
+        if s.observed is None:
+            result = _retrieved(s, store, embedder, questions, corpus, progress)
+            facts = filters_manifest(question_filters(questions, s.filter))
+        else:
+            result, observed = _observed(s, store, questions, corpus, progress)
+            facts = {"observed": observed}
+        given = {"questions": str(s.questions)} if isinstance(s.questions, str | Path) else {}
+        stamp(result, started, store, embedder, **given, **facts)
+        return result
+
+
+def _retrieved(
+    s: SweepThresholdSettings,
+    store: VectorStore | None,
+    embedder: Embedder | None,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    progress: Say | None,
+) -> SweepResult:
+    assert store is not None and embedder is not None, "both opened whenever it retrieves"
+    return sweep_threshold(s, store, embedder, questions, corpus, progress)
+
+
+def _observed(
+    s: SweepThresholdSettings,
+    store: VectorStore | None,
+    questions: Sequence[Question],
+    corpus: Corpus | None,
+    progress: Say | None,
+) -> tuple[SweepResult, dict[str, Any]]:
+    """``observed`` (a file read as ``answers_format``, None: sniffed; traces read ahead;
+    or rows) swept on the scale the store names (probed or cached, unless
+    ``higher_is_better`` is given; no store: the traces' own, higher unless told); a
+    ``filter`` refused. Returns the result and what the join did (with the file and format
+    of traces read ahead)."""
+    refuse_filter(s.filter)
+    rows: Sequence[AnswerRow]
+    source, named = "--observed", {}
+    if isinstance(s.observed, str | Path):
+        source = str(s.observed)
+        read = read_answers(
+            s.observed, DEFAULT_CITATION_PATTERN, fmt=s.answers_format, chunks=corpus
+        )
+        rows = read.rows
+    else:
+        assert s.observed is not None
+        rows = s.observed
+        if isinstance(rows, ObservedTraces):
+            named = {"file": rows.file, "format": rows.format}
+    refuse_absent_scores(rows, source)  # before the store's scale is probed
+    asked = ScoreRequest(
+        higher_is_better=s.higher_is_better, to_cosine=s.to_cosine, refusal_marked=s.refusal_marked
+    )
+    setup = prepare(store, corpus, asked, progress=progress)
+    result, facts = sweep_observed(rows, questions, s, setup, source)
+    result.warnings = unlabelled_warning(facts)
+    return result, {**named, **facts}
+
+
+__all__ = ["SweepThresholdSettings", "run_sweep_threshold"]
