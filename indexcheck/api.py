@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .commands.compare_ann.queries import DEFAULT_NOISE as DEFAULT_NOISE  # for the CLI
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN, marked_refusals
 from .embedders.base import Embedder
 from .engines import entered_engine
@@ -31,7 +32,7 @@ from .inputs.questions import Question
 from .judges import judgement_cache, opened_judge
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
-from .stores.opening import opened, opened_pair, swept_opener
+from .stores.opening import opened, opened_pair
 
 if TYPE_CHECKING:
     from .commands.check_index import CheckIndexResult
@@ -164,44 +165,36 @@ def compare_ann(
     noise: float | None = None, questions: PathLike | None = None,
     query_vectors: PathLike | None = None, truth_from: str | None = None,
     truth_store: StoreLike | None = None, chunks: PathLike | Corpus | None = None,
-    embedder: EmbedderLike = None, cache_dir: Path | None = None, filter: Any = None,
-    filters: Sequence[Any] | None = None, sweep: tuple[str, Sequence[int]] | None = None,
+    embedder: EmbedderLike = None, cache_dir: Path | bool | None = None, filter: Any = None,
+    filters: Sequence[Any] | None = None, sweep: tuple[str, Sequence[int]] | str | None = None,
     truth: Any = None, true_vectors: Any = None, engine: str | Any = None,
     ray_address: str | None = None, cache: PathLike | None = None,
-    progress: Say | None = None, trust_pickle: bool = False,
+    progress: Say | None = None, trust_pickle: bool = False, id_column: str = "id",
+    text_column: str = "text",
 ) -> AnnResult:  # fmt: skip
     """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
     vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet; or a
     ``questions`` file embedded with ``embedder``, or a ``query_vectors`` file (.npy or
-    Parquet). ``filter`` (a parsed filter) is AND-ed with each question's own; ``filters``
-    gives one per query instead. ``sweep=(key, values)`` also measures the index at each
-    value of its search parameter (``store`` a spec: reopened at each value). For an
-    index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
-    ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
+    Parquet). ``filter`` (JSON text or a parsed filter) is AND-ed with each question's own;
+    ``filters`` gives one per query instead. ``sweep=(key, values)`` (or ``"key=v1,v2"``)
+    also measures the index at each value of its search parameter (``store`` a spec:
+    reopened at each value). ``cache_dir``: vectors read from a remote store are cached
+    there (True: ``<cache root>/vectors``). For an index that compresses (FAISS PQ/SQ/LSH),
+    measure against the vectors as added: ``truth_from="chunks"`` re-embeds the texts
+    (``chunks``, a file read with ``id_column``/``text_column``, or the store's) with
     ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
-    from .commands.compare_ann import compare_ann
-    from .commands.compare_ann.setup import check_choices, manifest_facts, prepare_queries
-    from .commands.kit.exact import engine_scope
+    from .commands.compare_ann import CompareAnnSettings
+    from .commands.compare_ann.run import run_compare_ann
 
-    check_choices(truth_from, truth_store, questions, query_vectors)
-    open_at = swept_opener(store, sweep, trust_pickle)  # a bad parameter: before any work
-    started = Run("compare-ann")
-    with ExitStack() as stack:
-        stack.enter_context(engine_scope(entered_engine(stack, engine, ray_address)))
-        uses = embedder if truth_from == "chunks" or questions is not None else False
-        s, e = stack.enter_context(opened(store, uses, trust_pickle=trust_pickle, cache=cache))
-        t, _ = stack.enter_context(opened(truth_store, trust_pickle=trust_pickle))
-        tv, qs, filters = prepare_queries(
-            s, queries, seed=seed, noise=noise, truth_from=truth_from, truth_store=t, embedder=e,
-            corpus=_corpus(chunks), questions=questions, query_vectors=query_vectors, filter=filter,
-            cache_dir=cache_dir, filters=filters, true_vectors=true_vectors, progress=progress,
-        )  # fmt: skip
-        result = compare_ann(
-            s, qs, k, fetch, target, seed, cache_dir, progress, truth=truth, true_vectors=tv,
-            filters=filters, sweep=sweep, open_at=open_at,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed, **manifest_facts(qs, filters))
-        return result
+    settings = CompareAnnSettings(
+        store=store, queries=queries, k=k, fetch=fetch, target=target, seed=seed, noise=noise,
+        questions=questions, query_vectors=query_vectors, truth_from=truth_from,
+        truth_store=truth_store, chunks=chunks, embedder=embedder, cache_dir=cache_dir,
+        filter=filter, filters=filters, sweep=sweep, truth=truth, true_vectors=true_vectors,
+        engine=engine, ray_address=ray_address, cache=cache, trust_pickle=trust_pickle,
+        id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_compare_ann(settings, progress)
 
 
 def diagnose(
