@@ -32,7 +32,7 @@ from .inputs.questions import Question
 from .judges import judgement_cache, opened_judge
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
-from .stores.opening import opened, opened_pair
+from .stores.opening import opened
 
 if TYPE_CHECKING:
     from .commands.check_index import CheckIndexResult
@@ -248,31 +248,25 @@ def diff_index(
     sample_new: int | None = 100, seed: int = 0, min_cosine: float = 0.999,
     workdir: Path | None = None, memory_limit: str = "256MB", engine: str | Any = None,
     ray_address: str | None = None, cache: PathLike | None = None, progress: Say | None = None,
-    trust_pickle: bool = False,
+    trust_pickle: bool = False, id_column: str = "id", text_column: str = "text",
 ) -> DiffResult:  # fmt: skip
     """Is ``new`` the ``old`` index plus the changes? (``indexcheck diff-index``) Old and new
     are paired by text hash (ids may differ); every text in both must keep its vector
     (cosine of unit vectors >= ``min_cosine``). ``chunks_old``/``chunks_new`` give the texts
-    of an index that stores none. ``embedder`` None (no default model here) re-embeds
-    nothing; a spec or an opened embedder re-embeds ``sample_new`` added/changed texts (None:
-    all), by ``engine`` ("local", "ray" with ``ray_address``, or an engine). ``result.ok``
-    is the verdict."""
-    from .commands.diff_index import diff_index
-    from .commands.diff_index.run import described
+    of an index that stores none (a file is read with ``id_column``/``text_column``).
+    ``embedder`` None (no default model here) re-embeds nothing; a spec or an opened
+    embedder re-embeds ``sample_new`` added/changed texts (None: all), by ``engine``
+    ("local", "ray" with ``ray_address``, or an engine). ``result.ok`` is the verdict."""
+    from .commands.diff_index import DiffIndexSettings
+    from .commands.diff_index.run import run_diff_index
 
-    started = Run("diff-index")
-    with ExitStack() as stack:
-        engine = entered_engine(stack, engine, ray_address)
-        n, o = stack.enter_context(opened_pair(new, old, trust_pickle, lookups=False))  # by text
-        uses = False if embedder is None else embedder
-        _, e = stack.enter_context(opened(None, uses, cache=cache))
-        result = diff_index(
-            o, n, chunks_old=_corpus(chunks_old), chunks_new=_corpus(chunks_new),
-            embedder=e, sample_new=sample_new, seed=seed, min_cosine=min_cosine,
-            workdir=workdir, memory_limit=memory_limit, progress=progress, engine=engine,
-        )  # fmt: skip
-        stamp(result, started, n, e, seed=seed, old_store=described(o))
-        return result
+    settings = DiffIndexSettings(
+        old=old, new=new, chunks_old=chunks_old, chunks_new=chunks_new, embedder=embedder,
+        sample_new=sample_new, seed=seed, min_cosine=min_cosine, workdir=workdir,
+        memory_limit=memory_limit, engine=engine, ray_address=ray_address, cache=cache,
+        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_diff_index(settings, progress)
 
 
 def run_ci(
