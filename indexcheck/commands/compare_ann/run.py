@@ -22,15 +22,17 @@ def run_compare_ann(
     settings: CompareAnnSettings, progress: Callable[[str], None] | None = None
 ) -> AnnResult:
     """compare-ann as :func:`indexcheck.api.compare_ann` documents it. Everything that can
-    be refused without opening anything is refused first: the query and truth sources, the
-    fetch depths, the filter, the sweep (``PARAM=V1,V2`` text parsed), the chunks file, the
-    sweep parameter."""
+    be refused without opening anything is refused first, in this order: the query and
+    truth sources, the fetch depths, the filter and the sweep (JSON and ``KEY=V1,V2`` text
+    parsed), the chunks file, the sweep parameter."""
     s = settings
     check_choices(s.truth_from, s.truth_store, s.questions, s.query_vectors)
     fetch_depths(s.k, s.fetch)
-    s = replace(s, filter=common_filter(s.filter), sweep=swept(s.sweep))
+    common = common_filter(s.filter)
+    sweep = swept(s.sweep)
+    s = replace(s, filter=common, sweep=sweep)
     corpus = corpus_of(s.chunks, s.id_column, s.text_column)
-    open_at = swept_opener(s.store, s.sweep, s.trust_pickle)  # a bad parameter: before any work
+    open_at = swept_opener(s.store, sweep, s.trust_pickle)  # a bad parameter: before any work
     started = Run("compare-ann")
     with ExitStack() as stack:
         stack.enter_context(engine_scope(entered_engine(stack, s.engine, s.ray_address)))

@@ -10,8 +10,6 @@ from typing import Any
 
 from ...errors import InputError
 
-DEFAULT_QUERIES = 500
-
 
 @dataclass(frozen=True)
 class CompareAnnSettings:
@@ -20,7 +18,7 @@ class CompareAnnSettings:
     #: a spec string or an opened store (a sweep needs the spec)
     store: Any = None
     #: how many stored vectors to sample, float32 (q, d) vectors, or a QuerySet
-    queries: Any = DEFAULT_QUERIES
+    queries: Any = 500
     k: int = 4
     #: fetch depths, each >= k (None: k and the defaults deeper than k)
     fetch: Sequence[int] | None = (4, 10, 20, 50)
@@ -88,4 +86,4 @@ def vector_cache_dir(cache_dir: Path | bool | None) -> Path | None:
     return None if isinstance(cache_dir, bool) else cache_dir
 
 
-__all__ = ["DEFAULT_QUERIES", "CompareAnnSettings", "swept", "vector_cache_dir"]
+__all__ = ["CompareAnnSettings", "swept", "vector_cache_dir"]
