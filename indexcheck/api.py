@@ -172,17 +172,14 @@ def compare_ann(
     progress: Say | None = None, trust_pickle: bool = False, id_column: str = "id",
     text_column: str = "text",
 ) -> AnnResult:  # fmt: skip
-    """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
-    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet; or a
-    ``questions`` file embedded with ``embedder``, or a ``query_vectors`` file (.npy or
-    Parquet). ``filter`` (JSON text or a parsed filter) is AND-ed with each question's own;
-    ``filters`` gives one per query instead. ``sweep=(key, values)`` (or ``"key=v1,v2"``)
-    also measures the index at each value of its search parameter (``store`` a spec:
-    reopened at each value). ``cache_dir``: vectors read from a remote store are cached
-    there (True: ``<cache root>/vectors``). For an index that compresses (FAISS PQ/SQ/LSH),
-    measure against the vectors as added: ``truth_from="chunks"`` re-embeds the texts
-    (``chunks``, a file read with ``id_column``/``text_column``, or the store's) with
-    ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
+    """Approximate vs exact search at each fetch depth (``indexcheck compare-ann``).
+    ``queries``: a number of stored vectors to sample (moved by ``noise``), float32 (q, d)
+    vectors or a QuerySet, unless a ``questions`` file (embedded with ``embedder``) or a
+    ``query_vectors`` file is given. ``filter`` (JSON text or parsed) is AND-ed with each
+    question's own; ``filters`` gives one per query. ``sweep=(key, values)`` or ``"key=v1,v2"``
+    also measures each value of the index's search parameter (``store`` a spec). For an index
+    that compresses, ``truth_from="chunks"`` or ``truth_store`` gives the vectors as added.
+    Each option is documented on :class:`~indexcheck.commands.compare_ann.CompareAnnSettings`."""
     from .commands.compare_ann import CompareAnnSettings
     from .commands.compare_ann.run import run_compare_ann
 

@@ -27,7 +27,9 @@ class CompareAnnSettings:
     seed: int = 0
     #: relative size of the move applied to sampled queries (None: the default)
     noise: float | None = None
+    #: a question file (JSONL or CSV) embedded with ``embedder`` to query with
     questions: str | Path | None = None
+    #: a query vector file (.npy or Parquet), used as given
     query_vectors: str | Path | None = None
     #: "chunks": measure against the chunk texts re-embedded (an index that compresses)
     truth_from: str | None = None
@@ -62,15 +64,14 @@ def swept(sweep: tuple[str, Sequence[int]] | str | None) -> tuple[str, Sequence[
     """``sweep`` as (key, values): ``efSearch=16,32,64`` -> ("efSearch", [16, 32, 64])."""
     if not isinstance(sweep, str):
         return sweep
-    text = sweep
-    key, sep, values = text.partition("=")
+    key, sep, values = sweep.partition("=")
     try:
         nums = [int(v) for v in values.split(",") if v.strip()]
     except ValueError:
         nums = []
     if not sep or not key.strip() or not nums or min(nums) < 1:
         raise InputError(
-            f"--sweep '{text}' must be PARAM=V1,V2,... with positive integers, "
+            f"--sweep '{sweep}' must be PARAM=V1,V2,... with positive integers, "
             "e.g. --sweep efSearch=16,32,64 or --sweep nprobe=1,4,16"
         )
     return key.strip(), nums
