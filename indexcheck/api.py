@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .commands.compare_ann.queries import DEFAULT_NOISE as DEFAULT_NOISE  # for the CLI
 from .commands.judge.claims import ClaimVerdict
 from .commands.judge.sheet.face import SheetOutcome as SheetOutcome
 from .commands.judge.sheet.face import diff_sheet as diff_sheet
@@ -36,11 +37,10 @@ from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .inputs.answers import read_answers as read_answers  # the face's answers reader
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
-from .inputs.given import corpus_of as _corpus
 from .inputs.questions import Question
 from .output.manifest import Run, stamp
 from .stores.base import VectorStore
-from .stores.opening import opened, opened_pair, swept_opener
+from .stores.opening import opened
 
 if TYPE_CHECKING:
     from .commands.check_index import CheckIndexResult
@@ -170,44 +170,33 @@ def compare_ann(
     noise: float | None = None, questions: PathLike | None = None,
     query_vectors: PathLike | None = None, truth_from: str | None = None,
     truth_store: StoreLike | None = None, chunks: PathLike | Corpus | None = None,
-    embedder: EmbedderLike = None, cache_dir: Path | None = None, filter: Any = None,
-    filters: Sequence[Any] | None = None, sweep: tuple[str, Sequence[int]] | None = None,
+    embedder: EmbedderLike = None, cache_dir: Path | bool | None = None, filter: Any = None,
+    filters: Sequence[Any] | None = None, sweep: tuple[str, Sequence[int]] | str | None = None,
     truth: Any = None, true_vectors: Any = None, engine: str | Any = None,
     ray_address: str | None = None, cache: PathLike | None = None,
-    progress: Say | None = None, trust_pickle: bool = False,
+    progress: Say | None = None, trust_pickle: bool = False, id_column: str = "id",
+    text_column: str = "text",
 ) -> AnnResult:  # fmt: skip
-    """Approximate vs exact search at each fetch depth. ``queries``: a number of stored
-    vectors to sample (moved by ``noise``), float32 (q, d) vectors, or a QuerySet; or a
-    ``questions`` file embedded with ``embedder``, or a ``query_vectors`` file (.npy or
-    Parquet). ``filter`` (a parsed filter) is AND-ed with each question's own; ``filters``
-    gives one per query instead. ``sweep=(key, values)`` also measures the index at each
-    value of its search parameter (``store`` a spec: reopened at each value). For an
-    index that compresses (FAISS PQ/SQ/LSH), measure against the vectors as added:
-    ``truth_from="chunks"`` re-embeds the texts (``chunks``, or the store's) with
-    ``embedder``, or ``truth_store`` (a spec or store) holds them under the same ids."""
-    from .commands.compare_ann import compare_ann
-    from .commands.compare_ann.setup import check_choices, manifest_facts, prepare_queries
-    from .commands.kit.exact import engine_scope
+    """Approximate vs exact search at each fetch depth (``indexcheck compare-ann``).
+    ``queries``: a number of stored vectors to sample (moved by ``noise``), float32 (q, d)
+    vectors or a QuerySet, unless a ``questions`` file (embedded with ``embedder``) or a
+    ``query_vectors`` file is given. ``filter`` (JSON text or parsed) is AND-ed with each
+    question's own; ``filters`` gives one per query. ``sweep=(key, values)`` or ``"key=v1,v2"``
+    also measures each value of the index's search parameter (``store`` a spec). For an index
+    that compresses, ``truth_from="chunks"`` or ``truth_store`` gives the vectors as added.
+    Each option is documented on :class:`~indexcheck.commands.compare_ann.CompareAnnSettings`."""
+    from .commands.compare_ann import CompareAnnSettings
+    from .commands.compare_ann.run import run_compare_ann
 
-    check_choices(truth_from, truth_store, questions, query_vectors)
-    open_at = swept_opener(store, sweep, trust_pickle)  # a bad parameter: before any work
-    started = Run("compare-ann")
-    with ExitStack() as stack:
-        stack.enter_context(engine_scope(entered_engine(stack, engine, ray_address)))
-        uses = embedder if truth_from == "chunks" or questions is not None else False
-        s, e = stack.enter_context(opened(store, uses, trust_pickle=trust_pickle, cache=cache))
-        t, _ = stack.enter_context(opened(truth_store, trust_pickle=trust_pickle))
-        tv, qs, filters = prepare_queries(
-            s, queries, seed=seed, noise=noise, truth_from=truth_from, truth_store=t, embedder=e,
-            corpus=_corpus(chunks), questions=questions, query_vectors=query_vectors, filter=filter,
-            cache_dir=cache_dir, filters=filters, true_vectors=true_vectors, progress=progress,
-        )  # fmt: skip
-        result = compare_ann(
-            s, qs, k, fetch, target, seed, cache_dir, progress, truth=truth, true_vectors=tv,
-            filters=filters, sweep=sweep, open_at=open_at,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed, **manifest_facts(qs, filters))
-        return result
+    settings = CompareAnnSettings(
+        store=store, queries=queries, k=k, fetch=fetch, target=target, seed=seed, noise=noise,
+        questions=questions, query_vectors=query_vectors, truth_from=truth_from,
+        truth_store=truth_store, chunks=chunks, embedder=embedder, cache_dir=cache_dir,
+        filter=filter, filters=filters, sweep=sweep, truth=truth, true_vectors=true_vectors,
+        engine=engine, ray_address=ray_address, cache=cache, trust_pickle=trust_pickle,
+        id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_compare_ann(settings, progress)
 
 
 def diagnose(
@@ -261,31 +250,25 @@ def diff_index(
     sample_new: int | None = 100, seed: int = 0, min_cosine: float = 0.999,
     workdir: Path | None = None, memory_limit: str = "256MB", engine: str | Any = None,
     ray_address: str | None = None, cache: PathLike | None = None, progress: Say | None = None,
-    trust_pickle: bool = False,
+    trust_pickle: bool = False, id_column: str = "id", text_column: str = "text",
 ) -> DiffResult:  # fmt: skip
     """Is ``new`` the ``old`` index plus the changes? (``indexcheck diff-index``) Old and new
     are paired by text hash (ids may differ); every text in both must keep its vector
     (cosine of unit vectors >= ``min_cosine``). ``chunks_old``/``chunks_new`` give the texts
-    of an index that stores none. ``embedder`` None (no default model here) re-embeds
-    nothing; a spec or an opened embedder re-embeds ``sample_new`` added/changed texts (None:
-    all), by ``engine`` ("local", "ray" with ``ray_address``, or an engine). ``result.ok``
-    is the verdict."""
-    from .commands.diff_index import diff_index
-    from .commands.diff_index.run import described
+    of an index that stores none (a file is read with ``id_column``/``text_column``).
+    ``embedder`` None (no default model here) re-embeds nothing; a spec or an opened
+    embedder re-embeds ``sample_new`` added/changed texts (None: all), by ``engine``
+    ("local", "ray" with ``ray_address``, or an engine). ``result.ok`` is the verdict."""
+    from .commands.diff_index import DiffIndexSettings
+    from .commands.diff_index.run import run_diff_index
 
-    started = Run("diff-index")
-    with ExitStack() as stack:
-        engine = entered_engine(stack, engine, ray_address)
-        n, o = stack.enter_context(opened_pair(new, old, trust_pickle, lookups=False))  # by text
-        uses = False if embedder is None else embedder
-        _, e = stack.enter_context(opened(None, uses, cache=cache))
-        result = diff_index(
-            o, n, chunks_old=_corpus(chunks_old), chunks_new=_corpus(chunks_new),
-            embedder=e, sample_new=sample_new, seed=seed, min_cosine=min_cosine,
-            workdir=workdir, memory_limit=memory_limit, progress=progress, engine=engine,
-        )  # fmt: skip
-        stamp(result, started, n, e, seed=seed, old_store=described(o))
-        return result
+    settings = DiffIndexSettings(
+        old=old, new=new, chunks_old=chunks_old, chunks_new=chunks_new, embedder=embedder,
+        sample_new=sample_new, seed=seed, min_cosine=min_cosine, workdir=workdir,
+        memory_limit=memory_limit, engine=engine, ray_address=ray_address, cache=cache,
+        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_diff_index(settings, progress)
 
 
 def run_ci(

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
 from indexcheck.commands.compare_ann import (
+    CompareAnnSettings,
     QuerySet,
     compare_ann,
     load_query_vectors,
@@ -118,7 +119,7 @@ def test_faiss_hnsw_low_ef_search_matches_independent_and_misses(
     cos = np.sum(qs.vectors * x[[ids.index(lab[5:]) for lab in qs.labels]], axis=1)
     cos /= np.linalg.norm(qs.vectors, axis=1)
     np.testing.assert_allclose(cos, 1 / np.sqrt(2), atol=1e-5)  # far from an exact hit
-    r = compare_ann(store, qs, k=4, fetch=(4, 10, 20))
+    r = compare_ann(CompareAnnSettings(k=4, fetch=(4, 10, 20)), store, qs)
     assert r.ground_truth == "backend_exact" and r.family == "dot"
     assert_matches(r, independent(store, ids, x, qs.vectors, "dot", 4, (4, 10, 20)))
     assert r.row(4).best_miss_rate > 0.05
@@ -138,16 +139,13 @@ def test_faiss_hnsw_sweep_of_ef_search_reaches_the_target(faiss_dirs: dict[str, 
     spec = f"faiss:{faiss_dirs['hnsw']}?efSearch=4"
     store = open_store(spec)
     qs = sample_queries(store, 200, seed=2)
-    base = compare_ann(store, qs, k=4, fetch=(4, 10))
+    base = compare_ann(CompareAnnSettings(k=4, fetch=(4, 10)), store, qs)
     assert base.truth is not None
     sweep = sweep_ann(
-        "efSearch",
-        [4, 16, 128],
+        CompareAnnSettings(k=4, fetch=(4, 10), sweep=("efSearch", [4, 16, 128])),
         lambda v: open_store(with_param(spec, "efSearch", v)),
         qs,
         base.truth,
-        k=4,
-        fetch=(4, 10),
     )
     rates = [run["by_fetch"][0]["best_miss_rate"] for run in sweep["runs"]]
     assert rates[0] == base.row(4).best_miss_rate
@@ -164,13 +162,13 @@ def test_faiss_hnsw_sweep_of_ef_search_reaches_the_target(faiss_dirs: dict[str, 
 def test_exact_faiss_has_no_misses_at_any_depth(faiss_dirs: dict[str, Path], which: str) -> None:
     store = open_store(f"faiss:{faiss_dirs[which]}")
     qs = sample_queries(store, 100, seed=3)
-    r = compare_ann(store, qs, k=4)
+    r = compare_ann(CompareAnnSettings(k=4), store, qs)
     assert [row.fetch for row in r.by_fetch] == [4, 10, 20, 50]
     for row in r.by_fetch:
         assert (row.best_misses, row.recall_at_k, row.mean_rank_displacement) == (0, 1.0, 0.0)
     assert r.recommended_fetch == 4 and r.ok and r.worst_queries == []
     assert r.family == ("dot" if which == "flat" else "l2")
-    r = compare_ann(store, qs, k=10)  # the default depths adapt to k
+    r = compare_ann(CompareAnnSettings(k=10), store, qs)  # the default depths adapt to k
     assert [row.fetch for row in r.by_fetch] == [10, 20, 50]
 
 
@@ -183,7 +181,7 @@ def test_qdrant_local_is_exact(tmp_path: Path) -> None:
     store = open_store(spec, StoreOptions(trust_pickle=True))
     try:
         q = np.random.default_rng(5).standard_normal((60, 16)).astype(np.float32)
-        r = compare_ann(store, q, k=4, fetch=(4, 10))
+        r = compare_ann(CompareAnnSettings(k=4, fetch=(4, 10)), store, q)
         assert r.ground_truth == "backend_exact" and r.family == "cos"
         assert [row.best_misses for row in r.by_fetch] == [0, 0]
         assert [row.recall_at_k for row in r.by_fetch] == [1.0, 1.0]
@@ -205,7 +203,7 @@ def test_lancedb_ivf_pq_misses_match_and_over_fetch_reaches_the_target(tmp_path:
     try:
         qs = sample_queries(store, 200, seed=7)
         depths = (4, 10, 20, 50)
-        r = compare_ann(store, qs, k=4, fetch=depths, target=0.01)
+        r = compare_ann(CompareAnnSettings(k=4, fetch=depths, target=0.01), store, qs)
         assert r.ground_truth == "backend_exact" and r.store["approximate"]
         expected = independent(store, ids, x, qs.vectors, "cos", 4, depths)
         assert_matches(r, expected)
@@ -268,7 +266,7 @@ def test_upstash_nprobe_1_local_ground_truth_and_vector_cache(
         for _ in range(2):
             store = Counting(open_store(spec))
             qs = sample_queries(store, 150, seed=10, cache_dir=cache)
-            r = compare_ann(store, qs, k=4, fetch=(4, 20), cache_dir=cache)
+            r = compare_ann(CompareAnnSettings(k=4, fetch=(4, 20), cache_dir=cache), store, qs)
             results.append((r, store.iter_rows, store.fetch_calls))
         (r1, rows1, fetch1), (r2, rows2, fetch2) = results
         assert r1.ground_truth == "local_exact" and r1.family == "cos"
@@ -326,18 +324,18 @@ class Twins(MemoryStore):
 def test_a_result_tied_with_the_exact_best_or_kth_is_not_a_miss() -> None:
     base = np.random.default_rng(11).standard_normal((300, 16)).astype(np.float32)
     q = np.random.default_rng(12).standard_normal((80, 16)).astype(np.float32)
-    r = compare_ann(Twins(base, swap=True), q, k=4, fetch=(4, 8))
+    r = compare_ann(CompareAnnSettings(k=4, fetch=(4, 8)), Twins(base, swap=True), q)
     for row in r.by_fetch:
         assert (row.best_misses, row.recall_at_k, row.mean_rank_displacement) == (0, 1.0, 0.0)
     # dropping the first result leaves its twin first: still no best-chunk miss; the 4th
     # kept result is the 5th exact one, below the tied pair at ranks 3-4: recall 3/4
-    r = compare_ann(Twins(base, drop=1), q, k=4, fetch=(4,))
+    r = compare_ann(CompareAnnSettings(k=4, fetch=(4,)), Twins(base, drop=1), q)
     assert r.row(4).best_misses == 0
     assert r.row(4).recall_at_k == pytest.approx(0.75)
     # without twins, the same drop misses every best chunk
     store = MemoryStore([f"a{i}" for i in range(300)], base, metric="ip")
     store.query = lambda v, k: tuple(a[:, 1:] for a in store.exact_query(v, k + 1))  # type: ignore[method-assign]
-    r = compare_ann(store, q, k=4, fetch=(4,))
+    r = compare_ann(CompareAnnSettings(k=4, fetch=(4,)), store, q)
     assert r.row(4).best_misses == 80 and r.row(4).recall_at_k == pytest.approx(0.75)
 
 
@@ -369,9 +367,11 @@ def test_query_inputs_and_their_errors(tmp_path: Path) -> None:
         load_query_vectors(tmp_path / "none.npy")
     store = MemoryStore(["a", "b"], np.eye(2, 4, dtype=np.float32))
     with pytest.raises(InputError, match="smaller than k=4"):
-        compare_ann(store, np.ones((1, 4), np.float32), k=4, fetch=(2, 10))
+        compare_ann(CompareAnnSettings(k=4, fetch=(2, 10)), store, np.ones((1, 4), np.float32))
     with pytest.raises(InputError, match="dimension 2"):
-        compare_ann(store, QuerySet(np.ones((1, 2), np.float32), ["x"], "vectors"))
+        compare_ann(
+            CompareAnnSettings(), store, QuerySet(np.ones((1, 2), np.float32), ["x"], "vectors")
+        )
     with pytest.raises(SpecError, match="no search parameter"):
         with_param("faiss:/x", "ef", 3)
     with pytest.raises(SpecError, match="only faiss"):

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.commands.compare_ann import compare_ann, sample_queries
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann, sample_queries
 from indexcheck.commands.compare_ann.compression import compression_of
 from indexcheck.commands.compare_ann.truth import from_store
 from indexcheck.embedders import open_embedder
@@ -222,7 +222,7 @@ def test_an_idmap2_wrapped_ivf_pq_is_detected_and_measured(corpus: dict[str, Any
     )
     tv = from_store(store, export)
     qs = sample_queries(store, 60, seed=3)
-    r = compare_ann(store, qs, k=4, fetch=(4, 10), true_vectors=tv)
+    r = compare_ann(CompareAnnSettings(k=4, fetch=(4, 10), true_vectors=tv), store, qs)
     assert r.compression_loss is not None and r.compression_loss["recall_at_k"] < 1.0
     assert r.truth_vectors is not None and r.truth_vectors["source"] == "truth-store"
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.commands.compare_ann import compare_ann, sample_queries
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann, sample_queries
 from indexcheck.stores import open_store
 from indexcheck.stores.faiss.store import write_faiss_folder
 
@@ -35,8 +35,8 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_rank_shift_at_a_depth_does_not_depend_on_the_other_depths_asked(hnsw: Path) -> None:
     store = open_store(f"faiss:{hnsw}?efSearch=4")
     qs = sample_queries(store, 200, seed=1)
-    alone = compare_ann(store, qs, k=4, fetch=(4,))
-    many = compare_ann(store, qs, k=4, fetch=(4, 10, 20, 50))
+    alone = compare_ann(CompareAnnSettings(k=4, fetch=(4,)), store, qs)
+    many = compare_ann(CompareAnnSettings(k=4, fetch=(4, 10, 20, 50)), store, qs)
     one, four = alone.row(4), many.row(4)
     assert one.best_misses == four.best_misses > 0  # the same misses: a real shift to measure
     assert one.recall_at_k == four.recall_at_k

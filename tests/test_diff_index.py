@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.diff_index import DiffStatus, diff_index
+from indexcheck.commands.diff_index import DiffIndexSettings, DiffStatus, diff_index
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
@@ -34,7 +34,9 @@ def rows_by_id(r) -> dict[str | None, object]:
 
 def test_identical_rebuild_passes() -> None:
     ids, texts, vecs = kb()
-    r = diff_index(MemoryStore(ids, vecs, texts), MemoryStore(ids, vecs.copy(), texts))
+    r = diff_index(
+        DiffIndexSettings(), MemoryStore(ids, vecs, texts), MemoryStore(ids, vecs.copy(), texts)
+    )
     assert r.ok, r.findings
     assert r.counts == {"unchanged": 120}
     assert r.chunks == [] and r.compared == 120
@@ -46,7 +48,7 @@ def test_renumbered_and_reordered_ids_still_pair() -> None:
     perm = np.random.default_rng(3).permutation(len(ids))
     new_ids = [f"v42-{k}" for k in range(len(ids))]
     new = MemoryStore(new_ids, vecs[perm], [texts[p] for p in perm])
-    r = diff_index(MemoryStore(ids, vecs, texts), new)
+    r = diff_index(DiffIndexSettings(), MemoryStore(ids, vecs, texts), new)
     assert r.ok and r.counts == {"unchanged": 120}
 
 
@@ -56,7 +58,7 @@ def test_a_positional_shift_is_found_with_the_chunk_whose_vector_it_holds() -> N
     vecs = HashEmbedder(32).embed(texts)
     old = MemoryStore(ids, vecs, texts)
     new = MemoryStore(ids, positional_cache_bug(texts, vecs), texts)
-    r = diff_index(old, new)
+    r = diff_index(DiffIndexSettings(), old, new)
     assert not r.ok
     by = rows_by_id(r)
     assert by[ids[34]].status == DiffStatus.SHIFT
@@ -73,12 +75,14 @@ def test_a_positional_shift_is_found_with_the_chunk_whose_vector_it_holds() -> N
 def test_a_model_change_is_model_change_not_shift() -> None:
     ids, texts, vecs = kb()
     other = HashEmbedder(32, model="other").embed(texts)
-    r = diff_index(MemoryStore(ids, vecs, texts), MemoryStore(ids, other, texts))
+    r = diff_index(
+        DiffIndexSettings(), MemoryStore(ids, vecs, texts), MemoryStore(ids, other, texts)
+    )
     assert not r.ok and r.counts == {"model_change": 120}
     # a random rotation of the same vectors is another model too
     q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((32, 32)))
     rot = (vecs @ q).astype(np.float32)
-    r = diff_index(MemoryStore(ids, vecs, texts), MemoryStore(ids, rot, texts))
+    r = diff_index(DiffIndexSettings(), MemoryStore(ids, vecs, texts), MemoryStore(ids, rot, texts))
     assert r.counts == {"model_change": 120}
     (f,) = [f for f in r.findings if f.severity == "error"]
     assert f.kind == "model_change"
@@ -98,7 +102,9 @@ def test_each_other_status_is_planted_and_found() -> None:
     n_ids.append("note9#added")  # added
     n_texts.append("Section 999. Something new.")
     n_vecs.append(HashEmbedder(32).embed([n_texts[-1]])[0])
-    r = diff_index(MemoryStore(ids, vecs, texts), MemoryStore(n_ids, n_vecs, n_texts))
+    r = diff_index(
+        DiffIndexSettings(), MemoryStore(ids, vecs, texts), MemoryStore(n_ids, n_vecs, n_texts)
+    )
     by = rows_by_id(r)
     assert by[ids[5]].status == "vector_changed" and by[ids[5]].cosine < 0.999
     assert by[ids[6]].status == "zero_vector"
@@ -128,7 +134,7 @@ def test_chunks_files_give_texts_orphans_and_missing_chunks() -> None:
     old = MemoryStore(ids, vecs)  # no stored texts
     new = MemoryStore(ids[:-1] + ["stray"], np.vstack([vecs[:-1], vecs[-1:]]))
     chunks = corpus_from_pairs(ids, texts)
-    r = diff_index(old, new, chunks_old=chunks, chunks_new=chunks)
+    r = diff_index(DiffIndexSettings(chunks_old=chunks, chunks_new=chunks), old, new)
     by = rows_by_id(r)
     assert by["stray"].status == "orphan_vector"
     assert by[ids[-1]].status == "missing_vector"
@@ -140,7 +146,7 @@ def test_a_store_without_texts_and_no_chunks_is_exit_2() -> None:
 
     ids, _, vecs = kb()
     with pytest.raises(DataFileError, match="--chunks-old"):
-        diff_index(MemoryStore(ids, vecs), MemoryStore(ids, vecs))
+        diff_index(DiffIndexSettings(), MemoryStore(ids, vecs), MemoryStore(ids, vecs))
 
 
 def test_new_texts_are_sampled_and_checked_with_the_embedder() -> None:
@@ -150,13 +156,23 @@ def test_new_texts_are_sampled_and_checked_with_the_embedder() -> None:
     good = HashEmbedder(32).embed(n_texts[120:])
     good[3] = good[4]  # one added text holds another added text's vector
     new = MemoryStore(n_ids, np.vstack([vecs, good]), n_texts)
-    r = diff_index(MemoryStore(ids, vecs, texts), new, embedder=HashEmbedder(32), sample_new=None)
+    r = diff_index(
+        DiffIndexSettings(sample_new=None),
+        MemoryStore(ids, vecs, texts),
+        new,
+        embedder=HashEmbedder(32),
+    )
     assert r.new_texts is not None and r.new_texts["checked"] == 20
     by = rows_by_id(r)
     assert by["new3"].checked == "shift" and by["new3"].holds_vector_of == "new4"
     assert by["new5"].checked == "ok" and by["new5"].cosine > 0.999
     assert not r.ok
-    r = diff_index(MemoryStore(ids, vecs, texts), new, embedder=HashEmbedder(32), sample_new=5)
+    r = diff_index(
+        DiffIndexSettings(sample_new=5),
+        MemoryStore(ids, vecs, texts),
+        new,
+        embedder=HashEmbedder(32),
+    )
     assert r.new_texts is not None and r.new_texts["checked"] == 5
 
 
@@ -226,9 +242,9 @@ def test_bad_numbers_are_refused_before_any_work() -> None:
     ids, texts, vecs = kb(10)
     store = MemoryStore(ids, vecs, texts)
     with pytest.raises(InputError, match="min-cosine"):
-        diff_index(store, store, min_cosine=float("nan"))
+        diff_index(DiffIndexSettings(min_cosine=float("nan")), store, store)
     with pytest.raises(InputError, match="memory-limit"):
-        diff_index(store, store, memory_limit="1GB'; DROP TABLE x; --")
+        diff_index(DiffIndexSettings(memory_limit="1GB'; DROP TABLE x; --"), store, store)
     assert store.requests["iter"] == 0
 
 
@@ -255,7 +271,7 @@ _RSS_CHILD = textwrap.dedent(
     import resource, sys
     import numpy as np
     sys.path.insert(0, {root!r})
-    from indexcheck.commands.diff_index import diff_index
+    from indexcheck.commands.diff_index import DiffIndexSettings, diff_index
     from indexcheck.stores.base import StoreInfo, VectorBatch
 
     class Synthetic:
@@ -273,7 +289,7 @@ _RSS_CHILD = textwrap.dedent(
                                   [f"text {{i}}" for i in k])
 
     n = int(sys.argv[1])
-    r = diff_index(Synthetic(n, 128, 0), Synthetic(n, 128, 0))
+    r = diff_index(DiffIndexSettings(), Synthetic(n, 128, 0), Synthetic(n, 128, 0))
     assert r.ok and r.counts == {{"unchanged": n}}, r.counts
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     """
@@ -319,7 +335,7 @@ def test_sections_give_the_report_and_the_terminal_summary(tmp_path: Path) -> No
     from indexcheck.output.registry import kind_of, sections_of
 
     old, new = _faulty_pair(tmp_path)
-    r = diff_index(_open(old), _open(new))
+    r = diff_index(DiffIndexSettings(), _open(old), _open(new))
     secs = sections(r)
     report = [s for s in secs if s.report]
     terminal = [s for s in secs if s.terminal]
@@ -413,7 +429,13 @@ def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Pa
     from indexcheck.engines import LocalEngine, RayEngine
 
     old, new = _with_new_texts()
-    local = diff_index(old, new, embedder=HashEmbedder(32), sample_new=None, engine=LocalEngine())
+    local = diff_index(
+        DiffIndexSettings(sample_new=None),
+        old,
+        new,
+        embedder=HashEmbedder(32),
+        engine=LocalEngine(),
+    )
     engine = RayEngine()
     cached = CachedEmbedder(HashEmbedder(32), EmbeddingCache(tmp_path / "c.sqlite"))
     sent: list[int] = []
@@ -425,7 +447,9 @@ def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Pa
             yield vecs
 
     engine.embed_blocks = counting  # type: ignore[method-assign]
-    remote = diff_index(old, new, embedder=cached, sample_new=None, engine=engine)
+    remote = diff_index(
+        DiffIndexSettings(sample_new=None), old, new, embedder=cached, engine=engine
+    )
     assert len(sent) == -(-600 // diff_new_texts.BLOCK) and sum(sent) == 600  # blocks on Ray
     key = [(c.id, c.old_id, c.status, c.checked, c.holds_vector_of) for c in local.chunks]
     assert [(c.id, c.old_id, c.status, c.checked, c.holds_vector_of) for c in remote.chunks] == key

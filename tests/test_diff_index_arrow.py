@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.diff_index import DiffResult, arrow_spill, diff_index
+from indexcheck.commands.diff_index import DiffIndexSettings, DiffResult, arrow_spill, diff_index
 from indexcheck.errors import VectorTypeError
 from indexcheck.stores import open_store
 from indexcheck.testing import MemoryStore
@@ -120,11 +120,12 @@ def arrow_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_parquet_stores_give_the_row_spills_answer(tmp_path: Path, arrow_only: list[str]) -> None:
     old, new = _pair()
     got = diff_index(
+        DiffIndexSettings(),
         open_store(_parquet(tmp_path / "old.parquet", old)),
         open_store(_parquet(tmp_path / "new.parquet", new)),
     )
     assert arrow_only == []  # both sides went through the Arrow path
-    want = diff_index(_memory(old), _memory(new))
+    want = diff_index(DiffIndexSettings(), _memory(old), _memory(new))
     assert len(arrow_only) == 2
     _same(got, want)
     by = {c.id: c for c in got.chunks}
@@ -145,11 +146,12 @@ def test_a_first_vector_of_another_length_spills_again_with_the_same_answer(
     old, new = _pair()
     old["vector"][0] = old["vector"][0][:5]  # the Arrow pass guesses d = 5, the store says 12
     got = diff_index(
+        DiffIndexSettings(),
         open_store(_parquet(tmp_path / "old.parquet", old)),
         open_store(_parquet(tmp_path / "new.parquet", new)),
     )
     assert arrow_only == []  # the second pass knows the dimension: Arrow again
-    _same(got, diff_index(_memory(old), _memory(new)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(old), _memory(new)))
 
 
 def test_integer_ids_pair_as_their_strings(tmp_path: Path, arrow_only: list[str]) -> None:
@@ -159,12 +161,13 @@ def test_integer_ids_pair_as_their_strings(tmp_path: Path, arrow_only: list[str]
     new["vector"][7] = [x + 1.0 for x in new["vector"][7]]
     ints = pa.array(np.arange(N, dtype=np.int64) + 1000)
     got = diff_index(
+        DiffIndexSettings(),
         open_store(_parquet(tmp_path / "old.parquet", old)),
         open_store(_parquet(tmp_path / "new.parquet", new, ids=ints)),
     )
     assert arrow_only == []
     new["id"] = [str(1000 + i) for i in range(N)]
-    _same(got, diff_index(_memory(old), _memory(new)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(old), _memory(new)))
     assert [c.id for c in got.chunks if c.status == "vector_changed"] == ["1007"]
 
 
@@ -176,16 +179,18 @@ def test_a_null_element_reads_as_nan_in_a_uniform_column_and_is_refused_otherwis
     new["vector"] = [list(v) for v in new["vector"]]
     new["vector"][9][2] = None  # one length, no null vector: the element reads as NaN
     got = diff_index(
+        DiffIndexSettings(),
         open_store(_parquet(tmp_path / "old.parquet", old)),
         open_store(_parquet(tmp_path / "new.parquet", new)),
     )
     assert arrow_only == [f"parquet:{tmp_path / 'new.parquet'}"]  # the row spill did it
     nan = {**new, "vector": [[math.nan if x is None else x for x in v] for v in new["vector"]]}
-    _same(got, diff_index(_memory(old), _memory(nan)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(old), _memory(nan)))
     assert [c.id for c in got.chunks] == ["o9"] and got.chunks[0].status == "non_finite"
     new["vector"][20] = None  # a null vector too: the store refuses the null element
     with pytest.raises(VectorTypeError, match="row 10"):
         diff_index(
+            DiffIndexSettings(),
             open_store(_parquet(tmp_path / "old.parquet", old)),
             open_store(_parquet(tmp_path / "new2.parquet", new)),
         )
@@ -196,7 +201,7 @@ def test_to_dict_is_asdict(tmp_path: Path) -> None:
     from dataclasses import asdict
 
     old, new = _pair()
-    r = diff_index(_memory(old), _memory(new))
+    r = diff_index(DiffIndexSettings(), _memory(old), _memory(new))
     assert r.to_dict() == asdict(r)
     assert list(r.to_dict()["findings"][0]) == list(asdict(r)["findings"][0])
 
@@ -230,7 +235,7 @@ def test_a_diff_of_two_parquet_files_decodes_each_vector_column_once(
     specs = [_parquet(tmp_path / "old.parquet", old), _parquet(tmp_path / "new.parquet", new)]
     stores = [open_store(s) for s in specs]
     assert rows == {} and [s.known_dimension for s in stores] == [None, None]
-    got = diff_index(*stores)
+    got = diff_index(DiffIndexSettings(), *stores)
     assert got.counts["shift"] == 20
     assert rows["new.parquet"] == len(new["id"])
     # the shift's holders (rows 39-58) sit in row groups 0 and 1 (50 rows each), and the
@@ -252,7 +257,7 @@ def test_a_clean_diff_of_two_parquet_files_computes_no_lsh_key(
     rows = _decoded(monkeypatch)
     old, _ = _pair()
     specs = [_parquet(tmp_path / "old.parquet", old), _parquet(tmp_path / "new.parquet", old)]
-    got = diff_index(*(open_store(s) for s in specs))
+    got = diff_index(DiffIndexSettings(), *(open_store(s) for s in specs))
     assert got.ok and got.counts == {"unchanged": N}
     assert keyed == []
     assert rows["new.parquet"] == N and N <= rows["old.parquet"] <= N + 50

@@ -15,7 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.diff_index import DiffResult, arrow_spill, band, diff_index
+from indexcheck.commands.diff_index import (
+    DiffIndexSettings,
+    DiffResult,
+    arrow_spill,
+    band,
+    diff_index,
+)
 from indexcheck.stores import open_store
 from indexcheck.testing import MemoryStore
 
@@ -85,6 +91,7 @@ def small(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 def _diff(tmp_path: Path, old: tuple[Any, ...], new: tuple[Any, ...]) -> DiffResult:
     """diff-index of the two row sets written as ``parquet:`` stores."""
     return diff_index(
+        DiffIndexSettings(),
         open_store(_write(tmp_path / "old.parquet", *old)),
         open_store(_write(tmp_path / "new.parquet", *new)),
     )
@@ -108,7 +115,7 @@ def test_a_reordered_index_is_compared_in_the_second_pass(
     new = ([f"n{i}" for i in range(N)], [texts[i] for i in order], nv)
     got = _diff(tmp_path, (ids, texts, vecs), new)
     assert small["deferred"] > N / 2 and small["spills"] == 0
-    want = diff_index(_memory(ids, texts, vecs), _memory(*new))
+    want = diff_index(DiffIndexSettings(), _memory(ids, texts, vecs), _memory(*new))
     _same(got, want)
     by = {c.id: c for c in got.chunks}
     assert by["n5"].status == "shift" and by["n5"].holds_vector_of == "n4"
@@ -126,7 +133,7 @@ def test_a_holder_far_behind_the_window_and_before_the_first_move_is_found(
     new = ([f"n{i}" for i in range(N)], list(texts), nv)
     got = _diff(tmp_path, (ids, texts, vecs), new)
     assert small == {"deferred": 0, "spills": 0}
-    _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(ids, texts, vecs), _memory(*new)))
     assert [(c.id, c.status, c.holds_vector_of) for c in got.chunks] == [("n590", "shift", "n3")]
 
 
@@ -137,7 +144,7 @@ def test_identical_old_vectors_name_the_first_holder(tmp_path: Path, small: dict
     nv[300] = vecs[450].copy()
     new = ([f"n{i}" for i in range(N)], list(texts), nv)
     got = _diff(tmp_path, (ids, texts, vecs), new)
-    _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(ids, texts, vecs), _memory(*new)))
     assert [(c.id, c.holds_vector_of) for c in got.chunks] == [("n300", "n100")]
 
 
@@ -162,7 +169,7 @@ def test_what_the_band_cannot_serve_goes_back_to_the_spill(
         None if r is None else np.asarray([np.nan if x is None else x for x in r], np.float32)
         for r in rows
     ]
-    _same(got, diff_index(_memory(ids, texts, memory_rows), _memory(*new)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(ids, texts, memory_rows), _memory(*new)))
     assert {c.id: c.status for c in got.chunks}["n50"] == "shift"
 
 
@@ -259,7 +266,7 @@ def test_rows_removed_at_the_front_move_the_window_on(
     new = ([f"n{i}" for i in keep], [texts[i] for i in keep], [vecs[i].copy() for i in keep])
     got = _diff(tmp_path, (ids, texts, vecs), new)
     assert small["deferred"] == (0 if cut == "front" else 300) and small["spills"] == 0
-    _same(got, diff_index(_memory(ids, texts, vecs), _memory(*new)))
+    _same(got, diff_index(DiffIndexSettings(), _memory(ids, texts, vecs), _memory(*new)))
 
 
 def test_a_store_opened_without_lookups_keeps_the_dimension_it_learned(

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.diff_index import arrow_spill, diff_index, vectors
+from indexcheck.commands.diff_index import DiffIndexSettings, arrow_spill, diff_index, vectors
 from indexcheck.stores import open_store
 from indexcheck.testing import MemoryStore
 
@@ -50,13 +50,13 @@ def test_neither_sides_vectors_are_spilled(tmp_path: Path, monkeypatch: pytest.M
     old, new = _pair(tmp_path)
     work = tmp_path / "work"
     got = diff_index(
+        DiffIndexSettings(workdir=work),
         open_store(_write(tmp_path / "old.parquet", *old)),
         open_store(_write(tmp_path / "new.parquet", *new)),
-        workdir=work,
     )
     spilled = sorted(p.name for p in work.iterdir() if p.is_file())
     assert spilled == ["new.keys.parquet", "old.keys.parquet"]  # keys only, no vectors
-    want = diff_index(_memory(*old), _memory(*new))
+    want = diff_index(DiffIndexSettings(), _memory(*old), _memory(*new))
     assert got.counts == want.counts == {"unchanged": 139, "shift": 100, "vector_changed": 1}
     key = lambda r: str(r.id)  # noqa: E731
     assert [(r.id, r.status, r.holds_vector_of) for r in sorted(got.chunks, key=key)] == [
@@ -83,6 +83,7 @@ def test_many_moved_rows_on_one_lsh_key_are_scored_in_slices(
     monkeypatch.setattr(vectors, "_candidates", counted)
     old, new = _pair(tmp_path)
     got = diff_index(
+        DiffIndexSettings(),
         open_store(_write(tmp_path / "old.parquet", *old)),
         open_store(_write(tmp_path / "new.parquet", *new)),
     )
@@ -113,13 +114,14 @@ def test_a_null_element_in_the_new_vectors_compares_again_from_the_row_spill(
 
     monkeypatch.setattr(arrow_spill, "spill_store", counted)
     got = diff_index(
+        DiffIndexSettings(),
         open_store(_write(tmp_path / "old.parquet", *old)),
         open_store(f"parquet:{tmp_path / 'new.parquet'}"),
     )
     assert fell == [f"parquet:{tmp_path / 'new.parquet'}"]
     nan = new[2].copy()
     nan[120, 0] = np.nan
-    want = diff_index(_memory(*old), _memory(new[0], new[1], nan))
+    want = diff_index(DiffIndexSettings(), _memory(*old), _memory(new[0], new[1], nan))
     assert got.counts == want.counts
     assert {r.id: r.status for r in got.chunks} == {r.id: r.status for r in want.chunks}
     assert {r.id: r.status for r in got.chunks}["n120"] == "non_finite"

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.diff_index import diff_index
+from indexcheck.commands.diff_index import DiffIndexSettings, diff_index
 from indexcheck.errors import DataFileError
 from indexcheck.stores import open_store
 from indexcheck.stores.faiss.store import write_faiss_folder
@@ -110,6 +110,8 @@ def test_diff_index_reads_a_faiss_folder_with_ids_parquet(tmp_path: Path) -> Non
     write_faiss_folder(folder, ids, moved, texts)
     (folder / "ids.json").unlink()
     pq.write_table(pa.table({"id": ids, "text": texts}), folder / "ids.parquet")
-    r = diff_index(open_store(f"faiss:{tmp_path / 'old'}"), open_store(f"faiss:{folder}"))
+    r = diff_index(
+        DiffIndexSettings(), open_store(f"faiss:{tmp_path / 'old'}"), open_store(f"faiss:{folder}")
+    )
     assert r.counts["unchanged"] == N - 1
     assert [(c.id, c.status) for c in r.chunks] == [(ids[10], "vector_changed")]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexcheck.commands.compare_ann import compare_ann
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann
 from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.filters import evaluate, parse_filter, translate
 from indexcheck.stores import StoreOptions, open_store
@@ -109,7 +109,7 @@ def test_llamaindex_filter_matches_llamaindex(li_simple: Any, i: int) -> None:
 def test_compare_ann_on_langchain_faiss_with_a_filter(lc_faiss: Any, tmp_path: Path) -> None:
     f = _filters()[0]
     with open_store(lc_faiss.spec, StoreOptions(trust_pickle=True)) as store:
-        result = compare_ann(store, _queries(), k=K, fetch=[K], filters=[f, f])
+        result = compare_ann(CompareAnnSettings(k=K, fetch=[K], filters=[f, f]), store, _queries())
     row = result.by_fetch[0]
     assert row.recall_at_k == 1.0 and row.short_result_rate == 0.0  # a flat index
     assert result.filters and result.filters[0]["filter"] == {"file": {"$eq": f["file"]}}

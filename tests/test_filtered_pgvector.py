@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import Group
 from indexcheck.cli.compare_ann import compare_ann_cmd
-from indexcheck.commands.compare_ann import compare_ann, sweep_ann
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann, sweep_ann
 from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.errors import FilterError
 from indexcheck.filters import evaluate, parse_filter
@@ -97,7 +97,9 @@ def test_short_results_reported_and_swept_down(spec: str) -> None:
     filters = [RARE] * Q
     with open_store(spec) as store:
         assert store.info().details["pgvector_version"] == "0.6.2"
-        result = compare_ann(store, queries, k=4, fetch=[4, 10], filters=filters)
+        result = compare_ann(
+            CompareAnnSettings(k=4, fetch=[4, 10], filters=filters), store, queries
+        )
     # at fetch 4 the ANN index ran under the filter; at 10 the planner chose an exact
     # sort over the matching rows, and the result says so
     plans = [r.plan or "" for r in result.by_fetch]
@@ -113,14 +115,10 @@ def test_short_results_reported_and_swept_down(spec: str) -> None:
     assert "short results" in text and "hnsw.ef_search" in text and "partial index" in text
     assert "hnsw.iterative_scan is not available on pgvector 0.6.2" in text
     sweep = sweep_ann(
-        "ef_search",
-        [40, 1000],
+        CompareAnnSettings(k=4, fetch=[4, 10], filters=filters, sweep=("ef_search", [40, 1000])),
         lambda v: open_store(f"{spec}&ef_search={v}"),
         queries,
         result.truth,  # type: ignore[arg-type]
-        k=4,
-        fetch=[4, 10],
-        filters=filters,
     )
     rates = [run["by_fetch"][0]["short_result_rate"] for run in sweep["runs"]]
     assert rates[0] == base.short_result_rate

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.compare_ann import compare_ann
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann
 from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.errors import FilterError
 from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter
@@ -150,7 +150,7 @@ def test_compare_ann_with_per_query_filters(engine: Any) -> None:
     scheme, exact, store = engine
     _, _, _, queries = _data()
     filters = [FILTERS[i % len(FILTERS)] for i in range(len(queries))]
-    result = compare_ann(store, queries, k=K, fetch=[K], filters=filters)
+    result = compare_ann(CompareAnnSettings(k=K, fetch=[K], filters=filters), store, queries)
     row = result.by_fetch[0]
     assert row.short_result_rate == 0.0
     if exact:
@@ -208,7 +208,9 @@ def test_lancedb_postfilter_is_short_and_prefilter_fixes_it(tmp_path: Path) -> N
     for pre in ("false", "true"):
         spec = f"lancedb:{tmp_path / 'db'}?table=chunks&prefilter={pre}"
         with open_store(spec) as store:
-            result = compare_ann(store, queries, k=K, fetch=[K], filters=filters)
+            result = compare_ann(
+                CompareAnnSettings(k=K, fetch=[K], filters=filters), store, queries
+            )
         rates[pre] = result.by_fetch[0].short_result_rate
         if pre == "false":
             assert "prefilter=True" in result.recommendation
@@ -222,7 +224,11 @@ def test_a_store_whose_query_takes_no_filter_is_exit_2() -> None:
     ids, vecs, _, queries = _data()
     store = MemoryStore(ids, vecs)
     with pytest.raises(FilterError, match="cannot filter its search") as err:
-        compare_ann(store, queries, k=K, fetch=[K], filters=[{"profile": "ckd"}] * len(queries))
+        compare_ann(
+            CompareAnnSettings(k=K, fetch=[K], filters=[{"profile": "ckd"}] * len(queries)),
+            store,
+            queries,
+        )
     assert err.value.exit_code == 2
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexcheck.commands.compare_ann import compare_ann
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann
 from indexcheck.commands.kit.filtered_truth import filtered_ground_truth
 from indexcheck.errors import FilterError
 from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter
@@ -87,7 +87,7 @@ def test_upstash_filter_through_the_sdk(store: Any, f: dict[str, Any]) -> None:
 def test_compare_ann_on_upstash_with_filters(store: Any) -> None:
     _, _, _, queries = _data()
     filters = [FILTERS[i % len(FILTERS)] for i in range(len(queries))]
-    r = compare_ann(store, queries, k=K, fetch=[K], filters=filters)
+    r = compare_ann(CompareAnnSettings(k=K, fetch=[K], filters=filters), store, queries)
     assert r.by_fetch[0].recall_at_k == 1.0 and r.by_fetch[0].short_result_rate == 0.0
 
 

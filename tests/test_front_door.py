@@ -97,3 +97,44 @@ def test_api_compare_ann_reads_questions_and_query_vectors_files(
     assert from_file.queries == 2 and from_file.manifest["queries"]["source"] == "vectors"
     with pytest.raises(InputError, match="cannot be combined"):
         api.compare_ann(spec, questions=small_kb_questions, query_vectors=tmp_path / "qv.npy")
+
+
+def test_api_compare_ann_takes_the_raw_forms_the_cli_hands_it(
+    small_kb: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI hands over the --sweep and --filter text and cache_dir=True; the face
+    parses them as the CLI did, before anything opens."""
+    from indexcheck.commands.compare_ann.settings import vector_cache_dir
+    from indexcheck.errors import FilterError
+
+    spec = f"faiss:{small_kb['good']}"
+    with pytest.raises(SpecError, match="no search parameter ef"):
+        api.compare_ann(spec, 5, sweep="ef=2,4")
+    with pytest.raises(InputError, match="must be PARAM=V1,V2"):
+        api.compare_ann(spec, 5, sweep="ef")
+    with pytest.raises(FilterError, match="not valid JSON"):
+        api.compare_ann(spec, 5, filter="{bad")
+    monkeypatch.setenv("INDEXCHECK_CACHE_DIR", str(tmp_path))
+    assert vector_cache_dir(True) == tmp_path / "vectors"
+    assert vector_cache_dir(False) is None and vector_cache_dir(tmp_path) == tmp_path
+    r = api.compare_ann(spec, 5, k=4, fetch=[4], cache_dir=True)
+    assert r.queries == 5
+
+
+def test_api_diff_index_reads_chunk_files_with_their_columns(
+    small_kb: dict[str, Path], tmp_path: Path
+) -> None:
+    from indexcheck import load_chunks
+
+    rows = [json.loads(line) for line in small_kb["chunks"].read_text().splitlines()]
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text(
+        "".join(json.dumps({"cid": r["id"], "body": r["text"]}) + "\n" for r in rows)
+    )
+    old, new = f"faiss:{small_kb['good']}", f"faiss:{small_kb['buggy']}"
+    from_files = api.diff_index(old, new, renamed, renamed, id_column="cid", text_column="body")
+    loaded = load_chunks(small_kb["chunks"])
+    from_corpus = api.diff_index(old, new, loaded, loaded)
+    assert from_files.counts == from_corpus.counts and not from_files.ok
+    assert from_files.manifest["chunks_old"] == str(renamed) == from_files.manifest["chunks_new"]
+    assert from_files.manifest["engine"] is None and from_corpus.manifest["chunks_old"] is None

@@ -22,7 +22,7 @@ from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
 from indexcheck.commands.check_index import check_index
 from indexcheck.commands.ci import CiConfig
-from indexcheck.commands.compare_ann import compare_ann, sample_queries
+from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann, sample_queries
 from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.probe_scale import probe_scale
 from indexcheck.commands.sweep_threshold import SweepThresholdSettings, sweep_threshold
@@ -72,7 +72,9 @@ def _payloads(kb: dict[str, Path]) -> list[dict[str, Any]]:
         ci,
         check_index(store, emb, corpus, sample=None).to_dict(),
         scale.to_dict(),
-        compare_ann(store, sample_queries(store, 30), k=4, fetch=[4, 10]).to_dict(),
+        compare_ann(
+            CompareAnnSettings(k=4, fetch=[4, 10]), store, sample_queries(store, 30)
+        ).to_dict(),
         diagnose(DiagnoseSettings(threshold=0.9), store, emb, questions, corpus).to_dict(),
         sweep_threshold(
             SweepThresholdSettings(

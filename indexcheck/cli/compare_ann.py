@@ -13,10 +13,7 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..commands.compare_ann import DEFAULT_NOISE, fetch_depths
 from ..errors import InputError
-from ..filters import parse_filter
-from ..output.cachedir import cache_root
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -32,15 +29,9 @@ from .options import (
     store_option,
 )
 from .progress import progress
-from .session import open_corpus, warn_spec
-from .sweep_spec import parse_sweep
+from .session import warn_spec
 
 DEFAULT_QUERIES = 500
-
-
-def default_vector_cache() -> Path:
-    """``<cache root>/vectors`` (see :func:`indexcheck.output.cachedir.cache_root`)."""
-    return cache_root() / "vectors"
 
 
 def _depths(text: str | None) -> list[int] | None:
@@ -66,7 +57,7 @@ def _depths(text: str | None) -> list[int] | None:
 @number_option(
     "--noise",
     click.FloatRange(0.0),
-    DEFAULT_NOISE,
+    api.DEFAULT_NOISE,
     "Relative size of the random move applied to sampled queries.",
 )
 @input_file(
@@ -187,13 +178,10 @@ def compare_ann_cmd(
             "--chunks is read only by --truth-from chunks (it re-embeds their texts); "
             "add --truth-from chunks or drop --chunks"
         )
-    depths = fetch_depths(k, _depths(fetch_text))
-    common_filter = parse_filter(filter_text) if filter_text is not None else None
-    sweep = parse_sweep(sweep_text) if sweep_text else None
-    cache_dir = None if no_vector_cache else (vector_cache or default_vector_cache())
+    depths = _depths(fetch_text)  # checked against k, with the filter and the sweep, below
+    cache_dir = None if no_vector_cache else (vector_cache or True)
     warn_spec(store_spec)
     warn_spec(truth_store)
-    corpus = open_corpus(chunks_path, id_column, text_column)
     with progress() as say:
         result = api.compare_ann(
             store_spec,
@@ -207,11 +195,13 @@ def compare_ann_cmd(
             query_vectors=query_vectors_path,
             truth_from=truth_from,
             truth_store=truth_store,
-            chunks=corpus,
+            chunks=chunks_path,
+            id_column=id_column,
+            text_column=text_column,
             embedder=embedder_spec,
             cache_dir=cache_dir,
-            filter=common_filter,
-            sweep=sweep,
+            filter=filter_text,
+            sweep=sweep_text or None,
             engine=engine,
             ray_address=ray_address,
             cache=cache_path,

@@ -8,7 +8,6 @@ import click
 
 from .. import api
 from ..errors import InputError
-from ..inputs.corpus import load_chunks
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -94,22 +93,15 @@ def diff_index_cmd(
         raise InputError("pass --sample-new N or --all-new, not both")
     if embedder_spec is None and engine != "local":
         raise InputError("--engine ray runs the re-embedding of new texts; add --embedder SPEC")
-    c_old = load_chunks(chunks_old, id_column, text_column) if chunks_old else None
-    c_new = load_chunks(chunks_new, id_column, text_column) if chunks_new else None
     warn_spec(new_spec)
     warn_spec(old_spec)
     with progress() as say:  # only the new-text checks run on the engine
         result = api.diff_index(
-            old_spec, new_spec, c_old, c_new, embedder_spec,
+            old_spec, new_spec, chunks_old, chunks_new, embedder_spec,
             sample_new=None if all_new else (100 if sample_new is None else sample_new),
             seed=seed, min_cosine=min_cosine, workdir=workdir, memory_limit=memory_limit,
             engine=engine if embedder_spec is not None else None, ray_address=ray_address,
-            cache=cache_path, progress=say, trust_pickle=trust_pickle,
+            cache=cache_path, progress=say, trust_pickle=trust_pickle, id_column=id_column,
+            text_column=text_column,
         )  # fmt: skip
-    manifest = {
-        "seed": seed,
-        "chunks_old": str(chunks_old) if chunks_old else None,
-        "chunks_new": str(chunks_new) if chunks_new else None,
-        "engine": engine if embedder_spec is not None else None,
-    }
-    ctx.exit(finish(ctx, result, manifest=manifest))
+    ctx.exit(finish(ctx, result))

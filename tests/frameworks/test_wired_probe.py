@@ -111,14 +111,14 @@ def test_compare_ann_on_pgvector_reports_the_plan_per_depth(framework_index) -> 
     out, the same depths run through the index and nothing is warned."""
     import psycopg
 
-    from indexcheck.commands.compare_ann import compare_ann
+    from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann
     from tests.builders.framework_corpus import embed_correct, framework_corpus
 
     built = framework_index("langchain", "pgvector", "correct")
     queries = embed_correct(framework_corpus().texts[:8])
     store = open_store(built.spec)
     try:
-        r = compare_ann(store, queries, k=4, fetch=[4, 10])
+        r = compare_ann(CompareAnnSettings(k=4, fetch=[4, 10]), store, queries)
     finally:
         store.close()
     assert [row.plan for row in r.by_fetch] == ["Seq Scan", "Seq Scan"]
@@ -139,7 +139,7 @@ def test_compare_ann_on_pgvector_reports_the_plan_per_depth(framework_index) -> 
     spec = f"{base}?table={table}&options=-c%20enable_seqscan%3Doff"
     store = open_store(spec)
     try:
-        r = compare_ann(store, queries, k=4, fetch=[4, 10])
+        r = compare_ann(CompareAnnSettings(k=4, fetch=[4, 10]), store, queries)
     finally:
         store.close()
     assert all(row.plan and row.plan.startswith("Index Scan") for row in r.by_fetch)

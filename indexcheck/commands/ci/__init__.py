@@ -200,7 +200,7 @@ def run_ci(
 
         assert old_store is not None
         gates += run_diff_index_job(
-            config, diff, store, old_store, embedder, chunks_old, chunks_new, timed, say
+            config, diff, store, old_store, embedder, (chunks_old, chunks_new), timed, say
         )
     checks = {
         name: worst([g.verdict for g in gates if g.check == name])

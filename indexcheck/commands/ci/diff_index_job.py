@@ -24,27 +24,22 @@ def run_diff_index_job(
     new: VectorStore,
     old: VectorStore,
     embedder: Embedder | None,
-    chunks_old: Corpus | None,
-    chunks_new: Corpus | None,
+    chunks: tuple[Corpus | None, Corpus | None],
     timed: Callable[..., Any],
     say: Callable[[str], None],
 ) -> list[GateRow]:
-    """Gate rows of diff-index (``old`` the index in production, ``new`` the ci store)."""
-    from ..diff_index import diff_index
+    """Gate rows of diff-index (``old`` the index in production, ``new`` the ci store;
+    ``chunks`` the old and the new index's chunks, or None)."""
+    from ..diff_index import DiffIndexSettings, diff_index
 
+    chunks_old, chunks_new = chunks
+    settings = DiffIndexSettings(
+        chunks_old=chunks_old, chunks_new=chunks_new, sample_new=c.sample_new,
+        seed=config.seed, min_cosine=c.min_cosine,
+    )  # fmt: skip
     res = timed(
         "diff-index",
-        lambda: diff_index(
-            old,
-            new,
-            chunks_old=chunks_old,
-            chunks_new=chunks_new,
-            embedder=embedder if c.sample_new != 0 else None,
-            sample_new=c.sample_new,
-            seed=config.seed,
-            min_cosine=c.min_cosine,
-            progress=say,
-        ),
+        lambda: diff_index(settings, old, new, embedder if c.sample_new != 0 else None, say),
         old_store={"spec": old.spec, "fingerprint": old.fingerprint()},
     )
     values = {

@@ -106,14 +106,16 @@ def _run_compare_ann(
     timed: _Timed,
     say: Callable[[str], None],
 ) -> list[GateRow]:
-    from ..compare_ann import compare_ann, sample_queries
+    from ..compare_ann import CompareAnnSettings, compare_ann, sample_queries
 
     def go() -> Any:
         qs = sample_queries(store, c.queries, config.seed, c.noise, c.cache_dir)
         filters = None if c.filter is None else [c.filter] * len(qs.labels)
         return compare_ann(
-            store, qs, c.k, c.fetch, c.target, config.seed, c.cache_dir, say, filters=filters
-        )
+            CompareAnnSettings(k=c.k, fetch=c.fetch, target=c.target, seed=config.seed,
+                               cache_dir=c.cache_dir, filters=filters),
+            store, qs, say,
+        )  # fmt: skip
 
     res = timed("compare-ann", go)
     rows = []

@@ -35,12 +35,14 @@ from .queries import (
     sample_queries,
 )
 from .result import AnnResult, FetchRow, Truths
+from .settings import CompareAnnSettings
 from .truth import TrueVectors
 
 __all__ = [
     "DEFAULT_FETCH",
     "DEFAULT_NOISE",
     "AnnResult",
+    "CompareAnnSettings",
     "FetchRow",
     "GroundTruth",
     "TrueVectors",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,8 @@ from .metrics import (
 from .plans import exact_plan_warnings, main_filter, plan_of
 from .queries import QuerySet, as_query_set
 from .result import AnnResult, FetchRow, Truths, row_dict
-from .truth import MatrixLookup, TrueVectors, true_truth
+from .settings import CompareAnnSettings, swept, vector_cache_dir
+from .truth import MatrixLookup, true_truth
 from .wording import (
     compression_warnings,
     effort_param,
@@ -86,37 +87,27 @@ def fetch_depths(k: int, fetch: Sequence[int] | None) -> list[int]:
 
 
 def compare_ann(
+    settings: CompareAnnSettings,
     store: VectorStore,
     queries: np.ndarray | QuerySet,
-    k: int = 4,
-    fetch: Sequence[int] | None = DEFAULT_FETCH,
-    target: float = 0.01,
-    seed: int = 0,
-    cache_dir: Path | None = None,
     progress: Say | None = None,
-    truth: GroundTruth | Truths | None = None,
-    true_vectors: TrueVectors | None = None,
-    filters: Sequence[Any] | None = None,
-    sweep: tuple[str, Sequence[int]] | None = None,
     open_at: Callable[[int], VectorStore] | None = None,
 ) -> AnnResult:
     """Measure approximate search against exact search at each fetch depth.
 
-    ``queries`` float32 (q, d) (or a :class:`QuerySet`); ``k`` results kept; ``fetch``
-    depths (each >= k; ``None`` picks k and the defaults deeper than k). ``target`` is the
-    best-chunk miss rate to reach; the recommendation is the smallest depth whose
-    observed rate is at most it. ``truth`` reuses ground truth from an earlier run on the
-    same queries (a sweep). ``true_vectors`` (:mod:`.ann_truth`) are the vectors as
-    added: the figures are then measured against exact search over them, and the
-    compression loss (exact search over what the index gives back, against them) is
-    reported beside. ``seed`` seeds the bootstrap of the displacement interval.
-    ``filters``: one portable metadata filter per query (None: unfiltered); the truth is
-    then exact search over the chunks each filter matches, the store is searched under
-    the filter, and the short-result rate is reported (:mod:`.ann_filtered`).
-    ``sweep`` (``(key, values)``) measures the same at each value (:func:`sweep_ann`),
-    ``open_at(value)`` giving the index searched with ``key=value``, and makes the sweep
-    part of the verdict (:func:`apply_sweep`).
+    ``queries`` float32 (q, d) (or a :class:`QuerySet`). From ``settings``: ``k`` results
+    kept; ``fetch`` depths (each >= k; None: k and the defaults deeper than k); ``target``
+    the best-chunk miss rate to reach (the recommendation is the smallest depth whose
+    observed rate is at most it); ``truth`` ground truth from an earlier run on the same
+    queries; ``true_vectors`` the vectors as added (figures measured against exact search
+    over them, the compression loss reported beside); ``seed`` for the bootstrap;
+    ``filters`` one parsed filter per query (the truth over the chunks each matches, the
+    store searched under it); ``cache_dir`` the vector cache. ``sweep`` (``(key, values)``)
+    measures the same at each value, ``open_at(value)`` giving the index searched with
+    ``key=value``, and makes the sweep part of the verdict (:func:`apply_sweep`).
     """
+    k, fetch, target, seed = settings.k, settings.fetch, settings.target, settings.seed
+    filters, true_vectors = settings.filters, settings.true_vectors
     say = progress or _quiet
     qs = queries if isinstance(queries, QuerySet) else as_query_set(queries)
     info = store.info()
@@ -139,8 +130,8 @@ def compare_ann(
     gt_depth = rank_cap(k)
     xq = prepare(xr, family)
     lookup = Lookup(store, info.dimension, family)
-    truth = filtered_truths(store, xr, filters, gt_depth, family, say, truth, true_vectors)
-    truths = _truths(store, xr, gt_depth, family, cache_dir, say, lookup, truth, true_vectors)
+    truth = filtered_truths(store, xr, filters, gt_depth, family, say, settings.truth, true_vectors)
+    truths = _truths(settings, store, xr, gt_depth, family, say, lookup, truth)
     ft = truths.filtered
     for t in (truths.stored, truths.true):
         if t is not None and (t.ids.shape[0] != q or t.ids.shape[1] < k):
@@ -245,33 +236,21 @@ def compare_ann(
         query_filters=None if ft is None else ft.groups.keys,
         truth=truths,
     )
-    if sweep is None:
+    if settings.sweep is None:
         return result
     assert open_at is not None
-    key, values = sweep
-    swept = sweep_ann(
-        key, values, open_at, qs, truths, k=k, fetch=fetch, target=target, seed=seed,
-        progress=progress, filters=filters,
-    )  # fmt: skip
-    return apply_sweep(result, swept)
+    return apply_sweep(result, sweep_ann(settings, open_at, qs, truths, progress))
 
 
 def sweep_ann(
-    key: str,
-    values: Sequence[int],
+    settings: CompareAnnSettings,
     open_at: Callable[[int], VectorStore],
     queries: np.ndarray | QuerySet,
     truth: GroundTruth | Truths,
-    *,
-    k: int = 4,
-    fetch: Sequence[int] | None = DEFAULT_FETCH,
-    target: float = 0.01,
-    seed: int = 0,
     progress: Say | None = None,
-    filters: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
-    """compare-ann at each value of a search parameter, sharing one ground truth (a
-    :class:`Truths` carries the true one too, when the first run had it).
+    """compare-ann at each value of ``settings.sweep`` (``(key, values)``), sharing one
+    ground truth (a :class:`Truths` carries the true one too, when the first run had it).
 
     ``open_at(value)`` gives the same index searched with ``key=value`` (the caller opens
     it; the CLI rewrites the spec); each store is closed here once measured. Returns
@@ -279,14 +258,16 @@ def sweep_ann(
     "recommendation"}]}``.
     """
     say = progress or _quiet
+    sweep = swept(settings.sweep)
+    assert sweep is not None
+    key, values = sweep
+    each = replace(settings, truth=truth, true_vectors=None, cache_dir=None, sweep=None)
     runs = []
     for v in values:
         say(f"sweep {key}={v}")
         store = open_at(v)
         try:
-            r = compare_ann(
-                store, queries, k, fetch, target, seed, progress=say, truth=truth, filters=filters
-            )
+            r = compare_ann(each, store, queries, say)
         finally:
             store.close()
         runs.append(
@@ -344,16 +325,16 @@ def apply_sweep(result: AnnResult, sweep: dict[str, Any]) -> AnnResult:
 
 
 def _truths(
+    settings: CompareAnnSettings,
     store: VectorStore,
     xr: np.ndarray,
     depth: int,
     family: str,
-    cache_dir: Path | None,
     say: Say,
     lookup: Lookup,
     truth: GroundTruth | Truths | None,
-    true_vectors: TrueVectors | None,
 ) -> Truths:
+    true_vectors, cache_dir = settings.true_vectors, vector_cache_dir(settings.cache_dir)
     if isinstance(truth, Truths):
         return truth
     stored = truth or ground_truth(store, xr, depth, family, cache_dir, say, lookup)

@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...embedders.base import Embedder
 from ...errors import InputError
 from ...inputs.corpus import Corpus
@@ -25,6 +23,7 @@ from .queries import (
     sample_from_vectors,
     sample_queries,
 )
+from .settings import CompareAnnSettings, vector_cache_dir
 from .truth import TrueVectors, from_chunks, from_store
 
 Say = Callable[[str], None]
@@ -53,31 +52,26 @@ def check_choices(
 
 
 def prepare_queries(
+    settings: CompareAnnSettings,
     store: VectorStore,
-    queries: int | np.ndarray | QuerySet,
-    *,
-    seed: int = 0,
-    noise: float | None = None,
-    truth_from: str | None = None,
     truth_store: VectorStore | None = None,
     embedder: Embedder | None = None,
     corpus: Corpus | None = None,
-    questions: str | os.PathLike[str] | None = None,
-    query_vectors: str | os.PathLike[str] | None = None,
-    cache_dir: Path | None = None,
-    filter: Any = None,
-    filters: Sequence[Any] | None = None,
-    true_vectors: TrueVectors | None = None,
     progress: Say | None = None,
 ) -> tuple[TrueVectors | None, QuerySet, Sequence[Any] | None]:
     """compare-ann's query building: the vectors as added, the queries and one filter per
-    query. The vectors as added: ``true_vectors`` as given, else (``truth_from="chunks"``)
-    the texts re-embedded with ``embedder``, or what ``truth_store`` holds under the
-    index's ids, else None. The queries: the ``questions`` file embedded with
-    ``embedder``, the ``query_vectors`` file as given, ``queries`` itself, or that many
-    stored vectors (as added, when known) moved by ``noise`` (None: the default; vectors
-    read from a remote store cached under ``cache_dir``). The filters: ``filters`` as
-    given, else each question's own AND ``filter`` (:func:`query_filters`)."""
+    query, from ``settings`` and the opened ``store``, ``truth_store`` and ``embedder``.
+    The vectors as added: ``true_vectors`` as given, else (``truth_from="chunks"``) the
+    texts (``corpus``, or the store's) re-embedded with ``embedder``, or what
+    ``truth_store`` holds under the index's ids, else None. The queries: the ``questions``
+    file embedded with ``embedder``, the ``query_vectors`` file as given, ``queries``
+    itself, or that many stored vectors (as added, when known) moved by ``noise`` (None:
+    the default; vectors read from a remote store cached under ``cache_dir``). The
+    filters: ``filters`` as given, else each question's own AND ``filter`` (parsed)."""
+    truth_from, questions, query_vectors = (
+        settings.truth_from, settings.questions, settings.query_vectors
+    )  # fmt: skip
+    queries, seed, noise = settings.queries, settings.seed, settings.noise
     check_choices(truth_from, truth_store, questions, query_vectors)
     say = progress or _quiet
     tv = None
@@ -102,10 +96,21 @@ def prepare_queries(
         qs = sample_from_vectors(tv.ids, tv.vectors, queries, seed, moved)
     else:
         say("sampling queries from the store")
-        qs = sample_queries(store, queries, seed, moved, cache_dir)
+        qs = sample_queries(store, queries, seed, moved, vector_cache_dir(settings.cache_dir))
+    filters = settings.filters
     if filters is None:
-        filters = query_filters(qs, questions, filter)
-    return tv if true_vectors is None else true_vectors, qs, filters
+        filters = query_filters(qs, questions, common_filter(settings.filter))
+    given = settings.true_vectors
+    return tv if given is None else given, qs, filters
+
+
+def common_filter(filter: Any) -> Any:
+    """The filter for every query: JSON text parsed, anything else as given."""
+    if isinstance(filter, str):
+        from ...filters import parse_filter
+
+        return parse_filter(filter)
+    return filter
 
 
 def query_filters(
@@ -129,6 +134,7 @@ def manifest_facts(queries: QuerySet, filters: Sequence[Any] | None) -> dict[str
 
 __all__ = [
     "check_choices",
+    "common_filter",
     "check_truth_choice",
     "manifest_facts",
     "prepare_queries",

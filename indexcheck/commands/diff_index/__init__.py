@@ -32,6 +32,7 @@ from typing import Any
 from ...embedders.base import Embedder
 from ...errors import DataFileError, DimensionMismatchError, InputError
 from ...inputs.corpus import Corpus
+from ...inputs.given import corpus_of
 from ...stores.base import VectorStore
 from ...stores.files.id_map import duplicate_ids
 from ..kit.blas_threads import one_blas_thread
@@ -42,6 +43,7 @@ from .join import _join
 from .result import DiffFinding as DiffFinding
 from .result import DiffResult as DiffResult
 from .result import DiffStatus as DiffStatus
+from .settings import DiffIndexSettings as DiffIndexSettings
 from .statuses import ERRORS, MESSAGES
 from .vectors import spilled_blocks
 
@@ -54,29 +56,28 @@ def _empty(store: VectorStore) -> bool:
 
 
 def diff_index(
+    settings: DiffIndexSettings,
     old: VectorStore,
     new: VectorStore,
-    *,
-    chunks_old: Corpus | None = None,
-    chunks_new: Corpus | None = None,
     embedder: Embedder | None = None,
-    sample_new: int | None = 100,
-    seed: int = 0,
-    min_cosine: float = 0.999,
-    workdir: Path | None = None,
-    memory_limit: str = "256MB",
     progress: Callable[[str], None] | None = None,
     engine: Any = None,
 ) -> DiffResult:
     """Pair old and new by text hash and compare every unchanged text's vectors.
 
-    Vectors are float32 (n, d) in any scale (compared as unit vectors, cosine).
-    ``sample_new=None`` re-embeds every added or changed text (needs ``embedder``).
-    ``workdir`` holds the spill files (a temporary folder, removed after, by default).
-    ``engine`` (:mod:`indexcheck.engines`, local by default) embeds the sampled new texts.
-    Raises DimensionMismatchError when the embedder and the new index disagree, before
-    any work.
+    Vectors are float32 (n, d) in any scale (compared as unit vectors, cosine). The
+    stores, the ``embedder`` (None: no new text re-embedded) and the ``engine``
+    (:mod:`indexcheck.engines`, local by default) are opened by the caller; the rest comes
+    from ``settings``: ``chunks_old``/``chunks_new`` (a Corpus, or a file read with
+    ``id_column``/``text_column``), ``sample_new`` (None: every added or changed text),
+    ``seed``, ``min_cosine``, ``workdir`` for the spill files (a temporary folder, removed
+    after, by default) and ``memory_limit``. Raises DimensionMismatchError when the
+    embedder and the new index disagree, before any work.
     """
+    sample_new, min_cosine, memory_limit, workdir = (
+        settings.sample_new, settings.min_cosine, settings.memory_limit, settings.workdir
+    )  # fmt: skip
+    chunks_old, chunks_new = chunks_of(settings)
     say = progress or (lambda _msg: None)
     if sample_new is not None and sample_new < 0:
         raise InputError("--sample-new must be 0 or more")
@@ -124,9 +125,7 @@ def diff_index(
     if embedder is not None:
         from .new_texts import check_new_texts
 
-        check_new_texts(
-            result, new, chunks_new, embedder, sample_new, seed, min_cosine, say, engine
-        )
+        check_new_texts(settings, result, new, chunks_new, embedder, say, engine)
     checked_new = int((result.new_texts or {}).get("checked", 0) or 0)
     if result.compared == 0 and checked_new == 0:
         # no text in both indexes and none re-embedded: nothing was verified, never a pass
@@ -141,6 +140,12 @@ def diff_index(
         )
     _finish(result)
     return result
+
+
+def chunks_of(settings: DiffIndexSettings) -> tuple[Corpus | None, Corpus | None]:
+    """The old and new chunks the settings give, each loaded when given as a file."""
+    columns = (settings.id_column, settings.text_column)
+    return corpus_of(settings.chunks_old, *columns), corpus_of(settings.chunks_new, *columns)
 
 
 def _banded(

@@ -22,6 +22,7 @@ from ..check_index import check_index
 
 if TYPE_CHECKING:
     from .result import DiffResult
+    from .settings import DiffIndexSettings
 
 #: texts per engine block (one Ray task each)
 BLOCK = 256
@@ -74,18 +75,19 @@ def embed_through(engine: Any, embedder: Embedder, texts: Sequence[str]) -> dict
 
 
 def check_new_texts(
+    settings: DiffIndexSettings,
     result: DiffResult,
     new: VectorStore,
     chunks_new: Corpus | None,
     embedder: Embedder,
-    sample_new: int | None,
-    seed: int,
-    min_cosine: float,
     say: Callable[[str], None],
     engine: Any = None,
 ) -> None:
-    """Re-embed a seeded sample of added/changed texts and check them as check-index does;
-    fills ``result.new_texts`` and each sampled row's ``cosine``/``checked``."""
+    """Re-embed a seeded sample (``settings.sample_new``, ``settings.seed``) of the added and
+    changed texts (from ``chunks_new``, or the store) and check them as check-index does
+    (``settings.min_cosine``); fills ``result.new_texts`` and each sampled row's
+    ``cosine``/``checked``."""
+    sample_new, seed, min_cosine = settings.sample_new, settings.seed, settings.min_cosine
     from ...engines import LocalEngine
     from .result import DiffFinding, DiffStatus
 

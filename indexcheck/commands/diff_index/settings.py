@@ -1,0 +1,44 @@
+"""diff-index's options as one frozen value, built once by :func:`indexcheck.api.diff_index`
+(its keywords, same names and defaults) and passed down unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DiffIndexSettings:
+    """Every diff-index option as the face receives it (specs or opened objects, paths)."""
+
+    #: the index in production: a spec string or an opened store
+    old: Any = None
+    #: the rebuilt index: a spec string or an opened store
+    new: Any = None
+    #: the texts of an old/new index that stores none: a chunks file or a Corpus
+    chunks_old: Any = None
+    chunks_new: Any = None
+    #: re-embeds ``sample_new`` added/changed texts; None re-embeds nothing
+    embedder: Any = None
+    #: added/changed texts to re-embed (None: every one)
+    sample_new: int | None = 100
+    seed: int = 0
+    #: an unchanged text whose vectors' cosine falls under this is an error
+    min_cosine: float = 0.999
+    #: folder for the spill files (None: a temporary folder, removed after)
+    workdir: Path | None = None
+    #: DuckDB's memory limit for the join
+    memory_limit: str = "256MB"
+    #: "local", "ray" (with ray_address) or an engine, for the re-embedding
+    engine: Any = None
+    ray_address: str | None = None
+    #: a SQLite file caching embeddings
+    cache: str | Path | None = None
+    trust_pickle: bool = False
+    #: the columns of a chunks file given as a path
+    id_column: str = "id"
+    text_column: str = "text"
+
+
+__all__ = ["DiffIndexSettings"]
