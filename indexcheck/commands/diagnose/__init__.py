@@ -41,7 +41,7 @@ from ..kit.verdicts import (
     OUT_OF_SCOPE_LABELS,
     Label,
 )
-from ..probe_scale.setup import ScoreRequest, ScoreSetup, score_setup
+from ..probe_scale.setup import ScoreSetup, score_setup
 from ..sweep_threshold.filters import question_filters
 from .filters import filtered_out, filtered_run, missing_rule, short_results
 from .generation import label_generation
