@@ -13,7 +13,7 @@ an explicit ``render`` and ``report``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,11 +50,10 @@ def finish(
     render: Renderer | None = None,
     report: ReportWriter | None = None,
     report_key: str | None = "report",
-    manifest: Mapping[str, Any] | None = None,
     report_name: str | None = None,
 ) -> int:
-    """Stamp the manifest, write the report folder and ``--json``, print the summary, and
-    return the exit code (0 when ``result.ok``, else 1).
+    """Write the report folder and ``--json``, print the summary, and return the exit code
+    (0 when ``result.ok``, else 1); the face function stamped the manifest.
 
     ``json_path``, ``report_dir``: default to the command's own ``--json`` and ``--report``.
     ``render``: defaults to the terminal renderer of the result's ``terminal=True``
@@ -65,8 +64,6 @@ def finish(
     """
     json_path = json_path if json_path is not None else ctx.params.get("json_path")
     report_dir = report_dir if report_dir is not None else ctx.params.get("report_dir")
-    if manifest:  # what the command adds to the manifest its face function stamped
-        result.manifest.update(manifest)
     files = None
     if report_dir is not None:
         if report is not None:
@@ -86,9 +83,4 @@ def finish(
     return EXIT_OK if result.ok else EXIT_CHECK_FAILED
 
 
-def stamp(ctx: click.Context, result: Result, **extra: Any) -> None:
-    """Add ``extra`` to the manifest the face function stamped."""
-    result.manifest.update(extra)
-
-
-__all__ = ["Result", "finish", "stamp"]
+__all__ = ["Result", "finish"]

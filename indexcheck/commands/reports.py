@@ -15,6 +15,7 @@ from .diagnose.system import result as _system
 from .diff_index import report as _diff_index
 from .judge import answer_checks as _answer_checks
 from .judge import report as _judge
+from .probe_scale import convert as _convert
 from .probe_scale import report as _probe_scale
 from .sweep_threshold import report as _sweep_threshold
 
@@ -30,6 +31,7 @@ REPORTS = (
     _embed,
     _answer_checks,
     _system,
+    _convert,
 )
 
 __all__ = ["REPORTS"]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ...output.model import Section, Text
+from ...output.registry import register_sections
 from ...output.summary_kit import summary
 from ...scales.transforms import convert_threshold as convert_value
 from ...scales.transforms import transform_of
@@ -79,9 +80,10 @@ class Converted:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.payload)
 
-    def sections(self) -> list[Section]:
-        """One terminal line: the value on both scales and which side each keeps."""
-        return [summary(None, Text(_converted_line(self.payload), whole=True))]
+
+def converted_sections(result: Converted) -> list[Section]:
+    """One terminal line: the value on both scales and which side each keeps."""
+    return [summary(None, Text(_converted_line(result.payload), whole=True))]
 
 
 def _converted_line(p: dict[str, Any]) -> str:
@@ -93,5 +95,7 @@ def _converted_line(p: dict[str, Any]) -> str:
         f"{p['result']:.6g} on {p['to']} ({keep(p['to_higher_is_better'], p['result'])})"
     )
 
+
+register_sections(Converted, converted_sections)
 
 __all__ = ["Converted", "convert_threshold"]
