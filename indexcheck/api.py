@@ -62,32 +62,28 @@ def check_index(
     embedder: EmbedderLike = None, *, sample: int | None = 100, seed: int = 0,
     min_cosine: float = 0.999, window: int = 16, diagnose_budget: int = 2000,
     only: Sequence[str] | None = None, max_fault_rate: float | None = None,
-    template: EmbedTemplate | None = None, stream: bool = False, rows: PathLike | None = None,
-    block: int = 4096, engine: str | Any = None, ray_address: str | None = None,
-    concurrency: int = 1, cache: PathLike | None = None, progress: Say | None = None,
-    tick: Callable[[str, int, int | None], None] | None = None, trust_pickle: bool = False,
+    template: str | EmbedTemplate | None = None, stream: bool = False,
+    rows: PathLike | None = None, block: int = 4096, engine: str | Any = None,
+    ray_address: str | None = None, concurrency: int = 1, cache: PathLike | None = None,
+    progress: Say | None = None, tick: Callable[[str, int, int | None], None] | None = None,
+    trust_pickle: bool = False, id_column: str = "id", text_column: str = "text",
 ) -> CheckIndexResult:  # fmt: skip
     """Re-embed ``sample`` chunks (None: all; the store is then read in its order, without
     an id map) and compare each with its stored vector (unit float32 cosine >= ``min_cosine``;
     ``result.ok``: the verdict). ``stream``: in blocks of ``block`` (flat memory; a ``chunks``
     path read by block, None: the store's texts), rows written to ``rows``, embedded by
-    ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
-    from .commands.check_index import check_index
+    ``engine`` ("local", "ray" with ``ray_address``, or an engine). A ``chunks`` path is read
+    with its ``id_column``/``text_column``; ``template`` may be the ``--embed-template`` text."""
+    from .commands.check_index import CheckIndexSettings, run_check_index
 
-    started = Run("check-index")
-    with ExitStack() as stack:
-        runner = entered_engine(stack, engine, ray_address) if stream else None
-        every = stream or (sample is None and only is None and max_fault_rate is None)
-        found = opened(store, embedder, trust_pickle=trust_pickle, cache=cache, lookups=not every)
-        s, e = stack.enter_context(found)
-        result = check_index(
-            s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
-            window=window, diagnose_budget=diagnose_budget, only=only, template=template,
-            max_fault_rate=max_fault_rate, rows=rows, block=block, engine=runner,
-            concurrency=concurrency, progress=progress, tick=tick,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed)
-        return result
+    settings = CheckIndexSettings(
+        store=store, chunks=chunks, embedder=embedder, sample=sample, seed=seed,
+        min_cosine=min_cosine, window=window, diagnose_budget=diagnose_budget, only=only,
+        max_fault_rate=max_fault_rate, template=template, stream=stream, rows=rows, block=block,
+        engine=engine, ray_address=ray_address, concurrency=concurrency, cache=cache,
+        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_check_index(settings, progress, tick)
 
 
 def probe_scale(
