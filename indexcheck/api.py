@@ -114,13 +114,13 @@ def embed(
     """The reference re-embedding (``indexcheck embed``): each distinct chunk text embedded
     once into a NEW vectors file ``out`` (.parquet or .jsonl) and/or a NEW FAISS folder
     ``faiss``; one that exists is refused (exit 2) before the embedder opens."""
-    from .commands.embed import embed_chunks, embed_inputs
+    from .commands.embed import EmbedSettings, run_embed
 
-    corpus, started = embed_inputs(chunks, out, faiss, id_column, text_column), Run("embed")
-    with opened(None, embedder, cache=cache) as (_, e):
-        result = embed_chunks(corpus, e, out=out, faiss=faiss, progress=progress)
-        stamp(result, started, None, e)
-        return result
+    settings = EmbedSettings(
+        chunks, embedder, out=out, faiss=faiss, id_column=id_column, text_column=text_column,
+        cache=cache,
+    )  # fmt: skip
+    return run_embed(settings, progress)
 
 
 def sweep_threshold(
