@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...inputs.embed_text import EmbedTemplate
@@ -33,12 +34,13 @@ class CheckIndexSettings:
     only: Sequence[str] | None = None
     #: size the sample to prove the fault rate under this
     max_fault_rate: float | None = None
-    #: the text the indexer embedded (``--embed-template``), or its string
-    template: EmbedTemplate | None = None
+    #: the text the indexer embedded (``--embed-template``); a string is parsed on
+    #: construction, so read it as :attr:`embed_template`
+    template: EmbedTemplate | str | None = None
     #: every chunk, in blocks of ``block`` (flat memory)
     stream: bool = False
     #: with ``stream``: every row written to this file
-    rows: str | os.PathLike[str] | None = None
+    rows: str | Path | None = None
     block: int = 4096
     #: "local", "ray" (at ``ray_address``) or an engine; None: this process
     engine: Any = None
@@ -46,7 +48,7 @@ class CheckIndexSettings:
     #: hosted embedders: batches in flight at once
     concurrency: int = 1
     #: SQLite embedding cache
-    cache: str | os.PathLike[str] | None = None
+    cache: str | Path | None = None
     trust_pickle: bool = False
     #: the columns of a ``chunks`` file
     id_column: str = "id"
@@ -55,6 +57,12 @@ class CheckIndexSettings:
     def __post_init__(self) -> None:
         if isinstance(self.template, str):
             object.__setattr__(self, "template", EmbedTemplate.parse(self.template))
+
+    @property
+    def embed_template(self) -> EmbedTemplate | None:
+        """``template``, parsed."""
+        assert not isinstance(self.template, str)
+        return self.template
 
     @property
     def every(self) -> bool:

@@ -69,7 +69,7 @@ def check_sampled(
 ) -> CheckIndexResult:
     """``check_index`` on a sample (``settings.sample`` chunks, or enough for
     ``max_fault_rate``) or on the ``only`` ids; the options as there."""
-    only, min_cosine, template = settings.only, settings.min_cosine, settings.template
+    only, min_cosine, template = settings.only, settings.min_cosine, settings.embed_template
     if corpus is not None and only is None:  # other ids than the store's: exit 2
         from ...kit.id_pairing import refuse_foreign_chunk_ids
 

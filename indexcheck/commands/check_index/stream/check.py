@@ -81,7 +81,7 @@ def check_all(
     text of a Corpus or of the store's own texts."""
     from ....engines import LocalEngine
 
-    template = settings.template
+    template = settings.embed_template
     info = store.info()
     if info.dimension and info.dimension != embedder.dimension:
         raise DimensionMismatchError(
