@@ -4,9 +4,9 @@ into a NEW vectors file and/or a NEW FAISS folder (``indexcheck embed``).
 The same for :func:`indexcheck.api.embed` and so the CLI: :func:`run_embed` takes the
 :class:`EmbedSettings`, reads the chunks with :func:`embed_inputs` before the embedder opens
 (a new index is never written over an old one, and nothing is paid for before that is
-known), then runs :func:`embed` on the opened embedder and stamps the manifest. Each file is written in a
-staging folder beside it, then renamed into place: a failed write (a full disk) leaves
-nothing half written, a symlink at the path is replaced.
+known), then runs :func:`embed` on the opened embedder and stamps the manifest. Each file
+is written in a staging folder beside it, then renamed into place: a failed write (a full
+disk) leaves nothing half written, a symlink at the path is replaced.
 """
 
 from __future__ import annotations
@@ -125,4 +125,11 @@ def run_embed(
         return result
 
 
-__all__ = ["EmbedResult", "EmbedSettings", "embed", "embed_inputs", "refuse_outputs", "run_embed"]
+__all__ = [
+    "EmbedResult",
+    "EmbedSettings",
+    "embed",
+    "embed_inputs",
+    "refuse_outputs",
+    "run_embed",
+]
