@@ -12,7 +12,6 @@ closes what it opened; what it is given it leaves open. The CLI calls these func
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,15 +31,12 @@ from .commands.questions.terminal import questions_summary as questions_summary
 from .commands.sweep_threshold.plots import sweep_plots as sweep_plots
 from .commands.sweep_threshold.traces import observed_traces as observed_traces
 from .embedders.base import Embedder
-from .engines import entered_engine
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
 from .inputs.answers import read_answers as read_answers  # the face's answers reader
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.questions import Question
-from .output.manifest import Run, stamp
 from .stores.base import VectorStore
-from .stores.opening import opened
 
 if TYPE_CHECKING:
     from .commands.check_index import CheckIndexResult
@@ -75,32 +71,29 @@ def check_index(
     embedder: EmbedderLike = None, *, sample: int | None = 100, seed: int = 0,
     min_cosine: float = 0.999, window: int = 16, diagnose_budget: int = 2000,
     only: Sequence[str] | None = None, max_fault_rate: float | None = None,
-    template: EmbedTemplate | None = None, stream: bool = False, rows: PathLike | None = None,
-    block: int = 4096, engine: str | Any = None, ray_address: str | None = None,
-    concurrency: int = 1, cache: PathLike | None = None, progress: Say | None = None,
-    tick: Callable[[str, int, int | None], None] | None = None, trust_pickle: bool = False,
+    template: str | EmbedTemplate | None = None, stream: bool = False,
+    rows: PathLike | None = None, block: int = 4096, engine: str | Any = None,
+    ray_address: str | None = None, concurrency: int = 1, cache: PathLike | None = None,
+    progress: Say | None = None, tick: Callable[[str, int, int | None], None] | None = None,
+    trust_pickle: bool = False, id_column: str = "id", text_column: str = "text",
 ) -> CheckIndexResult:  # fmt: skip
     """Re-embed ``sample`` chunks (None: all; the store is then read in its order, without
     an id map) and compare each with its stored vector (unit float32 cosine >= ``min_cosine``;
     ``result.ok``: the verdict). ``stream``: in blocks of ``block`` (flat memory; a ``chunks``
     path read by block, None: the store's texts), rows written to ``rows``, embedded by
-    ``engine`` ("local", "ray" with ``ray_address``, or an engine)."""
-    from .commands.check_index import check_index
+    ``engine`` ("local", "ray" with ``ray_address``, or an engine). A ``chunks`` path is read
+    with its ``id_column``/``text_column``; ``template`` may be the ``--embed-template`` text."""
+    from .commands.check_index import CheckIndexSettings
+    from .commands.check_index.run import run_check_index
 
-    started = Run("check-index")
-    with ExitStack() as stack:
-        runner = entered_engine(stack, engine, ray_address) if stream else None
-        every = stream or (sample is None and only is None and max_fault_rate is None)
-        found = opened(store, embedder, trust_pickle=trust_pickle, cache=cache, lookups=not every)
-        s, e = stack.enter_context(found)
-        result = check_index(
-            s, e, chunks, stream=stream, sample=sample, seed=seed, min_cosine=min_cosine,
-            window=window, diagnose_budget=diagnose_budget, only=only, template=template,
-            max_fault_rate=max_fault_rate, rows=rows, block=block, engine=runner,
-            concurrency=concurrency, progress=progress, tick=tick,
-        )  # fmt: skip
-        stamp(result, started, s, e, seed=seed)
-        return result
+    settings = CheckIndexSettings(
+        store=store, chunks=chunks, embedder=embedder, sample=sample, seed=seed,
+        min_cosine=min_cosine, window=window, diagnose_budget=diagnose_budget, only=only,
+        max_fault_rate=max_fault_rate, template=template, stream=stream, rows=rows, block=block,
+        engine=engine, ray_address=ray_address, concurrency=concurrency, cache=cache,
+        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_check_index(settings, progress, tick)
 
 
 def probe_scale(
@@ -127,13 +120,14 @@ def embed(
     """The reference re-embedding (``indexcheck embed``): each distinct chunk text embedded
     once into a NEW vectors file ``out`` (.parquet or .jsonl) and/or a NEW FAISS folder
     ``faiss``; one that exists is refused (exit 2) before the embedder opens."""
-    from .commands.embed import embed_chunks, embed_inputs
+    from .commands.embed import EmbedSettings
+    from .commands.embed.run import run_embed
 
-    corpus, started = embed_inputs(chunks, out, faiss, id_column, text_column), Run("embed")
-    with opened(None, embedder, cache=cache) as (_, e):
-        result = embed_chunks(corpus, e, out=out, faiss=faiss, progress=progress)
-        stamp(result, started, None, e)
-        return result
+    settings = EmbedSettings(
+        chunks, embedder, out=out, faiss=faiss, id_column=id_column, text_column=text_column,
+        cache=cache,
+    )  # fmt: skip
+    return run_embed(settings, progress)
 
 
 def sweep_threshold(

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import StoreOptions, open_store
 from indexcheck.testing import HashEmbedder, positional_cache_bug
@@ -68,14 +68,14 @@ def test_clean_passes_and_planted_shift_is_diagnosed(backend: str, tmp_path: Pat
 
     store = open_store(good, opts)
     fp = store.fingerprint()
-    r = check_index(store, HashEmbedder(32), chunks, sample=None)
+    r = check_index(CheckIndexSettings(sample=None), store, HashEmbedder(32), chunks)
     assert r.ok, [f.message for f in r.findings]
     assert r.counts == {"ok": N}
     assert store.fingerprint() == fp
     store.close()
 
     store = open_store(bad, opts)
-    r = check_index(store, HashEmbedder(32), chunks, sample=None)
+    r = check_index(CheckIndexSettings(sample=None), store, HashEmbedder(32), chunks)
     store.close()
     assert not r.ok
     # issue 17: one root finding; its stretches start after each repeat

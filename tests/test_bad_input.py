@@ -308,12 +308,12 @@ def test_the_rows_look_for_what_the_catch_all_prints(monkeypatch: pytest.MonkeyP
     """Every row (here and in test_bad_input_commands.py) asserts that CATCH_ALL is absent
     from stderr; that assertion only means something if an unmapped exception really
     prints it. Plant one and watch the catch-all say so (exit 3, one line)."""
-    import indexcheck.cli.check_index as command
+    import indexcheck.commands.check_index as command
 
     def bug(*args: object, **kwargs: object) -> object:
         raise RuntimeError("planted bug")
 
-    monkeypatch.setattr(command, "open_corpus", bug)
+    monkeypatch.setattr(command, "read_chunks", bug)
     r = CliRunner().invoke(cli, ["check-index", "--store", "faiss:x", "--chunks", "c.jsonl"])
     assert r.exit_code == 3
     assert r.stderr.startswith(f"error: {CATCH_ALL}RuntimeError: planted bug")

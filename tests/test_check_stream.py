@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.commands.check_index.stream import check as check_stream
 from indexcheck.commands.check_index.stream.check import check_all
 from indexcheck.commands.kit.stats import fault_rate_upper, sample_size_for
@@ -48,8 +48,8 @@ def test_streamed_all_equals_the_in_memory_check(block: int) -> None:
     ids, texts, stored = planted()
     corpus = corpus_from_pairs(ids, texts)
     store = MemoryStore(ids, stored, texts)
-    streamed = check_all(store, HashEmbedder(32), corpus, block=block, window=4)
-    in_memory = check_index(store, HashEmbedder(32), corpus, only=ids, window=4)
+    streamed = check_all(CheckIndexSettings(block=block, window=4), store, HashEmbedder(32), corpus)
+    in_memory = check_index(CheckIndexSettings(only=ids, window=4), store, HashEmbedder(32), corpus)
     assert _rows(streamed) == _rows(in_memory)
     assert streamed.counts == in_memory.counts and not streamed.ok
     a = [c.cosine for c in streamed.chunks]
@@ -66,7 +66,9 @@ def test_json_rows_are_capped_but_parquet_holds_every_row(tmp_path, monkeypatch)
     ids, texts, stored = planted()
     monkeypatch.setattr(check_stream, "JSON_ROWS_LIMIT", 100)
     rows = tmp_path / "rows.parquet"
-    r = check_all(MemoryStore(ids, stored, texts), HashEmbedder(32), None, rows_path=rows)
+    r = check_all(
+        CheckIndexSettings(rows=rows), MemoryStore(ids, stored, texts), HashEmbedder(32), None
+    )
     assert r.chunks_truncated and r.checked == 600
     assert all(c.status != "ok" for c in r.chunks) and len(r.chunks) == 600 - r.counts["ok"]
     t = pq.read_table(rows).to_pylist()
@@ -87,14 +89,19 @@ def test_sample_targets_the_chunk_after_each_repeat_and_bounds_on_random_rows() 
     ids, texts = make_corpus(1000, {100: 5, 600: 9})
     fresh = HashEmbedder(32).embed(texts)
     store = MemoryStore(ids, fresh, texts)
-    r = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=100)
+    r = check_index(
+        CheckIndexSettings(sample=100), store, HashEmbedder(32), corpus_from_pairs(ids, texts)
+    )
     assert r.ok and r.checked == 100
     targeted = {c.id for c in r.chunks if c.targeted}
     assert targeted == {ids[101], ids[601]}
     assert all(c.targeted is False for c in r.chunks if c.id not in targeted)
     assert r.fault_rate_upper_95 == pytest.approx(fault_rate_upper(0, 98))
     r = check_index(
-        store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=None, max_fault_rate=0.01
+        CheckIndexSettings(sample=None, max_fault_rate=0.01),
+        store,
+        HashEmbedder(32),
+        corpus_from_pairs(ids, texts),
     )
     assert r.checked == 299 + 2 and r.fault_rate_upper_95 is not None
     assert r.fault_rate_upper_95 < 0.01
@@ -218,10 +225,10 @@ def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
     corpus = corpus_from_pairs(ids, texts)
     store = MemoryStore(ids, stored, texts)
     here = HashEmbedder(32)
-    local = check_all(store, here, corpus, block=64, engine=LocalEngine())
+    local = check_all(CheckIndexSettings(block=64), store, here, corpus, engine=LocalEngine())
     engine = RayEngine()
     cached = CachedEmbedder(HashEmbedder(32), EmbeddingCache(tmp_path / "c.sqlite"))
-    remote = check_all(store, cached, corpus, block=64, engine=engine)
+    remote = check_all(CheckIndexSettings(block=64), store, cached, corpus, engine=engine)
     # what the workers embedded is counted on the driver (it was 0 before): each distinct
     # text at least once; a repeat whose first copy is still in flight may be sent again
     assert len(set(texts)) <= cached.stats.texts <= here.stats.texts == len(texts)

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.commands.check_index.stream import check as check_stream
 from indexcheck.commands.check_index.stream import chunk_spill
 from indexcheck.commands.check_index.stream.check import check_all
@@ -59,7 +59,7 @@ def _traced_peak(n: int) -> int:
     gc.collect()
     tracemalloc.start()
     try:
-        result = check_all(store, FAST16, corpus)
+        result = check_all(CheckIndexSettings(), store, FAST16, corpus)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -104,8 +104,8 @@ def test_a_store_in_another_order_gives_the_in_memory_result(monkeypatch, weak_k
     ids, texts, stored = planted()
     corpus = corpus_from_pairs(ids, texts)
     store = _shuffled_store(ids, texts, stored)
-    streamed = check_all(store, HashEmbedder(32), corpus, block=64, window=4)
-    in_memory = check_index(store, HashEmbedder(32), corpus, only=ids, window=4)
+    streamed = check_all(CheckIndexSettings(block=64, window=4), store, HashEmbedder(32), corpus)
+    in_memory = check_index(CheckIndexSettings(only=ids, window=4), store, HashEmbedder(32), corpus)
     assert _rows(streamed) == _rows(in_memory)
     assert streamed.counts == in_memory.counts and not streamed.ok
     # the in-memory check of ``only`` chunk ids does not scan the store for orphans
@@ -137,7 +137,7 @@ def test_an_id_twice_among_the_chunks_is_refused_with_both_rows() -> None:
     store = MemoryStore(ids, FAST16.embed(texts), texts)
     twice = r"chunk id 'doc-00000040' appears twice in .* \(rows 41 and 251\)"
     with pytest.raises(DataFileError, match=twice):
-        check_all(store, FAST16, None, block=64)
+        check_all(CheckIndexSettings(block=64), store, FAST16, None)
 
 
 def _write(folder: Path, n: int) -> str:

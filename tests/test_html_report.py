@@ -20,7 +20,7 @@ from PIL import Image
 
 from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.commands.ci import CiConfig
 from indexcheck.commands.compare_ann import CompareAnnSettings, compare_ann, sample_queries
 from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
@@ -70,7 +70,7 @@ def _payloads(kb: dict[str, Path]) -> list[dict[str, Any]]:
     scale = probe_scale(store)
     results = [
         ci,
-        check_index(store, emb, corpus, sample=None).to_dict(),
+        check_index(CheckIndexSettings(sample=None), store, emb, corpus).to_dict(),
         scale.to_dict(),
         compare_ann(
             CompareAnnSettings(k=4, fetch=[4, 10]), store, sample_queries(store, 30)

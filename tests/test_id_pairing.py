@@ -131,24 +131,24 @@ def test_overlapping_ids_and_stores_without_texts_are_not_refused() -> None:
     texts = [f"text number {i}" for i in range(20)]
     ids = [f"c{i}" for i in range(20)]
     corpus = corpus_from_pairs(ids, texts, "chunks")
-    from indexcheck.commands.check_index import check_index
+    from indexcheck.commands.check_index import CheckIndexSettings, check_index
 
     store, emb = small(ids, texts)
-    assert check_index(store, emb, corpus, sample=10).ok
+    assert check_index(CheckIndexSettings(sample=10), store, emb, corpus).ok
     # other ids and no texts in the store: nothing pairs, and not one id is shared: an id
     # scheme mismatch, refused (every chunk "missing", every vector "orphan" was wrong advice)
     store, emb = small([f"u{i}" for i in range(20)], texts, with_texts=False)
     with pytest.raises(InputError, match="only 0 ids shared.*keeps no texts"):
-        check_index(store, emb, corpus, sample=10)
+        check_index(CheckIndexSettings(sample=10), store, emb, corpus)
     # a store that lacks most vectors but shares its ids is told what it lacks
     store, emb = small(ids[:15] + [f"u{i}" for i in range(5)], texts, with_texts=False)
-    res = check_index(store, emb, corpus, sample=10)
+    res = check_index(CheckIndexSettings(sample=10), store, emb, corpus)
     assert not res.ok and res.counts.get("missing_vector")
     # other ids with the texts: refused before any embedding
     store, emb = small([f"u{i}" for i in range(20)], texts)
     emb.stats.requests = 0
     with pytest.raises(InputError, match="20 chunks pair with a stored text"):
-        check_index(store, emb, corpus, sample=10)
+        check_index(CheckIndexSettings(sample=10), store, emb, corpus)
     assert emb.stats.requests == 0
 
 

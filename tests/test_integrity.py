@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.errors import DimensionMismatchError, InputError
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import open_store
@@ -28,7 +28,9 @@ def test_positional_cache_bug_is_diagnosed_as_shift_at_the_right_chunk() -> None
     emb = HashEmbedder(32)
     fresh = emb.embed(texts)
     store = MemoryStore(ids, positional_cache_bug(texts, fresh), texts)
-    r = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=None)
+    r = check_index(
+        CheckIndexSettings(sample=None), store, HashEmbedder(32), corpus_from_pairs(ids, texts)
+    )
     assert not r.ok
     # issue 17: one bug, one root finding; the stretches (one per cumulative offset: the
     # repeats at 40 and 41, both served from the cache, shift everything after them by 2;
@@ -52,7 +54,9 @@ def test_hash_keyed_build_of_the_same_corpus_passes() -> None:
     ids, texts = make_corpus(154, {40: 12, 41: 13, 90: 7})
     fresh = HashEmbedder(32).embed(texts)
     store = MemoryStore(ids, fresh, texts)
-    r = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=None)
+    r = check_index(
+        CheckIndexSettings(sample=None), store, HashEmbedder(32), corpus_from_pairs(ids, texts)
+    )
     assert r.ok, r.findings
     assert r.counts == {"ok": 154}
     assert r.min_cosine is not None and r.min_cosine > 0.9999
@@ -66,7 +70,12 @@ def test_a_sample_catches_the_shift_and_bisects_to_its_first_chunk(seed: int) ->
     ids, texts = make_corpus(154, {30: 3})
     fresh = HashEmbedder(32).embed(texts)
     store = MemoryStore(ids, positional_cache_bug(texts, fresh), texts)
-    r = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=8, seed=seed)
+    r = check_index(
+        CheckIndexSettings(sample=8, seed=seed),
+        store,
+        HashEmbedder(32),
+        corpus_from_pairs(ids, texts),
+    )
     assert not r.ok and r.checked == 8
     (shift,) = [f for f in r.findings if f.kind == "shift"]
     assert shift.details["start_id"] == ids[31]
@@ -78,9 +87,9 @@ def test_same_seed_same_sample_and_result() -> None:
     fresh = HashEmbedder(32).embed(texts)
     store = MemoryStore(ids, positional_cache_bug(texts, fresh), texts)
     corpus = corpus_from_pairs(ids, texts)
-    a = check_index(store, HashEmbedder(32), corpus, sample=20, seed=7)
-    b = check_index(store, HashEmbedder(32), corpus, sample=20, seed=7)
-    c = check_index(store, HashEmbedder(32), corpus, sample=20, seed=8)
+    a = check_index(CheckIndexSettings(sample=20, seed=7), store, HashEmbedder(32), corpus)
+    b = check_index(CheckIndexSettings(sample=20, seed=7), store, HashEmbedder(32), corpus)
+    c = check_index(CheckIndexSettings(sample=20, seed=8), store, HashEmbedder(32), corpus)
     assert [x.id for x in a.chunks] == [x.id for x in b.chunks]
     assert [x.id for x in a.chunks] != [x.id for x in c.chunks]
     assert a.to_dict() == b.to_dict()
@@ -90,7 +99,9 @@ def test_model_mismatch_when_every_vector_comes_from_another_model() -> None:
     ids, texts = make_corpus(120, {})
     other = HashEmbedder(32, model="other-model").embed(texts)
     store = MemoryStore(ids, other, texts)
-    r = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=30)
+    r = check_index(
+        CheckIndexSettings(sample=30), store, HashEmbedder(32), corpus_from_pairs(ids, texts)
+    )
     assert not r.ok
     assert r.counts == {"model_mismatch": 30}
     assert [f.kind for f in r.findings] == ["model_mismatch"]
@@ -100,21 +111,23 @@ def test_wrong_dimension_is_bad_input() -> None:
     ids, texts = make_corpus(20, {})
     store = MemoryStore(ids, HashEmbedder(16).embed(texts), texts)
     with pytest.raises(DimensionMismatchError, match="16-d vectors but hash:32 gives 32-d"):
-        check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts))
+        check_index(CheckIndexSettings(), store, HashEmbedder(32), corpus_from_pairs(ids, texts))
 
 
 def test_sample_larger_than_corpus_is_bad_input() -> None:
     ids, texts = make_corpus(20, {})
     store = MemoryStore(ids, HashEmbedder(16).embed(texts), texts)
     with pytest.raises(InputError, match="--sample 21 is larger than the corpus"):
-        check_index(store, HashEmbedder(16), corpus_from_pairs(ids, texts), sample=21)
+        check_index(
+            CheckIndexSettings(sample=21), store, HashEmbedder(16), corpus_from_pairs(ids, texts)
+        )
 
 
 def test_texts_can_come_from_the_store() -> None:
     ids, texts = make_corpus(60, {20: 2})
     fresh = HashEmbedder(32).embed(texts)
     store = MemoryStore(ids, positional_cache_bug(texts, fresh), texts)
-    r = check_index(store, HashEmbedder(32), None, sample=None)
+    r = check_index(CheckIndexSettings(sample=None), store, HashEmbedder(32), None)
     assert {f.kind for f in r.findings} == {"shift", "duplicate_text"}
 
 
@@ -160,7 +173,9 @@ def test_every_planted_fault_flagged_exactly_on_a_few_thousand_chunks(tmp_path) 
         pa.table({"id": store_ids, "vector": pa.array(store_rows, pa.list_(pa.float32()))}), path
     )
     store = open_store(f"parquet:{path}")
-    r = check_index(store, HashEmbedder(d), corpus_from_pairs(ids, texts), sample=None)
+    r = check_index(
+        CheckIndexSettings(sample=None), store, HashEmbedder(d), corpus_from_pairs(ids, texts)
+    )
 
     assert not r.ok and r.checked == n
     got = {c.id: c.status for c in r.chunks if c.status != "ok"}

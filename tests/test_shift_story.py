@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.commands.check_index.sample.shift import SHIFT_MODEL_PER_LOW
 from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.kit.verdicts import Label
@@ -102,7 +102,7 @@ def test_all_tells_one_story_on_a_llamaindex_build(tmp_path) -> None:
     exp = expected_shift(c.texts)
     spec = llamaindex_simple(tmp_path, c, hash_embed(32), batch=50)
     store = open_store(spec)
-    r = check_index(store, HashEmbedder(32), None, sample=None)
+    r = check_index(CheckIndexSettings(sample=None), store, HashEmbedder(32), None)
     root = _root(r.to_dict()["findings"])
     _assert_story(root, exp, c.ids)
     # LlamaIndex findings name the source document and quote the text (issue 17 item 6)
@@ -136,7 +136,7 @@ def test_a_second_independent_fault_stays_a_separate_finding() -> None:
     far = 20  # before the shift: holds a chunk's vector far away
     stored[far] = emb.embed([c.texts[700]])[0]
     store = MemoryStore(c.ids, stored, c.texts)
-    r = check_index(store, emb, corpus_from_pairs(c.ids, c.texts), sample=None)
+    r = check_index(CheckIndexSettings(sample=None), store, emb, corpus_from_pairs(c.ids, c.texts))
     shifts = [f for f in r.findings if f.kind == "shift"]
     roots = [f for f in shifts if "model" in f.details]
     assert len(roots) == 1 and roots[0].details["start_position"] == exp.start
@@ -154,7 +154,9 @@ def test_default_sample_calls_no_shifted_chunk_stale_and_bounds_the_cost() -> No
     stored = seed_bug_vectors(c.texts, hash_embed(32))
     store = MemoryStore(c.ids, stored, c.texts)
     corpus = corpus_from_pairs(c.ids, c.texts)
-    r = check_index(store, HashEmbedder(32), corpus)  # the default: --sample 100
+    r = check_index(
+        CheckIndexSettings(), store, HashEmbedder(32), corpus
+    )  # the default: --sample 100
     shifted = {c.ids[p] for p in exp.shifted}
     by_id = {x.id: x for x in r.chunks}
     wrong = {i: by_id[i].status for i in shifted & set(by_id) if by_id[i].status != "shift"}
@@ -196,8 +198,8 @@ def test_a_sample_targets_a_text_repeated_often_only_a_few_times() -> None:
     ids = [f"c{i}" for i in range(5000)]
     texts = ["the same boilerplate"] * 4000 + [f"text {i}" for i in range(1000)]
     fresh = HashEmbedder(32).embed(texts)
-    r = check_index(MemoryStore(ids, fresh, texts), HashEmbedder(32),
-                    corpus_from_pairs(ids, texts), sample=100)  # fmt: skip
+    r = check_index(CheckIndexSettings(sample=100), MemoryStore(ids, fresh, texts),
+                    HashEmbedder(32), corpus_from_pairs(ids, texts))  # fmt: skip
     assert r.ok and r.checked == 100
     assert sum(1 for x in r.chunks if x.targeted) == 3
     assert r.targets_dropped == 3999 - 3
@@ -208,7 +210,7 @@ _MILLION = """
 import json, sys, time
 from pathlib import Path
 import numpy as np
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
@@ -238,7 +240,8 @@ text = "Need more help? Open an issue on the tracker."
 corpus = corpus_from_pairs([f"c{i:07d}" for i in range(n)], [text] * n)
 store = open_store(f"parquet:{root / 'store.parquet'}")
 t = time.time()
-r = check_index(store, Memo(32), corpus, sample=100 if mode == "sample" else None)
+settings = CheckIndexSettings(sample=100 if mode == "sample" else None)
+r = check_index(settings, store, Memo(32), corpus)
 size = len(json.dumps(r.to_dict()))
 peak[0] = max(peak[0], anon_mb())
 print(peak[0], r.checked, getattr(r, "targets_dropped", -1), size, round(time.time() - t, 1))

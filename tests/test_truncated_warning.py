@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.embedders.cache import CachedEmbedder
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.testing import HashEmbedder, MemoryStore
@@ -41,7 +41,7 @@ def _case(long: bool) -> tuple[object, object, object]:
 @pytest.mark.parametrize("sample", [None, 30])
 def test_long_chunk_is_named_in_a_warning(sample: int | None) -> None:
     corpus, store, embedder = _case(long=True)
-    result = check_index(store, embedder, corpus, sample=sample, seed=1)
+    result = check_index(CheckIndexSettings(sample=sample, seed=1), store, embedder, corpus)
     warns = [f for f in result.findings if f.kind == "truncated_text"]
     assert result.ok  # a warning, not a fault: the stored vector is right for what was read
     assert len(warns) == 1 and warns[0].chunk_ids == ["c7"]
@@ -50,7 +50,7 @@ def test_long_chunk_is_named_in_a_warning(sample: int | None) -> None:
 
 def test_short_chunks_get_no_truncation_warning() -> None:
     corpus, store, embedder = _case(long=False)
-    result = check_index(store, embedder, corpus, sample=None, seed=1)
+    result = check_index(CheckIndexSettings(sample=None, seed=1), store, embedder, corpus)
     assert not [f for f in result.findings if f.kind == "truncated_text"]
 
 

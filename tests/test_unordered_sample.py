@@ -11,7 +11,7 @@ import uuid
 import numpy as np
 import pytest
 
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.testing import HashEmbedder, MemoryStore, positional_cache_bug
 
 
@@ -42,7 +42,7 @@ def _store(n: int, vectors_of: str) -> tuple[Unordered, HashEmbedder]:
 @pytest.mark.parametrize("n", [5000, 20000])  # 20000: beyond the diagnosis budget
 def test_a_shift_in_a_sample_is_a_shift_with_one_finding(n: int) -> None:
     store, emb = _store(n, "shift")
-    r = check_index(store, emb, None, sample=100, seed=0)
+    r = check_index(CheckIndexSettings(sample=100, seed=0), store, emb, None)
     statuses = {c.status for c in r.chunks}
     assert not r.ok and statuses == {"shift"}
     shifts = [f for f in r.findings if f.kind == "shift"]
@@ -55,13 +55,13 @@ def test_a_shift_in_a_sample_is_a_shift_with_one_finding(n: int) -> None:
 
 def test_another_model_is_still_model_mismatch() -> None:
     store, emb = _store(20000, "foreign")
-    r = check_index(store, emb, None, sample=100, seed=0)
+    r = check_index(CheckIndexSettings(sample=100, seed=0), store, emb, None)
     assert not r.ok and {c.status for c in r.chunks} == {"model_mismatch"}
 
 
 def test_a_correct_unordered_index_passes() -> None:
     store, emb = _store(20000, "clean")
-    r = check_index(store, emb, None, sample=100, seed=0)
+    r = check_index(CheckIndexSettings(sample=100, seed=0), store, emb, None)
     assert r.ok and {c.status for c in r.chunks} == {"ok"}
 
 

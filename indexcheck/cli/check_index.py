@@ -1,7 +1,8 @@
 """``indexcheck check-index``: re-embed chunks and prove each stored vector is its own.
 
-Its terminal summary and ``check-index.md`` are the result's own sections
-(``CheckIndexResult.sections()``), rendered by ``finish`` through :mod:`indexcheck.output.render`."""
+A click wrapper over :func:`indexcheck.api.check_index`, which reads the chunks and the
+template. Its terminal summary and ``check-index.md`` are the result's own sections, rendered
+by ``finish`` through :mod:`indexcheck.output.render`."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ import click
 
 from .. import api
 from ..errors import InputError
-from ..inputs.chunk_stream import FileChunks
-from ..inputs.embed_text import EmbedTemplate
 from .command import Command
 from .engine_options import engine_options
 from .finish import finish
@@ -30,7 +29,7 @@ from .options import (
     store_option,
 )
 from .progress import progress, progress_bars
-from .session import open_corpus, warn_spec
+from .session import warn_spec
 
 
 @click.command("check-index", cls=Command)
@@ -73,7 +72,6 @@ from .session import open_corpus, warn_spec
     "--embed-template",
     "embed_template",
     default=None,
-    callback=lambda _c, _p, v: None if v is None else EmbedTemplate.parse(v),
     help='The text the indexer embedded, e.g. "{metadata}\\n\\n{text}" (LlamaIndex\'s '
     "default); fields {text}, {id}, {metadata}, {meta[KEY]}.",
 )
@@ -100,7 +98,7 @@ def check_index_cmd(
     concurrency: int,
     engine: str,
     ray_address: str | None,
-    embed_template: EmbedTemplate | None,
+    embed_template: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -109,22 +107,17 @@ def check_index_cmd(
         raise InputError("--rows needs --all; add --all or drop --rows")
     if check_all and max_fault_rate is not None:
         raise InputError("--max-fault-rate sizes a sample; drop it or drop --all")
-    chunks: Any = None
-    if check_all and embed_template is None:  # read block by block: memory stays flat
-        chunks = None if chunks_path is None else FileChunks(chunks_path, id_column, text_column)
-    else:  # a template reads the metadata: in memory
-        chunks = open_corpus(chunks_path, id_column, text_column)
     warn_spec(store_spec)
     with progress_bars() if check_all else _said() as (say, tick):
         result = api.check_index(
-            store_spec, chunks, embedder_spec, sample=sample, seed=seed, min_cosine=min_cosine,
-            window=window, max_fault_rate=max_fault_rate, template=embed_template,
-            stream=check_all, rows=rows_path, block=block_size, engine=engine,
-            ray_address=ray_address, concurrency=concurrency, cache=cache_path, progress=say,
-            tick=tick, trust_pickle=trust_pickle,
+            store_spec, chunks_path, embedder_spec, sample=sample, seed=seed,
+            min_cosine=min_cosine, window=window, max_fault_rate=max_fault_rate,
+            template=embed_template, stream=check_all, rows=rows_path, block=block_size,
+            engine=engine, ray_address=ray_address, concurrency=concurrency, cache=cache_path,
+            progress=say, tick=tick, trust_pickle=trust_pickle, id_column=id_column,
+            text_column=text_column,
         )  # fmt: skip
-    manifest = {"seed": seed, "chunks": str(chunks_path) if chunks_path else None}
-    ctx.exit(finish(ctx, result, manifest=manifest))
+    ctx.exit(finish(ctx, result))
 
 
 @contextmanager

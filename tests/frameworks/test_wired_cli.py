@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.embedders import open_embedder
 from indexcheck.stores import StoreOptions, open_store
 from tests.builders.framework_corpus import framework_corpus
@@ -49,7 +49,7 @@ def cli_check(spec: str, *extra: str) -> tuple[int, dict]:
 def library_check(spec: str):
     store = open_store(spec, StoreOptions(trust_pickle=True))
     try:
-        return check_index(store, open_embedder("minilm"), sample=None)
+        return check_index(CheckIndexSettings(sample=None), store, open_embedder("minilm"))
     finally:
         store.close()
 
@@ -166,7 +166,7 @@ def test_pgvector_uuid_ids_give_chains_not_scattered_offsets(framework_index) ->
     store = open_store(built.spec)
     try:
         assert store.ordered is False
-        result = check_index(store, open_embedder("minilm"), sample=None)
+        result = check_index(CheckIndexSettings(sample=None), store, open_embedder("minilm"))
     finally:
         store.close()
     shifts = [f for f in result.findings if f.kind == "shift"]

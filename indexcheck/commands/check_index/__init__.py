@@ -27,14 +27,16 @@ Vectors that cannot be compared get ``missing_vector``, ``dimension_mismatch``,
 every vector is right.
 
 Every chunk (``sample=None`` with no ``only`` and no ``max_fault_rate``) is checked by the
-streamed pass (``streamed.py``), in memory that does not grow with the vectors; a sample or
-a set of ids by ``sampled.py``.
+streamed pass (``stream/check.py``), in memory that does not grow with the vectors; a
+sample or a set of ids by ``sample/check.py``. :func:`run_check_index` opens what the
+settings name and stamps the manifest; :func:`check_index` runs on opened objects.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,63 +44,43 @@ from ...embedders.base import Embedder
 from ...errors import DimensionMismatchError
 from ...inputs.chunk_stream import ChunkSource, FileChunks
 from ...inputs.corpus import Corpus, load_chunks
-from ...inputs.embed_text import EmbedTemplate
 from ...stores.base import VectorStore
 from .result import CheckIndexResult
 from .sample.check import check_sampled
+from .settings import CheckIndexSettings
 from .stream.check import BLOCK, check_all
 
 IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
 
 
 def check_index(
+    settings: CheckIndexSettings,
     store: VectorStore,
     embedder: Embedder,
-    corpus: str | os.PathLike[str] | Corpus | ChunkSource | None = None,
-    *,
-    sample: int | None = 100,
-    seed: int = 0,
-    min_cosine: float = 0.999,
-    window: int = 16,
-    diagnose_budget: int = 2000,
-    only: Sequence[str] | None = None,
+    corpus: Corpus | ChunkSource | None = None,
     progress: Callable[[str], None] | None = None,
-    max_fault_rate: float | None = None,
-    template: EmbedTemplate | None = None,
-    stream: bool = False,
-    rows: str | os.PathLike[str] | None = None,
-    block: int = BLOCK,
-    engine: Any = None,
-    concurrency: int = 1,
     tick: Callable[[str, int, int | None], None] | None = None,
+    *,
+    engine: Any = None,
 ) -> CheckIndexResult:
-    """Re-embed chunks and compare with their stored vectors (cosine, unit-free).
+    """Re-embed chunks and compare with their stored vectors (cosine, unit-free), on opened
+    objects; the options are ``settings``'s (its ``store``, ``embedder``, ``chunks`` and
+    ``cache`` are not read here).
 
     ``sample=None`` checks every chunk (and lists orphan vectors); otherwise ``sample``
-    chunks are drawn with ``numpy.random.default_rng(seed)``. ``window`` bounds the
-    neighbour search for a shifted chunk before falling back to embedding up to
-    ``diagnose_budget`` more chunks. ``only`` checks just those chunk ids (ids not in the
-    corpus are ignored), as diagnose does for expected chunks. ``template`` (an
-    ``--embed-template``, parsed at the edge) rebuilds the text the indexer embedded from
-    each chunk's text and metadata. Raises DimensionMismatchError when the store and
-    embedder dimensions differ, InputError for a sample larger than the corpus.
-
-    ``corpus`` may be a chunks file. ``stream`` checks every chunk in blocks of ``block``
-    (:func:`.streamed.check_all`: a chunks file read block by block, None the store's
-    texts), embedded by ``engine`` (None: this process), each chunk's row written to
-    ``rows``. ``concurrency`` > 1 lets the embedder send up to that many batches at once.
+    chunks are drawn with ``numpy.random.default_rng(seed)``; ``only`` checks just those
+    chunk ids. ``corpus`` None reads the store's texts. ``stream`` checks every chunk in
+    blocks (:func:`.stream.check.check_all`), embedded by ``engine`` (an opened engine;
+    None: ``settings.engine`` when it is one, else this process). Raises
+    DimensionMismatchError when the store and embedder dimensions differ, InputError for a
+    sample larger than the corpus.
     """
-    if concurrency > 1:  # up to N batches at once, on the embedder behind the cache
+    if settings.concurrency > 1:  # up to N batches at once, on the embedder behind the cache
         inner: Any = getattr(embedder, "inner", embedder)
-        inner.concurrency = concurrency
-    if stream:
-        source = FileChunks(Path(corpus)) if isinstance(corpus, str | os.PathLike) else corpus
-        return check_all(
-            store, embedder, source, min_cosine=min_cosine, window=window, rows_path=rows,
-            engine=engine, say=progress, tick=tick, block=block, template=template,
-        )  # fmt: skip
-    if isinstance(corpus, str | os.PathLike):
-        corpus = load_chunks(Path(corpus))
+        inner.concurrency = settings.concurrency
+    if settings.stream:
+        runner = engine if engine is not None else _engine_object(settings.engine)
+        return check_all(settings, store, embedder, corpus, engine=runner, say=progress, tick=tick)
     say = progress or (lambda _msg: None)
     info = store.info()
     if info.dimension and info.dimension != embedder.dimension:
@@ -106,26 +88,34 @@ def check_index(
             f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the index was built with"
         )
-    if sample is None and only is None and max_fault_rate is None:
-        return check_all(
-            store, embedder, corpus, min_cosine=min_cosine, window=window, say=say,
-            template=template,
-        )  # fmt: skip
-    return check_sampled(
-        store,
-        embedder,
-        corpus,  # type: ignore[arg-type]  # a ChunkSource is streamed (stream=True)
-        info,
-        sample=sample,
-        seed=seed,
-        min_cosine=min_cosine,
-        window=window,
-        diagnose_budget=diagnose_budget,
-        only=only,
-        max_fault_rate=max_fault_rate,
-        template=template,
-        say=say,
-    )
+    if settings.every:  # in memory: the streamed pass's own options stay at their defaults
+        in_memory = replace(settings, rows=None, block=BLOCK)
+        return check_all(in_memory, store, embedder, corpus, say=say)
+    # a ChunkSource is streamed (stream=True)
+    return check_sampled(settings, store, embedder, corpus, info, say)  # type: ignore[arg-type]
 
 
-__all__ = ["CheckIndexResult", "IntegrityResult", "check_index"]
+def read_chunks(settings: CheckIndexSettings) -> Corpus | ChunkSource | None:
+    """The chunks as given, or their file read with the settings' columns: block by block
+    when every chunk is streamed with no template (memory stays flat), else in memory (a
+    template reads the metadata)."""
+    chunks = settings.chunks
+    if not isinstance(chunks, str | os.PathLike):
+        return chunks  # type: ignore[no-any-return]
+    if settings.stream and settings.template is None:
+        return FileChunks(Path(chunks), settings.id_column, settings.text_column)
+    return load_chunks(Path(chunks), settings.id_column, settings.text_column)
+
+
+def _engine_object(engine: Any) -> Any:
+    """``settings.engine`` when it is an opened engine (a name is opened by the run entry)."""
+    return None if engine is None or isinstance(engine, str) else engine
+
+
+__all__ = [
+    "CheckIndexResult",
+    "CheckIndexSettings",
+    "IntegrityResult",
+    "check_index",
+    "read_chunks",
+]

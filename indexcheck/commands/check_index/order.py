@@ -24,6 +24,7 @@ from ...inputs.corpus import Corpus, chunk_metadata
 from ...inputs.embed_text import EmbedTemplate
 from ...stores.base import VectorStore
 from ..kit.verdicts import Status
+from .settings import CheckIndexSettings
 from .text_differs import TWIN_COSINE, LowCosineVerdict, explain_low_cosines, own_is_nearest
 
 CHUNKS_ORDER = "chunks file order"
@@ -101,14 +102,14 @@ def why_low_streamed(
     shift: dict[int, int],
     comparable: np.ndarray,
     cosine: np.ndarray,
-    min_cosine: float,
-    block: int,
+    settings: CheckIndexSettings,
     why_sample: int = 2000,
 ) -> MismatchWhy:
-    """check-index --all (``check_stream``): another model or another embedded text,
+    """check-index --all (``stream/check.py``): another model or another embedded text,
     judged on at most ``why_sample`` of the unexplained chunks (seeded), each against
-    every fresh vector read block by block. ``comparable`` bool (n,): chunks with a
-    vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files."""
+    every fresh vector read ``settings.block`` at a time. ``comparable`` bool (n,): chunks
+    with a vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files."""
+    min_cosine, block = settings.min_cosine, settings.block
     rows = [j for j, q in enumerate(waiting) if q not in shift]
     if len(rows) > why_sample:
         pick = np.random.default_rng(0).choice(len(rows), why_sample, replace=False)

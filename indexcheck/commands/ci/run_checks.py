@@ -46,7 +46,7 @@ def _run_check_index(
     corpus: Corpus | None,
     timed: _Timed,
 ) -> list[GateRow]:
-    from ..check_index import check_index
+    from ..check_index import CheckIndexSettings, check_index
 
     assert embedder is not None
     size = len(corpus) if corpus is not None else store.info().count
@@ -55,7 +55,10 @@ def _run_check_index(
     res = timed(
         "check-index",
         lambda: check_index(
-            store, embedder, corpus, sample=sample, seed=config.seed, min_cosine=c.min_cosine
+            CheckIndexSettings(sample=sample, seed=config.seed, min_cosine=c.min_cosine),
+            store,
+            embedder,
+            corpus,
         ),
     )
     values = {

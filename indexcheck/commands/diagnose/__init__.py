@@ -30,7 +30,7 @@ from ...errors import InputError
 from ...inputs.corpus import Corpus
 from ...inputs.questions import Question
 from ...stores.base import VectorStore
-from ..check_index import check_index
+from ..check_index import CheckIndexSettings, check_index
 from ..kit.exact import exact_topk, family_of
 from ..kit.id_pairing import refuse_absent_expected_ids
 from ..kit.retrieval import refusal_ids, retrieve
@@ -156,7 +156,8 @@ def diagnose(
     story: dict[str, Any] = {}
     if expected_ids:
         say(f"re-embedding {len(expected_ids)} expected chunks")
-        check = check_index(store, embedder, corpus, only=expected_ids, min_cosine=min_cosine)
+        these = CheckIndexSettings(only=expected_ids, min_cosine=min_cosine)
+        check = check_index(these, store, embedder, corpus)
         alignment = {c.id: c for c in check.chunks}
         story = {cid: f for f in check.findings if f.kind == "shift" for cid in f.chunk_ids}
     refusals = refusal_ids(

@@ -18,7 +18,7 @@ from ...embedders.base import Embedder, EmbedStats
 from ...errors import DimensionMismatchError
 from ...inputs.corpus import Corpus, corpus_from_pairs
 from ...stores.base import VectorStore
-from ..check_index import check_index
+from ..check_index import CheckIndexSettings, check_index
 
 if TYPE_CHECKING:
     from .result import DiffResult
@@ -105,11 +105,10 @@ def check_new_texts(
     say(f"re-embedding {len(ids)} new or changed texts with {embedder.model_id} ({engine.name})")
     known = embed_through(engine, embedder, texts)
     sub = check_index(
+        CheckIndexSettings(only=ids, min_cosine=min_cosine),
         new,
         _Embedded(embedder, known),
         corpus_from_pairs(ids, texts, source=new.spec),
-        only=ids,
-        min_cosine=min_cosine,
     )
     by_id = {c.id: c for c in sub.chunks}
     for r in cands:

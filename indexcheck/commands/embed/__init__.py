@@ -1,11 +1,12 @@
 """embed: the reference re-embedding, each distinct chunk text once (keyed by text hash),
 into a NEW vectors file and/or a NEW FAISS folder (``indexcheck embed``).
 
-The same for :func:`indexcheck.api.embed` and so the CLI: :func:`embed_inputs` before the
-embedder opens (a new index is never written over an old one, and nothing is paid for before
-that is known), then :func:`embed_chunks` on the opened embedder. Each file is written in a
-staging folder beside it, then renamed into place: a failed write (a full disk) leaves
-nothing half written, a symlink at the path is replaced.
+The same for :func:`indexcheck.api.embed` and so the CLI: :func:`run_embed` takes the
+:class:`EmbedSettings`, reads the chunks with :func:`embed_inputs` before the embedder opens
+(a new index is never written over an old one, and nothing is paid for before that is
+known), then runs :func:`embed` on the opened embedder and stamps the manifest. Each file
+is written in a staging folder beside it, then renamed into place: a failed write (a full
+disk) leaves nothing half written, a symlink at the path is replaced.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ...output.registry import register_sections
 from ...output.summary_kit import summary
 from ...stores.faiss.store import write_faiss_folder
 from ...stores.files.store import write_vectors_file
+from .settings import EmbedSettings
 
 
 @dataclass
@@ -56,30 +58,27 @@ def refuse_outputs(out: str | Path | None, faiss: str | Path | None) -> None:
         raise InputError(f"{faiss}/index.faiss already exists; choose another --faiss")
 
 
-def embed_inputs(
-    chunks: str | Path | Corpus,
-    out: str | Path | None,
-    faiss: str | Path | None,
-    id_column: str = "id",
-    text_column: str = "text",
-) -> Corpus:
+def embed_inputs(settings: EmbedSettings) -> Corpus:
     """The chunks to embed (a chunks file, read with its ``id_column``/``text_column``, or a
     corpus), once :func:`refuse_outputs` has found somewhere new to write them."""
-    refuse_outputs(out, faiss)
-    return chunks if isinstance(chunks, Corpus) else load_chunks(chunks, id_column, text_column)
+    refuse_outputs(settings.out, settings.faiss)
+    chunks = settings.chunks
+    if isinstance(chunks, Corpus):
+        return chunks
+    return load_chunks(chunks, settings.id_column, settings.text_column)
 
 
-def embed_chunks(
-    corpus: Corpus,
+def embed(
+    settings: EmbedSettings,
     embedder: Embedder,
-    *,
-    out: str | Path | None = None,
-    faiss: str | Path | None = None,
+    corpus: Corpus,
     progress: Callable[[str], None] | None = None,
 ) -> EmbedResult:
     """Every chunk of ``corpus`` embedded by ``embedder`` (behind its cache: each distinct
-    text once) and written to the vectors file ``out`` (.parquet or .jsonl: id, vector,
-    text) and/or the FAISS folder ``faiss`` (index.faiss + ids.json, inner product)."""
+    text once) and written to the vectors file ``settings.out`` (.parquet or .jsonl: id,
+    vector, text) and/or the FAISS folder ``settings.faiss`` (index.faiss + ids.json, inner
+    product)."""
+    out, faiss = settings.out, settings.faiss
     refuse_outputs(out, faiss)
     if progress is not None:
         progress(f"embedding {len(corpus)} chunks with {embedder.model_id}")
@@ -117,4 +116,4 @@ def embed_sections(result: EmbedResult) -> list[Section]:
 register_sections(EmbedResult, embed_sections)
 
 
-__all__ = ["EmbedResult", "embed_chunks", "embed_inputs", "refuse_outputs"]
+__all__ = ["EmbedResult", "EmbedSettings", "embed", "embed_inputs", "refuse_outputs"]

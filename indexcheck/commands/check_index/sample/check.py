@@ -13,14 +13,13 @@ another text, else ``stale_vector``). The steps, in the order they run:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ....embedders.base import Embedder
 from ....inputs.corpus import Corpus
-from ....inputs.embed_text import EmbedTemplate
 from ....stores.base import StoreInfo, VectorStore
 from ....vectors import normalize_rows as _unit
 from ...kit.stats import fault_rate_upper
@@ -35,6 +34,7 @@ from ..findings import (
 )
 from ..order import MismatchWhy, mismatch_verdict, order_label, ordered_rows, render_corpus
 from ..result import CheckIndexResult, check_result
+from ..settings import CheckIndexSettings
 from .draw import plan_sample
 from .shift import model_candidates, shift_findings
 from .vectors import FreshVectors, StoredVectors, load_corpus_from_store
@@ -60,23 +60,16 @@ class _Sampled:
 
 
 def check_sampled(
+    settings: CheckIndexSettings,
     store: VectorStore,
     embedder: Embedder,
     corpus: Corpus | None,
     info: StoreInfo,
-    *,
-    sample: int | None,
-    seed: int,
-    min_cosine: float,
-    window: int,
-    diagnose_budget: int,
-    only: Sequence[str] | None,
-    max_fault_rate: float | None,
-    template: EmbedTemplate | None,
     say: Callable[[str], None],
 ) -> CheckIndexResult:
-    """``check_index`` on a sample (``sample`` chunks, or enough for ``max_fault_rate``)
-    or on the ``only`` ids; the arguments as there."""
+    """``check_index`` on a sample (``settings.sample`` chunks, or enough for
+    ``max_fault_rate``) or on the ``only`` ids; the options as there."""
+    only, min_cosine, template = settings.only, settings.min_cosine, settings.embed_template
     if corpus is not None and only is None:  # other ids than the store's: exit 2
         from ...kit.id_pairing import refuse_foreign_chunk_ids
 
@@ -89,7 +82,7 @@ def check_sampled(
         corpus, vectors, dims = load_corpus_from_store(store)
     if template is not None:
         corpus = render_corpus(corpus, template)
-    positions, targeted, dropped = _positions(corpus, only, sample, seed, max_fault_rate)
+    positions, targeted, dropped = _positions(corpus, settings)
     run = _Sampled(
         store,
         corpus,
@@ -111,7 +104,7 @@ def check_sampled(
     low = [c for c in checks if c.status == Status.LOW]
     if low:
         say(f"diagnosing {len(low)} low chunks")
-        why, shift_model_embeddings = _diagnose_low(run, low, checks, window, diagnose_budget)
+        why, shift_model_embeddings = _diagnose_low(run, low, checks, settings)
     findings = _findings(run, checks, why, info.count, by_ids=only is not None)
     cut = getattr(embedder, "truncated", None) or set()
     long_ids = [c.id for c in checks if corpus.hashes[c.position] in cut]
@@ -130,17 +123,17 @@ def check_sampled(
 
 
 def _positions(
-    corpus: Corpus,
-    only: Sequence[str] | None,
-    sample: int | None,
-    seed: int,
-    max_fault_rate: float | None,
+    corpus: Corpus, settings: CheckIndexSettings
 ) -> tuple[list[int], set[int] | None, int]:
     """(sorted positions to check, the targeted ones or None for ``only``, the targets
     the per-text cap dropped)."""
-    if only is not None:
-        return sorted({corpus.position[i] for i in only if i in corpus.position}), None, 0
-    plan = plan_sample(len(corpus), sample, seed, corpus.duplicate_of(), max_fault_rate)
+    if settings.only is not None:
+        position = corpus.position
+        return sorted({position[i] for i in settings.only if i in position}), None, 0
+    plan = plan_sample(
+        len(corpus), settings.sample, settings.seed, corpus.duplicate_of(),
+        settings.max_fault_rate,
+    )  # fmt: skip
     return plan.positions, plan.targeted, plan.dropped
 
 
@@ -165,11 +158,11 @@ def _diagnose_low(
     run: _Sampled,
     low: list[ChunkCheck],
     checks: list[ChunkCheck],
-    window: int,
-    diagnose_budget: int,
+    settings: CheckIndexSettings,
 ) -> tuple[MismatchWhy | None, int]:
     """Give every low row its final status; returns (why they are low when most are,
     texts embedded to test the shift model's predicted holders)."""
+    window, diagnose_budget = settings.window, settings.diagnose_budget
     fresh, n = run.fresh, len(run.corpus)
     near = {q for c in low for q in range(c.position - window, c.position + window + 1)}
     fresh.ensure([q for q in near if 0 <= q < n], extra=True)

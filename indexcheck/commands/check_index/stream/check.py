@@ -15,7 +15,7 @@ Three passes, each over blocks:
 What stays in memory per chunk: a status byte and a float32 cosine (5 bytes; at most 5 more
 for a moment while the figures are taken). The ids, their keys and the text hashes go to
 disk beside the fresh vectors (:mod:`.chunk_spill`) and are read back by block. Rows are
-written to ``rows_path`` (Parquet) block by block; the result keeps every row up to
+written to ``settings.rows`` (Parquet) block by block; the result keeps every row up to
 ``JSON_ROWS_LIMIT`` checked chunks, and above that only the rows that are not ``ok``,
 with ``chunks_truncated`` set. Statuses and diagnosis equal the in-memory check's: the
 nearest match by ``|offset|`` (ties to the chunk before) wins, within the window or not.
@@ -23,7 +23,6 @@ nearest match by ``|offset|`` (ties to the chunk before) wins, within the window
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -34,17 +33,18 @@ from ....embedders.base import Embedder
 from ....errors import DataFileError, DimensionMismatchError, InputError, OutputError
 from ....inputs.chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ....inputs.corpus import Corpus
-from ....inputs.embed_text import EmbedTemplate
 from ....stores.base import VectorStore
 from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
 from ..findings import ChunkCheck
 from ..order import TemplatedStoreChunks, render_corpus, why_low_streamed
 from ..result import CheckIndexResult, check_result
+from ..settings import CheckIndexSettings
 from .chunk_spill import ChunkSpill
 from .findings import streamed_findings
 from .scratch import OK_CODE, ScratchRows, cosine_figures, refuse_repeated_ids, write_rows
-from .scratch_search import Tick, global_search, nearest
+from .scratch_search import global_search, nearest
+from .state import StreamRun, Tick
 
 BLOCK = 4096
 ITER_BATCH = 1000
@@ -64,29 +64,24 @@ _STATUS = {
 
 
 def check_all(
+    settings: CheckIndexSettings,
     store: VectorStore,
     embedder: Embedder,
     chunks: Corpus | ChunkSource | None,
     *,
-    min_cosine: float = 0.999,
-    window: int = 16,
-    block: int = BLOCK,
-    rows_path: str | os.PathLike[str] | None = None,
     engine: Any = None,
     say: Callable[[str], None] | None = None,
     tick: Tick | None = None,
     scratch_dir: str | None = None,
-    template: EmbedTemplate | None = None,
 ) -> CheckIndexResult:
-    """Check every chunk against its stored vector in blocks; the result of ``check_index
-    (..., sample=None)``. ``chunks`` None reads the texts from the store. ``engine`` (see
-    :mod:`indexcheck.engines`) embeds the blocks; rows go to ``rows_path`` when given.
-    ``template`` rebuilds the embedded text of a Corpus or of the store's own texts."""
+    """Check every chunk against its stored vector in blocks of ``settings.block``; the
+    result of ``check_index`` with ``sample=None``. ``chunks`` None reads the texts from the
+    store. ``engine`` (see :mod:`indexcheck.engines`; None: this process) embeds the blocks;
+    rows go to ``settings.rows`` when given. ``settings.template`` rebuilds the embedded
+    text of a Corpus or of the store's own texts."""
     from ....engines import LocalEngine
 
-    say = say or (lambda _m: None)
-    tick = tick or (lambda _t, _d, _n: None)
-    engine = engine or LocalEngine()
+    template = settings.embed_template
     info = store.info()
     if info.dimension and info.dimension != embedder.dimension:
         raise DimensionMismatchError(
@@ -97,7 +92,6 @@ def check_all(
         from ...kit.id_pairing import refuse_foreign_chunk_ids
 
         refuse_foreign_chunk_ids(store, chunks, chunks.source)
-    from_store = chunks is None
     source: ChunkSource
     if chunks is None:
         source = StoreChunks(store) if template is None else TemplatedStoreChunks(store, template)
@@ -113,18 +107,17 @@ def check_all(
     d = embedder.dimension
     with tempfile.TemporaryDirectory(prefix="indexcheck-", dir=scratch_dir) as tmp:
         refuse_repeated_ids(store, tmp)  # before the first chunk is embedded
-        fresh = ScratchRows(d, tmp)
-        pending = ScratchRows(d, tmp)
-        ids = ChunkSpill(tmp)
+        run = StreamRun(
+            settings, store, embedder, source, chunks is None, ScratchRows(d, tmp),
+            ScratchRows(d, tmp), ChunkSpill(tmp), engine or LocalEngine(),
+            say or (lambda _m: None), tick or (lambda _t, _d, _n: None), info.count,
+        )  # fmt: skip
         try:
-            return _run(
-                store, embedder, source, from_store, fresh, pending, ids, min_cosine, window,
-                block, rows_path, engine, say, tick, info.count,
-            )  # fmt: skip
+            return _run(run)
         finally:
-            fresh.close()
-            pending.close()
-            ids.close()
+            run.fresh.close()
+            run.pending.close()
+            run.ids.close()
 
 
 def _embed_pass(
@@ -154,26 +147,15 @@ def _embed_pass(
     spill.finish(source.source)
 
 
-def _run(
-    store: VectorStore,
-    embedder: Embedder,
-    source: ChunkSource,
-    from_store: bool,
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    ids: ChunkSpill,
-    min_cosine: float,
-    window: int,
-    block: int,
-    rows_path: Any,
-    engine: Any,
-    say: Callable[[str], None],
-    tick: Tick,
-    store_count: int,
-) -> CheckIndexResult:
+def _run(run: StreamRun) -> CheckIndexResult:
+    store, embedder, source, fresh, pending, ids = (
+        run.store, run.embedder, run.source, run.fresh, run.pending, run.ids
+    )  # fmt: skip
+    min_cosine, window, block = run.settings.min_cosine, run.settings.window, run.settings.block
+    say, tick = run.say, run.tick
     d = embedder.dimension
     say(f"embedding every chunk with {embedder.model_id}")
-    _embed_pass(source, embedder, fresh, ids, block, engine, tick)
+    _embed_pass(source, embedder, fresh, ids, block, run.engine, tick)
     n = len(ids)
     if n == 0:
         raise DataFileError(f"{source.source or 'the corpus'} holds no chunks; nothing to check")
@@ -187,13 +169,13 @@ def _run(
     say("reading every stored vector")
     scanned = 0
     expect: int | None = 0  # where the next batch starts when the store yields corpus order
-    tick("store scan", 0, store_count or None)
+    tick("store scan", 0, run.store_count or None)
     for batch in store.iter_vectors(ITER_BATCH):
         scanned += len(batch.ids)
-        tick("store scan", scanned, store_count or None)
+        tick("store scan", scanned, run.store_count or None)
         pos = ids.positions(batch.ids, expect)
         expect = int(pos[-1]) + 1 if len(pos) and pos[-1] >= 0 else None
-        if not from_store:
+        if not run.from_store:
             orphans.extend(i for i, p in zip(batch.ids, pos, strict=True) if p < 0)
         keep = np.flatnonzero(pos >= 0)
         keep = keep[status[pos[keep]] == _MISSING]  # an id stored twice: the first counts
@@ -231,22 +213,14 @@ def _run(
                 pending.append(u[r : r + 1])
     status[status == _LOW + 10] = _MISSING
 
-    unexplained = global_search(fresh, pending, waiting, shift, min_cosine, block, say, tick)
+    unexplained = global_search(run, waiting, shift)
     compared = (status == _OK) | (status == _LOW)
     comparable = int(np.count_nonzero(compared))
     mismatch = len(unexplained) >= max(2, comparable / 2)
     why = None
     if mismatch:
         why = why_low_streamed(
-            fresh,
-            pending,
-            waiting,
-            shift,
-            compared,
-            cosine,
-            min_cosine,
-            block,
-            WHY_SAMPLE,
+            fresh, pending, waiting, shift, compared, cosine, run.settings, WHY_SAMPLE
         )
     bad: dict[int, ChunkCheck] = {}
     step = block * 16
@@ -268,10 +242,7 @@ def _run(
                 bad[q] = ChunkCheck(name, q, cv, why_status)
 
     checks = [bad[q] for q in sorted(bad)]
-    findings = streamed_findings(
-        store, source, ids, from_store, bad, compared, shift, orphans, store_count, why,
-        embedder, block,
-    )  # fmt: skip
+    findings = streamed_findings(run, bad, compared, shift, orphans, why)
     counts: dict[str, int] = {}
     n_ok = int(np.count_nonzero(status == _OK))
     if n_ok:
@@ -281,6 +252,7 @@ def _run(
     counts = {k: counts[k] for k in sorted(counts, key=lambda k: (k != Status.OK, k))}
     del compared
     truncated = n > JSON_ROWS_LIMIT
+    rows_path = run.settings.rows
     if rows_path is not None:
         say(f"writing {n} rows to {rows_path}")
         try:

@@ -11,7 +11,6 @@ import numpy as np
 
 from ....embedders.base import Embedder
 from ....inputs.chunk_stream import ChunkSource, CorpusChunks
-from ....stores.base import VectorStore
 from ...kit.verdicts import Status
 from ..findings import (
     SNIPPET_ROWS,
@@ -28,25 +27,22 @@ from ..order import MismatchWhy, order_label, ordered_rows
 from ..shift.chains import blame_stretches
 from .chunk_spill import ChunkSpill
 from .scratch import SparseCorpus
+from .state import StreamRun
 
 
 def streamed_findings(
-    store: VectorStore,
-    source: ChunkSource,
-    ids: ChunkSpill,
-    from_store: bool,
+    run: StreamRun,
     bad: dict[int, ChunkCheck],
     compared: np.ndarray,
     shift: dict[int, int],
     orphans: list[str],
-    store_count: int,
     why: MismatchWhy | None,
-    embedder: Embedder,
-    block: int,
 ) -> list[Finding]:
     """The findings of a streamed check from its rows that are not ok (``bad`` by
     position), ``compared`` bool (n,) (a cosine was computed), ``shift`` (position ->
-    position whose fresh vector it holds); the text hashes are on ``ids``'s disk."""
+    position whose fresh vector it holds); the text hashes are on ``run.ids``'s disk."""
+    store, source, ids, from_store = run.store, run.source, run.ids, run.from_store
+    block = run.settings.block
     n = len(ids)
     dup_of = ids.duplicates()
     checks = [bad[q] for q in sorted(bad)]
@@ -90,13 +86,13 @@ def streamed_findings(
     else:
         view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
         findings = chain_findings(checks, view)
-    findings += other_findings(checks, view, set(orphans), store_count, True, from_store)
+    findings += other_findings(checks, view, set(orphans), run.store_count, True, from_store)
     annotate(checks, view.texts, store, findings)
     if why is not None:
         for found in findings:
             if found.kind == why.status:
                 found.details.update(why.details)
-    if (warn := _truncated(embedder, ids)) is not None:
+    if (warn := _truncated(run.embedder, ids)) is not None:
         findings.append(warn)
     return findings
 

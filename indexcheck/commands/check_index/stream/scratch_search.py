@@ -5,19 +5,17 @@ built on the fly; each candidate is re-checked exactly and the nearest by ``|off
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .scratch import ScratchRows
+if TYPE_CHECKING:
+    from .state import StreamRun
 
 #: Above this many unexplained low chunks, a seeded sample of them is searched first; the
 #: rest are searched only if the sample finds a shifted vector (a model change leaves
 #: every chunk low and none matching, and searching all of them would cost n^2).
 GLOBAL_CAP = 20_000
-
-Tick = Callable[[str, int, int | None], None]
-"""Progress callback: (task, done, total or None)."""
 
 
 def nearest(match: np.ndarray, p: int) -> int:
@@ -26,43 +24,27 @@ def nearest(match: np.ndarray, p: int) -> int:
     return int(match[np.argmin(dist)])
 
 
-def global_search(
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    waiting: list[int],
-    shift: dict[int, int],
-    min_cosine: float,
-    block: int,
-    say: Callable[[str], None],
-    tick: Tick,
-) -> list[int]:
-    """Search each waiting stored vector among all fresh vectors; returns the unexplained."""
+def global_search(run: StreamRun, waiting: list[int], shift: dict[int, int]) -> list[int]:
+    """Search each waiting stored vector (``run.pending``, in ``waiting``'s order) among all
+    fresh vectors, adding the matches to ``shift``; returns the unexplained positions."""
     if not waiting:
         return []
     order = np.arange(len(waiting))
     if len(waiting) > GLOBAL_CAP:
         order = np.random.default_rng(0).permutation(len(waiting))
     first, rest = order[:GLOBAL_CAP], order[GLOBAL_CAP:]
-    found = _search(fresh, pending, waiting, first, shift, min_cosine, block, say, tick)
+    found = _search(run, waiting, first, shift)
     if rest.size and found:
-        _search(fresh, pending, waiting, rest, shift, min_cosine, block, say, tick)
+        _search(run, waiting, rest, shift)
     return [q for q in waiting if q not in shift]
 
 
-def _search(
-    fresh: ScratchRows,
-    pending: ScratchRows,
-    waiting: list[int],
-    which: np.ndarray,
-    shift: dict[int, int],
-    min_cosine: float,
-    block: int,
-    say: Callable[[str], None],
-    tick: Tick,
-) -> int:
+def _search(run: StreamRun, waiting: list[int], which: np.ndarray, shift: dict[int, int]) -> int:
     import faiss
 
-    say(f"searching {len(which)} low chunks among all {fresh.n} fresh vectors")
+    fresh, pending, tick = run.fresh, run.pending, run.tick
+    min_cosine, block = run.settings.min_cosine, run.settings.block
+    run.say(f"searching {len(which)} low chunks among all {fresh.n} fresh vectors")
     w = np.asarray(waiting, np.int64)
     found = 0
     for s in range(0, len(which), block):

@@ -151,10 +151,11 @@ def _prepare_realigned(
     run: _Runner, corpus: Corpus | None, expected: Sequence[str], min_cosine: float
 ) -> dict[str, np.ndarray]:
     """Fresh embeddings of exactly the expected chunks check-index flags."""
-    from ...check_index import check_index
+    from ...check_index import CheckIndexSettings, check_index
 
     assert run.store is not None and run.embedder is not None
-    check = check_index(run.store, run.embedder, corpus, only=list(expected), min_cosine=min_cosine)
+    these = CheckIndexSettings(only=list(expected), min_cosine=min_cosine)
+    check = check_index(these, run.store, run.embedder, corpus)
     flagged = [c.id for c in check.chunks if c.status != "ok"]
     if not flagged:
         return {}

@@ -1,0 +1,80 @@
+"""The options of one check-index run, as :func:`indexcheck.api.check_index` receives them;
+built once at the face and passed down unchanged (field names are the api's keywords)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...inputs.embed_text import EmbedTemplate
+
+
+@dataclass(frozen=True)
+class CheckIndexSettings:
+    """Every check-index option; a ``template`` string is parsed here (InputError, exit 2)."""
+
+    #: a spec (``faiss:./index``) or an opened store
+    store: Any = None
+    #: a chunks file, a Corpus, a ChunkSource, or None (the store's own texts)
+    chunks: Any = None
+    #: a spec, an opened embedder, or None for the default
+    embedder: Any = None
+    #: chunks drawn with ``default_rng(seed)``; None checks every chunk
+    sample: int | None = 100
+    seed: int = 0
+    min_cosine: float = 0.999
+    #: neighbours searched first for a shifted chunk
+    window: int = 16
+    #: more chunks embedded, at most, to explain the low ones of a sample
+    diagnose_budget: int = 2000
+    #: check just these chunk ids
+    only: Sequence[str] | None = None
+    #: size the sample to prove the fault rate under this
+    max_fault_rate: float | None = None
+    #: the text the indexer embedded (``--embed-template``); a string is parsed on
+    #: construction, so read it as :attr:`embed_template`
+    template: EmbedTemplate | str | None = None
+    #: every chunk, in blocks of ``block`` (flat memory)
+    stream: bool = False
+    #: with ``stream``: every row written to this file
+    rows: str | Path | None = None
+    block: int = 4096
+    #: "local", "ray" (at ``ray_address``) or an engine; None: this process
+    engine: Any = None
+    ray_address: str | None = None
+    #: hosted embedders: batches in flight at once
+    concurrency: int = 1
+    #: SQLite embedding cache
+    cache: str | Path | None = None
+    trust_pickle: bool = False
+    #: the columns of a ``chunks`` file
+    id_column: str = "id"
+    text_column: str = "text"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.template, str):
+            object.__setattr__(self, "template", EmbedTemplate.parse(self.template))
+
+    @property
+    def embed_template(self) -> EmbedTemplate | None:
+        """``template``, parsed."""
+        assert not isinstance(self.template, str)
+        return self.template
+
+    @property
+    def every(self) -> bool:
+        """Every chunk is checked (no sample, no ids, no fault-rate sizing)."""
+        return self.stream or (
+            self.sample is None and self.only is None and self.max_fault_rate is None
+        )
+
+    @property
+    def chunks_path(self) -> str | None:
+        """The chunks file as the manifest names it (None: chunks given in memory or none)."""
+        return str(self.chunks) if isinstance(self.chunks, str | os.PathLike) else None
+
+
+__all__ = ["CheckIndexSettings"]
