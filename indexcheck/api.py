@@ -28,7 +28,6 @@ from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN
 from .commands.probe_scale.convert import convert_threshold as convert_threshold
 from .commands.probe_scale.probe import MAX_PROBES as MAX_PROBES
 from .commands.questions.terminal import questions_summary as questions_summary
-from .commands.sweep_threshold.plots import sweep_plots as sweep_plots
 from .commands.sweep_threshold.traces import observed_traces as observed_traces
 from .embedders.base import Embedder
 from .inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
@@ -412,6 +411,7 @@ def check_answers(
 # line is built from, so that what it prints is what a Python caller can get.
 from .commands.kit.retrieval import DEFAULT_REFUSAL_PATTERN as DEFAULT_REFUSAL_PATTERN  # noqa: E402
 from .embedders import check_embedder_spec as check_embedder_spec  # noqa: E402
+from .embedders.cache import CachedEmbedder as CachedEmbedder  # noqa: E402
 from .filters import parse_filter as parse_filter  # noqa: E402
 from .inputs.answers import DEFAULT_CITATION_PATTERN as DEFAULT_CITATION_PATTERN  # noqa: E402
 from .inputs.files import read_toml as read_toml  # noqa: E402
@@ -422,6 +422,7 @@ from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
 from .output.render.judge import judge_report as judge_report  # noqa: E402
+from .output.render.plots import sweep_plots as sweep_plots  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402
 from .remote.waiting import set_override as set_waiting  # noqa: E402

@@ -259,9 +259,11 @@ OPENERS = {
     "cached_embedder",
 }
 #: cli/ modules that still open a store or an embedder themselves, each with its reason
-#: (none: the pytest plugin, whose fixtures hand the user's tests an opened store and
-#: embedder for the whole session, is a front end of its own in testing/)
-CLI_OPENERS: set[str] = set()
+CLI_OPENERS = {
+    # a pytest plugin, not a command: its fixtures hand the user's tests an opened store
+    # and embedder for the whole session
+    "cli/pytest_plugin.py",
+}
 
 
 def opener_imports(rel: str) -> list[str]:

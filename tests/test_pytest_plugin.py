@@ -1,6 +1,6 @@
 """The pytest plugin and the assertions, run by pytester on small real FAISS folders.
 
-Each inner run loads the plugin with ``-p indexcheck.testing.pytest_plugin`` and no other plugin:
+Each inner run loads the plugin with ``-p indexcheck.cli.pytest_plugin`` and no other plugin:
 the same module the ``pytest11`` entry point names (checked against pyproject.toml), which
 a fresh install registers for every run.
 """
@@ -34,7 +34,7 @@ from indexcheck.testing import HashEmbedder, positional_cache_bug
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGIN = "indexcheck.testing.pytest_plugin"
+PLUGIN = "indexcheck.cli.pytest_plugin"
 HASH32 = "py:indexcheck.testing:HASH32"
 
 ALIGNED = """
@@ -105,7 +105,7 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     assert project["project"]["entry-points"]["pytest11"] == {"indexcheck": PLUGIN}
 
 
-@pytest.mark.parametrize("module", [PLUGIN, "indexcheck.testing.pytest_plugin"])
+@pytest.mark.parametrize("module", [PLUGIN, "indexcheck.cli.pytest_plugin"])
 def test_the_entry_point_loads_the_plugin_and_no_indexcheck_turns_it_off(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, module: str
 ) -> None:
@@ -322,7 +322,7 @@ def test_the_plugin_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     """Loading the plugin (as every run of a project with indexcheck installed does) pulls
     in neither numpy nor rich nor the CLI."""
     probe = (
-        "import sys, indexcheck.testing.pytest_plugin\n"
+        "import sys, indexcheck.cli.pytest_plugin\n"
         "names = ('numpy', 'rich', 'click', 'faiss', 'indexcheck.api')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"

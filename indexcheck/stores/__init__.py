@@ -64,9 +64,12 @@ def store_class(scheme: str) -> Any:
     return target
 
 
-def open_store(spec: str, options: StoreOptions | None = None) -> VectorStore:
+def open_store(
+    spec: str, options: StoreOptions | None = None, *, trust_pickle: bool = False
+) -> VectorStore:
     """Open a store from ``scheme:location?params``; SpecError (exit 2) for an unknown
-    scheme, an unknown option (with a did-you-mean) or an option value out of range."""
+    scheme, an unknown option (with a did-you-mean) or an option value out of range.
+    ``trust_pickle`` (when no ``options`` are given) allows LangChain's index.pkl."""
     remember(spec_password(spec))  # a DSN password is scrubbed from every message
     parsed = StoreSpec.parse(spec)
     registry = plugins.registry("stores")
@@ -76,7 +79,7 @@ def open_store(spec: str, options: StoreOptions | None = None) -> VectorStore:
         raise SpecError(
             f"unknown store '{visible(parsed.scheme)}' in '{visible(spec)}'; use one of: {known}"
         )
-    opts = options or StoreOptions()
+    opts = options or StoreOptions(trust_pickle=trust_pickle)
     if isinstance(target, type) and issubclass(target, BaseStore):
         return target.open(parsed, opts)
     store: VectorStore = target(parsed, opts)

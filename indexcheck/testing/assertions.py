@@ -7,7 +7,7 @@ scales, return the result when it passes (so a test can assert more), and otherw
 :class:`IndexcheckAssertionError`: the root finding on the first line, then the check's
 terminal summary as the CLI prints it, in plain text. A front end over the public face
 (``import indexcheck``), beside the CLI; re-exported by :mod:`indexcheck.testing`; the pytest
-plugin (:mod:`indexcheck.testing.pytest_plugin`) gives the fixtures.
+plugin (:mod:`indexcheck.cli.pytest_plugin`) gives the fixtures.
 """
 
 from __future__ import annotations
@@ -197,10 +197,13 @@ def assert_grounded(
 
 
 def _terminal_sections(result: Any) -> list[Any]:
+    """The terminal sections registered for the result's type (none for judge's, whose
+    claims table renders itself)."""
+    from ..commands import reports  # noqa: F401  (every command's renderer registered)
     from ..output.model import terminal
+    from ..output.registry import sections
 
-    make = getattr(result, "sections", None)
-    return terminal(make()) if callable(make) else []
+    return terminal(sections(result))
 
 
 def _judge_root(result: Any) -> str:

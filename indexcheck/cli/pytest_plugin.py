@@ -10,7 +10,7 @@ A test asking for a store when none is configured is skipped, saying how to conf
 the embedder falls back to the default model, as the CLI's does.
 
 A front end beside the CLI (it reads the CLI's configuration); the assertions live in
-:mod:`indexcheck.testing.assertions` (import them from :mod:`indexcheck.testing.fakes`). This module
+:mod:`indexcheck.testing.assertions` (import them from :mod:`indexcheck.testing`). This module
 imports only pytest at load time, so a suite that never asks for the fixtures pays nothing
 for the plugin.
 """
@@ -75,8 +75,8 @@ def setting(config: pytest.Config, name: str) -> tuple[Any, str]:
 def _from_config(config: pytest.Config) -> tuple[Path, dict[str, Any]]:
     """What ``indexcheck check-index`` reads from indexcheck.toml (the rootdir's, else the
     working directory's); bad input fails the fixture with the CLI's one-line message."""
-    from ..cli.app import CONFIG_FILE, _load_config
     from ..errors import IndexcheckError
+    from .app import CONFIG_FILE, _load_config
 
     path = Path(config.rootpath) / CONFIG_FILE
     if not path.is_file():
@@ -94,12 +94,12 @@ def indexcheck_store(pytestconfig: pytest.Config) -> Iterator[Any]:
     spec, source = setting(pytestconfig, "store")
     if not spec:
         pytest.skip(NO_STORE)
+    from .. import open_store
     from ..errors import IndexcheckError
-    from ..stores import StoreOptions, open_store
 
     trust = bool(setting(pytestconfig, "trust_pickle")[0])
     try:
-        store = open_store(spec, StoreOptions(trust_pickle=trust))
+        store = open_store(spec, trust_pickle=trust)
     except IndexcheckError as exc:
         pytest.fail(
             f"indexcheck: cannot open the store {spec} (from {source}): {exc}", pytrace=False
@@ -117,8 +117,8 @@ def indexcheck_embedder(pytestconfig: pytest.Config) -> Iterator[Any]:
     spec, source = setting(pytestconfig, "embedder")
     if not spec:
         spec, source = DEFAULT_EMBEDDER, "the default"
-    from ..embedders import open_embedder
-    from ..embedders.cache import CachedEmbedder
+    from .. import open_embedder
+    from ..api import CachedEmbedder
     from ..errors import IndexcheckError
 
     try:
