@@ -28,36 +28,54 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from ..ranked import keep_ranked
+
+
+class LangChainOptions(TypedDict, total=False):
+    """The application's own settings (the keywords of :class:`LangChainSystem`)."""
+
+    model_id: Required[str]
+    depth: int
+    threshold: float | None
+    top_k: int | None
+    higher_is_better: bool
+    assemble: Callable[..., Any] | None
+    separator: str
+    filter: Any
+
+
+_DEFAULTS: LangChainOptions = {
+    "model_id": "",
+    "depth": 4,
+    "threshold": None,
+    "top_k": None,
+    "higher_is_better": True,
+    "assemble": None,
+    "separator": "\n\n",
+    "filter": None,
+}
 
 
 class LangChainSystem:
     """``retrieve`` / ``assemble`` / ``generate`` over LangChain objects."""
 
-    def __init__(
-        self,
-        retriever: Any,
-        chain: Any,
-        *,
-        model_id: str,
-        depth: int = 4,
-        threshold: float | None = None,
-        top_k: int | None = None,
-        higher_is_better: bool = True,
-        assemble: Callable[..., Any] | None = None,
-        separator: str = "\n\n",
-        filter: Any = None,
-    ) -> None:
+    def __init__(self, retriever: Any, chain: Any, **options: Unpack[LangChainOptions]) -> None:
+        unknown = sorted(set(options) - set(_DEFAULTS))
+        if unknown:
+            raise TypeError(f"LangChainSystem() got an unexpected keyword argument {unknown[0]!r}")
+        if "model_id" not in options:
+            raise TypeError("LangChainSystem() missing required keyword argument: 'model_id'")
+        o = {**_DEFAULTS, **options}
         self.retriever, self.chain = retriever, chain
-        self._model_id = model_id
-        self.depth = depth
-        self.threshold, self.top_k = threshold, top_k
-        self.higher_is_better = higher_is_better
-        self._assemble = assemble
-        self.separator = separator
-        self.filter = filter
+        self._model_id = o["model_id"]
+        self.depth = o["depth"]
+        self.threshold, self.top_k = o["threshold"], o["top_k"]
+        self.higher_is_better = o["higher_is_better"]
+        self._assemble = o["assemble"]
+        self.separator = o["separator"]
+        self.filter = o["filter"]
 
     @property
     def model_id(self) -> str:
