@@ -11,7 +11,7 @@ import pytest
 
 from indexcheck import api
 from indexcheck.errors import DataFileError
-from tests.test_ci import make_kb, write_config
+from tests.commands.ci.test_gates import make_kb, write_config
 
 
 @pytest.fixture(scope="module")
