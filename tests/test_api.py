@@ -42,6 +42,42 @@ def test_public_names_resolve() -> None:
         _ = indexcheck.nope  # type: ignore[attr-defined]
 
 
+def test_import_indexcheck_names_the_same_public_objects_as_before_the_house_move() -> None:
+    """The package's public face is exactly these names, each the function or type users
+    have called since before the modules moved into packages by idea."""
+    assert indexcheck.__all__ == [
+        "__version__",
+        "check_answers",
+        "check_index",
+        "compare_ann",
+        "diagnose",
+        "diff_index",
+        "embed",
+        "generate_questions",
+        "judge",
+        "load_chunks",
+        "load_questions",
+        "open_embedder",
+        "open_store",
+        "probe_scale",
+        "run_ci",
+        "sweep_threshold",
+    ]
+    import indexcheck.api as api
+
+    for name in indexcheck.__all__[1:]:
+        assert callable(getattr(indexcheck, name)), name
+    for name in ("check_answers", "check_index", "compare_ann", "diagnose", "diff_index"):
+        assert getattr(indexcheck, name) is getattr(api, name)
+
+
+def test_python_m_indexcheck_is_the_command_line() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "indexcheck", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.startswith("indexcheck, version ")
+
+
 def test_check_index_from_specs_and_from_objects(small_kb: dict[str, Path]) -> None:
     good = indexcheck.check_index(
         f"faiss:{small_kb['good']}", small_kb["chunks"], SPEC, sample=None
