@@ -17,8 +17,8 @@ from indexcheck.errors import (
     SpecError,
     TransientError,
 )
-from indexcheck.remote.error_map import Caught, ErrorMap, Rule, doing, matches
 from indexcheck.remote.retry import RetryPolicy
+from indexcheck.remote.translate import Caught, ErrorMap, Rule, doing, matches
 from indexcheck.stores.base import BaseStore
 
 

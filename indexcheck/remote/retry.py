@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol, TypeVar
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Protocol, TypedDict, TypeVar, Unpack
 
 from ..errors import AuthError, BackendUnavailableError, InputError, RateLimitError, TransientError
 
@@ -108,6 +108,34 @@ class CallStats:
 
 
 @dataclass(frozen=True)
+class RetryHooks:
+    """What one retry loop calls besides the request (a value, as httpx's ``Limits``):
+
+    ``sleep`` waits between attempts, ``rng`` draws the jitter (default ``Random(0)``),
+    ``stats`` (``requests``, ``seconds``, ``retries``) counts attempts, seconds inside them
+    and retries; ``before`` runs ahead of every attempt, outside its time; ``on_transient``
+    sees each retryable failure and ``on_retry`` runs before each retry."""
+
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random | None = None
+    stats: Counted | None = None
+    before: Callable[[], None] | None = None
+    on_transient: Callable[[TransientError], None] | None = None
+    on_retry: Callable[[], None] | None = None
+
+
+class HookKeywords(TypedDict, total=False):
+    """The fields of :class:`RetryHooks`, still accepted one by one by :meth:`RetryPolicy.run`."""
+
+    sleep: Callable[[float], None]
+    rng: random.Random | None
+    stats: Counted | None
+    before: Callable[[], None] | None
+    on_transient: Callable[[TransientError], None] | None
+    on_retry: Callable[[], None] | None
+
+
+@dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff with full jitter: delay_i = U(0, min(cap, base * 2**i)),
     or the server's Retry-After when it sends one.
@@ -160,13 +188,9 @@ class RetryPolicy:
         who: str,
         gave_up: Callable[[TransientError, int, float], Exception] | None = None,
         rate_fix: str = "try again later",
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-        stats: Counted | None = None,
-        before: Callable[[], None] | None = None,
-        on_transient: Callable[[TransientError], None] | None = None,
-        on_retry: Callable[[], None] | None = None,
         chain: bool = True,
+        hooks: RetryHooks | None = None,
+        **given: Unpack[HookKeywords],
     ) -> T:
         """``call()``, retried while it raises a :class:`TransientError`: the one retry loop.
 
@@ -177,32 +201,29 @@ class RetryPolicy:
         ``gave_up(error, retries made, seconds waited)`` (default :meth:`exhausted`, whose
         rate-limit message ends with ``rate_fix``), chained to the last error when ``chain``
         (else from None: an SDK's error may hold the request, key included).
-        Anything else ``call`` raises passes through untouched.
-
-        ``before`` runs ahead of every attempt, outside its time; ``stats`` (an object
-        with ``requests``, ``seconds`` and ``retries``) counts attempts, seconds inside
-        them and retries; ``on_transient`` sees each retryable failure, ``on_retry`` runs
-        before each retry."""
-        rng = rng or random.Random(0)
+        Anything else ``call`` raises passes through untouched. ``hooks`` (or its fields
+        given one by one: ``sleep=``, ``stats=``, ...) says how to wait and what to count."""
+        h = replace(hooks or RetryHooks(), **given)
+        rng = h.rng or random.Random(0)
         attempt, waited = 0, 0.0
         while True:
-            if before is not None:
-                before()
-            if stats is not None:
-                stats.requests += 1
+            if h.before is not None:
+                h.before()
+            if h.stats is not None:
+                h.stats.requests += 1
             t0 = time.perf_counter()
             try:
                 result = call()
             except TransientError as err:
                 spent = time.perf_counter() - t0
                 waited += spent
-                if stats is not None:
-                    stats.seconds += spent
+                if h.stats is not None:
+                    h.stats.seconds += spent
                 final = final_error(who, err)
                 if final is not None:
                     raise final from None
-                if on_transient is not None:
-                    on_transient(err)
+                if h.on_transient is not None:
+                    h.on_transient(err)
                 delay = self.delay(attempt, err.retry_after, rng)
                 if self.gives_up(attempt, waited, delay):
                     error = (
@@ -211,16 +232,16 @@ class RetryPolicy:
                         else self.exhausted(who, err, attempt, waited, rate_fix)
                     )
                     raise error from (err if chain else None)
-                sleep(delay)
+                h.sleep(delay)
                 waited += delay
                 attempt += 1
-                if stats is not None:
-                    stats.retries += 1
-                if on_retry is not None:
-                    on_retry()
+                if h.stats is not None:
+                    h.stats.retries += 1
+                if h.on_retry is not None:
+                    h.on_retry()
                 continue
-            if stats is not None:
-                stats.seconds += time.perf_counter() - t0
+            if h.stats is not None:
+                h.stats.seconds += time.perf_counter() - t0
             return result
 
 

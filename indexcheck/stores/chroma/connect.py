@@ -21,7 +21,7 @@ from ...errors import (
     RateLimitError,
     SpecError,
 )
-from ...remote.error_map import ErrorMap, Rule
+from ...remote.translate import ErrorMap, Rule
 from .snapshot import SQLITE_FILE, _remove_tree, _snapshot
 
 SPEC_HINT = (
@@ -52,6 +52,7 @@ CHROMA_ERRORS = ErrorMap(
         when=lambda c: "Could not connect" in c.text,
     ),
     Rule(Exception, BackendUnavailableError, "{what} failed: {name}: {text}"),
+    service="chroma",
 )
 
 

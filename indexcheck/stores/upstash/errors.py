@@ -1,4 +1,4 @@
-"""Upstash Vector's error table: HTTP statuses and httpx failures -> IndexcheckErrors.
+"""Upstash Vector's rows of the one error table: HTTP statuses and httpx failures.
 
 The SDK hides HTTP statuses, so the store records the status and Retry-After of every reply
 through a response hook on the SDK's httpx client (``store._status``,
@@ -12,8 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
-from ...remote.error_map import Caught, ErrorMap, Rule
 from ...remote.retry import malformed_message, malformed_request
+from ...remote.translate import (
+    RATE_LIMITED,
+    RETRY_AFTER,
+    Caught,
+    ErrorMap,
+    Rule,
+    status_at_least,
+    status_in,
+)
 
 URL_ENV = "UPSTASH_VECTOR_REST_URL"
 TOKEN_ENV = "UPSTASH_VECTOR_REST_TOKEN"
@@ -42,14 +50,6 @@ def _token_refused(c: Caught) -> bool:
     return c.status in (401, 403) or (c.status is None and c.text.startswith("Unauthorized"))
 
 
-def _status_at_least(low: int) -> Any:
-    return lambda c: c.status is not None and c.status >= low
-
-
-def _retry_after(c: Caught) -> Any:
-    return c.retry_after
-
-
 UPSTASH_ERRORS = ErrorMap(
     Rule(Exception, InputError, _malformed, when=lambda c: c.malformed is not None),
     Rule(
@@ -65,15 +65,15 @@ UPSTASH_ERRORS = ErrorMap(
         Exception,
         TransientError,
         "HTTP 429 rate limited",
-        when=lambda c: c.status == 429,
-        options={"rate_limited": lambda c: True, "retry_after": _retry_after},
+        when=status_in(429),
+        options=RATE_LIMITED,
     ),
     Rule(
         Exception,
         TransientError,
         "HTTP {status}",
-        when=_status_at_least(500),
-        options={"retry_after": _retry_after},
+        when=status_at_least(500),
+        options=RETRY_AFTER,
     ),
     Rule("httpx:TimeoutException", TransientError, "no reply within {store.timeout:g} s"),
     Rule("httpx:ConnectError", TransientError, "could not connect"),
@@ -89,7 +89,7 @@ UPSTASH_ERRORS = ErrorMap(
         BackendUnavailableError,
         "Upstash rejected the {doing} request to {store.host} (HTTP {status}: {text}); "
         f"check that {URL_ENV} is a dense vector index's REST URL",
-        when=_status_at_least(300),
+        when=status_at_least(300),
     ),
     Rule(
         Exception,
@@ -102,4 +102,5 @@ UPSTASH_ERRORS = ErrorMap(
     "retries; wait and rerun, raise ?retries=, or raise the plan's request limit",
     unavailable="Upstash {doing} on {store.host} failed after {attempts} retries ({err}); "
     f"check {URL_ENV} and the network, or rerun later",
+    service="upstash",
 )

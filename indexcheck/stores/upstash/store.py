@@ -18,7 +18,7 @@ similarityfunctions): COSINE ``(1+cos)/2``, EUCLIDEAN ``1/(1+l2^2)``, DOT_PRODUC
 
 The SDK is built with ``retries=0`` (it retries only transport errors and hides HTTP
 statuses): the base retries, and a response hook on its httpx client records each reply's
-status and Retry-After for the error table (:mod:`.upstash_errors`)."""
+status and Retry-After for its rows of the error table (:mod:`.errors`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
@@ -40,6 +40,8 @@ from ...errors import (
     SpecError,
 )
 from ...remote.retry import RetryPolicy
+from ...remote.translate import retry_after
+from ...remote.waiting import Pacing
 from ...remote.waiting import current as current_waiting
 from ...safety.redact import redactor
 from ...safety.secrets import env_secret
@@ -57,6 +59,14 @@ QUERY_BATCH = 16  # query vectors per batch-query request
 FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprint()
 SCORES = {"COSINE": "(1+cos)/2", "EUCLIDEAN": "1/(1+l2^2)", "DOT_PRODUCT": "(1+dot)/2"}
 PARAMS = ("namespace", "text_field", "retries", "retry_interval", "timeout", "batch")
+
+
+class PacingKeywords(TypedDict, total=False):
+    """The fields of :class:`~indexcheck.remote.waiting.Pacing`, taken one by one."""
+
+    retry: RetryPolicy | None
+    timeout: float | None
+    sleep: Callable[[float], None]
 
 
 class UpstashStore(BaseStore):
@@ -97,12 +107,18 @@ class UpstashStore(BaseStore):
         *,
         namespace: str = "",
         text_field: str = "text",
-        retry: RetryPolicy | None = None,
-        timeout: float = 60.0,
         batch: int = MAX_READS,
         spec: str | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        pacing: Pacing | None = None,
+        **given: Unpack[PacingKeywords],
     ) -> None:
+        """``pacing``: the retry policy (default: 5 retries from 0.5 s), seconds per
+        request (default 60) and the sleep between retries; ``retry=``, ``timeout=`` and
+        ``sleep=`` still set them one by one."""
+        pace = pacing or Pacing()
+        retry = given.get("retry", pace.retry)
+        timeout = given.get("timeout", pace.timeout)
+        timeout = 60.0 if timeout is None else timeout
         try:
             import httpx
             from upstash_vector import Index
@@ -119,7 +135,7 @@ class UpstashStore(BaseStore):
         self.spec = spec or f"upstash:{self.url}"
         self.requests = 0
         self.retries = 0
-        self._sleep_fn = sleep
+        self._sleep_fn = given.get("sleep", pace.sleep)
         self._redact = redactor(token)
         self._dim: int | None = None
         self._status: int | None = None
@@ -175,26 +191,24 @@ class UpstashStore(BaseStore):
             token,
             namespace=p.get("namespace", ""),
             text_field=p.get("text_field") or "text",
-            retry=RetryPolicy(
-                max_retries=retries,
-                base_delay=interval,
-                max_delay=max(20.0, interval),
-                max_wait=waiting.max_wait,
-            ),
-            timeout=timeout,
             batch=batch,
             spec=clean,
-            sleep=sleep,
+            pacing=Pacing(
+                retry=RetryPolicy(
+                    max_retries=retries,
+                    base_delay=interval,
+                    max_delay=max(20.0, interval),
+                    max_wait=waiting.max_wait,
+                ),
+                timeout=timeout,
+                sleep=sleep,
+            ),
         )
 
     # -- requests: statuses for the error table, counts -------------------------------------
     def _on_response(self, response: Any) -> None:
         self._status = int(response.status_code)
-        raw = response.headers.get("retry-after")
-        try:
-            self._retry_after = float(raw) if raw is not None else None
-        except ValueError:
-            self._retry_after = None
+        self._retry_after = retry_after(response.headers)
 
     def _sleep(self, seconds: float) -> None:
         self._sleep_fn(seconds)
