@@ -8,8 +8,8 @@ table (``errors``): a 429, a transient 5xx or a dropped connection becomes a
 (:meth:`indexcheck.remote.retry.RetryPolicy.run`, shared with stores and embedders). Auth failures
 and other refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
 retried, and so is a TransientError whose cause no retry can fix
-(:func:`indexcheck.remote.retry.cannot_succeed`). Replies that do not parse are not this module's
-business: the caller sends a repair request (:meth:`JudgeRequest.repaired`) and asks again.
+(:func:`indexcheck.remote.translate.cannot_succeed`). Replies that do not parse are not this
+module's business: the caller sends a repair request (:meth:`JudgeRequest.repaired`) and asks again.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """SDK and HTTP exceptions -> IndexcheckErrors: one table for every store, embedder and judge.
 
-httpx's ``map_httpcore_exceptions`` over one mapping, as a table of rows per service.
-:data:`TABLE` holds each service's :class:`ErrorMap` under its name (``"chroma"``,
-``"pgvector"``, ``"upstash"``, ``"http"`` for the hosted services reached through an SDK:
-Mistral, OpenAI-compatible), registered by the module that knows the SDK (``service=``). A
-service declares rows only; :func:`translate` is the one translator and :func:`translating`
-the one context manager every SDK boundary runs in (the store, embedder and judge bases, and
-openers through :meth:`ErrorMap.call`). Most specific wins: a service's rows are read in
-order, specific rows before the catch-alls, and the first that matches decides. HTTP
-statuses and ``Retry-After`` are read in one place: :data:`HTTP_ERRORS` and its helpers.
+httpx's ``map_httpcore_exceptions`` over one mapping, as rows per service. :data:`TABLE`
+holds each service's :class:`ErrorMap` under its name (``"chroma"``, ``"pgvector"``,
+``"upstash"``, ``"ray"``, ``"http"`` for the hosted services reached through an SDK: Mistral,
+OpenAI-compatible; ``"final"`` for what no retry can fix), registered by the module that
+knows the SDK (``service=``). A service declares rows only; :func:`translate` is the one
+translator and :func:`translating` the one context manager every SDK boundary runs in (the
+store, embedder and judge bases, openers through :meth:`ErrorMap.call`). Most specific wins:
+rows are read in order, specific rows before the catch-alls, the first match decides. HTTP
+statuses, ``Retry-After`` and malformed requests are read here only.
 
 A :class:`Rule` matches by class, by a lazily resolved ``"module:Attr.path"`` (looked up in
 ``sys.modules`` only: matching never imports an SDK), by a bare class name along the MRO, or
@@ -16,7 +16,6 @@ by a module prefix ``"httpx.*"``; ``when`` tests what was caught (:func:`doing` 
 phase). Its message is a ``str.format`` template over :class:`Caught`'s fields or a function
 of it. ``gave_up`` sentences end a :class:`TransientError` that outlived every retry.
 """
-
 from __future__ import annotations
 
 import email.utils
@@ -37,7 +36,6 @@ from ..errors import (
     RateLimitError,
     TransientError,
 )
-from .retry import malformed_message, malformed_request
 
 T = TypeVar("T")
 Pattern = type[BaseException] | str
@@ -229,6 +227,121 @@ def translating(
         raise err from (exc if rows is not None and isinstance(err, rows.chained) else None)
 
 
+# -- what no retry can fix: a malformed request, a final HTTP status ------------------------
+#: exception class names (httpx, httpcore, h11, requests/urllib3, http.client) raised for a
+#: request the client refused to build or send; by name so every SDK's copy matches
+MALFORMED_REQUEST = frozenset(
+    {
+        "LocalProtocolError",
+        "UnsupportedProtocol",
+        "InvalidURL",
+        "InvalidHeader",
+        "InvalidSchema",
+        "MissingSchema",
+        "UnicodeEncodeError",
+    }
+)
+#: HTTP statuses that say the request itself is wrong: the same request fails the same way
+FINAL_STATUS = frozenset({400, 401, 403, 404, 405, 410, 413, 422})
+
+
+def causes(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and every exception it was raised from or while handling, once each."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        if exc.__cause__ is not None:
+            exc = exc.__cause__
+        else:
+            exc = None if exc.__suppress_context__ else exc.__context__
+
+
+def malformed_request(exc: BaseException | None) -> str | None:
+    """The class name of the malformed-request error in ``exc``'s chain, or None."""
+    for e in causes(exc):
+        for cls in type(e).__mro__:
+            if cls.__name__ in MALFORMED_REQUEST:
+                return cls.__name__
+        if isinstance(e, ValueError) and "header" in str(e).lower():
+            return type(e).__name__  # http.client: "Invalid header value b'...'"
+    return None
+
+
+def final_status(exc: BaseException | None) -> int | None:
+    """An HTTP status in ``exc``'s chain that no retry changes (400, 401, ...), or None."""
+    for e in causes(exc):
+        status = getattr(e, "status_code", None)
+        if status is None:
+            status = getattr(getattr(e, "response", None), "status_code", None)
+        if isinstance(status, int) and status in FINAL_STATUS:
+            return status
+    return None
+
+
+def cannot_succeed(exc: BaseException | None) -> bool:
+    """True when retrying the request that raised ``exc`` cannot help."""
+    return malformed_request(exc) is not None or final_status(exc) is not None
+
+
+def malformed_message(who: str, name: str, fix: str) -> str:
+    """The one-line error for a request the HTTP client refused (never the request itself:
+    its text holds the headers, the key among them)."""
+    return (
+        f"{who}: the HTTP client refused to send the request as malformed ({name}), which no "
+        f"retry can fix; {fix}"
+    )
+
+
+def _malformed(c: Caught) -> str:
+    return malformed_message(c.who, c.malformed, c.malformed_fix)
+
+
+#: the row for a request the HTTP client refused to build: bad input, never retried, its
+#: text (the headers, key included) never shown; needs the fields ``who``, ``malformed``
+#: (:func:`malformed_request`) and ``malformed_fix`` (what to check)
+MALFORMED_ROW = Rule(Exception, InputError, _malformed, when=lambda c: c.malformed is not None)
+
+
+def _final_fields(c: Caught) -> dict[str, Any]:
+    return {
+        "malformed": malformed_request(c.exc),
+        "malformed_fix": "check the API key, token and server URL in the environment",
+        "final": final_status(c.exc),
+    }
+
+
+#: what no retry can fix, whatever a provider's rows said: a malformed request is bad input
+#: (exit 2: a key or URL in the environment holds stray characters); a final HTTP status is
+#: the backend refusing the request (exit 3: AuthError for 401/403)
+FINAL_ERRORS = ErrorMap(
+    MALFORMED_ROW,
+    Rule(
+        Exception,
+        AuthError,
+        "{who}: the server refused the credentials (HTTP {final}), which no retry can fix; "
+        "check the API key or token in the environment",
+        when=lambda c: c.final in (401, 403),
+    ),
+    Rule(
+        Exception,
+        BackendUnavailableError,
+        "{who}: HTTP {final} refused the request, which no retry can fix; check the URL and "
+        "the model or index name",
+        when=lambda c: c.final is not None,
+    ),
+    fields=_final_fields,
+    service="final",
+)
+
+
+def final_error(who: str, exc: BaseException) -> Exception | None:
+    """The error to raise at once, instead of retrying, when ``exc`` (a TransientError or an
+    SDK exception) carries a cause no retry can fix (:data:`FINAL_ERRORS`); None when a
+    retry may help."""
+    return FINAL_ERRORS.translate(exc, who=who)
+
+
 # -- HTTP: the hosted services reached through an SDK (Mistral, OpenAI-compatible) ----------
 #: statuses worth a retry besides 429 (with ``Retry-After`` when the server sends one)
 TRANSIENT_STATUS = frozenset({408, 409, 500, 502, 503, 504})
@@ -288,10 +401,6 @@ def status_between(low: int, high: int) -> Callable[[Caught], bool]:
     return lambda c: c.status is not None and low <= c.status < high
 
 
-def _malformed(c: Caught) -> str:
-    return malformed_message(c.who, c.malformed, c.malformed_fix)
-
-
 #: the retry reads ``retry_after`` off a TransientError
 RETRY_AFTER: Mapping[str, Callable[[Caught], Any]] = {"retry_after": lambda c: c.retry_after}
 RATE_LIMITED: Mapping[str, Callable[[Caught], Any]] = {
@@ -306,7 +415,7 @@ RATE_LIMITED: Mapping[str, Callable[[Caught], Any]] = {
 #: messages), ``server`` (no credentials), ``key_env``, ``malformed_fix``, ``reject_fix``
 #: (what to check) and ``timeout_s``.
 HTTP_ERRORS = ErrorMap(
-    Rule(Exception, InputError, _malformed, when=lambda c: c.malformed is not None),
+    MALFORMED_ROW,
     Rule(TRANSIENT_TRANSPORT, TransientError, "{name} talking to {server}{limit}"),
     Rule(MALFORMED_REPLY, TransientError, "a malformed reply from {server} ({name})"),
     Rule(

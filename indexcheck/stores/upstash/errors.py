@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
-from ...remote.retry import malformed_message, malformed_request
+from ...errors import AuthError, BackendUnavailableError, TransientError
 from ...remote.translate import (
+    MALFORMED_ROW,
     RATE_LIMITED,
     RETRY_AFTER,
     Caught,
     ErrorMap,
     Rule,
+    malformed_request,
     status_at_least,
     status_in,
 )
@@ -33,17 +34,11 @@ def _fields(c: Caught) -> dict[str, Any]:
         "status": store._status,
         "retry_after": store._retry_after,
         "text": store._redact(c.text)[:200],
+        # h11 refused a header: final, and its text holds the token, so it is never shown
         "malformed": malformed_request(c.exc),
+        "who": f"Upstash {c.doing} on {store.host}",
+        "malformed_fix": f"check {TOKEN_ENV} and {URL_ENV} for stray characters",
     }
-
-
-def _malformed(c: Caught) -> str:
-    """h11 refused a header: final, and its text holds the token, so it is never shown."""
-    return malformed_message(
-        f"Upstash {c.doing} on {c.store.host}",
-        c.malformed,
-        f"check {TOKEN_ENV} and {URL_ENV} for stray characters",
-    )
 
 
 def _token_refused(c: Caught) -> bool:
@@ -51,7 +46,7 @@ def _token_refused(c: Caught) -> bool:
 
 
 UPSTASH_ERRORS = ErrorMap(
-    Rule(Exception, InputError, _malformed, when=lambda c: c.malformed is not None),
+    MALFORMED_ROW,
     Rule(
         Exception,
         AuthError,
