@@ -1,4 +1,4 @@
-"""The SDK error tables (indexcheck/remote/error_map.py): how a row matches, which row wins,
+"""The SDK error tables (indexcheck/remote/translate.py): how a row matches, which row wins,
 and how the base applies a table (a store that declares ``errors`` and nothing else)."""
 
 from __future__ import annotations
