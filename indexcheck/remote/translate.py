@@ -16,6 +16,7 @@ by a module prefix ``"httpx.*"``; ``when`` tests what was caught (:func:`doing` 
 phase). Its message is a ``str.format`` template over :class:`Caught`'s fields or a function
 of it. ``gave_up`` sentences end a :class:`TransientError` that outlived every retry.
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -176,8 +177,8 @@ class ErrorMap:
         return translating(self, doing, gave_up, **fields)
 
     def call(self, doing: str, fn: Callable[[], T], **fields: Any) -> T:
-        """Run ``fn`` once inside :meth:`mapping`: ``partial(TABLE.call, where=...)`` is how
-        an opener makes its ``call(doing, fn)``."""
+        """Run ``fn`` once inside :meth:`mapping`: ``partial(QDRANT_ERRORS.call, ...)`` is
+        how an opener makes its ``call(doing, fn)``."""
         with self.mapping(doing, **fields):
             return fn()
 
@@ -197,8 +198,12 @@ def translate(
     """The error for ``exc`` by the rows of ``service`` (a name in :data:`TABLE`, or the rows
     themselves), a TransientError when a retry may help, or None when no row matches (the
     exception is not the SDK's: it propagates unchanged)."""
-    rows = TABLE[service] if isinstance(service, str) else service
+    rows = _rows(service)
     return None if rows is None else rows.translate(exc, **fields)
+
+
+def _rows(service: str | ErrorMap | None) -> ErrorMap | None:
+    return TABLE[service] if isinstance(service, str) else service
 
 
 @contextmanager
@@ -218,13 +223,13 @@ def translating(
     except (IndexcheckError, TransientError):
         raise
     except Exception as exc:
-        rows = TABLE[service] if isinstance(service, str) else service
+        rows = _rows(service)
         err = None if rows is None else rows.translate(exc, doing=doing, **fields)
-        if err is None:
+        if rows is None or err is None:
             raise
         if gave_up is not None and isinstance(err, TransientError):
             err = gave_up(doing, err, 0)
-        raise err from (exc if rows is not None and isinstance(err, rows.chained) else None)
+        raise err from (exc if isinstance(err, rows.chained) else None)
 
 
 # -- what no retry can fix: a malformed request, a final HTTP status ------------------------
