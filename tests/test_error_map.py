@@ -191,7 +191,8 @@ def test_every_sdk_registers_its_rows_in_the_one_table() -> None:
     import indexcheck.stores.pgvector.connect
     import indexcheck.stores.qdrant.opening
     import indexcheck.stores.upstash.errors  # noqa: F401
-    from indexcheck.remote.translate import HTTP_ERRORS, TABLE, translate
+    from indexcheck.remote.http import HTTP_ERRORS
+    from indexcheck.remote.translate import TABLE, translate
 
     names = {"chroma", "lancedb", "milvus", "qdrant", "pgvector", "upstash", "ray", "http"}
     assert names <= set(TABLE) and TABLE["http"] is HTTP_ERRORS
@@ -204,6 +205,7 @@ class _Refused(Exception):
 
 
 def test_http_rows_read_statuses_once_and_chain_only_what_the_retry_reads() -> None:
+    import indexcheck.remote.http  # noqa: F401  (registers the "http" rows)
     from indexcheck.remote.translate import translating
 
     fields = {

@@ -5,7 +5,7 @@ a hosted one names its SDK's rows of the one error table (``errors``), through w
 translates what a request raises: a 429 or a transient 5xx becomes a
 :class:`~indexcheck.errors.TransientError`, retried with exponential backoff; auth and bad
 input the matching :class:`~indexcheck.errors.IndexcheckError`, not retried; nor is a
-TransientError whose cause no retry can fix (:func:`indexcheck.remote.translate.cannot_succeed`: a
+TransientError whose cause no retry can fix (:func:`indexcheck.remote.http.cannot_succeed`: a
 malformed request, a 400/401/403/404/422), whatever the provider called it.
 """
 

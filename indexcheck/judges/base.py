@@ -8,7 +8,7 @@ table (``errors``): a 429, a transient 5xx or a dropped connection becomes a
 (:meth:`indexcheck.remote.retry.RetryPolicy.run`, shared with stores and embedders). Auth failures
 and other refusals are raised as the matching :class:`~indexcheck.errors.IndexcheckError` and not
 retried, and so is a TransientError whose cause no retry can fix
-(:func:`indexcheck.remote.translate.cannot_succeed`). Replies that do not parse are not this
+(:func:`indexcheck.remote.http.cannot_succeed`). Replies that do not parse are not this
 module's business: the caller sends a repair request (:meth:`JudgeRequest.repaired`) and asks again.
 """
 
@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from ..remote.http import HTTP_ERRORS
 from ..remote.retry import CallStats, RetryHooks, RetryPolicy
-from ..remote.translate import HTTP_ERRORS, ErrorMap, translating
+from ..remote.translate import ErrorMap, translating
 from ..remote.waiting import current as current_waiting
 
 #: a chat reply takes longer than an embedding: a hosted judge's seconds per request and

@@ -3,7 +3,7 @@
 Exponential backoff with full jitter, or the server's ``Retry-After`` when it sends one.
 
 Only what may succeed on a second try is retried: before every retry the one loop,
-:meth:`RetryPolicy.run`, asks :func:`indexcheck.remote.translate.final_error` whether the
+:meth:`RetryPolicy.run`, asks :func:`indexcheck.remote.http.final_error` whether the
 failure's cause is one no retry can fix (a malformed request, a final HTTP status), whatever
 a provider's rows said.
 """
@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol, TypedDict, TypeVar, Unpack
 
 from ..errors import BackendUnavailableError, RateLimitError, TransientError
-from .translate import final_error
+from .http import final_error
 
 T = TypeVar("T")
 

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 from ..errors import InputError
 from .retry import RetryPolicy
@@ -42,6 +43,14 @@ class Pacing:
     retry: RetryPolicy | None = None
     timeout: float | None = None
     sleep: Callable[[float], None] = time.sleep
+
+
+class PacingKeywords(TypedDict, total=False):
+    """The fields of :class:`Pacing`, for a client that still takes them one by one."""
+
+    retry: RetryPolicy | None
+    timeout: float | None
+    sleep: Callable[[float], None]
 
 
 _override: dict[str, float | None] = {"timeout": None, "max_wait": None}

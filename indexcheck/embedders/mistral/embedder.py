@@ -7,7 +7,7 @@ their order in the reply. ``mistral-embed`` returns 1024-d vectors of unit L2 no
 
 Retries happen once, in :class:`~indexcheck.embedders.base.BaseEmbedder`: the SDK client is
 built with retry strategy ``"none"``, and the HTTP rows of the one error table
-(:data:`indexcheck.remote.translate.HTTP_ERRORS`, shared with the judges) turn a 429 into a
+(:data:`indexcheck.remote.http.HTTP_ERRORS`, shared with the judges) turn a 429 into a
 rate-limited :class:`~indexcheck.errors.TransientError` (carrying ``Retry-After``), and
 408/409/500/502/503/504, timeouts and dropped connections into a plain one. 401/403 become
 :class:`~indexcheck.errors.AuthError`, other 4xx :class:`~indexcheck.errors.InputError` with the
@@ -40,8 +40,8 @@ from ...errors import (
     SpecError,
     TransientError,
 )
+from ...remote.http import HTTP_ERRORS, where
 from ...remote.retry import RetryPolicy
-from ...remote.translate import HTTP_ERRORS, where
 from ...remote.waiting import Pacing
 from ...remote.waiting import current as current_waiting
 from ...safety.redact import remember

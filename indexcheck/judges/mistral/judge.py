@@ -18,8 +18,8 @@ from typing import Any
 
 from ...embedders.mistral.embedder import API_KEY_ENV, SERVER_URL_ENV, close_client, mistral_client
 from ...errors import InputError, SpecError
+from ...remote.http import where
 from ...remote.retry import RetryPolicy
-from ...remote.translate import where
 from ...safety.redact import remember
 from ...safety.secrets import env_secret
 from ..base import HostedJudge, JudgeRequest, RawReply, hosted_waiting

@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...errors import InputError, MissingDependencyError, SpecError
+from ...remote.http import where
 from ...remote.retry import RetryPolicy
-from ...remote.translate import where
 from ...safety.redact import remember
 from ...safety.secrets import env_secret
 from ..base import HostedJudge, JudgeRequest, RawReply, hosted_waiting

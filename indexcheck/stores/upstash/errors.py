@@ -12,17 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import AuthError, BackendUnavailableError, TransientError
-from ...remote.translate import (
+from ...remote.http import (
     MALFORMED_ROW,
     RATE_LIMITED,
     RETRY_AFTER,
-    Caught,
-    ErrorMap,
-    Rule,
     malformed_request,
     status_at_least,
     status_in,
 )
+from ...remote.translate import Caught, ErrorMap, Rule
 
 URL_ENV = "UPSTASH_VECTOR_REST_URL"
 TOKEN_ENV = "UPSTASH_VECTOR_REST_TOKEN"

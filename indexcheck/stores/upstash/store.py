@@ -17,8 +17,7 @@ similarityfunctions): COSINE ``(1+cos)/2``, EUCLIDEAN ``1/(1+l2^2)``, DOT_PRODUC
 ``(1+dot)/2``. Queries are approximate (DiskANN); Upstash has no exact search.
 
 The SDK is built with ``retries=0`` (it retries only transport errors and hides HTTP
-statuses): the base retries, and a response hook on its httpx client records each reply's
-status and Retry-After for its rows of the error table (:mod:`.errors`)."""
+statuses): the base retries; a response hook records each reply's status and Retry-After."""
 
 from __future__ import annotations
 
@@ -26,8 +25,9 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
@@ -39,9 +39,9 @@ from ...errors import (
     MissingDependencyError,
     SpecError,
 )
+from ...remote.http import retry_after
 from ...remote.retry import RetryPolicy
-from ...remote.translate import retry_after
-from ...remote.waiting import Pacing
+from ...remote.waiting import Pacing, PacingKeywords
 from ...remote.waiting import current as current_waiting
 from ...safety.redact import redactor
 from ...safety.secrets import env_secret
@@ -59,14 +59,6 @@ QUERY_BATCH = 16  # query vectors per batch-query request
 FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprint()
 SCORES = {"COSINE": "(1+cos)/2", "EUCLIDEAN": "1/(1+l2^2)", "DOT_PRODUCT": "(1+dot)/2"}
 PARAMS = ("namespace", "text_field", "retries", "retry_interval", "timeout", "batch")
-
-
-class PacingKeywords(TypedDict, total=False):
-    """The fields of :class:`~indexcheck.remote.waiting.Pacing`, taken one by one."""
-
-    retry: RetryPolicy | None
-    timeout: float | None
-    sleep: Callable[[float], None]
 
 
 class UpstashStore(BaseStore):
@@ -112,13 +104,9 @@ class UpstashStore(BaseStore):
         pacing: Pacing | None = None,
         **given: Unpack[PacingKeywords],
     ) -> None:
-        """``pacing``: the retry policy (default: 5 retries from 0.5 s), seconds per
-        request (default 60) and the sleep between retries; ``retry=``, ``timeout=`` and
-        ``sleep=`` still set them one by one."""
-        pace = pacing or Pacing()
-        retry = given.get("retry", pace.retry)
-        timeout = given.get("timeout", pace.timeout)
-        timeout = 60.0 if timeout is None else timeout
+        """``pacing`` (or ``retry=``, ``timeout=``, ``sleep=``): default 5 retries from
+        0.5 s, 60 s per request."""
+        pace = replace(pacing or Pacing(), **given)
         try:
             import httpx
             from upstash_vector import Index
@@ -128,14 +116,14 @@ class UpstashStore(BaseStore):
         self.host = urlsplit(self.url).netloc or self.url
         self.namespace = namespace
         self.text_field = text_field
-        self.retry = retry or RetryPolicy(max_retries=5, base_delay=0.5, max_delay=20.0)
-        self.timeout = timeout
+        self.retry = pace.retry or RetryPolicy(max_retries=5, base_delay=0.5, max_delay=20.0)
+        self.timeout = 60.0 if pace.timeout is None else pace.timeout
         self.batch = max(1, min(int(batch), MAX_READS))
         self.fetch_batch = self.batch  # type: ignore[misc]
         self.spec = spec or f"upstash:{self.url}"
         self.requests = 0
         self.retries = 0
-        self._sleep_fn = given.get("sleep", pace.sleep)
+        self._sleep_fn = pace.sleep
         self._redact = redactor(token)
         self._dim: int | None = None
         self._status: int | None = None
@@ -148,7 +136,7 @@ class UpstashStore(BaseStore):
         # only way to bound waits and to see HTTP statuses the SDK otherwise discards.
         client = getattr(self._index, "_client", None)
         if isinstance(client, httpx.Client):
-            client.timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+            client.timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
             client.event_hooks = {"response": [self._on_response]}
 
     @classmethod
