@@ -95,7 +95,7 @@ def _depths(text: str | None) -> list[int] | None:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Folder caching vectors read from a remote store, keyed by its fingerprint "
-    "[default ~/.cache/indexcheck/stores/vectors; env INDEXCHECK_VECTOR_CACHE].",
+    "[default ~/.cache/indexcheck/vectors; env INDEXCHECK_VECTOR_CACHE].",
 )
 @click.option("--no-vector-cache", is_flag=True, help="Read the store again on every run.")
 @click.option(

@@ -1,10 +1,11 @@
 """The Embedder Protocol, and the one base class that does batching, retries and accounting.
 
 Providers subclass :class:`BaseEmbedder` and implement ``_embed_batch`` for one request;
-they raise :class:`~indexcheck.errors.TransientError` for a 429 or a transient 5xx and
-let the base retry with exponential backoff. Everything else (auth, bad input) is raised
-as the matching :class:`~indexcheck.errors.IndexcheckError` and not retried; so is a
-TransientError whose cause no retry can fix (:func:`indexcheck.remote.retry.cannot_succeed`: a
+a hosted one names its SDK's rows of the one error table (``errors``), through which the base
+translates what a request raises: a 429 or a transient 5xx becomes a
+:class:`~indexcheck.errors.TransientError`, retried with exponential backoff; auth and bad
+input the matching :class:`~indexcheck.errors.IndexcheckError`, not retried; nor is a
+TransientError whose cause no retry can fix (:func:`indexcheck.remote.http.cannot_succeed`: a
 malformed request, a 400/401/403/404/422), whatever the provider called it.
 """
 
@@ -14,12 +15,13 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, EmbedderOutputError, TransientError
-from ..remote.retry import CallStats, RetryPolicy
+from ..remote.retry import CallStats, RetryHooks, RetryPolicy
+from ..remote.translate import ErrorMap, translating
 from ..vectors import normalize_rows
 
 #: Row-normalise float32 (n, d); re-exported for providers.
@@ -65,6 +67,8 @@ class BaseEmbedder:
     model_id: str = ""
     dimension: int = 0
     batch_size: int = 64
+    #: the SDK's rows of the error table; None: what ``_embed_batch`` raises propagates
+    errors: ClassVar[ErrorMap | None] = None
 
     def __init__(
         self,
@@ -81,6 +85,15 @@ class BaseEmbedder:
     def _embed_batch(self, texts: list[Any]) -> tuple[np.ndarray, int]:
         """One request: ``texts`` (or prepared items) -> (float32 (n, d), tokens billed)."""
         raise TypeError(f"{type(self).__name__} must implement _embed_batch")
+
+    def _error_fields(self) -> dict[str, Any]:
+        """Fields the messages of ``errors`` use (who, server, key_env, ...); none by default."""
+        return {}
+
+    def _request(self, texts: list[Any]) -> tuple[np.ndarray, int]:
+        """One ``_embed_batch``, what it raises translated once by ``errors``."""
+        with translating(self.errors, "embedding", **self._error_fields()):
+            return self._embed_batch(texts)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` in batches; returns float32 ``(len(texts), dimension)``."""
@@ -129,15 +142,17 @@ class BaseEmbedder:
 
     def _with_retries(self, texts: list[Any]) -> np.ndarray:
         vectors, tokens = self.retry.run(
-            lambda: self._embed_batch(texts),
+            lambda: self._request(texts),
             who=self.model_id,
             rate_fix="try again later (embeddings already cached with --cache are not "
             "requested again)",
-            sleep=self._sleep,
-            rng=self._rng,
-            stats=self.stats,
-            before=self._wait_for_gate if self.concurrency > 1 else None,
-            on_transient=self._hold_gate,
+            hooks=RetryHooks(
+                sleep=self._sleep,
+                rng=self._rng,
+                stats=self.stats,
+                before=self._wait_for_gate if self.concurrency > 1 else None,
+                on_transient=self._hold_gate,
+            ),
         )
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.shape != (len(texts), self.dimension):

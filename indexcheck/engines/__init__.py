@@ -22,9 +22,29 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import BackendUnavailableError, InputError, MissingDependencyError
+from ..remote.translate import ErrorMap, Rule, doing
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: Ray's rows of the error table: a head that does not answer the probe, or ray.init's refusal
+RAY_ERRORS = ErrorMap(
+    Rule(
+        OSError,
+        BackendUnavailableError,
+        "cannot reach the Ray cluster at {address}: {reason}; check --ray-address (or "
+        "RAY_ADDRESS): a head started with `ray start --head` listens on port 6379",
+        when=doing("probing"),
+    ),
+    Rule(
+        ConnectionError,
+        BackendUnavailableError,
+        "cannot reach the Ray cluster at {address}: {text}; check --ray-address",
+        when=doing("connecting"),
+    ),
+    fields=lambda c: {"reason": getattr(c.exc, "strerror", None) or c.text},
+    service="ray",
+)
 
 
 class LocalEngine:
@@ -83,14 +103,8 @@ def _refuse_unreachable(address: str | None) -> None:
     m = re.fullmatch(r"(?:ray://)?\[?([\w.\-:]+?)\]?:(\d+)", address or "")
     if m is None:
         return
-    try:
+    with RAY_ERRORS.mapping("probing", address=address):
         socket.create_connection((m.group(1), int(m.group(2))), timeout=5).close()
-    except OSError as exc:
-        raise BackendUnavailableError(
-            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}; check "
-            "--ray-address (or RAY_ADDRESS): a head started with `ray start --head` listens "
-            "on port 6379"
-        ) from None
 
 
 class RayEngine:
@@ -109,12 +123,8 @@ class RayEngine:
         self._owns = False
         if not ray.is_initialized():
             _refuse_unreachable(address)
-            try:
+            with RAY_ERRORS.mapping("connecting", address=address):
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
-            except ConnectionError as exc:
-                raise BackendUnavailableError(
-                    f"cannot reach the Ray cluster at {address}: {exc}; check --ray-address"
-                ) from None
             self._owns = True
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         self.inflight = inflight or max(2, 2 * cpus)

@@ -36,3 +36,17 @@ def reply_text(raw: RawReply) -> str:
     """A reply as text: itself, or its JSON when the judge returned parsed data (what a
     repair request quotes and an unusable reply is recorded as)."""
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+
+
+def message_text(content: Any) -> str:
+    """A chat message's content as text: a string, or the text parts of a list of chunks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for chunk in content:
+        text = chunk.get("text") if isinstance(chunk, dict) else getattr(chunk, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+    return "".join(parts)

@@ -2,89 +2,24 @@
 
 Exponential backoff with full jitter, or the server's ``Retry-After`` when it sends one.
 
-Only what may succeed on a second try is retried. :func:`cannot_succeed` names what never
-will, whatever a provider's mapping says: a request the HTTP client refused to build (h11's
-``LocalProtocolError`` for a header holding a CR, LF or other illegal byte, a non-ASCII
-header, an unsupported URL scheme), or an HTTP status that states the request itself is wrong
-(400, 401, 403, 404, 405, 410, 413, 422). The one retry loop, :meth:`RetryPolicy.run`, used
-by embedders, judges and stores alike, asks it before every retry.
+Only what may succeed on a second try is retried: before every retry the one loop,
+:meth:`RetryPolicy.run`, asks :func:`indexcheck.remote.http.final_error` whether the
+failure's cause is one no retry can fix (a malformed request, a final HTTP status), whatever
+a provider's rows said.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Protocol, TypedDict, TypeVar, Unpack
 
-from ..errors import AuthError, BackendUnavailableError, InputError, RateLimitError, TransientError
+from ..errors import BackendUnavailableError, RateLimitError, TransientError
+from .http import final_error
 
 T = TypeVar("T")
-
-#: exception class names (httpx, httpcore, h11, requests/urllib3, http.client) raised for a
-#: request the client refused to build or send; by name so every SDK's copy matches
-MALFORMED_REQUEST = frozenset(
-    {
-        "LocalProtocolError",
-        "UnsupportedProtocol",
-        "InvalidURL",
-        "InvalidHeader",
-        "InvalidSchema",
-        "MissingSchema",
-        "UnicodeEncodeError",
-    }
-)
-#: HTTP statuses that say the request itself is wrong: the same request fails the same way
-FINAL_STATUS = frozenset({400, 401, 403, 404, 405, 410, 413, 422})
-
-
-def causes(exc: BaseException | None) -> Iterator[BaseException]:
-    """``exc`` and every exception it was raised from or while handling, once each."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        if exc.__cause__ is not None:
-            exc = exc.__cause__
-        else:
-            exc = None if exc.__suppress_context__ else exc.__context__
-
-
-def malformed_request(exc: BaseException | None) -> str | None:
-    """The class name of the malformed-request error in ``exc``'s chain, or None."""
-    for e in causes(exc):
-        for cls in type(e).__mro__:
-            if cls.__name__ in MALFORMED_REQUEST:
-                return cls.__name__
-        if isinstance(e, ValueError) and "header" in str(e).lower():
-            return type(e).__name__  # http.client: "Invalid header value b'...'"
-    return None
-
-
-def final_status(exc: BaseException | None) -> int | None:
-    """An HTTP status in ``exc``'s chain that no retry changes (400, 401, ...), or None."""
-    for e in causes(exc):
-        status = getattr(e, "status_code", None)
-        if status is None:
-            status = getattr(getattr(e, "response", None), "status_code", None)
-        if isinstance(status, int) and status in FINAL_STATUS:
-            return status
-    return None
-
-
-def cannot_succeed(exc: BaseException | None) -> bool:
-    """True when retrying the request that raised ``exc`` cannot help."""
-    return malformed_request(exc) is not None or final_status(exc) is not None
-
-
-def malformed_message(who: str, name: str, fix: str) -> str:
-    """The one-line error for a request the HTTP client refused (never the request itself:
-    its text holds the headers, the key among them)."""
-    return (
-        f"{who}: the HTTP client refused to send the request as malformed ({name}), which no "
-        f"retry can fix; {fix}"
-    )
 
 
 class Counted(Protocol):
@@ -105,6 +40,34 @@ class CallStats:
         d = asdict(self)  # type: ignore[call-overload]
         d["seconds"] = round(self.seconds, 4)
         return dict(d)
+
+
+@dataclass(frozen=True)
+class RetryHooks:
+    """What one retry loop calls besides the request (a value, as httpx's ``Limits``):
+
+    ``sleep`` waits between attempts, ``rng`` draws the jitter (default ``Random(0)``),
+    ``stats`` (``requests``, ``seconds``, ``retries``) counts attempts, seconds inside them
+    and retries; ``before`` runs ahead of every attempt, outside its time; ``on_transient``
+    sees each retryable failure and ``on_retry`` runs before each retry."""
+
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random | None = None
+    stats: Counted | None = None
+    before: Callable[[], None] | None = None
+    on_transient: Callable[[TransientError], None] | None = None
+    on_retry: Callable[[], None] | None = None
+
+
+class HookKeywords(TypedDict, total=False):
+    """The fields of :class:`RetryHooks`, still accepted one by one by :meth:`RetryPolicy.run`."""
+
+    sleep: Callable[[float], None]
+    rng: random.Random | None
+    stats: Counted | None
+    before: Callable[[], None] | None
+    on_transient: Callable[[TransientError], None] | None
+    on_retry: Callable[[], None] | None
 
 
 @dataclass(frozen=True)
@@ -160,13 +123,9 @@ class RetryPolicy:
         who: str,
         gave_up: Callable[[TransientError, int, float], Exception] | None = None,
         rate_fix: str = "try again later",
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-        stats: Counted | None = None,
-        before: Callable[[], None] | None = None,
-        on_transient: Callable[[TransientError], None] | None = None,
-        on_retry: Callable[[], None] | None = None,
         chain: bool = True,
+        hooks: RetryHooks | None = None,
+        **given: Unpack[HookKeywords],
     ) -> T:
         """``call()``, retried while it raises a :class:`TransientError`: the one retry loop.
 
@@ -177,32 +136,29 @@ class RetryPolicy:
         ``gave_up(error, retries made, seconds waited)`` (default :meth:`exhausted`, whose
         rate-limit message ends with ``rate_fix``), chained to the last error when ``chain``
         (else from None: an SDK's error may hold the request, key included).
-        Anything else ``call`` raises passes through untouched.
-
-        ``before`` runs ahead of every attempt, outside its time; ``stats`` (an object
-        with ``requests``, ``seconds`` and ``retries``) counts attempts, seconds inside
-        them and retries; ``on_transient`` sees each retryable failure, ``on_retry`` runs
-        before each retry."""
-        rng = rng or random.Random(0)
+        Anything else ``call`` raises passes through untouched. ``hooks`` (or its fields
+        given one by one: ``sleep=``, ``stats=``, ...) says how to wait and what to count."""
+        h = replace(hooks or RetryHooks(), **given)
+        rng = h.rng or random.Random(0)
         attempt, waited = 0, 0.0
         while True:
-            if before is not None:
-                before()
-            if stats is not None:
-                stats.requests += 1
+            if h.before is not None:
+                h.before()
+            if h.stats is not None:
+                h.stats.requests += 1
             t0 = time.perf_counter()
             try:
                 result = call()
             except TransientError as err:
                 spent = time.perf_counter() - t0
                 waited += spent
-                if stats is not None:
-                    stats.seconds += spent
+                if h.stats is not None:
+                    h.stats.seconds += spent
                 final = final_error(who, err)
                 if final is not None:
                     raise final from None
-                if on_transient is not None:
-                    on_transient(err)
+                if h.on_transient is not None:
+                    h.on_transient(err)
                 delay = self.delay(attempt, err.retry_after, rng)
                 if self.gives_up(attempt, waited, delay):
                     error = (
@@ -211,40 +167,14 @@ class RetryPolicy:
                         else self.exhausted(who, err, attempt, waited, rate_fix)
                     )
                     raise error from (err if chain else None)
-                sleep(delay)
+                h.sleep(delay)
                 waited += delay
                 attempt += 1
-                if stats is not None:
-                    stats.retries += 1
-                if on_retry is not None:
-                    on_retry()
+                if h.stats is not None:
+                    h.stats.retries += 1
+                if h.on_retry is not None:
+                    h.on_retry()
                 continue
-            if stats is not None:
-                stats.seconds += time.perf_counter() - t0
+            if h.stats is not None:
+                h.stats.seconds += time.perf_counter() - t0
             return result
-
-
-def final_error(who: str, exc: BaseException) -> Exception | None:
-    """The error to raise at once, instead of retrying, when ``exc`` (a TransientError or an
-    SDK exception) carries a cause no retry can fix; None when a retry may help. A malformed
-    request is bad input (exit 2: a key or URL in the environment holds stray characters);
-    a final HTTP status is the backend refusing the request (exit 3: AuthError for 401/403)."""
-    name = malformed_request(exc)
-    if name is not None:
-        return InputError(
-            malformed_message(
-                who, name, "check the API key, token and server URL in the environment"
-            )
-        )
-    status = final_status(exc)
-    if status in (401, 403):
-        return AuthError(
-            f"{who}: the server refused the credentials (HTTP {status}), which no retry can "
-            "fix; check the API key or token in the environment"
-        )
-    if status is not None:
-        return BackendUnavailableError(
-            f"{who}: HTTP {status} refused the request, which no retry can fix; check the "
-            "URL and the model or index name"
-        )
-    return None

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import math
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 from ..errors import InputError
+from .retry import RetryPolicy
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_WAIT_S = 120.0
@@ -28,6 +32,25 @@ class Waiting:
 
     timeout: float = DEFAULT_TIMEOUT_S
     max_wait: float = DEFAULT_MAX_WAIT_S
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How one hosted client paces its requests (a value, as httpx's ``Timeout``): its retry
+    policy and seconds per request (None: the client's default, usually from :func:`current`)
+    and how it sleeps between retries (tests pass a recorder)."""
+
+    retry: RetryPolicy | None = None
+    timeout: float | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+
+class PacingKeywords(TypedDict, total=False):
+    """The fields of :class:`Pacing`, for a client that still takes them one by one."""
+
+    retry: RetryPolicy | None
+    timeout: float | None
+    sleep: Callable[[float], None]
 
 
 _override: dict[str, float | None] = {"timeout": None, "max_wait": None}

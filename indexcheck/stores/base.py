@@ -5,8 +5,9 @@ A store spec is ``scheme:location[?key=value&...]``, e.g. ``faiss:./index``,
 ``pgvector:postgresql://u@127.0.0.1:5432/db?table=chunks``.
 
 :class:`BaseStore` is the seam, the way an httpx transport is: a store declares its
-``scheme``, its option schema ``params``, the batch sizes it wants and its SDK's error
-table ``errors`` (:mod:`.error_map`), and implements only what differs per engine
+``scheme``, its option schema ``params``, the batch sizes it wants and its SDK's rows
+``errors`` in the one error table (:mod:`indexcheck.remote.translate`), and implements only
+what differs per engine
 (``_scan``, ``_fetch_batch``, ``_query_batch``, ``_exact_batch``). The base batches,
 validates options (unknown keys are refused with a did-you-mean), checks every search
 once (k at least 1, the query dimension, exact search offered at all), runs SDK calls
@@ -32,15 +33,13 @@ import numpy as np
 from ..errors import (
     BackendUnavailableError,
     FilterError,
-    IndexcheckError,
     InputError,
     RateLimitError,
     SpecError,
     TransientError,
 )
-from ..remote.error_map import ErrorMap, translated
-from ..remote.error_map import call_translated as call_translated  # openers import it from here
-from ..remote.retry import RetryPolicy
+from ..remote.retry import RetryHooks, RetryPolicy
+from ..remote.translate import ErrorMap, translate, translating
 from .arrays import as_float32_matrix as as_float32_matrix
 from .arrays import empty_result as empty_result
 from .arrays import pack_rows as pack_rows
@@ -79,7 +78,8 @@ class BaseStore:
     scan_batch: ClassVar[int | None] = None
     #: the retry policy of a remote engine; None: failures are not retried
     retry: RetryPolicy | None = None
-    #: the SDK's exception table (:mod:`.error_map`); None: SDK exceptions propagate
+    #: the SDK's rows of the error table (:mod:`indexcheck.remote.translate`); None: SDK
+    #: exceptions propagate
     errors: ClassVar[ErrorMap | None] = None
     #: how messages name the engine ('Upstash'); the scheme when empty
     label: ClassVar[str] = ""
@@ -185,10 +185,8 @@ class BaseStore:
     def _translate(self, exc: BaseException, doing: str = "reading") -> Exception | None:
         """The IndexcheckError for an SDK exception raised while ``doing`` something, a
         :class:`TransientError` when retrying may help, or None when it is not the SDK's:
-        the row of ``errors`` that matches it."""
-        if self.errors is None:
-            return None
-        return self.errors.translate(exc, **self._fields(doing))
+        :func:`indexcheck.remote.translate.translate` by the rows of ``errors``."""
+        return translate(exc, self.errors, **self._fields(doing))
 
     def _error_fields(self, doing: str) -> dict[str, Any]:
         """Fields the messages of ``errors`` use besides name, text, doing and store
@@ -352,36 +350,26 @@ class BaseStore:
         time.sleep(seconds)
 
     def _call(self, doing: str, fn: Callable[[], T]) -> T:
-        """Run one SDK call; turn what it raises into an IndexcheckError via ``_translate``,
+        """Run one SDK call; turn what it raises into an IndexcheckError by ``errors``,
         retrying a :class:`TransientError` per ``retry`` (remote engines only) within its
         ``max_wait`` budget (time in requests plus backoff), in the one retry loop."""
 
         def once() -> T:
-            try:
+            with translating(self.errors, **self._fields(doing)):
                 return fn()
-            except IndexcheckError:
-                raise
-            except Exception as exc:
-                err = self._translate(exc, doing)
-                if err is None:
-                    raise
-                # a transient error keeps its SDK cause: the loop reads its HTTP status
-                raise err from (exc if isinstance(err, TransientError) else None)
 
         return (self.retry or RetryPolicy(max_retries=0)).run(
             once,
             who=self.scheme or type(self).__name__,
             gave_up=lambda err, attempts, _waited: self._gave_up(doing, err, attempts),
-            sleep=self._sleep,
-            before=self._before_call,
-            on_retry=self._on_retry,
             chain=False,
+            hooks=RetryHooks(sleep=self._sleep, before=self._before_call, on_retry=self._on_retry),
         )
 
     def _translating(self, doing: str) -> AbstractContextManager[None]:
-        """Translate what the block raises through ``_translate``, with no retries: for
+        """Translate what the block raises by ``errors``, with no retries: for
         work that cannot be repeated piecewise (a server-side cursor, a generator)."""
-        return translated(doing, self._translate, self._gave_up)
+        return translating(self.errors, gave_up=self._gave_up, **self._fields(doing))
 
     def _before_call(self) -> None:
         """Hook run before every attempt of an SDK call (e.g. to count requests)."""

@@ -1,4 +1,4 @@
-"""The SDK error tables (indexcheck/remote/error_map.py): how a row matches, which row wins,
+"""The SDK error tables (indexcheck/remote/translate.py): how a row matches, which row wins,
 and how the base applies a table (a store that declares ``errors`` and nothing else)."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from indexcheck.errors import (
     SpecError,
     TransientError,
 )
-from indexcheck.remote.error_map import Caught, ErrorMap, Rule, doing, matches
 from indexcheck.remote.retry import RetryPolicy
+from indexcheck.remote.translate import Caught, ErrorMap, Rule, doing, matches
 from indexcheck.stores.base import BaseStore
 
 
@@ -180,3 +180,55 @@ def test_the_base_applies_a_stores_table_in_call_and_translating() -> None:
     with pytest.raises(BackendUnavailableError, match="after 0 retries"):
         with store._translating("scanning"):
             slow()
+
+
+def test_every_sdk_registers_its_rows_in_the_one_table() -> None:
+    """One table: each SDK's rows under a service name, one translate() for all of them."""
+    import indexcheck.engines
+    import indexcheck.stores.chroma.connect
+    import indexcheck.stores.lancedb.opening
+    import indexcheck.stores.milvus.opening
+    import indexcheck.stores.pgvector.connect
+    import indexcheck.stores.qdrant.opening
+    import indexcheck.stores.upstash.errors  # noqa: F401
+    from indexcheck.remote.http import HTTP_ERRORS
+    from indexcheck.remote.translate import TABLE, translate
+
+    names = {"chroma", "lancedb", "milvus", "qdrant", "pgvector", "upstash", "ray", "http"}
+    assert names <= set(TABLE) and TABLE["http"] is HTTP_ERRORS
+    assert translate(KeyError("bug"), "http", who="m", server="s") is None
+
+
+class _Refused(Exception):
+    status_code = 401
+    body = '{"message": "no"}'
+
+
+def test_http_rows_read_statuses_once_and_chain_only_what_the_retry_reads() -> None:
+    import indexcheck.remote.http  # noqa: F401  (registers the "http" rows)
+    from indexcheck.remote.translate import translating
+
+    fields = {
+        "who": "mistral:m",
+        "server": "srv",
+        "key_env": "KEY",
+        "malformed_fix": "fix",
+        "reject_fix": "check",
+        "timeout_s": 2.0,
+    }
+    with pytest.raises(AuthError) as auth:
+        with translating("http", **fields):
+            raise _Refused()
+    assert str(auth.value) == (
+        "mistral:m: the server refused the API key (HTTP 401); set KEY to a valid key for srv"
+    )
+    assert auth.value.__cause__ is None and auth.value.__suppress_context__
+    slow = type("TimeoutException", (Exception,), {})
+    with pytest.raises(TransientError) as transient:
+        with translating("http", **fields):
+            raise slow()
+    assert str(transient.value) == "TimeoutException talking to srv (--timeout 2 s per request)"
+    assert isinstance(transient.value.__cause__, slow)
+    with pytest.raises(SpecError):  # ours pass unchanged
+        with translating("http", **fields):
+            raise SpecError("ours")

@@ -258,3 +258,15 @@ def test_a_judge_reads_its_limits_from_the_environment(
     monkeypatch.setenv("INDEXCHECK_MAX_WAIT", "30")
     judge = _judge(kind, emu, None)  # type: ignore[arg-type]
     assert (judge.timeout_s, judge.retry.max_wait) == (7.0, 30.0)  # type: ignore[attr-defined]
+
+
+def test_hooks_come_as_one_value_or_one_by_one() -> None:
+    from indexcheck.remote.retry import RetryHooks
+
+    stats, sleeps = Stats(), []
+    hooks = RetryHooks(sleep=sleeps.append, rng=random.Random(0), stats=stats)
+    call = Failing(TransientError("HTTP 503"))
+    assert RetryPolicy().run(call, who="svc", hooks=hooks) == "done"
+    assert stats.requests == 2 and stats.retries == 1 and len(sleeps) == 1
+    with pytest.raises(TypeError):
+        RetryPolicy().run(call, who="svc", naps=sleeps.append)  # type: ignore[call-arg]

@@ -6,8 +6,8 @@ One request is ``POST /v1/embeddings`` with ``{"model", "input": [texts]}``; the
 their order in the reply. ``mistral-embed`` returns 1024-d vectors of unit L2 norm.
 
 Retries happen once, in :class:`~indexcheck.embedders.base.BaseEmbedder`: the SDK client is
-built with retry strategy ``"none"``, and the one HTTP error mapping
-(:func:`indexcheck.remote.http_errors.map_http_error`, shared with the judges) turns a 429 into a
+built with retry strategy ``"none"``, and the HTTP rows of the one error table
+(:data:`indexcheck.remote.http.HTTP_ERRORS`, shared with the judges) turn a 429 into a
 rate-limited :class:`~indexcheck.errors.TransientError` (carrying ``Retry-After``), and
 408/409/500/502/503/504, timeouts and dropped connections into a plain one. 401/403 become
 :class:`~indexcheck.errors.AuthError`, other 4xx :class:`~indexcheck.errors.InputError` with the
@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import importlib
 import os
-import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -41,8 +40,9 @@ from ...errors import (
     SpecError,
     TransientError,
 )
-from ...remote.http_errors import map_http_error, translated, where
+from ...remote.http import HTTP_ERRORS, where
 from ...remote.retry import RetryPolicy
+from ...remote.waiting import Pacing
 from ...remote.waiting import current as current_waiting
 from ...safety.redact import remember
 from ...safety.secrets import env_secret
@@ -71,9 +71,19 @@ def _load_sdk() -> tuple[Any, Any, Any]:
     raise MissingDependencyError("the mistral embedder", "mistral", package="mistralai")
 
 
+class PacingKeywords(TypedDict, total=False):
+    """The fields of :class:`~indexcheck.remote.waiting.Pacing`, taken one by one."""
+
+    retry: RetryPolicy | None
+    sleep: Callable[[float], None]
+    timeout_s: float | None
+
+
 class MistralEmbedder(BaseEmbedder):
     """Mistral embeddings API: float32 ``(n, dimension)`` rows as served (unit norm for
     ``mistral-embed``, so dot = cosine); tokens from ``usage.prompt_tokens``."""
+
+    errors = HTTP_ERRORS
 
     def __init__(
         self,
@@ -81,17 +91,19 @@ class MistralEmbedder(BaseEmbedder):
         api_key: str | None = None,
         server_url: str | None = None,
         batch_size: int | None = None,
-        retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
         *,
         dimension: int | None = None,
-        timeout_s: float | None = None,
         progress: Callable[[int], None] | None = None,
+        pacing: Pacing | None = None,
+        **given: Unpack[PacingKeywords],
     ) -> None:
-        waiting = current_waiting()
-        if retry is None:
-            retry = RetryPolicy(max_wait=waiting.max_wait)
-        super().__init__(retry=retry, sleep=sleep, progress=progress)
+        """``pacing``: the retry policy (default: ``--max-wait``), seconds per request
+        (default: ``--timeout``) and the sleep between retries; ``retry=``, ``sleep=`` and
+        ``timeout_s=`` still set them one by one."""
+        pace, waiting = pacing or Pacing(), current_waiting()
+        retry = given.get("retry", pace.retry) or RetryPolicy(max_wait=waiting.max_wait)
+        super().__init__(retry=retry, sleep=given.get("sleep", pace.sleep), progress=progress)
+        timeout_s = given.get("timeout_s", pace.timeout)
         self.timeout_s = waiting.timeout if timeout_s is None else timeout_s
         self.model = model.strip() or DEFAULT_MODEL
         key = env_secret(API_KEY_ENV) if api_key is None else api_key
@@ -132,8 +144,7 @@ class MistralEmbedder(BaseEmbedder):
         kwargs: dict[str, Any] = {}
         if self._output_dimension is not None:
             kwargs["output_dimension"] = self._output_dimension
-        with translated(self._map_error):
-            response = self._client.embeddings.create(model=self.model, inputs=texts, **kwargs)
+        response = self._client.embeddings.create(model=self.model, inputs=texts, **kwargs)
         return self._parse(response, len(texts))
 
     def _parse(self, response: Any, n: int) -> tuple[np.ndarray, int]:
@@ -164,17 +175,16 @@ class MistralEmbedder(BaseEmbedder):
         tokens = getattr(usage, "prompt_tokens", None) or getattr(usage, "total_tokens", None)
         return out, int(tokens or 0)
 
-    def _map_error(self, exc: Exception) -> Exception | None:
-        """The indexcheck exception for an SDK or transport failure, or None to re-raise."""
-        return map_http_error(
-            exc,
-            who=self.model_id,
-            server=self._where(),
-            key_env=API_KEY_ENV,
-            malformed_fix=f"check {API_KEY_ENV} and {SERVER_URL_ENV} for stray characters",
-            reject_fix="check the model name and the texts sent",
-            timeout_s=self.timeout_s,
-        )
+    def _error_fields(self) -> dict[str, Any]:
+        """What the HTTP rows of the error table name: the model, its server and key."""
+        return {
+            "who": self.model_id,
+            "server": self._where(),
+            "key_env": API_KEY_ENV,
+            "malformed_fix": f"check {API_KEY_ENV} and {SERVER_URL_ENV} for stray characters",
+            "reject_fix": "check the model name and the texts sent",
+            "timeout_s": self.timeout_s,
+        }
 
     def _where(self) -> str:
         """The server for messages, without any user:password part of its URL."""
@@ -183,7 +193,8 @@ class MistralEmbedder(BaseEmbedder):
 
 def mistral_client(key: str, server_url: str | None, timeout_s: float) -> Any:
     """The ``mistralai`` SDK client, sending each request once (retry strategy "none":
-    retries happen in :meth:`indexcheck.remote.retry.RetryPolicy.run`), ``timeout_s`` per request."""
+    retries happen in :meth:`indexcheck.remote.retry.RetryPolicy.run`), ``timeout_s`` per
+    request."""
     mistral_cls, retry_config, backoff = _load_sdk()
     return mistral_cls(
         api_key=key,

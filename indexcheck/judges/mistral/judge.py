@@ -18,15 +18,18 @@ from typing import Any
 
 from ...embedders.mistral.embedder import API_KEY_ENV, SERVER_URL_ENV, close_client, mistral_client
 from ...errors import InputError, SpecError
+from ...remote.http import where
 from ...remote.retry import RetryPolicy
 from ...safety.redact import remember
 from ...safety.secrets import env_secret
-from ..base import BaseJudge, JudgeRequest, RawReply, hosted_waiting
-from ..chat_errors import map_error, message_text, translated, where
+from ..base import HostedJudge, JudgeRequest, RawReply, hosted_waiting
+from ..replies import message_text
 
 
-class MistralJudge(BaseJudge):
+class MistralJudge(HostedJudge):
     """A Mistral chat model as judge, at temperature 0 in JSON mode."""
+
+    key_env = API_KEY_ENV
 
     def __init__(
         self,
@@ -61,17 +64,13 @@ class MistralJudge(BaseJudge):
     def close(self) -> None:
         close_client(self._client)
 
-    def _map_error(self, exc: Exception) -> Exception | None:
-        return map_error(exc, self.model_id, self._where(), API_KEY_ENV, self.timeout_s)
-
     def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
-        with translated(self._map_error):
-            response = self._client.chat.complete(
-                model=self.model,
-                messages=[dict(m) for m in request.messages],
-                temperature=0,
-                response_format={"type": "json_object"},
-            )
+        response = self._client.chat.complete(
+            model=self.model,
+            messages=[dict(m) for m in request.messages],
+            temperature=0,
+            response_format={"type": "json_object"},
+        )
         choices = list(response.choices or [])
         text = message_text(choices[0].message.content) if choices and choices[0].message else ""
         usage = response.usage

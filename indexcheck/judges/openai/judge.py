@@ -18,17 +18,20 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...errors import InputError, MissingDependencyError, SpecError
+from ...remote.http import where
 from ...remote.retry import RetryPolicy
 from ...safety.redact import remember
 from ...safety.secrets import env_secret
-from ..base import BaseJudge, JudgeRequest, RawReply, hosted_waiting
-from ..chat_errors import map_error, message_text, translated, where
+from ..base import HostedJudge, JudgeRequest, RawReply, hosted_waiting
+from ..replies import message_text
 
 API_KEY_ENV = "OPENAI_API_KEY"
 
 
-class OpenAIJudge(BaseJudge):
+class OpenAIJudge(HostedJudge):
     """An OpenAI-compatible chat model as judge, at temperature 0 in JSON mode."""
+
+    key_env = API_KEY_ENV
 
     def __init__(
         self,
@@ -67,21 +70,19 @@ class OpenAIJudge(BaseJudge):
     def close(self) -> None:
         self._client.close()
 
-    def _map_error(self, exc: Exception) -> Exception | None:
-        server = where(self.base_url, "")
-        return map_error(exc, self.model_id, server, API_KEY_ENV, self.timeout_s)
+    def _where(self) -> str:
+        return where(self.base_url, "")
 
     def _complete(self, request: JudgeRequest) -> tuple[RawReply, int]:
         extra: dict[str, Any] = {}
         if self.json_mode:
             extra["response_format"] = {"type": "json_object"}
-        with translated(self._map_error):
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=[dict(m) for m in request.messages],
-                temperature=0,
-                **extra,
-            )
+        response = self._client.chat.completions.create(
+            model=self.model,
+            messages=[dict(m) for m in request.messages],
+            temperature=0,
+            **extra,
+        )
         choices = list(response.choices or [])
         text = message_text(choices[0].message.content) if choices else ""
         usage = response.usage

@@ -21,15 +21,35 @@ from ...errors import (
     RateLimitError,
     SpecError,
 )
-from ...remote.error_map import ErrorMap, Rule
+from ...remote.translate import Caught, ErrorMap, Rule, doing
 from .snapshot import SQLITE_FILE, _remove_tree, _snapshot
 
+#: the two opening phases with rows of their own
+OPEN_FOLDER, GET_COLLECTION = "opening a folder", "opening the collection"
 SPEC_HINT = (
     "e.g. chroma:./chroma_db?collection=docs or chroma:http://127.0.0.1:8000?collection=docs"
 )
 
+
+def _missing(c: Caught) -> bool:
+    return c.name == "NotFoundError" or "does not exist" in c.text
+
+
 #: chromadb (and httpx under its HttpClient) -> IndexcheckErrors; ``{what}`` says where
 CHROMA_ERRORS = ErrorMap(
+    Rule(
+        Exception,
+        InputError,
+        "chroma: cannot open '{src}' with chromadb {version} ({name}: {text}); check the "
+        "tenant/database and the Chroma version that wrote it",
+        when=doing(OPEN_FOLDER),
+    ),
+    Rule(
+        Exception,
+        InputError,
+        lambda c: _missing_collection(c.client, c.collection, c.where),
+        when=lambda c: c.doing == GET_COLLECTION and _missing(c),
+    ),
     Rule(
         ("ChromaAuthError", "AuthorizationError"),
         AuthError,
@@ -52,6 +72,7 @@ CHROMA_ERRORS = ErrorMap(
         when=lambda c: "Could not connect" in c.text,
     ),
     Rule(Exception, BackendUnavailableError, "{what} failed: {name}: {text}"),
+    service="chroma",
 )
 
 
@@ -123,26 +144,23 @@ def _local_client(chromadb: Any, src: Path, name: str, tenant: str, database: st
         )
     snapshot_dir, seq = _snapshot(src, name)
     try:
-        client = chromadb.PersistentClient(
-            path=snapshot_dir, settings=_settings(), tenant=tenant, database=database
-        )
-    except Exception as exc:
+        with CHROMA_ERRORS.mapping(OPEN_FOLDER, src=src, version=chromadb.__version__):
+            client = chromadb.PersistentClient(
+                path=snapshot_dir, settings=_settings(), tenant=tenant, database=database
+            )
+    except Exception:
         _remove_tree(snapshot_dir)
-        raise InputError(
-            f"chroma: cannot open '{src}' with chromadb {chromadb.__version__} "
-            f"({type(exc).__name__}: {exc}); check the tenant/database and the Chroma version "
-            "that wrote it"
-        ) from exc
+        raise
     return client, snapshot_dir, seq
 
 
-def _missing_collection(client: Any, name: str, where: str) -> InputError:
+def _missing_collection(client: Any, name: str, where: str) -> str:
     try:
         names = sorted(str(c.name) for c in client.list_collections(limit=50))
     except Exception:
         names = []
     listing = ", ".join(names) if names else "none"
-    return InputError(
+    return (
         f"chroma: no collection '{name}' in {where}; existing collections: {listing}; "
         "pass one of them as ?collection="
     )
@@ -173,19 +191,15 @@ def connect(spec: Any) -> Connection:
         client, snapshot_dir, seq = _local_client(chromadb, src, name, tenant, database)
         mode, where = "persistent", str(src)
 
+    fields = {"what": f"chroma get_collection '{name}'", "client": client, "collection": name}
     try:
-        collection = client.get_collection(name, embedding_function=None)
-    except Exception as exc:
-        missing = type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc)
-        err = (
-            _missing_collection(client, name, where)
-            if missing
-            else CHROMA_ERRORS.translate(exc, what=f"chroma get_collection '{name}'")
-        )
+        with CHROMA_ERRORS.mapping(GET_COLLECTION, where=where, **fields):
+            collection = client.get_collection(name, embedding_function=None)
+    except Exception:
         try:
             client.close()
         finally:
             if snapshot_dir:
                 _remove_tree(snapshot_dir)
-        raise (err or exc) from exc
+        raise
     return Connection(safe_spec, client, collection, mode, snapshot_dir, seq, tenant, database)

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ...errors import BackendUnavailableError, InputError, MissingDependencyError, SpecError
-from ...remote.error_map import ErrorMap, Rule, doing
+from ...remote.translate import ErrorMap, Rule, doing
 from ..base import StoreSpec
 
 DEFAULT_METRIC = "l2"
@@ -46,6 +46,7 @@ LANCEDB_ERRORS = ErrorMap(
         "lancedb {doing} on table '{table}' failed ({name}: {text}); check the dataset "
         "files are complete and readable",
     ),
+    service="lancedb",
 )
 
 

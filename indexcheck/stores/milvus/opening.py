@@ -24,7 +24,7 @@ from ...errors import (
     RateLimitError,
     SpecError,
 )
-from ...remote.error_map import Caught, ErrorMap, Rule, doing
+from ...remote.translate import Caught, ErrorMap, Rule, doing
 from ...safety.noise import library_noise
 from ...safety.redact import redact_url
 from ...safety.secrets import env_secret
@@ -98,6 +98,7 @@ MILVUS_ERRORS = ErrorMap(
         "{where} failed to {doing} ({message}); check the server's log",
     ),
     fields=_facts,
+    service="milvus",
 )
 
 

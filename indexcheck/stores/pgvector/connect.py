@@ -20,7 +20,7 @@ from ...errors import (
     MissingDependencyError,
     SpecError,
 )
-from ...remote.error_map import Caught, ErrorMap, Rule
+from ...remote.translate import Caught, ErrorMap, Rule
 from ..params import StoreSpec
 from .sql import _SECRET_PARAMS, METRICS
 
@@ -107,6 +107,7 @@ CONNECT_ERRORS = ErrorMap(
         "pgvector connection options are invalid ({first}); fix the spec",
     ),
     fields=_fields,
+    service="pgvector-connect",
 )
 
 #: what psycopg raises on an open session, while ``doing`` something
@@ -143,6 +144,7 @@ PSYCOPG_ERRORS = ErrorMap(
         "pgvector at {store._where} returned an error while {doing} ({first})",
     ),
     fields=_fields,
+    service="pgvector",
 )
 
 

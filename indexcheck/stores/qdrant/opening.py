@@ -24,7 +24,7 @@ from ...errors import (
     RateLimitError,
     SpecError,
 )
-from ...remote.error_map import Caught, ErrorMap, Rule, doing
+from ...remote.translate import Caught, ErrorMap, Rule, doing
 from ...safety.redact import redact_url
 from ...safety.secrets import env_secret
 from ..base import StoreSpec
@@ -103,6 +103,7 @@ QDRANT_ERRORS = ErrorMap(
         "server is up",
     ),
     fields=_facts,
+    service="qdrant",
 )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..base import empty_result
-from ..vectors import normalize_rows
+from ...vectors import normalize_rows
 
 #: metric -> (faiss metric name, higher is nearer)
 KINDS = {

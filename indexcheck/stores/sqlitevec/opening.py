@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...errors import BackendUnavailableError, InputError, MissingDependencyError, SpecError
-from ...remote.error_map import ErrorMap, Rule, doing
+from ...remote.translate import ErrorMap, Rule, doing
 
 SPEC_HINT = "e.g. sqlitevec:vec.db?table=langchain or sqlitevec:embeddings.db?collection=docs"
 
@@ -46,6 +46,7 @@ SQLITEVEC_ERRORS = ErrorMap(
         "sqlitevec {doing} on '{path}' failed ({name}: {text}); check the file is a "
         "complete sqlite-vec database",
     ),
+    service="sqlitevec",
 )
 
 

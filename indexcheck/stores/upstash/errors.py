@@ -1,4 +1,4 @@
-"""Upstash Vector's error table: HTTP statuses and httpx failures -> IndexcheckErrors.
+"""Upstash Vector's rows of the one error table: HTTP statuses and httpx failures.
 
 The SDK hides HTTP statuses, so the store records the status and Retry-After of every reply
 through a response hook on the SDK's httpx client (``store._status``,
@@ -11,9 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
-from ...remote.error_map import Caught, ErrorMap, Rule
-from ...remote.retry import malformed_message, malformed_request
+from ...errors import AuthError, BackendUnavailableError, TransientError
+from ...remote.http import (
+    MALFORMED_ROW,
+    RATE_LIMITED,
+    RETRY_AFTER,
+    malformed_request,
+    status_at_least,
+    status_in,
+)
+from ...remote.translate import Caught, ErrorMap, Rule
 
 URL_ENV = "UPSTASH_VECTOR_REST_URL"
 TOKEN_ENV = "UPSTASH_VECTOR_REST_TOKEN"
@@ -25,33 +32,19 @@ def _fields(c: Caught) -> dict[str, Any]:
         "status": store._status,
         "retry_after": store._retry_after,
         "text": store._redact(c.text)[:200],
+        # h11 refused a header: final, and its text holds the token, so it is never shown
         "malformed": malformed_request(c.exc),
+        "who": f"Upstash {c.doing} on {store.host}",
+        "malformed_fix": f"check {TOKEN_ENV} and {URL_ENV} for stray characters",
     }
-
-
-def _malformed(c: Caught) -> str:
-    """h11 refused a header: final, and its text holds the token, so it is never shown."""
-    return malformed_message(
-        f"Upstash {c.doing} on {c.store.host}",
-        c.malformed,
-        f"check {TOKEN_ENV} and {URL_ENV} for stray characters",
-    )
 
 
 def _token_refused(c: Caught) -> bool:
     return c.status in (401, 403) or (c.status is None and c.text.startswith("Unauthorized"))
 
 
-def _status_at_least(low: int) -> Any:
-    return lambda c: c.status is not None and c.status >= low
-
-
-def _retry_after(c: Caught) -> Any:
-    return c.retry_after
-
-
 UPSTASH_ERRORS = ErrorMap(
-    Rule(Exception, InputError, _malformed, when=lambda c: c.malformed is not None),
+    MALFORMED_ROW,
     Rule(
         Exception,
         AuthError,
@@ -65,15 +58,15 @@ UPSTASH_ERRORS = ErrorMap(
         Exception,
         TransientError,
         "HTTP 429 rate limited",
-        when=lambda c: c.status == 429,
-        options={"rate_limited": lambda c: True, "retry_after": _retry_after},
+        when=status_in(429),
+        options=RATE_LIMITED,
     ),
     Rule(
         Exception,
         TransientError,
         "HTTP {status}",
-        when=_status_at_least(500),
-        options={"retry_after": _retry_after},
+        when=status_at_least(500),
+        options=RETRY_AFTER,
     ),
     Rule("httpx:TimeoutException", TransientError, "no reply within {store.timeout:g} s"),
     Rule("httpx:ConnectError", TransientError, "could not connect"),
@@ -89,7 +82,7 @@ UPSTASH_ERRORS = ErrorMap(
         BackendUnavailableError,
         "Upstash rejected the {doing} request to {store.host} (HTTP {status}: {text}); "
         f"check that {URL_ENV} is a dense vector index's REST URL",
-        when=_status_at_least(300),
+        when=status_at_least(300),
     ),
     Rule(
         Exception,
@@ -102,4 +95,5 @@ UPSTASH_ERRORS = ErrorMap(
     "retries; wait and rerun, raise ?retries=, or raise the plan's request limit",
     unavailable="Upstash {doing} on {store.host} failed after {attempts} retries ({err}); "
     f"check {URL_ENV} and the network, or rerun later",
+    service="upstash",
 )

@@ -17,8 +17,7 @@ similarityfunctions): COSINE ``(1+cos)/2``, EUCLIDEAN ``1/(1+l2^2)``, DOT_PRODUC
 ``(1+dot)/2``. Queries are approximate (DiskANN); Upstash has no exact search.
 
 The SDK is built with ``retries=0`` (it retries only transport errors and hides HTTP
-statuses): the base retries, and a response hook on its httpx client records each reply's
-status and Retry-After for the error table (:mod:`.upstash_errors`)."""
+statuses): the base retries; a response hook records each reply's status and Retry-After."""
 
 from __future__ import annotations
 
@@ -26,8 +25,9 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
@@ -39,7 +39,9 @@ from ...errors import (
     MissingDependencyError,
     SpecError,
 )
+from ...remote.http import retry_after
 from ...remote.retry import RetryPolicy
+from ...remote.waiting import Pacing, PacingKeywords
 from ...remote.waiting import current as current_waiting
 from ...safety.redact import redactor
 from ...safety.secrets import env_secret
@@ -97,12 +99,14 @@ class UpstashStore(BaseStore):
         *,
         namespace: str = "",
         text_field: str = "text",
-        retry: RetryPolicy | None = None,
-        timeout: float = 60.0,
         batch: int = MAX_READS,
         spec: str | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        pacing: Pacing | None = None,
+        **given: Unpack[PacingKeywords],
     ) -> None:
+        """``pacing`` (or ``retry=``, ``timeout=``, ``sleep=``): default 5 retries from
+        0.5 s, 60 s per request."""
+        pace = replace(pacing or Pacing(), **given)
         try:
             import httpx
             from upstash_vector import Index
@@ -112,14 +116,14 @@ class UpstashStore(BaseStore):
         self.host = urlsplit(self.url).netloc or self.url
         self.namespace = namespace
         self.text_field = text_field
-        self.retry = retry or RetryPolicy(max_retries=5, base_delay=0.5, max_delay=20.0)
-        self.timeout = timeout
+        self.retry = pace.retry or RetryPolicy(max_retries=5, base_delay=0.5, max_delay=20.0)
+        self.timeout = 60.0 if pace.timeout is None else pace.timeout
         self.batch = max(1, min(int(batch), MAX_READS))
         self.fetch_batch = self.batch  # type: ignore[misc]
         self.spec = spec or f"upstash:{self.url}"
         self.requests = 0
         self.retries = 0
-        self._sleep_fn = sleep
+        self._sleep_fn = pace.sleep
         self._redact = redactor(token)
         self._dim: int | None = None
         self._status: int | None = None
@@ -132,7 +136,7 @@ class UpstashStore(BaseStore):
         # only way to bound waits and to see HTTP statuses the SDK otherwise discards.
         client = getattr(self._index, "_client", None)
         if isinstance(client, httpx.Client):
-            client.timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+            client.timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
             client.event_hooks = {"response": [self._on_response]}
 
     @classmethod
@@ -175,26 +179,24 @@ class UpstashStore(BaseStore):
             token,
             namespace=p.get("namespace", ""),
             text_field=p.get("text_field") or "text",
-            retry=RetryPolicy(
-                max_retries=retries,
-                base_delay=interval,
-                max_delay=max(20.0, interval),
-                max_wait=waiting.max_wait,
-            ),
-            timeout=timeout,
             batch=batch,
             spec=clean,
-            sleep=sleep,
+            pacing=Pacing(
+                retry=RetryPolicy(
+                    max_retries=retries,
+                    base_delay=interval,
+                    max_delay=max(20.0, interval),
+                    max_wait=waiting.max_wait,
+                ),
+                timeout=timeout,
+                sleep=sleep,
+            ),
         )
 
     # -- requests: statuses for the error table, counts -------------------------------------
     def _on_response(self, response: Any) -> None:
         self._status = int(response.status_code)
-        raw = response.headers.get("retry-after")
-        try:
-            self._retry_after = float(raw) if raw is not None else None
-        except ValueError:
-            self._retry_after = None
+        self._retry_after = retry_after(response.headers)
 
     def _sleep(self, seconds: float) -> None:
         self._sleep_fn(seconds)

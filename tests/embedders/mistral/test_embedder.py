@@ -264,3 +264,13 @@ def test_repr_hides_credentials_in_server_url() -> None:
     embedder = MistralEmbedder(api_key=KEY, server_url="http://user:pw-secret@127.0.0.1:9")
     assert "pw-secret" not in repr(embedder) and KEY not in repr(embedder)
     assert "127.0.0.1:9" in repr(embedder)
+
+
+def test_pacing_comes_as_one_value_or_keyword_by_keyword() -> None:
+    from indexcheck.remote.waiting import Pacing
+
+    policy, nap = RetryPolicy(max_retries=1), (lambda _s: None)
+    one = MistralEmbedder(api_key=KEY, pacing=Pacing(retry=policy, timeout=3.0, sleep=nap))
+    each = MistralEmbedder(api_key=KEY, retry=policy, timeout_s=3.0, sleep=nap)
+    for e in (one, each):
+        assert e.retry is policy and e.timeout_s == 3.0 and e._sleep is nap

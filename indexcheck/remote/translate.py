@@ -1,29 +1,21 @@
-"""SDK exceptions -> IndexcheckErrors: one declarative table per SDK (httpx's map_exceptions).
+"""SDK and HTTP exceptions -> IndexcheckErrors: one table for every store, embedder and judge.
 
-A store names its SDK's table in ``BaseStore.errors``; the base looks every exception an SDK
-call raises up in it, once, for ``_call`` (with retries), ``_translating`` blocks and the calls
-made while the store is being opened (``ErrorMap.mapping``). A table is an ordered list of
-:class:`Rule` rows, the first that matches wins::
+httpx's ``map_httpcore_exceptions`` over one mapping, as rows per service. :data:`TABLE`
+holds each service's :class:`ErrorMap` under its name (``"chroma"``, ``"pgvector"``,
+``"upstash"``, ``"ray"``, ``"http"`` for the hosted services reached through an SDK: Mistral,
+OpenAI-compatible; ``"final"`` for what no retry can fix), registered by the module that
+knows the SDK (``service=``). A service declares rows only; :func:`translate` is the one
+translator and :func:`translating` the one context manager every SDK boundary runs in (the
+store, embedder and judge bases, openers through :meth:`ErrorMap.call`). Most specific wins:
+rows are read in order, specific rows before the catch-alls, the first match decides. HTTP
+statuses, ``Retry-After`` and malformed requests are read in one place, :mod:`.http`, with
+the rows built on them.
 
-    CHROMA_ERRORS = ErrorMap(
-        Rule("NotFoundError", InputError, "{what}: not found ({text}); check ?collection="),
-        Rule(("httpx.*", ConnectionError), BackendUnavailableError, "{what}: unreachable"),
-        Rule(Exception, BackendUnavailableError, "{what} failed: {name}: {text}"),
-    )
-
-A rule matches an exception by class (``ValueError``), by a lazily resolved
-``"module:Attr.path"`` (``"psycopg:errors.UndefinedTable"``, ``"httpx:TimeoutException"``:
-looked up in ``sys.modules`` only, so matching never imports an SDK), by a bare class name
-matched along the MRO (``"NotFoundError"``, for SDKs whose classes move between releases),
-or by a module prefix ``"httpx.*"``; ``when`` adds a test on what was caught (an HTTP
-status, a phrase in the message, :func:`doing` for a row of one phase). The table's
-``fields`` reads facts off the exception for every row (a gRPC status, a response body). A
-message is a ``str.format`` template over the fields of :class:`Caught` (``{name}``,
-``{text}``, ``{doing}``, ``{store.host}`` and whatever the store's ``_error_fields`` adds)
-or a function of it.
-
-The table also holds the two sentences raised once a :class:`TransientError` outlived every
-retry (``rate_limited`` and ``unavailable``), with ``{attempts}`` and ``{err}`` as fields.
+A :class:`Rule` matches by class, by a lazily resolved ``"module:Attr.path"`` (looked up in
+``sys.modules`` only: matching never imports an SDK), by a bare class name along the MRO, or
+by a module prefix ``"httpx.*"``; ``when`` tests what was caught (:func:`doing` for one
+phase). Its message is a ``str.format`` template over :class:`Caught`'s fields or a function
+of it. ``gave_up`` sentences end a :class:`TransientError` that outlived every retry.
 """
 
 from __future__ import annotations
@@ -34,7 +26,12 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..errors import BackendUnavailableError, IndexcheckError, RateLimitError, TransientError
+from ..errors import (
+    BackendUnavailableError,
+    IndexcheckError,
+    RateLimitError,
+    TransientError,
+)
 
 T = TypeVar("T")
 Pattern = type[BaseException] | str
@@ -118,10 +115,13 @@ GAVE_UP_DOWN = (
 
 
 class ErrorMap:
-    """An ordered table of :class:`Rule` rows for one SDK, plus its give-up sentences.
+    """One service's rows of the table, in order, plus its give-up sentences.
 
     ``fields`` derives more fields from what was caught, for every row (a scrubbed first
-    line, an HTTP status the store recorded)."""
+    line, an HTTP status the store recorded). ``service`` registers the rows in
+    :data:`TABLE` under that name. ``chained`` names the errors raised chained to the SDK's
+    (a TransientError: the retry loop reads its HTTP status); others are raised from None,
+    since an SDK's error may hold the request, key included."""
 
     def __init__(
         self,
@@ -129,11 +129,16 @@ class ErrorMap:
         fields: Callable[[Caught], Mapping[str, Any]] | None = None,
         rate_limited: Message = GAVE_UP_RATE,
         unavailable: Message = GAVE_UP_DOWN,
+        service: str | None = None,
+        chained: tuple[type[Exception], ...] = (TransientError,),
     ) -> None:
         self.rules = rules
         self.fields = fields
         self.rate_limited = rate_limited
         self.unavailable = unavailable
+        self.chained = chained
+        if service is not None:
+            TABLE[service] = self
 
     def translate(self, exc: BaseException, **fields: Any) -> Exception | None:
         """The error for ``exc`` (a TransientError when a retry may help), or None when no
@@ -161,19 +166,20 @@ class ErrorMap:
         """Translate what the block raises, with no retries (calls made while a store is
         opened, before there is a store to ask); IndexcheckErrors pass unchanged."""
 
-        def translate(exc: BaseException, what: str) -> Exception | None:
-            return self.translate(exc, doing=what, **fields)
-
         def gave_up(what: str, err: TransientError, attempts: int) -> Exception:
             return self.gave_up(err, attempts, doing=what, **fields)
 
-        return translated(doing, translate, gave_up)
+        return translating(self, doing, gave_up, **fields)
 
     def call(self, doing: str, fn: Callable[[], T], **fields: Any) -> T:
-        """Run ``fn`` once inside :meth:`mapping`: ``partial(TABLE.call, where=...)`` is how
-        an opener makes its ``call(doing, fn)``."""
+        """Run ``fn`` once inside :meth:`mapping`: ``partial(QDRANT_ERRORS.call, ...)`` is
+        how an opener makes its ``call(doing, fn)``."""
         with self.mapping(doing, **fields):
             return fn()
+
+
+#: every service's rows, by name: the one table
+TABLE: dict[str, ErrorMap] = {}
 
 
 def doing(*what: str) -> Callable[[Caught], bool]:
@@ -181,30 +187,41 @@ def doing(*what: str) -> Callable[[Caught], bool]:
     return lambda caught: caught.doing in what
 
 
+def translate(
+    exc: BaseException, service: str | ErrorMap | None, **fields: Any
+) -> Exception | None:
+    """The error for ``exc`` by the rows of ``service`` (a name in :data:`TABLE`, or the rows
+    themselves), a TransientError when a retry may help, or None when no row matches (the
+    exception is not the SDK's: it propagates unchanged)."""
+    rows = _rows(service)
+    return None if rows is None else rows.translate(exc, **fields)
+
+
+def _rows(service: str | ErrorMap | None) -> ErrorMap | None:
+    return TABLE[service] if isinstance(service, str) else service
+
+
 @contextmanager
-def translated(
-    doing: str,
-    translate: Callable[[BaseException, str], Exception | None],
+def translating(
+    service: str | ErrorMap | None,
+    doing: str = "reading",
     gave_up: Callable[[str, TransientError, int], Exception] | None = None,
+    **fields: Any,
 ) -> Iterator[None]:
-    """Raise ``translate(exc, doing)`` in place of what the block raises (IndexcheckErrors
-    and what it returns None for pass unchanged); a TransientError becomes
-    ``gave_up(doing, err, 0)`` when given: the block is not retried."""
+    """Raise :func:`translate` of what the block raises in its place: the one SDK boundary.
+
+    IndexcheckErrors, TransientErrors and what no row matches pass unchanged. A
+    TransientError a row makes becomes ``gave_up(doing, err, 0)`` when given (the block is
+    not retried); the result is chained to the SDK's error only when the rows say so."""
     try:
         yield
+    except (IndexcheckError, TransientError):
+        raise
     except Exception as exc:
-        err = None if isinstance(exc, IndexcheckError) else translate(exc, doing)
-        if err is None:
+        rows = _rows(service)
+        err = None if rows is None else rows.translate(exc, doing=doing, **fields)
+        if rows is None or err is None:
             raise
         if gave_up is not None and isinstance(err, TransientError):
             err = gave_up(doing, err, 0)
-        raise err from None
-
-
-def call_translated(
-    doing: str, fn: Callable[[], T], translate: Callable[[BaseException, str], Exception | None]
-) -> T:
-    """Run ``fn`` once, raising ``translate(exc, doing)`` in place of what it raises (for
-    calls made while a store is being opened, before there is a store to ask)."""
-    with translated(doing, translate):
-        return fn()
+        raise err from (exc if isinstance(err, rows.chained) else None)
