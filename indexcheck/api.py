@@ -422,6 +422,7 @@ from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
 from .output.render.judge import judge_report as judge_report  # noqa: E402
+from .output.render.judge_terminal import render as judge_summary  # noqa: E402
 from .output.render.plots import sweep_plots as sweep_plots  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402
@@ -473,6 +474,7 @@ __all__ = [
     "check_answers",
     "check_index",
     "compare_ann",
+    "convert_threshold",
     "diagnose",
     "diff_index",
     "embed",
@@ -481,17 +483,42 @@ __all__ = [
     "probe_scale",
     "run_ci",
     "sweep_threshold",
+    "trace_refusals",
+    # the commands' files and helpers
+    "answers_warnings",
+    "diff_sheet",
+    "export_sheet",
+    "install_model",
+    "model_runtime",
+    "model_status",
+    "observed_traces",
+    "read_answers",
+    "read_baseline",
+    "read_ci_config",
+    "revise_sheet",
+    "verify_sheet",
+    "SheetOutcome",
     # presenting results
     "json_to_stdout",
+    "judge_report",
+    "judge_summary",
+    "questions_summary",
     "render_summary",
     "sections",
+    "sweep_plots",
+    "write_ci_junit",
+    "write_ci_report",
     "write_json",
     "write_report",
     # for front ends
     "DEFAULT_ANSWER_REFUSAL_PATTERN",
     "DEFAULT_CITATION_PATTERN",
+    "DEFAULT_NOISE",
     "DEFAULT_REFUSAL_PATTERN",
+    "MAX_PROBES",
     "TRACE_FORMATS",
+    "VERDICTS",
+    "CachedEmbedder",
     "OutputPlan",
     "check_embedder_spec",
     "check_rows_suffix",

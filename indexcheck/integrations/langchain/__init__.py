@@ -1,19 +1,11 @@
-"""LangChain: the embedding class to build an index with (``IndexcheckEmbeddings``, made on first use,
-so importing this package needs no LangChain) and the adapter from the application to
+"""LangChain: ``IndexcheckEmbeddings``, the embedding class to build an index with (made on first use,
+so importing this package needs no LangChain), and the adapter from the application to
 ``diagnose --system`` (:mod:`.system`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from ..pair import made_on_first_use
+from .embeddings import _class, embeddings
 
-from . import embeddings as _embeddings
-from .embeddings import embeddings
-
-
-def __getattr__(name: str) -> Any:
-    if name == "IndexcheckEmbeddings":
-        return _embeddings.IndexcheckEmbeddings
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+__getattr__ = made_on_first_use(__name__, "IndexcheckEmbeddings", _class)
 __all__ = ["IndexcheckEmbeddings", "embeddings"]
