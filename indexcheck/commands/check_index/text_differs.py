@@ -10,9 +10,8 @@ When most chunks are low and none holds another chunk's vector, two causes look 
 
 :func:`explain_low_cosines` tells them apart: the median cosine must reach ``HIGH_MEDIAN``
 (0.6: a header or truncation keeps it near 0.9, another model's space near 0, unrelated
-chunks near 0.25; figures on docs/performance.md), and a low chunk counts as "own text
-nearest" only when its stored vector is closer to its own text's embedding than to every
-other chunk's.
+chunks near 0.25; see docs/performance.md), and a low chunk counts as "own text nearest"
+only when its stored vector is closer to its own embedding than to every other chunk's.
 """
 
 from __future__ import annotations
