@@ -1,8 +1,6 @@
 """The user's own RAG application behind ``--system py:module:object``, with every call
-counted per stage.
-
-The contract (docs/guides/your-pipeline.md; keyword arguments carry the interventions, ``None``
-means the app's own setting)::
+counted per stage. The contract (docs/guides/your-pipeline.md; keyword arguments carry the
+interventions, ``None`` means the app's own setting)::
 
     class MyApp:
         model_id = "gpt-x@prompt-v3"          # the generator's identity (may be a property)
