@@ -11,7 +11,6 @@ wrong and how to fix it. :class:`IndexcheckError` is the base, never raised dire
 - :class:`BackendError`: exit 3, the check could not finish (``BackendUnavailableError``,
   ``AuthError``, ``RateLimitError``, ``IncompleteResultError``, ``EmbedderOutputError``,
   ``OutputError`` with ``DiskFullError``).
-
 :class:`TransientError` is no IndexcheckError: one failed request, retried by the caller.
 """
 

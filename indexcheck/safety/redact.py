@@ -147,7 +147,7 @@ def scrub_data(data: Any) -> Any:
 
 def scrubbed_json(data: Any, **dumps: Any) -> str:
     """``json.dumps(data, **dumps)`` holding no known secret. The text is searched first
-    (a fast scan, even for a 300 MB result); only when a secret shows does the structure get
+    (a fast scan, even for a large result); only when a secret shows does the structure get
     walked and dumped again, so no JSON literal is ever broken by a blind replace."""
     text = json.dumps(data, **dumps)
     secrets = known()
