@@ -1,5 +1,5 @@
-"""LangChain: the embedding class to build an index with (``IndexcheckEmbeddings``, made on first use,
-so importing this package needs no LangChain) and the adapter from the application to
+"""LangChain: the embedding class to build an index with (``IndexcheckEmbeddings``, made on
+first use, so importing this package needs no LangChain) and the adapter from the application to
 ``diagnose --system`` (:mod:`.system`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""LlamaIndex: the embedding class to build an index with (``IndexcheckEmbedding``, made on first use,
-so importing this package needs no LlamaIndex) and the adapter from the application to
+"""LlamaIndex: the embedding class to build an index with (``IndexcheckEmbedding``, made on
+first use, so importing this package needs no LlamaIndex) and the adapter from the application to
 ``diagnose --system`` (:mod:`.system`)."""
 
 from __future__ import annotations
