@@ -7,8 +7,9 @@ line and span or run. A document that carries no id (LangChain's OpenInference i
 records only content and metadata) is paired to a chunk by content hash, the same
 normalised xxh3-128 as diff-index
 (:func:`indexcheck.commands.diff_index.hash_join.content_key`), when chunks are given; one
-that still cannot be named is a DataFileError naming the missing field and its span (exit 2). Nothing here prints: warnings (scores absent, documents paired by
-content) are returned in :class:`TraceRead`.
+that still cannot be named is a DataFileError naming the missing field and its span (exit 2).
+Nothing here prints: warnings (scores absent, documents paired by content) are returned in
+:class:`TraceRead`.
 """
 
 from __future__ import annotations
