@@ -1,32 +1,17 @@
-"""Exceptions raised by indexcheck's library code.
+"""Exceptions raised by indexcheck's library code; the CLI maps each class to an exit code.
 
-The core never imports click; the CLI maps each class to an exit code and prints
-``str(error)`` as one line. Every message says what is wrong and how to fix it.
+The core never imports click; the CLI prints ``str(error)`` as one line, which says what is
+wrong and how to fix it. :class:`IndexcheckError` is the base, never raised directly:
 
-::
-
-    IndexcheckError                     base class, never raised directly
-    ├── SheetNotVerifiedError           exit 1: an evidence sheet run fails its hash chain
-    ├── InputError                      exit 2: the user's input is wrong
-    │   ├── SpecError                   unknown or malformed --store / --embedder spec
-    │   ├── DataFileError               missing/unreadable file, missing column, empty corpus
-    │   │   ├── NotAFileError           a FIFO, device, socket or folder where a file is read
-    │   │   ├── NestingTooDeepError     JSON or TOML nested deeper than can be read
-    │   │   └── VectorTypeError         stored vectors that are not lists of numbers
-    │   ├── OutputOverInputError        an output path is, or lies inside, an input
-    │   ├── DimensionMismatchError      embedder and store dimensions differ
-    │   ├── MissingDependencyError      an optional extra is not installed (names the pip command)
-    │   ├── ModelNotInstalledError      the default model's files are absent or fail their sha256
-    │   └── FilterError                 a metadata filter is malformed, names an unknown field,
-    │                                   or uses an operator the store cannot express
-    └── BackendError                    exit 3: the check could not finish
-        ├── BackendUnavailableError     host unreachable, timeout, 5xx after retries
-        ├── AuthError                   wrong or missing credentials
-        ├── RateLimitError              429 after every retry
-        ├── IncompleteResultError       the backend returned less than was asked
-        ├── EmbedderOutputError         the embedder returned NaN, infinite or zero vectors
-        └── OutputError                 --json, --report or --rows could not be written
-            └── DiskFullError           ... because the disk (or quota) is full
+- :class:`SheetNotVerifiedError`: exit 1, an evidence sheet run fails its hash chain;
+- :class:`InputError`: exit 2, the user's input is wrong (``SampleTooLargeError``,
+  ``SpecError``, ``DataFileError`` with ``NotAFileError``/``NestingTooDeepError``/
+  ``VectorTypeError``, ``OutputOverInputError``, ``DimensionMismatchError``,
+  ``MissingDependencyError``, ``ModelNotInstalledError``, ``FilterError``);
+- :class:`BackendError`: exit 3, the check could not finish (``BackendUnavailableError``,
+  ``AuthError``, ``RateLimitError``, ``IncompleteResultError``, ``EmbedderOutputError``,
+  ``OutputError`` with ``DiskFullError``).
+:class:`TransientError` is no IndexcheckError: one failed request, retried by the caller.
 """
 
 from __future__ import annotations

@@ -2,20 +2,14 @@
 afresh.
 
 The streamed commands decode a store in blocks of a few MB, one thread ahead of the one that
-frees them. glibc serves a block that large by ``mmap`` until a freed one raises its threshold,
-and trims a heap's free top past twice that threshold; which of the two happens depends on the
-order of frees, so a run could map and fault in every block again. Dropping one temporary array
-from diff-index's comparison took its band pass at 1.6M x 384 from 98k to 892k minor page
-faults (2.5-3.5 s more system time); check-index ``--all`` at 800k took 264k faults and 5.8 s
-of system time (18.9 s; 15.4 s with the thresholds fixed).
-
-:func:`tune` fixes both thresholds (blocks under 32 MB come from the heap, which keeps up to
-256 MB free at its top) with ``mallopt``, as glibc's ``MALLOC_MMAP_THRESHOLD_`` and
+frees them. glibc serves such a block by ``mmap`` until a freed one raises its threshold, and
+trims a heap's free top past twice that threshold; which happens depends on the order of
+frees, so a run could map and fault in every block again (figures on docs/performance.md).
+:func:`tune` fixes both thresholds with ``mallopt`` (blocks under 32 MB from the heap, which
+keeps up to 256 MB free at its top), as ``MALLOC_MMAP_THRESHOLD_`` and
 ``MALLOC_TRIM_THRESHOLD_`` would at start-up. The CLI calls it once, for its own process; the
-library never does (the host process owns its allocator; a library user can set those
-variables). Nothing is done off glibc, or when the user set one of glibc's malloc variables or
-a ``glibc.malloc.*`` tunable (theirs wins). Peak RSS is unchanged (the heap holds the blocks
-the pass holds anyway): 454 -> 462 MB for that check.
+library never does (the host owns its allocator). Nothing is done off glibc, or when the user
+set one of glibc's malloc variables or a ``glibc.malloc.*`` tunable (theirs wins).
 """
 
 from __future__ import annotations

@@ -1,30 +1,16 @@
 """Every command's output paths, checked against its inputs before any work, and what a
 failed run leaves in them.
 
-:class:`~indexcheck.cli.command.Command` calls :func:`guard` once the options are parsed
-and before the command body runs: each output option (``--json``, ``--rows``, ``--report``,
-``--junit``, ``--cache``, ``--vector-cache``, ``--sheet`` of ``judge``, ``embed --out`` and
-``--faiss``, ``diff-index --workdir``, ``sheet export --out``) is refused (exit 2) when it
-is, or lies inside, an input of the same run: ``--chunks``, ``--questions``,
-``--answers``, ``--labels``, ``--prompt``, ``--query-vectors``, ``--baseline``, the config
-file, the files or folder of every ``--store``/``--old``/``--new``, and the evidence sheet
-read by ``sheet export|diff``. ``ci`` adds the paths of its ``[ci]`` table through
-:func:`add`.
-
-When the run then fails (exit 2 or 3, an interrupt), :func:`fail` makes sure no output
-of an earlier run keeps claiming success:
-
-- ``--json FILE`` is replaced by the failed result (``ok: false``, ``complete: false``,
-  ``exit_code``, ``error``), or removed when even that cannot be written;
-- ``--junit FILE`` is replaced by one ``<error>`` testcase (or removed);
-- ``--rows FILE`` is removed (its rows would be an earlier run's);
-- in ``--report DIR`` the report pages of this command (``NAME.md``; ``report.md`` and
-  ``report.html`` for ``ci``, and ``judge.md`` too for ``judge``) are replaced by a page
-  saying the run failed; plots and other commands' pages are left.
-
-Nothing is touched when the guard has not passed: a run refused while its options are
-parsed, an output refused as an input, or a ``ci`` run whose ``[ci]`` table cannot be read
-(the paths it names are unknown, so no output is known to be safe to write).
+:class:`~indexcheck.cli.command.Command` calls :func:`guard` once the options are parsed and
+before the body runs: each output option (``--json``, ``--rows``, ``--report``, ``--junit``,
+``--cache``, ``--vector-cache``, ``--sheet``, ``embed --out``/``--faiss``, ``diff-index
+--workdir``, ``sheet export --out``) is refused (exit 2) when it is, or lies inside, an input
+of the run (the data files, the config, every store's files). ``ci`` adds its ``[ci]`` paths
+through :func:`add`. When the run then fails (exit 2 or 3, an interrupt), :func:`fail` leaves
+no earlier output claiming success: ``--json`` and ``--junit`` are replaced by the failure (or
+removed), ``--rows`` is removed, and this command's pages in ``--report`` say the run failed.
+Nothing is touched when the guard has not passed (refused while parsing, an output over an
+input, a ``[ci]`` table that cannot be read): no output is then known to be safe to write.
 """
 
 from __future__ import annotations

@@ -1,18 +1,15 @@
 """The pytest plugin (entry point ``pytest11``): options and fixtures, nothing automatic.
 
 Options ``--indexcheck-store SPEC``, ``--indexcheck-embedder SPEC`` and
-``--indexcheck-trust-pickle``; fixtures ``indexcheck_store`` and ``indexcheck_embedder``
-(session-scoped, opened on first use, closed at the end of the session). Each value is
-looked up as the CLI looks it up: the command line, then ``INDEXCHECK_STORE`` /
-``INDEXCHECK_EMBEDDER``, then ``store`` / ``embedder`` in ``indexcheck.toml`` (the rootdir's,
-else the working directory's; [defaults] or [check-index], read by the CLI's own reader).
-A test asking for a store when none is configured is skipped, saying how to configure one;
-the embedder falls back to the default model, as the CLI's does.
+``--indexcheck-trust-pickle``; session-scoped fixtures ``indexcheck_store`` and
+``indexcheck_embedder``, opened on first use. Each value is looked up as the CLI looks it
+up (command line, ``INDEXCHECK_STORE``/``INDEXCHECK_EMBEDDER``, then ``indexcheck.toml``
+through the CLI's own reader). A test asking for a store when none is configured is skipped,
+saying how to configure one; the embedder falls back to the default model, as the CLI's does.
 
-A front end beside the CLI (it reads the CLI's configuration); the assertions live in
-:mod:`indexcheck.testing.assertions` (import them from :mod:`indexcheck.testing`). This module
-imports only pytest at load time, so a suite that never asks for the fixtures pays nothing
-for the plugin.
+A front end beside the CLI; the assertions live in :mod:`indexcheck.testing.assertions`.
+Only pytest is imported at load time, so a suite that never asks for the fixtures pays
+nothing for the plugin.
 """
 
 from __future__ import annotations

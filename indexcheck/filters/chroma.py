@@ -4,8 +4,8 @@ Chroma spells the same operators except ``$exists``, which it lacks (a filter us
 is refused). Its ``where`` takes one key per object, so several conditions become an
 explicit ``$and``, and ``$and``/``$or`` need at least two items (one item is unwrapped);
 a ``$in`` list must hold one Python type, so ints and floats are split into two.
-Chroma metadata is flat: a dotted path is refused. Measured on chromadb 1.5:
-``$ne``/``$nin`` match rows that lack the field; 2020 equals 2020.0; true is not 1; and
+Chroma metadata is flat: a dotted path is refused. Chroma's own rules (the engine tests hold
+them): ``$ne``/``$nin`` match rows that lack the field; 2020 equals 2020.0; true is not 1; and
 a fractional bound against integer metadata is truncated (``year >= 2019.5`` matches
 2019). Name such fields in ``integer_fields`` and their fractional bounds are rewritten
 to the equal integer bound (``>= 2019.5`` -> ``>= 2020``).

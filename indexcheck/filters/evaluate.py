@@ -1,23 +1,14 @@
 """Exact truth under a filter: which metadata rows match, as a boolean numpy mask.
 
-This is the side of a filtered check that needs no engine: the id selector for FAISS,
-Parquet and JSONL stores, and the reference every engine's filtered search is held to.
-
-What "match" means, field by field (``present`` = the key is there and its value is
-not null/None/NaN):
-
-- ``$eq v``: present, the same kind as ``v`` (string, number or boolean; a boolean is
-  never a number) and equal; numbers compare by value (``2020 == 2020.0``);
-- ``$gt $gte $lt $lte``: present, a number (not a boolean), and ordered so;
-- ``$in``: ``$eq`` to one of the values;
-- ``$exists true``: present; ``$exists false``: not present;
-- ``$ne`` / ``$nin`` on a present field: not ``$eq`` / not ``$in`` (a value of another
-  kind, or a list or object, is "not equal");
-- ``$ne`` / ``$nin`` on a MISSING field is where engines disagree, so it is a parameter,
-  :class:`Missing`. :data:`ENGINE_MISSING` says what each engine does (measured on the
-  engines the tests run: Chroma, Qdrant local, LlamaIndex SimpleVectorStore and LangChain's
-  FAISS filter match the row; PostgreSQL, Milvus and LanceDB follow SQL NULL rules and do
-  not). Pass ``missing=ENGINE_MISSING[scheme]`` to get the truth that engine will return.
+The side of a filtered check that needs no engine: the id selector for FAISS, Parquet and
+JSONL stores, and the reference every engine's filtered search is held to. ``present`` means
+the key is there and not null/None/NaN. ``$eq v``: present, the same kind as ``v`` (string,
+number or boolean; a boolean is never a number) and equal, numbers by value (2020 ==
+2020.0); ``$gt $gte $lt $lte``: present, a number, ordered so; ``$in``: ``$eq`` to one value;
+``$exists``: present or not; ``$ne``/``$nin`` on a present field: not ``$eq``/not ``$in``.
+On a missing field engines disagree, so it is a parameter, :class:`Missing`;
+:data:`ENGINE_MISSING` says what each engine does (the table on docs/concepts/filters.md,
+held by the engine tests), and ``missing=ENGINE_MISSING[scheme]`` gives that engine's truth.
 """
 
 from __future__ import annotations

@@ -4,21 +4,14 @@ A filter is the operator style LangChain and Chroma users already write::
 
     {"profile": "ckd"}                                  equality (short for $eq)
     {"year": {"$gte": 2020, "$lt": 2024}}               several operators on a field: AND
-    {"profile": "ckd", "lang": "en"}                    several fields: AND
     {"$or": [{"profile": "ckd"}, {"year": {"$lt": 2000}}]}
     {"draft": {"$exists": false}}
 
-Rules (each break is a :class:`FilterError` naming the offending part):
-
-- a field is a plain identifier or a dotted path into nested metadata
-  (``[A-Za-z_][A-Za-z0-9_]*``, segments joined by ``.``);
-- ``$eq``/``$ne`` take a string, a number or a boolean; ``$gt $gte $lt $lte`` a number
-  only (a boolean or a string has no order that every engine shares); ``$in``/``$nin`` a
-  non-empty list of strings, of numbers or of booleans (one kind per list); ``$exists`` a
-  boolean; ``$and``/``$or`` a non-empty list of filters;
-- no ``null``, NaN or infinity, no nested objects or lists as values, no duplicate keys,
-  no empty object;
-- numbers compare by value: an integral float (``2020.0``) is read as the int ``2020``.
+Each break is a :class:`FilterError` naming the part: a field is an identifier or a dotted
+path (``[A-Za-z_][A-Za-z0-9_]*`` segments); ``$eq``/``$ne`` take a string, number or boolean,
+``$gt $gte $lt $lte`` a number only, ``$in``/``$nin`` a non-empty list of one kind, ``$exists``
+a boolean, ``$and``/``$or`` a non-empty list; no null, NaN, infinity, nested values, duplicate
+keys or empty object. An integral float (``2020.0``) is read as the int ``2020``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ as double-quoted literals escaping backslash, quote, newline, tab and carriage r
 any other control character is refused. Milvus Lite refuses ``in`` on a JSON path, so
 ``$in``/``$nin`` on JSON become ``or``/``and`` chains; on columns they stay ``in``.
 
-Measured on Milvus Lite: ``!=`` and ``not (...)`` never match a row without the key
-(SQL NULL rules), ``exists`` treats JSON null as absent, 2020 equals 2020.0, and
+Milvus's own rules (the engine tests hold them): ``!=`` and ``not (...)`` never match a row
+without the key (SQL NULL rules), ``exists`` treats JSON null as absent, 2020 equals 2020.0, and
 ``true == 1`` (unlike the grammar's evaluation: do not compare a boolean field with a
 number).
 """

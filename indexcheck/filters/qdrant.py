@@ -3,8 +3,8 @@
 - strings and booleans: ``MatchValue`` / ``MatchAny``; numbers: ``Range`` (``gte = lte``
   for equality), because Qdrant keeps integer and float payloads apart and a
   ``MatchValue(2020)`` misses a stored ``2020.0`` that every other engine calls equal;
-- ``$ne``/``$nin``: ``must_not`` of the match, which (measured on Qdrant local, and as
-  documented) keeps points that lack the key; ``MatchExcept`` would drop them;
+- ``$ne``/``$nin``: ``must_not`` of the match, which (as documented, and the engine
+  tests hold it) keeps points that lack the key; ``MatchExcept`` would drop them;
 - ``$exists``: ``IsEmpty`` (matches a missing key, null, or an empty list), negated
   with ``must_not`` for ``true``;
 - dotted paths address nested payload as Qdrant does. A ``Range`` or ``MatchValue``

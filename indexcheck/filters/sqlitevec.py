@@ -5,7 +5,7 @@ Two places a filter field can live, and two translations:
 - a ``vec0`` metadata column or partition key: a constraint sqlite-vec applies inside its
   own KNN (``AND "year" >= ?``). Only a flat AND of ``$eq $ne $gt $gte $lt $lte $in`` is
   pushed there, ``$nin`` as an AND of ``!=``; sqlite-vec returns nothing for ``NOT IN``
-  and k per partition for ``IN`` on a partition key (both measured on 0.1.9), so those
+  and k per partition for ``IN`` on a partition key (both held by the engine tests), so those
   are not sent, and ``$or``/``$exists`` (vec0 columns hold no NULL) are refused;
 - a JSON column (LangChain's ``metadata``, llm's ``metadata``): any filter, in SQL over
   ``json_type``/``json_extract``, type-strict like :func:`indexcheck.filters.evaluate`

@@ -1,24 +1,15 @@
 """The text that was embedded: ``--embed-template`` and instruction prefixes in embedder specs.
 
-A stored vector is the embedding of whatever the indexer sent to the model, which is often
-not the stored chunk text: LlamaIndex prepends a metadata header, E5-style models want
-``"passage: "`` in front. Re-embedding the bare text then gives cosines around 0.85 on a
-correct index. This module rebuilds the sent text.
-
-Templates (``--embed-template``) use ``str.format`` braces, restricted to these fields::
-
-    {text}          the chunk text
-    {id}            the chunk id
-    {metadata}      every metadata field as "key: value" lines (LlamaIndex's default header)
-    {meta[KEY]}     one metadata field, e.g. {meta[title]}
-
-No attribute access, no conversions (``!r``), no format specs (``:>10``): a template
-comes from the user or from a stored node and is never allowed to reach Python objects.
-``{{`` and ``}}`` are literal braces; ``\\n``, ``\\t`` and ``\\\\`` written as two characters
-(as a shell passes them) are read as newline, tab and backslash.
-
-Instruction prefixes belong to the embedder spec (``?prefix=passage:%20``): they live
-with the embedders, in :mod:`indexcheck.embedders.prefixes`.
+A stored vector embeds whatever the indexer sent to the model, often not the stored chunk
+text (LlamaIndex prepends a metadata header, E5-style models want ``"passage: "``), so the
+bare text re-embedded falls short of the threshold on a correct index. This module rebuilds
+the sent text. Templates use ``str.format`` braces, restricted to ``{text}``, ``{id}``,
+``{metadata}`` (every field as "key: value" lines, LlamaIndex's default header) and
+``{meta[KEY]}``: no attribute access, conversions or format specs, since a template comes
+from the user or a stored node and must never reach Python objects. ``{{``/``}}`` are literal
+braces; ``\n``, ``\t`` and ``\\`` written as two characters (as a shell passes them) are read
+as newline, tab and backslash. Instruction prefixes belong to the embedder spec
+(``?prefix=passage:%20``, :mod:`indexcheck.embedders.prefixes`).
 """
 
 from __future__ import annotations

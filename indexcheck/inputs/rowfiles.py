@@ -1,21 +1,15 @@
 """Reading rows from the files users hand in: chunks, questions, answers, labels.
 
-One reader for every row file, streamed, so a chunk file of any size and a question set
-read whole give the same rows and the same errors:
-
-- JSON Lines (``.jsonl``/``.ndjson``): one object per non-blank line, ``FILE line N``;
-- CSV/TSV: a header row, then one row per record, ``FILE line N`` (the header is line 1);
-  cells are strings, and with ``empty_is_null`` an empty cell is a missing value (CSV has
-  no null of its own);
-- Parquet (``.parquet``/``.pq``): read in record batches, ``FILE row N``; nulls are None,
-  structs are dicts, lists are lists.
-
-Bytes that are not UTF-8 and malformed JSON end in a :class:`DataFileError` naming the file
-and line (exit 2); nothing is decoded leniently.
-
-:func:`write_table_file` writes result rows (``check-index --rows``) in the format its
-suffix names (``.parquet``, ``.csv``, ``.jsonl``; any other is refused by
-:func:`check_output_suffix`), atomically (:func:`indexcheck.output.files.replacing`).
+One streamed reader for every row file, so a chunk file of any size and a question set read
+whole give the same rows and errors: JSON Lines (``.jsonl``/``.ndjson``, one object per
+non-blank line, ``FILE line N``); CSV/TSV (a header row, cells are strings, ``FILE line N``
+with the header as line 1; with ``empty_is_null`` an empty cell is missing); Parquet
+(``.parquet``/``.pq``, record batches, ``FILE row N``; nulls None, structs dicts). Bytes that
+are not UTF-8 and malformed JSON are a :class:`DataFileError` naming the file and line (exit
+2); nothing is decoded leniently. :func:`write_table_file` writes result rows
+(``check-index --rows``) in the format its suffix names (``.parquet``, ``.csv``, ``.jsonl``;
+others refused by :func:`check_output_suffix`), atomically
+(:func:`indexcheck.output.files.replacing`).
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """Output files: never written over an input, always written atomically, never stale.
 
-Three guarantees, one module (the CLI reaches them through :mod:`indexcheck.cli.guard`):
+- :func:`refuse_overlaps`: every output path is resolved with symlinks followed and refused
+  (:class:`OutputOverInputError`, exit 2) when it is, or lies inside, an input of the run
+  (data files, config, prompt, a store's files, the sheet an export reads), or when two
+  outputs are one file. Checked before any work.
+- :func:`replacing` / :func:`write_atomic`: a temporary file in the same folder, flushed to
+  disk, then renamed over the target with :func:`os.replace`: a reader never sees half a file,
+  a failed write leaves the old one whole, a symlink at the target is replaced, not followed.
+- :func:`failed_json` / :func:`failed_junit`: what a failed run leaves behind, so no file from
+  an earlier run keeps claiming success.
 
-- :func:`refuse_overlaps`: every output path (``--json``, ``--rows``, ``--report``,
-  ``--junit``, ``--cache``, ``--sheet``, ``embed --out``/``--faiss``, ``sheet export
-  --out``) is resolved with symlinks followed and refused (:class:`OutputOverInputError`,
-  exit 2) when it is, or lies inside, an input (chunks, questions, answers, labels, config,
-  prompt, a store's files or folder, the sheet an export reads), or when two outputs are
-  the same file. Checked before any work.
-- :func:`replacing` / :func:`write_atomic`: a file is written as a temporary file in the
-  same folder, flushed to disk, then renamed over the target with :func:`os.replace`. A
-  reader never sees half a file; a failed write leaves the old file whole; a symlink at
-  the target is replaced by the new file, never followed.
-- :func:`failed_json` / :func:`failed_junit`: the results a failed run leaves behind, so no
-  file from an earlier run keeps claiming success (see :mod:`indexcheck.cli.guard`).
-
-The core never prints and never imports click; this module does neither.
+The CLI reaches them through :mod:`indexcheck.cli.guard`; this module never prints and never
+imports click.
 """
 
 from __future__ import annotations

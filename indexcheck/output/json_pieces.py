@@ -2,11 +2,11 @@
 piece the same text, at C speed for the rows a large result is made of.
 
 With ``indent``, :mod:`json` always runs its pure-Python encoder, one generator frame per
-value: writing a diff of 400,000 reported rows took 13 s, more than the diff. Here a
+value, which made writing a large diff's rows cost more than the diff. Here a
 container whose items are all scalars (a result row: ids, statuses, cosines) is written as
 one string, each scalar formatted as :mod:`json` formats it (``float.__repr__``, ``NaN``
 and ``Infinity``, the C string encoder), and a list of such dicts (a result's rows) goes
-through json's C encoder a slice of rows at a time (2.9 -> 1.1 s for 400,000 diff rows);
+through json's C encoder a slice of rows at a time (figures on docs/performance.md);
 any other container is walked as :mod:`json` walks it. ``tests/test_json_pieces.py`` holds
 the text to :func:`json.dumps`'s, byte for byte.
 """

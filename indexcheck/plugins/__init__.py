@@ -1,31 +1,17 @@
 """One plugin manager for everything that plugs in: stores, embedders, judges, commands.
 
-indexcheck uses pluggy (as simonw/llm does). A plugin is a module or object with
-``@hookimpl`` functions, found through the entry point group ``indexcheck``::
-
-    # pyproject.toml of indexcheck-foo
-    [project.entry-points.indexcheck]
-    foo = "indexcheck_foo"
-
-    # indexcheck_foo/__init__.py
-    from indexcheck.plugins import hookimpl
+indexcheck uses pluggy (as simonw/llm does). A plugin is a module or object with ``@hookimpl``
+functions, found through the entry point group ``indexcheck`` (docs/plugins.md)::
 
     @hookimpl
     def register_stores(register):
         register("foo", "indexcheck_foo.store:FooStore")   # a class, a function or "module:attr"
 
-    @hookimpl
-    def register_commands(cli):
-        cli.add_command(my_click_command)
-
 The built-in stores, embedders, judges and commands register through the same hooks
-(:mod:`indexcheck.plugins.defaults`, and ``cli/app.py`` for the commands). A target given as
-``"module:attr"`` is imported only when its scheme is opened, so ``import indexcheck`` stays
-light. The entry point groups of earlier versions (``indexcheck.stores`` names a store,
-``indexcheck.embedders`` an ``open(rest)`` function) still register their schemes.
-
-Two plugins that register one scheme with different targets are refused when that scheme is
-opened (a SpecError naming both), never resolved by load order.
+(:mod:`indexcheck.plugins.defaults`, ``cli/app.py`` for commands). A ``"module:attr"`` target
+is imported only when its scheme is opened, so ``import indexcheck`` stays light; the older
+groups ``indexcheck.stores`` and ``indexcheck.embedders`` still register. Two plugins giving
+one scheme different targets are refused when it is opened, never resolved by load order.
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """Third-party libraries' stderr noise, held back unless ``INDEXCHECK_DEBUG=1``.
 
-Some libraries write to stderr on their own: Milvus Lite logs a 19-line traceback with
-``logger.exception`` when another process holds its data folder, gRPC's C core prints
-warnings straight to file descriptor 2. indexcheck's own failure line already says what is
-wrong and how to fix it, so this is noise in front of it. (Python warnings are left to
-Python's own filters.)
-
-- :func:`library_noise` captures, for the block it wraps, what is written to file descriptor
-  2 (C code, child threads) and what Python loggers emit; use it around the calls that make
-  such noise (opening and closing Milvus Lite, connecting gRPC channels). Progress bars are
-  not running there, so nothing of indexcheck's own is caught.
-- :func:`install_cli_logging` routes every library log record for the whole CLI run to one
-  handler that drops them unless ``INDEXCHECK_DEBUG=1``, in which case they print on stderr
-  (scrubbed of secrets); it also asks gRPC's C core for errors only (``GRPC_VERBOSITY``,
-  unless the user set it).
-
-Under ``INDEXCHECK_DEBUG=1`` everything captured is written to stderr, scrubbed of secrets.
-The last capture stays readable through :func:`last_captured` (tests, bug reports).
+Some libraries write to stderr on their own (Milvus Lite logs a long traceback when another
+process holds its data folder; gRPC's C core prints straight to file descriptor 2), in front
+of indexcheck's own failure line, which already says what is wrong. Python warnings are left
+to Python's filters. :func:`library_noise` captures, for the block it wraps, what reaches
+descriptor 2 and what Python loggers emit (used around opening and closing Milvus Lite and
+connecting gRPC channels, where no progress bar of ours runs). :func:`install_cli_logging`
+routes every library log record of a CLI run to one handler that drops them, and asks gRPC
+for errors only (``GRPC_VERBOSITY``, unless the user set it). Under ``INDEXCHECK_DEBUG=1``
+everything is written to stderr, scrubbed of secrets; the last capture stays readable through
+:func:`last_captured` (tests, bug reports).
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """The one redactor: every secret value in use, scrubbed from any text before it is shown.
 
-It knows two kinds of secret:
-
-- values handed to :func:`remember` (every key read through
-  :func:`indexcheck.safety.secrets.env_secret`, a password found in a store spec);
-- the value of every environment variable whose name says it is a secret (``*_KEY``,
-  ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD``, ``*_CREDENTIALS``...), also those read by a
-  library itself (``PGPASSWORD``, ``CHROMA_CLIENT_AUTH_CREDENTIALS``, ``HF_TOKEN``).
-
-:func:`scrub` replaces each of them, and its URL-quoted, JSON-escaped and ``repr`` forms, by
-``***`` in a text; :func:`scrub_data` does it through a JSON-like structure and
-:func:`scrubbed_json` for a JSON document. The CLI runs every
-error line, traceback, ``--json`` payload and report page through them, and
-:func:`install_log_scrubber` does the same for every log record any library emits. A value
-shorter than :data:`MIN_LENGTH` characters is not scrubbed (blanking every "a" would make
-messages unreadable and a key that short protects nothing).
+It knows values handed to :func:`remember` (every key read through
+:func:`indexcheck.safety.secrets.env_secret`, a password found in a store spec) and every
+environment variable whose name says it is a secret (``*_KEY``, ``*_TOKEN``, ``*_SECRET``,
+``*PASSWORD``, ``*_CREDENTIALS``..., also those libraries read, such as ``PGPASSWORD``).
+:func:`scrub` replaces each, and its URL-quoted, JSON-escaped and ``repr`` forms, by ``***``;
+:func:`scrub_data` does it through a JSON-like structure, :func:`scrubbed_json` for a JSON
+document. The CLI runs every error line, traceback, ``--json`` payload and report page
+through them, and :func:`install_log_scrubber` every library log record. A value shorter than
+:data:`MIN_LENGTH` is not scrubbed (blanking every "a" would make messages unreadable, and a
+key that short protects nothing).
 """
 
 from __future__ import annotations
@@ -147,7 +142,7 @@ def scrub_data(data: Any) -> Any:
 
 def scrubbed_json(data: Any, **dumps: Any) -> str:
     """``json.dumps(data, **dumps)`` holding no known secret. The text is searched first
-    (a fast scan, even for a 300 MB result); only when a secret shows does the structure get
+    (a fast scan, even for a large result); only when a secret shows does the structure get
     walked and dumped again, so no JSON literal is ever broken by a blind replace."""
     text = json.dumps(data, **dumps)
     secrets = known()

@@ -1,29 +1,16 @@
 """Secrets read from the environment, checked at the edge, and passwords inside store specs.
 
-:func:`env_secret` is the one way indexcheck reads a key or token from the environment
-(``MISTRAL_API_KEY``, ``OPENAI_API_KEY``, ``UPSTASH_VECTOR_REST_TOKEN``, ``QDRANT_API_KEY``,
-``MILVUS_TOKEN``...). Before the value reaches an SDK:
-
-- surrounding whitespace (a pasted key's trailing space, CR or LF) is stripped, with a
-  warning that names the variable, never the value;
-- a control or invisible character inside the value (or, for a value sent in an HTTP
-  header, a non-ASCII one) is bad input (exit 2), naming the variable and the character's
-  code point, never the value: no stripping can make such a key right, and an HTTP client
-  would otherwise fail inside the SDK with the whole header, key included, in its message;
-- the value is handed to :mod:`indexcheck.safety.redact`, which scrubs it from every message.
-
-Warnings go to the sink set by :func:`warnings_to` (the CLI prints ``warning: ...`` on
-stderr), else to :func:`warnings.warn` as a :class:`SecretWarning`; each is given once per
-variable and value.
-
-A password in ``--store pgvector:postgresql://user:PASSWORD@host/db`` works, but it shows
-in the process list and shell history. :func:`spec_password_warning` returns the warning to
-print (never the password itself); the store still opens.
-
-Hook (cli/options.py or stores/pgvector.py, where the spec is read)::
-
-    warning = spec_password_warning(spec)
-    if warning: err_console.print(f"warning: {warning}")
+:func:`env_secret` is the one way a key or token is read from the environment
+(``MISTRAL_API_KEY``, ``QDRANT_API_KEY``, ``MILVUS_TOKEN``...). Before it reaches an SDK,
+surrounding whitespace (a pasted key's trailing space or newline) is stripped with a warning
+naming the variable; a control or invisible character inside it (or a non-ASCII one, for a
+value sent in an HTTP header) is bad input (exit 2), naming the variable and the code point:
+no stripping can make such a key right, and the HTTP client would otherwise fail with the
+whole header, key included, in its message. The value then goes to
+:mod:`indexcheck.safety.redact`. Warnings go to the sink set by :func:`warnings_to`, else to
+:func:`warnings.warn` (:class:`SecretWarning`), once per variable and value; no message ever
+holds the value. :func:`spec_password_warning` warns that a password in a store spec shows in
+the process list and shell history (the store still opens).
 """
 
 from __future__ import annotations

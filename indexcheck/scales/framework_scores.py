@@ -1,23 +1,16 @@
 """LangChain's and LlamaIndex's relevance scores, as plain formulas of the backend score.
 
-A framework often hands the application a *relevance* score rather than the backend's
-raw score, and a threshold written in application code is on that scale. Every entry here
-is one such function, read from the framework's source (``source`` names the file and
-function; ``version`` the release read), written over one variable as the probe's
-catalogue does: ``cos``, ``dot`` or ``l2`` (plain Euclidean), valid for unit-norm vectors
-(``cos = dot``, ``l2^2 = 2-2cos``).
-
-Each entry's ``relevance`` is that score as a :class:`~.formula.Transform`, the shape the
-backend catalogue uses too: ``fn`` maps the variable to the framework's score, ``inv``
-maps back (NaN where a score has no preimage), and ``cos_of_s``/``s_of_cos`` say the same
-as text. Entries whose function gives the same formula share one.
-
-Two LangChain functions are not monotone over the whole range:
-``_max_inner_product_relevance_score_fn(d)`` is ``1-d`` for ``d > 0`` and ``-d``
-otherwise. Applied to a backend that returns the raw dot product (FAISS ``IndexFlatIP``,
-``PGVectorStore`` with ``INNER_PRODUCT``), a *closer* match gets a *lower* relevance for
-every positive dot product. Those formulas carry ``monotone=False`` and their ``inv``
-follows the branch that holds for ``dot > 0``; the entry's ``note`` says so.
+A framework often hands the application a relevance score rather than the backend's raw
+score, and a threshold in application code is on that scale. Each entry is one such function,
+read from the framework's source (``source``: file and function; ``version``: the release
+read), written over ``cos``, ``dot`` or ``l2`` (plain Euclidean) for unit-norm vectors
+(``cos = dot``, ``l2^2 = 2-2cos``). Its ``relevance`` is a :class:`~.formula.Transform`, as in
+the backend catalogue (``fn`` to the framework's score, ``inv`` back, NaN where a score has no
+preimage); functions giving one formula share an entry. LangChain's
+``_max_inner_product_relevance_score_fn(d)`` (``1-d`` for ``d > 0``, else ``-d``) is not
+monotone: on a backend returning the raw dot product (FAISS ``IndexFlatIP``, ``PGVectorStore``
+with ``INNER_PRODUCT``) a closer match gets a lower relevance for every positive dot. Such
+entries carry ``monotone=False``, an ``inv`` for ``dot > 0`` and a ``note``.
 """
 
 from __future__ import annotations

@@ -1,35 +1,17 @@
 """check-index: prove each stored vector belongs to its chunk, and diagnose the ones that don't.
 
-A stored vector is compared by cosine with a fresh embedding of its chunk's text. A chunk
-under ``min_cosine`` is then explained, most specific first:
+A stored vector is compared by cosine with a fresh embedding of its chunk's text; a chunk
+under ``min_cosine`` is explained, most specific first: ``shift`` (it holds another chunk's
+fresh vector, ``holds_vector_of``; runs of one ``offset`` are bisected to their first position
+and the repeated text that triggered them), ``model_mismatch`` (half or more are low and none
+holds a known chunk's vector), ``embedded_text_differs`` (as above, but high median cosine and
+each vector nearest its own text: :mod:`.text_differs`), ``stale_vector`` (an isolated low
+chunk). Without a build order shifts are ``holds_vector_of`` chains (:mod:`.shift.chains`).
+Every status and finding is on docs/commands/check-index.md.
 
-- ``shift``: its stored vector is (cosine >= min_cosine) the fresh embedding of another
-  chunk; ``holds_vector_of`` names it and ``offset`` is their distance in corpus order.
-  Shifted chunks with one offset form a run; the run's first position is pinned by
-  bisection (a few extra fetches and embeddings when sampling) and the duplicate text
-  that precedes it, the trigger of the positional-cache bug, is named.
-- ``model_mismatch``: at least half the comparable chunks are low and none of them holds a
-  known chunk's vector: the index was built with another model.
-- ``embedded_text_differs``: as above, but the cosines are high (median >= 0.6) and each
-  low vector is still nearest its own text's embedding (``text_differs.py``): the
-  indexer embedded another text (metadata header, prefix, template, truncation).
-- ``stale_vector``: an isolated low chunk holding no known chunk's vector (its text was
-  edited after it was embedded).
-
-Where the rows have no build order (a store whose ``ordered`` is False read without
-``--chunks``), shifts are reported as ``holds_vector_of`` chains (one finding per chain,
-``shift_chains.py``), not as positional runs; ``details.order`` says which order a
-shift finding used.
-
-Vectors that cannot be compared get ``missing_vector``, ``dimension_mismatch``,
-``non_finite`` or ``zero_vector``; ids in the store but not in the chunks are
-``orphan_vector``; repeated texts are reported as a ``duplicate_text`` warning even when
-every vector is right.
-
-Every chunk (``sample=None`` with no ``only`` and no ``max_fault_rate``) is checked by the
-streamed pass (``stream/check.py``), in memory that does not grow with the vectors; a
-sample or a set of ids by ``sample/check.py``. :func:`run_check_index` opens what the
-settings name and stamps the manifest; :func:`check_index` runs on opened objects.
+Every chunk (no sample, ``only`` or ``max_fault_rate``) goes through :mod:`.stream.check`, a
+sample or ids through :mod:`.sample.check`. :func:`run_check_index` opens what the settings
+name and stamps the manifest; :func:`check_index` runs on opened objects.
 """
 
 from __future__ import annotations

@@ -1,22 +1,17 @@
 """Why stored vectors are low against fresh embeddings: another text, or another model.
 
-check-index compares each stored vector with a fresh embedding of its chunk's text. When
-most chunks are low and none holds another chunk's vector, two causes look alike at first:
+When most chunks are low and none holds another chunk's vector, two causes look alike:
 
 - the index was built with another model: a stored vector is no closer to its own text's
   embedding than to any other chunk's (cosines near what unrelated texts get);
 - the indexer embedded another *text* with the same model (LlamaIndex's metadata header,
   an E5 ``"passage: "`` prefix, a template, truncation): every stored vector is still
-  closest to its own chunk's embedding, and the cosines are high but uniformly below the
-  threshold.
+  closest to its own chunk's embedding, and the cosines are high but below the threshold.
 
-:func:`explain_low_cosines` tells them apart. Measured on the fixture KB with the
-default model (all-MiniLM-L6-v2): a LlamaIndex header ``file: ...\\ntitle: ...`` gives a
-median cosine of 0.93 (min 0.87); keeping half of each text, 0.92 (min 0.73); a model of
-the same dimension from another space, -0.05 (max 0.09); two *different* chunks of that
-KB, 0.25 (90th percentile 0.46). Hence ``HIGH_MEDIAN = 0.6``, and a low chunk counts for
-"own text nearest" only when its stored vector is closer to its own text's embedding than
-to every other chunk's.
+:func:`explain_low_cosines` tells them apart: the median cosine must reach ``HIGH_MEDIAN``
+(0.6: a header or truncation keeps it near 0.9, another model's space near 0, unrelated
+chunks near 0.25; see docs/performance.md), and a low chunk counts as "own text nearest"
+only when its stored vector is closer to its own embedding than to every other chunk's.
 """
 
 from __future__ import annotations

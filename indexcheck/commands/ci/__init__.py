@@ -1,35 +1,17 @@
 """ci: run the configured checks, gate each on declared limits, and compare question-level
 retrieval with a saved baseline under non-inferiority margins.
 
-Verdicts, worst first: ``BLOCK`` > ``INSUFFICIENT_EVIDENCE`` > ``PASS``. A check's verdict
-is the worst of its gate rows; the run's verdict is the worst of all. Only ``PASS`` is a
-pass: ``INSUFFICIENT_EVIDENCE`` blocks a merge too (exit 1), it just says why differently.
-
-Gate rows compare one measured value with a declared limit (``metric op number``). A rate
-measured over fewer than ``min_questions`` questions or queries (diagnose's hit@k, recall@k,
-MRR, nDCG@k; compare-ann's recall@k and best-chunk miss rate) is ``INSUFFICIENT_EVIDENCE``,
-unless its 95% interval cannot reach the limit (then more questions cannot save it:
-``BLOCK``); a missing value (nothing measured) is ``BLOCK``.
-
-Configuration parsing lives in :mod:`indexcheck.commands.ci.config`, the baseline comparison in
-:mod:`indexcheck.commands.ci.noninferiority`, each check's run and gates in
-:mod:`indexcheck.commands.ci.run_checks`; this module runs them in order and gathers verdicts.
-
-Baseline comparison (non-inferiority), per metric m in {hit@k, MRR}: the in-scope
-questions present in both runs with the same expected ids are paired; d_i = current_i -
-baseline_i (hit@k in {-1, 0, 1}, reciprocal rank in [-1, 1], both on the backend's own
-ranking, no threshold), Δ = mean(d), [L, U] the 95% percentile interval of Δ from a paired
-bootstrap (questions resampled with replacement, 2000 resamples, ``default_rng(seed)``),
-δ the margin, n_min = max(min_questions, ceil(1/δ)) (below 1/δ questions, one question
-alone moves the metric by more than the margin). Then, in this order:
-
-1. n < n_min: ``INSUFFICIENT_EVIDENCE`` (too few paired questions to decide);
-2. Δ < -δ: ``BLOCK`` (the observed loss exceeds the margin; "proven" when U < -δ too);
-3. L > -δ: ``PASS`` (non-inferior: even the interval's worst case is within the margin);
-4. otherwise ``INSUFFICIENT_EVIDENCE`` (the loss is within the margin but not provably:
-   add questions or widen the margin).
-
-An identical rerun has every d_i = 0, so Δ = L = U = 0 and it passes (given n >= n_min).
+Verdicts, worst first: ``BLOCK`` > ``INSUFFICIENT_EVIDENCE`` > ``PASS``; a check's is the worst
+of its gate rows, the run's the worst of all, and only ``PASS`` passes (exit 1 otherwise). A
+gate row compares one value with a limit (``metric op number``); a rate over fewer than
+``min_questions`` is ``INSUFFICIENT_EVIDENCE`` unless its 95% interval cannot reach the limit
+(``BLOCK``); nothing measured is ``BLOCK``. Against a baseline, per metric (hit@k, MRR, in
+[-1, 1] per paired question): Δ = mean(current - baseline), [L, U] its paired-bootstrap 95%
+interval, δ the margin, n_min = max(min_questions, ceil(1/δ)); n < n_min is
+``INSUFFICIENT_EVIDENCE``, Δ < -δ ``BLOCK``, L > -δ ``PASS``, else ``INSUFFICIENT_EVIDENCE``
+(docs/commands/ci.md). Parsing lives in :mod:`.config`, the baseline comparison in
+:mod:`.noninferiority`, each check's run and gates in :mod:`.run_checks`; this module runs
+them in order and gathers verdicts.
 """
 
 from __future__ import annotations

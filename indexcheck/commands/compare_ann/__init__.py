@@ -1,24 +1,15 @@
 """compare-ann: how often approximate search misses the best chunk, and how deep to fetch.
 
-For each query the exact neighbours come from the backend's exact mode when it has one
-(``store.has_exact``), otherwise from an exact search indexcheck streams over every stored
-vector (:func:`indexcheck.commands.kit.exact.exact_topk`; vectors read from a remote store are
-cached on disk keyed by the store's fingerprint). The store's normal (approximate) query is
-then asked for ``f`` results at each fetch depth ``f``; when ``f > k`` the ``f`` returned ids
-are re-ranked by exact similarity and the best ``k`` kept (the over-fetch recipe: fetch their
-vectors, compute the similarity in the backend's metric family, keep k).
-
-Metrics per depth, all on exact similarities computed here (cos, dot or ``-l2^2``):
-
-- recall@k: results at least as near as the exact k-th neighbour, over k per query;
-- best-chunk miss rate: queries whose exact nearest neighbour is not in the final top-k;
-- mean rank displacement: mean over the k slots of |exact rank of the result - slot|,
-  the exact rank capped at ``rank_cap(k)`` = max(50, 2k) (a missing result, or one
-  ranked deeper, counts at the cap). The cap depends on k only, never on the fetch
-  depths asked, so a depth's figure is the same whichever other depths run with it.
-
-Scores within ``TIE_RTOL`` (relative to the query's scale) of each other are tied: a result
-tied with the exact k-th (or 1st) counts as found. Rates carry Wilson 95% intervals
+Exact neighbours come from the store's exact mode (``has_exact``), else from an exact search
+streamed over every stored vector (:func:`indexcheck.commands.kit.exact.exact_topk`; a remote
+store's vectors cached on disk by fingerprint). The normal query is asked for ``f`` results
+at each depth ``f``; when ``f > k`` they are re-ranked by exact similarity and the best ``k``
+kept (the over-fetch recipe). Per depth, on exact similarities (cos, dot or ``-l2^2``):
+recall@k (results at least as near as the exact k-th, over k per query); best-chunk miss rate
+(queries whose exact nearest is not in the final top-k); mean rank displacement (|exact rank -
+slot| over the k slots, capped at ``rank_cap(k)`` = max(50, 2k), which depends on k only, so a
+depth's figure does not depend on the other depths asked). Scores within ``TIE_RTOL`` of each
+other are tied (a tie with the exact k-th counts as found). Rates carry Wilson 95% intervals
 (recall pools the k slots of every query), the displacement a bootstrap interval.
 """
 

@@ -1,20 +1,14 @@
 """Does the index compress the vectors, and are the vectors it gives back the ones added?
 
-compare-ann's ground truth is exact search over the vectors a store gives back. When
-those are decoded codes (a FAISS PQ/SQ/LSH index reconstructs from its codes), that truth
-is itself compressed and what the compression loses is invisible. :func:`compression_of`
-says, per store:
-
-- ``kind``: the codec the search scores with: ``none`` | ``pq`` | ``sq`` | ``binary`` |
-  ``additive`` | ``unknown``;
-- ``lossy``: True / False, or None when the engine does not say;
-- ``vectors_read_back``: ``original`` (the vectors as added, as every engine but FAISS
-  keeps them beside its index), ``compressed`` or ``unknown``;
-- ``codec``: one line naming it; ``source``: where that was read (``index type``, a
-  details key of the store, or ``not said``).
-
-A store says it itself with a ``compression()`` method (FAISS does); for the others it is
-read from ``info().details`` as each engine reports its index.
+compare-ann's ground truth is exact search over the vectors a store gives back; when those
+are decoded codes (a FAISS PQ/SQ/LSH index), the truth is itself compressed and the loss is
+invisible. :func:`compression_of` says, per store: ``kind`` (the codec the search scores
+with: ``none`` | ``pq`` | ``sq`` | ``binary`` | ``additive`` | ``unknown``), ``lossy`` (True,
+False or None when the engine does not say), ``vectors_read_back`` (``original``, as every
+engine but FAISS keeps them, ``compressed`` or ``unknown``), ``codec`` (one line) and
+``source`` (``index type``, a details key of the store, or ``not said``). A store with a
+``compression()`` method (FAISS) says it itself; for the others it is read from
+``info().details``.
 """
 
 from __future__ import annotations

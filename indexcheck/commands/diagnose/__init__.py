@@ -1,21 +1,15 @@
 """diagnose: trace each question's expected chunk through every retrieval stage and name
 the first stage that lost it.
 
-In-scope labels, in stage order:
-
-- ``MISALIGNED``: the expected chunk's stored vector fails the re-embedding check
-  (``holds_vector_of`` says whose vector it holds);
-- ``NOT_RETRIEVED``: not in the exact top ``fetch`` (an embedding/retrieval problem);
-- ``ANN_MISS``: in the exact top ``fetch`` but absent from the backend's approximate results;
-- ``RANKED_OUT``: retrieved, but ranked below k;
-- ``BELOW_THRESHOLD``: within the top k, but its score fails the threshold;
-- with ``answers``: ``CONTEXT_ASSEMBLY_LOSS``, ``GENERATION_REFUSED``, ``UNGROUNDED``
-  (see :mod:`.generation_stage`);
-- ``OK``.
-
-Out-of-scope labels: ``REFUSED_OK`` (nothing passed the threshold), ``REFUSED_BY_CONTENT``
-(a refusal chunk won), ``ANSWERED_OUT_OF_SCOPE`` (another chunk passed). Labels name a
-stage, never a cause. Metrics are computed on the exact and on the approximate ranking.
+In-scope labels, in stage order: ``MISALIGNED`` (its stored vector fails the re-embedding
+check), ``NOT_RETRIEVED`` (not in the exact top ``fetch``), ``ANN_MISS`` (in the exact top
+``fetch``, absent from the approximate results), ``RANKED_OUT`` (retrieved, ranked below k),
+``BELOW_THRESHOLD`` (in the top k, its score fails the threshold); with ``answers`` also
+``CONTEXT_ASSEMBLY_LOSS``, ``GENERATION_REFUSED``, ``UNGROUNDED`` (:mod:`.generation_stage`);
+then ``OK``. Out of scope: ``REFUSED_OK`` (nothing passed the threshold),
+``REFUSED_BY_CONTENT`` (a refusal chunk won), ``ANSWERED_OUT_OF_SCOPE`` (another chunk
+passed). Labels name a stage, never a cause. Metrics are computed on the exact and on the
+approximate ranking.
 """
 
 from __future__ import annotations

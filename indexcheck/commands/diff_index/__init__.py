@@ -1,24 +1,16 @@
 """diff-index: is the new index the old one plus the changes?
 
-Old and new rows are paired by xxh3-128 of the normalised chunk text (see
-:mod:`indexcheck.commands.diff_index.hash_join`), so renumbered ids still pair; a text repeated k times
-pairs its copies in store order. For each pair the new vector is compared with the old one
-(cosine of unit vectors). A pair under ``min_cosine`` is explained, most specific first:
-
-- ``shift``: the new vector is (cosine >= min_cosine) the old vector of another text;
-  ``holds_vector_of`` names that text's chunk by its new id (its old id when the text was
-  removed). Candidates come from LSH buckets of the old vectors and are re-checked exactly.
-- ``model_change``: at least half the compared pairs moved and none of the unexplained
-  ones holds another text's vector: the new index was built with another model.
-- ``vector_changed``: an isolated moved vector that matches no other text.
-
-Rows without a usable new vector get check-index's statuses (``missing_vector``,
-``dimension_mismatch`` against the old dimension, ``non_finite``, ``zero_vector``);
-new vectors whose id is not in ``--chunks-new`` are ``orphan_vector``. Texts only in the
-new index are ``added`` (``changed`` when their id held another text before), texts only
-in the old one ``removed``; these are listed, not errors. With an embedder, a seeded
-sample of added and changed texts is re-embedded (through the engine: here or on Ray)
-and checked as check-index does (:mod:`indexcheck.commands.diff_index.new_texts`).
+Old and new rows are paired by xxh3-128 of the normalised chunk text
+(:mod:`indexcheck.commands.diff_index.hash_join`), so renumbered ids still pair; a text
+repeated k times pairs its copies in store order. Each pair's vectors are compared by cosine;
+a pair under ``min_cosine`` is explained, most specific first: ``shift`` (the new vector is
+another text's old vector, found through LSH buckets and re-checked exactly;
+``holds_vector_of`` names it by new id, or old id when removed), ``model_change`` (half or
+more pairs moved and none of the unexplained holds another text's vector), ``vector_changed``
+(an isolated moved vector). Unusable new vectors get check-index's statuses; ids not in
+``--chunks-new`` are ``orphan_vector``; texts only in the new index are ``added`` (``changed``
+when their id held another text), only in the old ``removed``. With an embedder a seeded
+sample of added and changed texts is re-embedded and checked (:mod:`.new_texts`).
 """
 
 from __future__ import annotations

@@ -1,31 +1,17 @@
 """diff-index's spill of stores that yield Arrow batches (``parquet:``), on the buffers.
 
-:func:`spill` writes what :func:`indexcheck.commands.diff_index.hash_join.spill_store` writes (the keys
-Parquet file and the raw float32 file of unit vectors, same schema, same flags), but from
-the store's undecoded Arrow record batches: the text keys are xxh3-128 over the Arrow
-string buffer (:func:`indexcheck.inputs.text_keys.content_keys`), the stored lengths come from
-the list offsets, the vectors are one float32 matrix per block (a view of the Arrow values
-when every row of the block has the reference length), and the flags and unit vectors are
-computed on the whole block in numpy. No Python code runs per row. The file is decoded in a
-thread a few blocks ahead of that work (:func:`indexcheck.commands.diff_index.hash_join.prefetch`).
-
-Two such stores, without chunks files, are not spilled at all: only their keys are
-written, and both vector columns are read after the join (:mod:`indexcheck.commands.diff_index.
-band`). This module's spill serves the other pairs and that path's fallbacks.
-
-The new side of two such stores is not spilled: :func:`spill_pair` writes only its keys
-(the id and text columns, read without the vectors) while the old side is spilled, and
-after the join :func:`new_blocks` reads its vector column once, in order, block by block,
-for the comparison (which looks up each block's old partners in the old spill).
-
-The store learns its dimension on the pass over its vectors (the most common length, see
-:meth:`indexcheck.stores.files.store.ParquetStore.arrow_batches`); until it is known, the old
-vectors are written at the length of the first one. If the pass ends with another
-dimension, or finds what only the row-by-row reader handles (a null element, an id column
-that is not strings or integers, no text column), the store is spilled again by
-``spill_store``, which gives the same answer as before this module existed (for the new
-side, :class:`Fallback` is raised from :func:`new_blocks` and the comparison starts again
-from that spill).
+:func:`spill` writes what :func:`.hash_join.spill_store` writes (the keys Parquet file and
+the raw float32 file of unit vectors, same schema and flags) from undecoded Arrow batches:
+text keys are xxh3-128 over the string buffer (:func:`indexcheck.inputs.text_keys.content_keys`),
+lengths come from the list offsets, flags and unit vectors are computed per block in numpy,
+and the file is decoded in a thread a few blocks ahead (:func:`.hash_join.prefetch`). No
+Python code runs per row. Two such stores without chunks files are not spilled at all
+(:mod:`.band`); :func:`spill_pair` spills the old side and writes only the new side's keys,
+whose vectors :func:`new_blocks` reads once after the join. The old vectors are written at the
+first one's length until the store's dimension is known (its most common length); another
+dimension at the end, or what only the row reader handles (a null element, ids not strings or
+integers, no text column), falls back to ``spill_store`` (:class:`Fallback` from
+:func:`new_blocks`), which gives the same answer.
 """
 
 from __future__ import annotations

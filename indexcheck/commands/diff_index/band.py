@@ -1,20 +1,16 @@
 """diff-index of two ``parquet:`` stores without a spill of either side's vectors.
 
-Only the keys of both sides are written (id and text columns, read on two threads, see
-:func:`indexcheck.commands.diff_index.arrow_spill._keys_arrow`). After the join, both vector columns are
-read once, in order, each decoded and made unit in its own thread, and each new block is
-compared with its old partners in a window of the latest old blocks (``WINDOW_BYTES``):
-an index rebuilt in the same order, or shifted, or with a few rows moved, pairs inside it.
-A pair whose old row is behind the window (or further ahead than one window) is deferred:
-its new unit row is written to ``deferred.f32`` and compared in a second, ordered pass over
-the old vectors up to the last deferred row. The holder search (only when a vector moved)
-reads the old vectors once more, a row group a thread.
-
-So nothing of the size of the vectors is written in the common case, and memory holds the
-window, a few blocks in flight, and what is deferred (16 bytes a pair and its row on disk).
-The old side's dimension is its first vector's length until the pass has seen them all; if
-the store then knows another, or a block holds what only the row reader handles,
-:class:`~indexcheck.commands.diff_index.arrow_spill.Fallback` is raised and the caller spills instead.
+Only both sides' keys are written (id and text columns, on two threads,
+:func:`.arrow_spill._keys_arrow`). After the join both vector columns are read once, in order,
+each decoded and made unit in its own thread, and each new block is compared with its old
+partners in a window of the latest old blocks (``WINDOW_BYTES``): an index rebuilt in the same
+order, shifted, or with a few rows moved pairs inside it. A pair whose old row is outside the
+window is deferred (its new unit row written to ``deferred.f32``) and compared in a second,
+ordered pass over the old vectors. The holder search (only when a vector moved) reads the old
+vectors once more, a row group a thread. Memory holds the window, a few blocks in flight and
+the deferred pairs (16 bytes each, rows on disk). If the old side's dimension turns out not to
+be its first vector's length, or a block needs the row reader,
+:class:`~.arrow_spill.Fallback` is raised and the caller spills instead.
 """
 
 from __future__ import annotations

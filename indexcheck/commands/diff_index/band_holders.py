@@ -1,8 +1,8 @@
 """The holder search of :mod:`.band`, without a second pass over the old vectors.
 
 Once a vector has moved, the band pass writes the LSH keys of the old rows
-(:func:`indexcheck.commands.diff_index.hash_join.lsh_keys`, ``-1`` for a row whose vector is not usable)
-to ``old.lsh`` as it reads the old vectors (:class:`OldKeys`): 16 bytes a row. The
+(:func:`.hash_join.lsh_keys`, ``-1`` for a row whose vector is not usable) to ``old.lsh``
+as it reads the old vectors (:class:`OldKeys`): 16 bytes a row. The
 candidates of each moved row are found as :func:`.vectors.holders_in` finds them (the
 usable old rows of another text that share one of its four keys), from that file and the
 old keys file alone. Their 96 sign bits then screen them: a vector at cosine ``c`` to the

@@ -1,22 +1,17 @@
 """An index of normalized tokens, token pairs and links over many texts, built once (numpy).
 
-Texts are NFKC-folded and cut into tokens: runs of ASCII letters and digits and non-ASCII
-characters, with ".", "," and ":" kept between two digits ("0.5", "1,000", "2:30" stay
-whole). Each token is a 64-bit hash of its first 8 bytes, its last 8 and its length (exact
-up to 16 bytes), ASCII case folded. Built in one vectorized pass over all the chunks, 1M
-characters at a time (never a scan per answer), the index holds, per document ``doc`` (0 for
-a knowledge base; one number per answer for the contexts sent):
+Texts are NFKC-folded and cut into tokens (runs of ASCII letters and digits and non-ASCII
+characters; ".", "," and ":" kept between two digits, so "0.5", "1,000", "2:30" stay whole).
+A token is a 64-bit hash of its first 8 bytes, last 8 and length (exact up to 16 bytes), ASCII
+case folded. One vectorized pass, 1M characters at a time (never a scan per answer), indexes
+per document ``doc`` (0 for a knowledge base; one per answer for the contexts sent):
 
-- number keys: the judge's key (:func:`.claim_checks.quantities`) of every token that starts
-  with a digit ("covid19" is a name), of every number word and month (``"five"`` and
-  ``"5"`` -> ``5``; "May" only capitalised), of "twenty five"; a percentage is its number
-  before "percent" ("%" and "per cent" are written "percent" first);
-- name-number pairs: a capitalised token up to :data:`WINDOW` tokens before a number token,
-  in the same text: "Harper, J. A. (1998)" holds (harper, 1998) and "WSAVA global
-  guidelines (2013)" holds (wsava, 2013);
-- links: normalized URLs, DOIs and ISBN-13s (:mod:`.links`).
-
-A hash collision (odds about n^2 / 2^64) can only make a lookup succeed, never fail.
+- number keys (:func:`.claim_checks.quantities`): tokens starting with a digit, number words
+  and months ("five" -> 5; "May" only capitalised), "twenty five", percentages;
+- name-number pairs: a capitalised token up to :data:`WINDOW` tokens before a number token
+  ("Harper, J. A. (1998)" holds (harper, 1998));
+- links: normalized URLs, DOIs and ISBN-13s (:mod:`.links`). A hash collision (odds about
+  n^2 / 2^64) can only make a lookup succeed, never fail.
 """
 
 from __future__ import annotations

@@ -1,18 +1,15 @@
 """One BLAS thread for the matrix products that run beside indexcheck's own threads.
 
 OpenBLAS starts a thread per core and its threads spin while they wait for one. When the
-command's own threads already keep the cores busy (the diff-index band pass decodes the
-two vector columns on two threads while the main thread keys and compares), each product
-waits for spinning threads: on this 2-core machine the LSH product of 1.6M x 384 rows took
-4.1 s beside the readers against 0.8 s alone, and the run spent 5 s in the kernel. With one
-BLAS thread during the run, diff-index of that pair went from 15.5 s to 10.0 s.
-
-The limit is the process's, so it is shared: the first block to enter sets it, the last to
-leave gives the previous limits back (two diffs run on two threads of one process), also
-when it runs on another thread than the first (threadpoolctl 3.6+ lets only the thread
-that set OpenBLAS's limit change it again; that hold is released for the restore). A BLAS
-built on OpenMP (faiss's) keeps a limit per thread: it is set for the thread that enters
-first, which is the one doing the products when a single diff runs.
+command's own threads already keep the cores busy (diff-index's band pass decodes the two
+vector columns on two threads while the main thread keys and compares), each product waits
+for spinning threads; one BLAS thread during the run avoids that (figures on
+docs/performance.md). The limit is the process's, so it is shared: the first block to enter
+sets it, the last to leave gives the previous limits back (two diffs on two threads of one
+process), also from another thread than the first (threadpoolctl 3.6+ lets only the thread
+that set OpenBLAS's limit change it; that hold is released for the restore). A BLAS built on
+OpenMP (faiss's) keeps a limit per thread: it is set for the thread that enters first, the
+one doing the products when a single diff runs.
 """
 
 from __future__ import annotations

@@ -1,19 +1,17 @@
 """Exact top-k search streamed over blocks of stored vectors, with faiss/BLAS doing the work.
 
-Memory stays bounded: one block of vectors plus the running top-k of every query is held at
-a time, never the whole index. Each block is searched with ``faiss.knn`` (the routine behind
-``IndexFlatIP``/``IndexFlatL2``) and merged into the running top-k.
-
-A store's score formula (``StoreInfo.score``, written over cos, dot and l2) belongs to one
-of three families that rank neighbours identically:
+Memory holds one block of vectors plus every query's running top-k, never the whole index;
+each block is searched with ``faiss.knn`` (the routine behind ``IndexFlatIP``/``IndexFlatL2``)
+and merged into the running top-k. A store's score formula (``StoreInfo.score``) belongs to
+one of three families that rank neighbours identically:
 
 - ``cos``: ``cos``, ``1-cos``, ``(1+cos)/2``, ``1/(2-cos)`` -> rank by cosine;
 - ``dot``: ``dot``, ``-dot``, ``1-dot``, ``(1+dot)/2`` -> rank by inner product;
 - ``l2``: ``l2``, ``l2^2``, ``1/(1+l2^2)`` -> rank by (squared) Euclidean distance.
 
-Scores returned here are the family's own: cosine or inner product (higher is nearer), or
-squared L2 (lower is nearer). :func:`as_similarity` turns them into one "higher is nearer"
-scale (``-l2^2`` for the l2 family) for comparisons.
+Scores returned are the family's own: cosine or inner product (higher is nearer), or squared
+L2 (lower is nearer). :func:`as_similarity` turns them into one "higher is nearer" scale
+(``-l2^2`` for the l2 family) for comparisons.
 """
 
 from __future__ import annotations

@@ -3,11 +3,10 @@
 Two refusals, both :class:`~indexcheck.errors.InputError` (exit 2) with one line:
 
 - :func:`refuse_foreign_chunk_ids` (check-index with ``--chunks``): the chunk ids and the
-  store's ids barely overlap, but the store holds texts that pair with the chunks by
-  content hash (the normalised xxh3-128 that diff-index pairs by,
-  :func:`~indexcheck.commands.diff_index.hash_join.content_key`). The index was built under other ids
-  (LangChain's default uuid4, for one); every chunk would be a ``missing_vector`` and the
-  advice "index them" would be wrong.
+  store's barely overlap, but the store's texts pair with the chunks by content hash
+  (:func:`~indexcheck.commands.diff_index.hash_join.content_key`, as diff-index pairs). The
+  index was built under other ids (LangChain's default uuid4, for one); every chunk would be
+  a ``missing_vector`` and the advice "index them" would be wrong.
 - :func:`refuse_absent_expected_ids` (diagnose, sweep-threshold): in-scope questions none of
   whose expected ids is in the store. Every one would be ``NOT_RETRIEVED`` with no warning.
 

@@ -1,13 +1,12 @@
 """Which runtime runs the default model faster here: measured once, cached per machine.
 
-OpenVINO is not faster everywhere: 2-3x onnxruntime on a CPU with AMX, 0.76x on a 2-core
-AVX-512 machine without it. So ``auto`` times both runtimes on a fixed workload (short
-sentences and 256-token paragraphs, best of two, about 1 s in all on 2 cores) the first time the
-model is opened and keeps the one faster on paragraphs (what check-index re-embeds; short
-sentences break a tie). One runtime for every batch: a text's vector must not depend on the
-other texts of its batch (bf16 and fp32 differ in the 4th decimal). It caches the choice and
-the rates in ``$INDEXCHECK_CACHE_DIR/minilm-runtime.json`` under a key made of
-the CPU model, its flags, the two libraries' versions and the thread count. A changed
+OpenVINO is not faster everywhere (docs/performance.md has both outcomes). So ``auto`` times
+both runtimes on a fixed workload (short sentences and 256-token paragraphs, best of two) the
+first time the model is opened and keeps the one faster on paragraphs (what check-index
+re-embeds; short sentences break a tie). One runtime for every batch: a text's vector must
+not depend on the other texts of its batch (bf16 and fp32 differ in the 4th decimal). The
+choice and the rates are cached in ``$INDEXCHECK_CACHE_DIR/minilm-runtime.json`` under a key
+made of the CPU model, its flags, the two libraries' versions and the thread count; a changed
 library or CPU measures again. ``INDEXCHECK_MINILM_RUNTIME`` skips all of this.
 """
 

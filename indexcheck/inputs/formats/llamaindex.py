@@ -1,31 +1,17 @@
 """LlamaIndex persist folders, and the text exactly as LlamaIndex embedded each node.
 
-``VectorStoreIndex`` embeds ``node.get_content(MetadataMode.EMBED)``, not ``node.text``:
-a metadata header (one ``metadata_template`` line per metadata key not in
-``excluded_embed_metadata_keys``, joined by ``metadata_separator``), then the text, through
-``text_template`` (default ``"{metadata_str}\\n\\n{content}"``). :func:`embedded_text`
-rebuilds that string from a node's stored JSON, following
-``llama_index/core/schema.py`` (llama-index-core 0.14): ``TextNode.get_content`` strips
-the header and the result, and returns the bare text when the header is empty;
-``Node``/``Document`` keep ``text_resource.text`` and strip only the result. Templates
-are applied with :func:`indexcheck.inputs.embed_text.safe_format` (plain fields only), so a
-stored template can never reach Python attributes. LlamaIndex is never imported.
-
-Layouts read by :func:`read_persist_dir` (``StorageContext.persist(DIR)``)::
-
-    DIR/docstore.json               the nodes ("docstore/data": id -> {"__data__": node})
-    DIR/index_store.json            index structs; a vector index maps rows to node ids
-    DIR/default__vector_store.json  SimpleVectorStore: JSON {"embedding_dict": {id: [...]}}
-                                    FaissVectorStore: a faiss index file under the same
-                                    name (also read as default__vector_store.faiss)
-
-Row order is build order in both: ``embedding_dict`` keeps insertion order and faiss rows
-are added in order (``nodes_dict`` maps row -> node id). Everything is JSON or a faiss
-index, so nothing here unpickles.
-
-For stores that keep the text themselves (Chroma, PostgreSQL, ...), LlamaIndex writes the
-node without its text to the metadata key ``_node_content``;
-:func:`embedded_text_from_row` rebuilds the embedded text from that and the row's text.
+``VectorStoreIndex`` embeds ``node.get_content(MetadataMode.EMBED)``: a metadata header (one
+``metadata_template`` line per key not in ``excluded_embed_metadata_keys``, joined by
+``metadata_separator``), then the text, through ``text_template`` (default
+``"{metadata_str}\n\n{content}"``). :func:`embedded_text` rebuilds it from a node's stored JSON
+as ``llama_index/core/schema.py`` does (``TextNode`` strips header and result and returns the
+bare text when the header is empty; ``Node``/``Document`` strip only the result), through
+:func:`indexcheck.inputs.embed_text.safe_format`. :func:`read_persist_dir` reads
+``docstore.json``, ``index_store.json`` and ``default__vector_store.json`` (a SimpleVectorStore's
+JSON, or a FaissVectorStore's faiss index); rows are in build order, and nothing is unpickled
+or imported from LlamaIndex. For stores that keep the text themselves, LlamaIndex writes the
+node without it under ``_node_content``; :func:`embedded_text_from_row` rebuilds the embedded
+text from that and the row's text.
 """
 
 from __future__ import annotations

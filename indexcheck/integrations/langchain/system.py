@@ -1,28 +1,16 @@
-"""An adapter from a LangChain retriever and chain to ``diagnose --system``'s contract.
-
-::
-
-    # myapp.py
-    from indexcheck.integrations.langchain.system import LangChainSystem
+"""An adapter from a LangChain retriever and chain to ``diagnose --system``'s contract::
 
     APP = LangChainSystem(
         retriever=vectorstore,      # a VectorStore (scores) or any Runnable retriever
         chain=prompt | llm | StrOutputParser(),   # invoked with {"question", "context"}
-        model_id="qwen2.5-7b@prompt-v3",
-        depth=8, threshold=0.3, top_k=4,          # the app's own fetch / threshold / keep
+        model_id="qwen2.5-7b@prompt-v3", depth=8, threshold=0.3, top_k=4,
     )
-    # indexcheck diagnose --system py:myapp:APP --questions q.jsonl --runs 3 \\
-    #     --intervene gold-context,fetch=20,top-k=8 --store faiss:kb --trust-pickle
 
-- ``retrieve``: ``similarity_search_with_score(question, k=depth, filter=...)`` (the app's
-  own ``filter=`` unless an intervention passes one; ``{}`` is no filter) on a
-  VectorStore; else ``retriever.invoke(question, k=depth)`` (scores from
-  ``metadata["score"]`` when the retriever puts them there).
-- ``assemble``: sort by score (descending; ``higher_is_better=False`` for distances),
-  drop those under ``threshold``, keep ``top_k``; pass your own ``assemble=`` callable
-  ``(question, candidates, *, top_k, threshold)`` for a reranker or a token budget.
-- ``generate``: ``chain.invoke({"question": q, "context": joined texts})``; a string, a
-  message (``.content``) or a mapping with ``answer``/``refused`` comes back.
+``retrieve``: ``similarity_search_with_score(question, k=depth, filter=...)`` on a VectorStore
+(the app's own ``filter=`` unless an intervention passes one; ``{}`` is none), else
+``retriever.invoke(question, k=depth)`` (scores from ``metadata["score"]``). ``assemble``: by
+score (``higher_is_better=False`` for distances), under ``threshold`` dropped, ``top_k`` kept,
+or your own ``assemble=``. ``generate``: ``chain.invoke({"question", "context"})``.
 """
 
 from __future__ import annotations

@@ -1,41 +1,17 @@
 """Chroma collections: ``chroma:PATH?collection=C`` or ``chroma:http://host:port?collection=C``.
 
-``PATH`` is a ``PersistentClient`` directory (the one holding ``chroma.sqlite3``); an
-``http://`` or ``https://`` location is a Chroma server reached through ``HttpClient``.
-Optional parameters: ``&tenant=T&database=D`` (Chroma's defaults otherwise). Server
-credentials are never part of the spec: Chroma's client reads them from its own
-environment variables (``CHROMA_CLIENT_AUTH_PROVIDER``, ``CHROMA_CLIENT_AUTH_CREDENTIALS``).
+``PATH`` is a ``PersistentClient`` directory; an ``http(s)://`` location is a server reached
+through ``HttpClient`` (``&tenant=``/``&database=`` optional; credentials only from Chroma's
+own environment variables). Chroma writes to a persistent directory whenever a client opens
+it (an ``acquire_write`` row, a WAL replay into the HNSW files), so a local store is opened
+on a private copy: ``chroma.sqlite3`` through SQLite's online backup from a ``mode=ro``
+connection, plus the collection's segment folders, deleted on :meth:`ChromaStore.close`.
 
-Read-only by snapshot. Chroma writes to a persistent directory whenever a client opens
-it, even if the caller only reads: it inserts a row into the ``acquire_write`` table of
-``chroma.sqlite3`` on every client start, and it replays the collection's write-ahead
-log into the HNSW segment and rewrites ``data_level0.bin``/``length.bin`` on the first
-read of a collection whose index has not been flushed (fewer than ``sync_threshold`` new
-rows). So a local store is opened on a private copy in a temporary directory: the
-SQLite file is copied with SQLite's online-backup API from a ``mode=ro`` connection (a
-consistent snapshot that never writes the source), plus the segment folders of the asked
-collection; the copy is deleted on :meth:`ChromaStore.close`. The cost is disk space and
-time proportional to the collection's size.
-
-Scores are Chroma's distances (lower is nearer), from the collection's ``space``:
-``l2`` -> ``l2^2`` (squared Euclidean), ``ip`` -> ``1-dot``, ``cosine`` -> ``1-cos``.
-Normal query is HNSW (approximate); Chroma offers no exact search, so ``has_exact`` is
-False. No embedding function is ever instantiated or called: the collection is opened
-with ``embedding_function=None`` and queried with vectors only.
-
-Memory: a scan pages with ``get(limit=batch, offset=...)`` (``batch`` is the caller's
-block: 1,000 for ``check-index --all``, 4,096 for diff-index; at most ``scan_batch`` =
-16,384) and holds one page: Chroma's reply and the float32 block made from it (``4 d``
-bytes a row), about 1.2-2 KB of Python memory a row of the page at 64-d. Per row of the
-collection it keeps only the set of ids already read, which notices a page that repeats
-rows: about 90 bytes a row (the id string and its slot), 4.3 -> 9.7 MB of Python memory
-at the last page from 20,000 to 80,000 64-d rows (tracemalloc, frames of indexcheck's
-calls). Fetches ask for 500 ids at a time. The chromadb engine runs in this process,
-outside Python, and its memory grows with the collection: about 770 bytes a row appear
-on the first read (RSS after ``info()`` 143 -> 189 MB), and a full scan peaks at 136 ->
-187 MB of RSS from 20,000 to 80,000 rows. On disk a local store costs the private copy
-described above (all of ``chroma.sqlite3`` plus the collection's segment folders),
-deleted on close.
+Scores are Chroma's distances, lower is nearer: ``l2`` -> ``l2^2``, ``ip`` -> ``1-dot``,
+``cosine`` -> ``1-cos``. The normal query is HNSW; there is no exact search (``has_exact``
+False). No embedding function is ever made or called. Scans page with ``get(limit, offset)``
+(at most ``scan_batch`` rows) and keep only the set of ids read, to notice a page that repeats
+rows; fetches ask 500 ids at a time. Memory figures: docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
 """What a FAISS index keeps of the vectors it was given: its codec, read from its type.
 
-A FAISS index searches codes, and ``reconstruct`` gives back the decoded codes: for a
-Flat index the vectors as added, for PQ/SQ/LSH/additive codes an approximation. The index
-is walked through its wrappers (``IndexIDMap``/``IndexIDMap2``, ``IndexPreTransform``
-and its transforms, ``IndexRefine``, the storage of ``IndexHNSW``/``IndexNSG``, the
-inverted lists of ``IndexIVF*``) down to the codec.
+A FAISS index searches codes and ``reconstruct`` decodes them: the vectors as added for a
+Flat index, an approximation for PQ/SQ/LSH/additive codes. The index is walked through its
+wrappers (IDMap, PreTransform, Refine, the storage of HNSW/NSG, the lists of IVF) down to the
+codec. :func:`describe_faiss` returns a dict:
 
-:func:`describe_faiss` returns a dict:
-
-- ``kind``: ``none`` | ``pq`` | ``sq`` | ``binary`` | ``additive`` | ``unknown``
-  (the codec the search scores with);
-- ``lossy``: True when that codec (or a dimension-reducing transform) loses information;
-- ``vectors_read_back``: ``original`` (reconstruct gives the vectors as added: a Flat
-  codec, or an ``IndexRefineFlat`` whose refine index is flat), ``compressed`` or
-  ``unknown``;
-- ``codec``: one line naming the codec, e.g. ``"PQ 16x4 bits (8 bytes per vector)"``;
-- ``layers``: the class names from the outside in.
+- ``kind``: ``none`` | ``pq`` | ``sq`` | ``binary`` | ``additive`` | ``unknown`` (what the
+  search scores with); ``lossy``: whether that codec (or a reducing transform) loses data;
+- ``vectors_read_back``: ``original`` (a Flat codec, or an ``IndexRefineFlat`` with a flat
+  refine index), ``compressed`` or ``unknown``;
+- ``codec``: one line, e.g. ``"PQ 16x4 bits (8 bytes per vector)"``; ``layers``: the class
+  names from the outside in.
 """
 
 from __future__ import annotations

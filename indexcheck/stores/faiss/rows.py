@@ -1,19 +1,17 @@
 """What a FAISS folder holds per row besides the index: ids and texts, and flat vectors.
 
-- :class:`ListedIds`: ids (and texts) held in memory, from LangChain's pickle (which must
-  be unpickled whole) or an ``IndexIDMap``'s labels;
+- :class:`ListedIds`: ids (and texts) held in memory, from LangChain's pickle (unpickled
+  whole) or an ``IndexIDMap``'s labels;
 - :class:`StreamedIds`: ``ids.json`` read element by element (:mod:`.json_list`), with an
-  id -> row map and a row -> byte offset array on disk (:class:`.id_map.IdMap`, cached by
-  the id file's own xxh3-128): 24 bytes a row on disk, nothing held;
-- :class:`FileIds`: the same for ``ids.parquet`` (an ``id`` column, an optional ``text``
-  one; read by row group) and ``ids.jsonl`` (one ``ids.json`` entry a line: ``"chunk-id"``
-  or ``{"id": ..., "text": ...}``); 16 bytes a row on disk (24 for JSON Lines), nothing held;
-- :class:`FlatRows`: the vectors of a flat index read from the file with ``pread`` (a
-  flat index stores its float32 rows as the file's last ``n * d * 4`` bytes), so a scan
-  holds one block and no page of the file stays mapped.
+  id -> row map and row -> byte offset array on disk (:class:`.id_map.IdMap`, cached by the
+  id file's xxh3-128): 24 bytes a row on disk, nothing held;
+- :class:`FileIds`: the same for ``ids.parquet`` (``id``, optional ``text``; by row group)
+  and ``ids.jsonl`` (one ``ids.json`` entry a line); 16 bytes a row on disk (24 for JSONL);
+- :class:`FlatRows`: a flat index's float32 rows (the file's last ``n * d * 4`` bytes) read
+  with ``pread``, so a scan holds one block and no page of the file stays mapped.
 
-Where one id names several rows, the last row is the one found (as a dict built in row
-order would), and every row still scans.
+Where one id names several rows, the last row is found (as a dict built in row order would),
+and every row still scans.
 """
 
 from __future__ import annotations

@@ -1,38 +1,17 @@
 """Local FAISS indexes: ``faiss:DIR``.
 
-Two folder layouts are read:
+indexcheck's layout (``indexcheck embed --faiss DIR``): ``DIR/index.faiss``, any faiss index
+whose row i was the i-th vector added, and ``DIR/ids.json`` (a JSON list, one ``"chunk-id"`` or
+``{"id": ..., "text": ...}`` a row; ``ids.parquet`` or ``ids.jsonl`` also read, :mod:`.rows`).
+An ``IndexIDMap``/``IndexIDMap2`` needs no ids file: its int64 labels are the ids.
+LangChain's layout (``FAISS.save_local``): ``index.faiss`` + ``index.pkl``, or another name with
+``?index_name=``. Unpickling can run code, so it is read only with ``trust_pickle=True``, and
+then through an unpickler that admits only the docstore and document classes and builtins.
 
-indexcheck layout (written by ``indexcheck embed --faiss DIR`` and the fixture scripts)::
-
-    DIR/index.faiss   any faiss index; row i was the i-th vector added
-    DIR/ids.json      JSON list, one entry per row: "chunk-id" or {"id": ..., "text": ...}
-
-An ``IndexIDMap``/``IndexIDMap2`` needs no ids.json: its int64 labels are the ids.
-
-LangChain layout (``FAISS.save_local``)::
-
-    DIR/index.faiss   the faiss index
-    DIR/index.pkl     a pickle of (docstore, index_to_docstore_id)
-
-Unpickling can run code, so the LangChain layout is read only with
-``StoreOptions(trust_pickle=True)`` (``--trust-pickle``), and even then through an
-unpickler that admits only the docstore and document classes and builtins.
-
-LangChain saves under any name (``save_local(DIR, index_name="docs")`` writes
-``docs.faiss`` + ``docs.pkl``): ``faiss:DIR?index_name=docs`` reads that pair.
-
-Spec parameters: ``?efSearch=N`` (HNSW) and ``?nprobe=N`` (IVF) set the search
-parameter of the normal query, so approximate recall can be measured and swept.
-Scores are faiss's own: ``dot`` for inner-product indexes, ``l2^2`` for L2 ones.
-
-Memory: a flat index (``IndexFlatIP``/``IndexFlatL2``, what ``indexcheck embed`` writes)
-is opened with ``IO_FLAG_MMAP_IFC`` and its rows are read from the file with ``pread``,
-one block at a time, for scans, fetches and (exact, blocked) search: nothing per row is
-held. ``ids.json`` is read element by element; its id -> row map and row -> byte offset
-array (24 bytes a row) live on disk in the cache folder, keyed by the id file's
-xxh3-128 (:mod:`.faiss_rows`). Other index types (HNSW, IVF, PQ, an ``IndexIDMap``) are
-read whole by faiss and their vectors reconstructed once (4 x d bytes a row), and
-LangChain's ``index.pkl`` is unpickled whole (its ids and texts stay in memory).
+``?efSearch=N`` (HNSW) and ``?nprobe=N`` (IVF) set the normal query's search so recall can be
+swept. Scores are faiss's own: ``dot`` for inner-product indexes, ``l2^2`` for L2 ones. A flat
+index is opened with ``IO_FLAG_MMAP_IFC`` and read with ``pread`` a block at a time; other
+types are read whole (vectors reconstructed once), and LangChain's ``index.pkl`` unpickled whole.
 """
 
 from __future__ import annotations

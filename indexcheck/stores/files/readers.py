@@ -1,19 +1,15 @@
 """Streamed readers of a vectors file for the ``parquet:`` and ``jsonl:`` stores.
 
-Neither reader holds the file. :class:`ParquetReader` reads with
-``ParquetFile.iter_batches`` (only the columns asked, one row group at a time, buffered
-column reads); :class:`JsonlReader` reads line by line. Each offers the same three passes:
+Neither reader holds the file: :class:`ParquetReader` reads with ``iter_batches`` (columns
+asked, one row group at a time), :class:`JsonlReader` line by line. Each offers three passes:
+:meth:`survey` (validates ids and vectors, returns each id's key and locator, a row number or
+a line's byte offset, for :class:`~indexcheck.stores.files.id_map.IdMap`, and the dimension),
+:meth:`batches` (every row once, in file order, as :class:`VectorBatch`) and :meth:`take` (the
+rows at sorted locators, reading only their row groups or lines).
 
-- :meth:`survey`: one pass over the ids and vectors that validates them (as the whole-file
-  reader did) and returns each id's key and locator (row number, or the line's byte offset)
-  for :class:`~indexcheck.stores.files.id_map.IdMap`, and the store dimension;
-- :meth:`batches`: every row once, in file order, converted to :class:`VectorBatch`;
-- :meth:`take`: the rows at sorted locators, reading only the row groups (or lines) they
-  are in.
-
-A Parquet column of vectors with no null and one length for the whole file comes back as
-a float32 matrix straight from Arrow's buffers (a null element reads as NaN, as before);
-any other column goes through Python lists and ``pack_rows`` (a null element is refused).
+A Parquet vector column with no null and one length comes back as a float32 matrix straight
+from Arrow's buffers (a null element reads as NaN); any other goes through Python lists and
+``pack_rows`` (a null element is refused).
 """
 
 from __future__ import annotations

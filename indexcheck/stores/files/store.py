@@ -1,26 +1,16 @@
 """Vectors in a file: ``parquet:PATH`` or ``jsonl:PATH``, streamed.
 
-The scheme picks the reader, not the file name: ``jsonl:x.json`` is read as JSON Lines.
-(``parquet:`` still reads a ``.jsonl``/``.ndjson`` name as JSON Lines, as it always has.)
+The scheme picks the reader, not the file name (``jsonl:x.json`` is JSON Lines; ``parquet:``
+still reads a ``.jsonl``/``.ndjson`` name as JSON Lines). Columns ``id``, ``vector``, optional
+``text`` and ``metadata``; ``?id=``, ``?vector=``, ``?text=`` rename them. Search is exact brute
+force with ``?metric=cosine`` (score ``cos``, the default), ``ip`` (``dot``) or ``l2``
+(``l2^2``). Vectors of uneven length are kept (check-index's ``dimension_mismatch``); the
+store dimension is the most common length, learned from the schema when it can be, else on
+the first pass over the vectors, and kept in the cached id map.
 
-Columns: ``id``, ``vector`` (a list of floats), optional ``text`` and ``metadata``
-(a struct/dict); ``?id=``, ``?vector=``, ``?text=`` rename them. Search is exact brute
-force, with ``?metric=cosine`` (score ``cos``, the default), ``ip`` (``dot``) or ``l2``
-(``l2^2``). Vectors of uneven length are kept and reported by check-index as
-``dimension_mismatch``; the store dimension is the most common length.
-
-Memory: the file is never held. Opening reads the ids once (a Parquet file with
-``iter_batches``, the id column only, one row group and 16,384 rows at a time; JSON Lines
-line by line, vectors too) and writes an id -> row map (row number, or the line's byte
-offset) to the cache folder, keyed by the file's fingerprint, so a second open reads the
-file's bytes once to hash them and nothing else. A Parquet file's dimension (the most common
-length) is learned on the first pass over its vectors: from the schema and statistics for a
-fixed-size list column without a null, else by the first scan, fetch or ``info()``, or by
-:meth:`ParquetStore.arrow_batches` on its way (diff-index), and kept in the cached map; a
-null element in a column that is not one matrix is refused then. Per row this costs 16
-bytes on disk and, while the map is built, about 24 bytes in memory (the key, the row and
-the sort); scans, searches and fetches hold one block of rows (the batch asked, or 16,384
-rows) at a time, plus the answer itself.
+The file is never held: opening reads the ids once and writes an id -> row (or byte offset)
+map to the cache folder keyed by the file's fingerprint (16 bytes a row on disk, about 24 in
+memory while it is sorted); scans, searches and fetches hold one block of rows at a time.
 """
 
 from __future__ import annotations

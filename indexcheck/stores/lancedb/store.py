@@ -1,36 +1,17 @@
 """LanceDB tables: ``lancedb:PATH?table=T[&vector=vector&id=id&text=text&metric=...]``.
 
-``PATH`` is a local LanceDB directory (what ``lancedb.connect(PATH)`` opens; it holds
-``T.lance``). Columns default to ``vector``, ``id`` and ``text`` (the text column is
-optional unless named). ``metric`` is ``l2``, ``cosine`` or ``dot``.
+``PATH`` is what ``lancedb.connect(PATH)`` opens. ``metric`` (``l2``, ``cosine``, ``dot``) must
+agree with a vector index on the column (LanceDB makes queries use the index's distance);
+without an index it picks the distance, LanceDB's ``l2`` by default. Every query, normal or
+exact, is sent with that distance.
 
-Metric: a vector index on the vector column fixes it (LanceDB requires queries to use
-the index's distance type), and a ``metric`` that contradicts the index is refused.
-Without an index, ``metric`` picks it, and LanceDB's own default ``l2`` applies when it
-is absent. Every query, normal or exact, is sent with that distance type.
-
-Scores are LanceDB's ``_distance`` (lower is nearer), measured and documented:
-``l2`` -> ``l2^2`` (squared Euclidean, although LanceDB's docstring says "Euclidean"),
-``cosine`` -> ``1-cos``, ``dot`` -> ``1-dot`` (LanceDB's docstring says "the dot product";
-the reported number is one minus it). With a PQ/SQ index the normal query's distances are
-computed from the compressed codes, so they are estimates; ``exact_query`` (a flat scan
-through ``bypass_vector_index``) reports exact ones.
-
-Normal query is approximate when the vector column has an index; optional ``&nprobes=``,
-``&refine_factor=`` and ``&ef=`` set LanceDB's search parameters so recall can be swept.
-The store pins the table version current at open, so a concurrent writer cannot change
-what one check reads. Nothing is written: connecting, reading and searching a local
-dataset leave every file untouched (tested by hashing the directory).
-
-Memory: a scan reads the pinned version page by page (``offset``/``limit`` queries of
-at most ``PAGE_ROWS`` = 8,192 rows, the id, vector and text columns only, handed on as
-``to_batches(batch)`` blocks), so it holds at most one page: about ``4 d`` bytes of
-vector plus the id and the text for each row of that page, and nothing per row of the
-table. (One ``to_batches`` reader over the whole table lets LanceDB read ahead of a slow
-consumer and held most of the table: 345 -> 548 MB from 110,000 to 440,000 128-d rows
-under ``check-index --all``.) Search runs inside LanceDB. The first fetch reads the id
-column the same way into an id -> row offset dict (about 100 bytes a row in Python), so
-that later fetches take rows by offset instead of scanning the table.
+Scores are LanceDB's ``_distance``, lower is nearer: ``l2`` -> ``l2^2``, ``cosine`` ->
+``1-cos``, ``dot`` -> ``1-dot`` (LanceDB's docstrings say "Euclidean" and "the dot product").
+With a PQ/SQ index normal distances are estimates from codes; ``exact_query`` (a flat scan,
+``bypass_vector_index``) reports exact ones. ``&nprobes=``, ``&refine_factor=`` and ``&ef=``
+set the search so recall can be swept. The version current at open is pinned; nothing is
+written. Scans read it in ``offset``/``limit`` pages of ``PAGE_ROWS`` rows at most (one
+``to_batches`` reader would read ahead and hold most of the table); fetches use an id map.
 """
 
 from __future__ import annotations

@@ -1,18 +1,15 @@
 """LlamaIndex persist folders: ``llamaindex:PERSIST_DIR[?index_id=ID&text=embedded|stored]``.
 
 Reads what ``index.storage_context.persist(DIR)`` wrote, through
-:func:`indexcheck.inputs.formats.llamaindex.read_persist_dir`: the default ``SimpleVectorStore``
-(``default__vector_store.json``) or a ``FaissVectorStore`` (a faiss index under the same
-name), plus ``docstore.json`` and ``index_store.json``. No pickle, and LlamaIndex itself
-is not imported.
+:func:`indexcheck.inputs.formats.llamaindex.read_persist_dir`: a ``SimpleVectorStore`` or a
+``FaissVectorStore``, plus ``docstore.json`` and ``index_store.json``. No pickle; LlamaIndex
+itself is not imported.
 
-Texts are exactly what LlamaIndex embedded (``MetadataMode.EMBED``: the metadata header,
-a blank line, the text), so check-index compares like with like. ``?text=stored`` gives
-the nodes' bare texts instead, to see how far the header moves the vectors.
-
-Rows are in build order (``embedding_dict`` keeps insertion order, faiss rows are added
-in order), so positions are the build order. Scores: SimpleVectorStore queries by cosine
-(``cos``); a faiss store by its index's metric (``l2^2`` or ``dot``).
+Texts are what LlamaIndex embedded (``MetadataMode.EMBED``: the metadata header, a blank line,
+the text), so check-index compares like with like; ``?text=stored`` gives the bare texts, to
+see how far the header moves the vectors. Rows are in build order (``embedding_dict`` keeps
+insertion order, faiss rows are added in order). Scores: SimpleVectorStore ``cos``; a faiss
+store its index's metric (``l2^2`` or ``dot``).
 """
 
 from __future__ import annotations

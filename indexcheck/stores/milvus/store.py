@@ -1,38 +1,17 @@
 """Milvus collections: ``milvus:URI?collection=C[&vector=FIELD&id=FIELD&text=FIELD&db=NAME]``.
 
-``URI`` is a Milvus Lite data path ending in ``.db`` (milvus-lite 3 keeps it as a folder
-and pymilvus serves it from an in-process gRPC server on 127.0.0.1) or the
-``http(s)://host:port`` of a Milvus server; the token comes from the environment
-variable ``MILVUS_TOKEN`` only.
+``URI`` is a Milvus Lite path ending in ``.db`` (served by pymilvus from an in-process gRPC
+server) or a server's ``http(s)://host:port``; the token comes from ``MILVUS_TOKEN`` only. Ids
+are the primary key (INT64 or VARCHAR) as a string, or ``&id=FIELD``; texts ``&text=FIELD``
+(default ``text``).
 
-Ids: the primary key (INT64 or VARCHAR) as a string, or ``&id=FIELD`` to use another
-INT64/VARCHAR field. Texts come from ``&text=FIELD`` (default: a field named ``text``).
-
-Scores are Milvus's own, set by the vector index's metric: ``COSINE`` -> ``cos``,
-``IP`` -> ``dot``, ``L2`` -> ``l2^2`` (squared). Milvus Lite brute-forces a vector field
-that has no index, with ``COSINE``.
-
-Exact search: a ``FLAT`` index (or none, in Lite) is exact, so the normal query is.
-``IVF_FLAT`` is exact when every list is probed (``nprobe`` = ``nlist``). Other indexes
-(``HNSW``, ``AUTOINDEX``, quantised IVF, ...) have no exact mode, so ``has_exact`` is False.
-
-Milvus answers searches and queries only on a loaded collection. If it is not loaded,
-the store loads it and releases it again on :meth:`MilvusStore.close`. Loading changes
-server memory, not data; ``info().details["loaded_by_indexcheck"]`` says whether it happened.
-
-Memory: a scan reads through pymilvus's ``query_iterator`` in pages of ``batch`` rows
-(the caller's block: 1,000 for ``check-index --all``, 4,096 for diff-index; at most
-16,384, pymilvus's limit) and holds one page: pymilvus's row dicts (each vector a list
-of Python floats) and the float32 block made from them, about 2.8 KB of Python memory a
-row of the page at 64-d; nothing per row of the collection. Fetches ask for 1,000 ids at
-a time. Against a Milvus Lite server in its own process, the scanning process peaked at
-146 MB of RSS at 20,000 64-d rows and 147 MB at 80,000 (2.84 and 2.85 MB of Python
-memory at the last page), while the server went 244 -> 393 MB. A ``.db`` path runs that
-server in this process, and Milvus Lite keeps every segment in memory (its Arrow table,
-a float32 vector matrix and a key -> row dict, ``milvus_lite/storage/segment.py``): peak
-RSS 255 -> 393 MB from 20,000 to 80,000 rows, about 2.3 KB a row. Lite also gathers
-every row for each iterator page and sorts the keys not yet read, so a full scan's time
-grows with the square of the rows (1.5 s at 20,000, 16 s at 80,000).
+Scores are Milvus's own: ``COSINE`` -> ``cos``, ``IP`` -> ``dot``, ``L2`` -> ``l2^2``. ``FLAT``
+(or no index, in Lite: brute force, COSINE) is exact; ``IVF_FLAT`` is exact with every list
+probed; other indexes have no exact mode (``has_exact`` False). A collection that is not
+loaded is loaded and released again on :meth:`MilvusStore.close`
+(``info().details["loaded_by_indexcheck"]``). Scans use ``query_iterator`` pages of ``batch``
+rows (at most 16,384, pymilvus's limit); fetches ask 1,000 ids at a time. Milvus Lite keeps
+every segment in memory and a full scan's time grows with the square of the rows.
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
 """pgvector: which rows the store reads, in which order, and with which text.
 
-Split from ``pgvector.py`` by job. Three spec options live here:
-
-- ``&collection=NAME``: LangChain's ``PGVector`` keeps every collection in one table,
-  ``langchain_pg_embedding``, whose ``collection_id`` joins ``langchain_pg_collection``
-  (``uuid``, ``name``) in the same schema. The name is looked up once; every statement
-  then filters on that uuid (a bound literal, never spliced text).
-- ``&order=COLUMN``: a real insertion column (a ``bigserial`` id, a ``created_at``):
-  rows are read in that order, so positions are build order. Without it rows are read
-  sorted by id, which is no build order (``ordered`` is False and check-index reports
-  shifts as ``holds_vector_of`` chains instead of positional offsets).
-- ``&metadata=COLUMN``: the json/jsonb metadata column (default: the first of
-  ``metadata_``, ``cmetadata``, ``langchain_metadata``, ``metadata`` that is json or jsonb).
-  Rows that LlamaIndex wrote keep the node, without its text, under ``_node_content``;
-  their text is then what LlamaIndex embedded (:func:`embedded_text_from_row`: the
-  metadata header, a blank line, the text), not the bare column.
+- ``&collection=NAME``: LangChain's ``langchain_pg_embedding`` holds every collection; the
+  name is looked up once in ``langchain_pg_collection`` and every statement filters on its
+  uuid (a bound literal, never spliced text).
+- ``&order=COLUMN``: a real insertion column, so positions are build order. Without it rows
+  are read sorted by id (``ordered`` is False: check-index reports shifts as chains).
+- ``&metadata=COLUMN``: the json/jsonb metadata column (default: the first json/jsonb of
+  ``metadata_``, ``cmetadata``, ``langchain_metadata``, ``metadata``). Rows LlamaIndex wrote
+  keep their node under ``_node_content``; their text is then what LlamaIndex embedded
+  (:func:`embedded_text_from_row`), not the bare column.
 """
 
 from __future__ import annotations

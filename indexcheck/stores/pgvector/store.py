@@ -1,64 +1,17 @@
 """PostgreSQL + pgvector store, read-only, through psycopg 3.
 
-Spec::
+Spec: ``pgvector:postgresql://user[:password]@host:port/db?table=T`` with ``&schema=``, ``&id=``,
+``&vector=`` (default ``embedding``, or the only vector/halfvec column), ``&text=``, ``&metric=``
+(cosine | l2 | ip | l1), ``&operator=``, ``&ef_search=``/``&probes=`` and libpq options;
+``&collection=``/``&order=``/``&metadata=`` are :mod:`.rows`'. The password (spec, PGPASSWORD or
+~/.pgpass) never appears in ``spec``, messages or reprs.
 
-    pgvector:postgresql://user[:password]@host:port/db?table=T
-        [&schema=public&id=id&vector=embedding&text=content&metric=cosine|l2|ip|l1]
-        [&ef_search=N&probes=N] [&collection=NAME&order=COLUMN&metadata=COLUMN]
-        [&sslmode=...&<other libpq options>]
-
-``&collection=``, ``&order=`` and ``&metadata=`` (LangChain collections, build order,
-LlamaIndex rows) are described in ``pgvector_rows.py``.
-
-Memory: nothing per row is held. Scans page by id (keyset pages of ``batch`` rows when the
-id is unique) or through one server-side cursor (``fetchmany(batch)``); fetches ask for
-their ids only; search runs in PostgreSQL.
-
-The password may also come from ``PGPASSWORD`` or ``~/.pgpass`` (libpq reads them); it
-never appears in ``spec``, messages or reprs. ``vector`` defaults to ``embedding``, or to
-the table's only ``vector``/``halfvec`` column; ``text`` defaults to the first of
-content/text/document/chunk/page_content that exists (none: no texts).
-
-Metric and score: taken from the operator class of a valid, non-partial HNSW or IVFFlat
-index on the vector column, or from ``&metric=`` (which wins); with neither, cosine is
-assumed and ``info().details['metric_source']`` says so. Scores are the operator's own
-value, lower is better for all of them:
-
-================  ========  =======  ===========================
-opclass           metric    op       score
-================  ========  =======  ===========================
-vector_cosine_ops cosine    ``<=>``  ``1-cos`` (cosine distance)
-vector_l2_ops     l2        ``<->``  ``l2`` (not squared)
-vector_ip_ops     ip        ``<#>``  ``-dot`` (negative inner product)
-vector_l1_ops     l1        ``<+>``  ``l1`` (pgvector >= 0.7)
-================  ========  =======  ===========================
-
-``halfvec`` columns (pgvector >= 0.7) use the ``halfvec_*_ops`` classes and are read in
-their binary form (float16, widened to float32); the tests run pgvector 0.6.2, which has
-no halfvec, so only the decoder is tested. ``sparsevec`` and ``bit`` are not supported.
-
-Read-only, three ways: the session is ``SET SESSION CHARACTERISTICS AS TRANSACTION READ
-ONLY``, every transaction this module opens is ``BEGIN READ ONLY`` (psycopg's
-``read_only``), and it only ever sends SELECT, EXPLAIN and SET of search settings. (The
-``options=-c default_transaction_read_only=on`` startup parameter is not used because
-pgbouncer-style poolers reject it.)
-
-``query`` runs ``ORDER BY col <op> $1 LIMIT k`` as the application would, so an ANN index
-is used when the planner picks it (``info().approximate`` is what EXPLAIN shows for k=10;
-an HNSW scan returns at most ``hnsw.ef_search`` rows, 40 by default). ``exact_query``
-runs the same statement with index scans switched off (``SET LOCAL``) and rows of another
-dimension skipped, i.e. a sequential scan and an exact top-k sort in the server. (A
-table holding vectors of mixed dimensions makes ``query`` fail in pgvector itself, as
-it would for the application: that raises DimensionMismatchError.)
-
-Vectors travel in pgvector's binary format (int16 dim, int16 unused, big-endian float4 or
-float2 values): about 15x faster than parsing the ``'[1,2,3]'`` text form with numpy
-(20k x 384: 0.11 s against 1.7 s, measured on the test server).
-
-``fingerprint()`` covers the row count, the non-NULL vector count, an order-independent
-sum of 64-bit hashes of the ids and the sum of the rows' ``xmin`` (the transaction that
-wrote each row version), so any INSERT, UPDATE or DELETE changes it; it reads no vectors
-(one scan of the table's row headers). Views have no ``xmin``: there it covers ids only.
+Scores are the operator's own value, lower is nearer: ``<=>`` ``1-cos``, ``<->`` ``l2`` (not
+squared), ``<#>`` ``-dot``, ``<+>`` ``l1``; the metric is a valid HNSW/IVFFlat index's opclass
+or ``&metric=`` (cosine assumed otherwise). ``query`` runs ``ORDER BY col <op> $1 LIMIT k`` as
+the application does; ``exact_query`` the same with index scans off. Read-only three ways (a
+read-only session, ``BEGIN READ ONLY``, only SELECT/EXPLAIN/SET sent; no startup option, which
+poolers reject). Vectors travel in pgvector's binary format; nothing per row is held.
 """
 
 from __future__ import annotations

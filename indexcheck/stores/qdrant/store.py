@@ -1,40 +1,17 @@
 """Qdrant collections: ``qdrant:URL_OR_PATH?collection=C[&vector=NAME&id_field=F&text_field=T]``.
 
-``URL_OR_PATH`` is either an ``http(s)://`` URL of a Qdrant server (API key from the
-environment variable ``QDRANT_API_KEY`` only) or the folder given to
-``QdrantClient(path=...)`` (local mode, run in-process by qdrant-client).
+``URL_OR_PATH`` is a server's ``http(s)://`` URL (key from ``QDRANT_API_KEY`` only) or a
+``QdrantClient(path=...)`` folder (local mode, in-process). Ids are ``str(point id)`` (decimal,
+or a canonical lower-case UUID), or ``payload[F]`` with ``&id_field=F`` (a payload-id -> point-id
+dict is built on the first fetch); texts ``payload[T]`` (default ``text``).
 
-Ids: indexcheck ids are strings. By default a point's id is ``str(point id)`` (an
-unsigned integer in decimal, or a UUID in canonical lower-case hyphenated form). With
-``&id_field=F`` the id is ``payload[F]`` instead, and fetching filters on that field.
-Texts come from ``payload[T]`` (default ``text``); the rest of the payload is metadata.
-
-Scores are what Qdrant reports for the collection's distance: ``Cosine`` -> ``cos``,
-``Dot`` -> ``dot``, ``Euclid`` -> ``l2`` (plain, not squared), ``Manhattan`` -> ``l1``.
-For ``Cosine`` a Qdrant server unit-normalises every vector at upload, so the vectors
-read back are the normalised ones; local mode keeps the raw ones on disk and normalises
-lazily in memory, so this backend normalises Cosine vectors on read in both modes.
-
-Local mode searches by brute force (``approximate=False``) and its storage keeps each
-point as a Python pickle, so it is opened only with ``StoreOptions(trust_pickle=True)``.
-Opening it writes nothing when the folder holds ``meta.json`` and ``.lock`` (as every
-folder written by qdrant-client does); it takes an exclusive lock on ``.lock`` while open.
-
-Memory: a scan scrolls pages of ``batch`` points (the caller's block: 1,000 for
-``check-index --all``, 4,096 for diff-index) with vectors and payloads, and holds one
-page: qdrant-client's records (each vector a list of Python floats) and the float32
-block made from them, about 3.2 KB of Python memory a point of the page at 64-d (3.16 MB
-at the last page of 3,000 and of 20,000 points, tracemalloc, frames of indexcheck's
-calls); nothing per point of the collection. Fetches ask for 256 ids at a time. With
-``&id_field=`` the first fetch reads every point's payload id (no vectors) into a
-payload-id -> point-id dict kept while the store is open: about 30 bytes a point in local
-mode, where the id strings are the client's own objects (a server's replies are fresh
-strings, so more there). Local mode holds the whole collection in this process, by
-qdrant-client's design: opening unpickles every point into float64 vectors (``8 d`` bytes
-a point) and Python payload dicts, and every scroll page sorts all point ids. Peak RSS of
-a full scan 178 -> 426 MB from 20,000 to 80,000 64-d points (about 4 KB a point, reached
-while opening), and its time 0.7 -> 6.9 s. A server holds its collection in its own
-process.
+Scores: ``Cosine`` -> ``cos``, ``Dot`` -> ``dot``, ``Euclid`` -> ``l2`` (not squared),
+``Manhattan`` -> ``l1``. Cosine vectors are normalised on read in both modes (a server stores
+them normalised; local mode keeps the raw ones). Local mode searches by brute force, stores
+points as pickles (opened only with ``trust_pickle=True``), writes nothing to a folder holding
+``meta.json`` and ``.lock`` and locks ``.lock`` while open; it holds the whole collection in
+this process. Scans scroll pages of ``batch`` points and hold one; fetches ask 256 ids at a
+time. Memory figures: docs/performance.md.
 """
 
 from __future__ import annotations

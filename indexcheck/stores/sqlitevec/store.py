@@ -1,20 +1,15 @@
 """sqlite-vec and SQLite collections: ``sqlitevec:FILE?table=T`` or ``?collection=NAME``.
 
-Options: ``table`` (a vec0 table, or LangChain's ``SQLiteVec`` table), ``collection`` (an
-llm collection), ``id``, ``text``, ``vector``, ``metadata`` (a JSON column) and
-``metric`` (checked against what the file says). Which layout the file holds is sniffed
-(:mod:`.layout`); a file holding one index needs no option at all.
+Options: ``table`` (a vec0 table, or LangChain's ``SQLiteVec`` table), ``collection`` (an llm
+collection), ``id``, ``text``, ``vector``, ``metadata`` (a JSON column) and ``metric`` (checked
+against the file). The layout is sniffed (:mod:`.layout`): one index needs no option.
 
-Scores: sqlite-vec's ``distance``, lower is nearer: ``l2`` (the default) is the plain
-Euclidean distance, ``distance_metric=cosine`` is ``1-cos``, ``L1`` the Manhattan
-distance. llm collections have no vector index: their search is an exact cosine
-similarity (``cos``, higher is nearer) computed by indexcheck, as ``llm similar`` does.
-sqlite-vec 0.1.x searches by brute force, so ``approximate`` is False; its KNN is still
-the engine's own search, held to indexcheck's exact one by compare-ann.
-
-Read-only: the file is opened ``mode=ro`` (:mod:`.opening`). Memory: scans page by
-rowid (``rowid > ? ORDER BY rowid LIMIT ?``), one page at a time; fetches ask 500 ids at
-a time; exact search streams the same pages.
+Scores: sqlite-vec's ``distance``, lower is nearer: ``l2`` (default) plain Euclidean,
+``distance_metric=cosine`` ``1-cos``, ``L1`` Manhattan. llm collections have no vector index:
+their search is an exact ``cos`` (higher is nearer) computed here, as ``llm similar`` does.
+sqlite-vec 0.1.x searches by brute force (``approximate`` False), still held to indexcheck's
+exact search by compare-ann. The file is opened ``mode=ro`` (:mod:`.opening`); scans page by
+rowid, fetches ask 500 ids at a time, exact search streams the same pages.
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
 """Order-free shift diagnosis: the chains that ``holds_vector_of`` forms.
 
-A positional-cache bug hands each chunk the vector of another chunk further along (or
-back) in build order. Chunk ``a`` holding ``b``'s vector is an edge ``a -> b``; since the
-cache walks the build order, the edges chain the chunks in build order, one step per
-chunk, and no sorting of ids is needed to see it. A chain can only be followed through
-chunks whose text is unique: at a repeated text, the stored vector could be any copy's,
-and that is exactly where the bug skips or re-uses a position. So chains break at
-repeated texts, and the repeated text at each break is the trigger to name.
+A positional-cache bug hands each chunk the vector of a chunk further along (or back) in
+build order, so the edges ``a -> b`` (``a`` holds ``b``'s vector) chain the chunks in build
+order without sorting any ids. Chains break at repeated texts (any copy's vector looks the
+same there, and that is where the bug skips or re-uses a position), and the repeated text at
+each break is the trigger to name. Nodes are texts, not ids (ids sharing a text have one
+fresh embedding).
 
-Nodes are texts, not ids: ids that share one text are one node (their fresh embeddings
-are the same vector). :func:`shift_chains` cuts the graph at *junctions* (repeated texts,
-and unique texts held by several chunks) into chains; every shifted chunk lies on exactly
-one chain. A chain whose nodes form a loop (vectors swapped around) is returned with
-``cycle=True``.
-
-:func:`blame_stretches` is the positional counterpart for when a build order is known
-(``--chunks`` in build order, ``&order=COLUMN``): every repeat moves the positional cache
-one step, so a stretch of offset ``+k`` or ``-k`` is blamed on the k-th repeat in build
-order, which may lie inside the stretch (a cache that hands out de-duplicated vectors by
-position shifts from ``k`` places before the k-th repeat), not on the last repeat before
-the stretch's first chunk.
+:func:`shift_chains` cuts the graph at junctions (repeated texts, and unique texts held by
+several chunks); every shifted chunk lies on exactly one chain, and a loop (vectors swapped
+around) comes back with ``cycle=True``. :func:`blame_stretches` is the positional counterpart
+when a build order is known: a stretch of offset ``+k`` or ``-k`` is blamed on the k-th repeat
+in build order (which may lie inside the stretch), not the last repeat before it.
 """
 
 from __future__ import annotations

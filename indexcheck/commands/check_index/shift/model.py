@@ -1,26 +1,17 @@
 """The positional-cache bug as a model: which vector each chunk holds, predicted from the
-repeats alone.
+repeats alone. Two forms, over positions in build order:
 
-Two forms of the bug are modelled, over positions in build order:
+- ``skip_repeat``: a text-hash cache hands a repeated text its first copy's vector without
+  advancing into the fresh embeddings, so a new text at position ``i`` holds the fresh vector
+  of ``i - r(i)``, ``r(i)`` the repeats met before it. A repeat holds whatever its first copy
+  holds, so its ``holds_vector_of`` is ambiguous: part of the story, not a new stretch.
+- ``dedup_by_position``: position ``i`` holds the ``i``-th distinct text's vector (positions
+  past the distinct list hold their own).
 
-- ``skip_repeat`` (the post-mortem's seed bug): a text-hash cache hands a repeated text its
-  first copy's stored vector and does not advance the position into the fresh embeddings.
-  A chunk with a new text at position ``i`` holds the fresh vector of position
-  ``i - r(i)``, ``r(i)`` the number of repeated texts met before it: the lag grows by one
-  at each repeat. A repeat holds whatever its first copy holds (already shifted when the
-  first copy is), so at a repeat ``holds_vector_of`` is ambiguous: any copy of the held
-  text looks the same. That is part of the story, not a new stretch.
-- ``dedup_by_position``: the de-duplicated texts are embedded and the vectors handed out
-  by position: position ``i`` holds the ``i``-th distinct text's vector (positions past
-  the distinct list hold their own).
-
-:func:`fit` compares what was observed (each checked chunk: ok, or the position whose text's
-embedding it holds) with both forms and keeps the one that explains the most. A model fits
-when it explains at least ``FIT_SHARE`` of the checked chunks it predicts shifted, and at
-least two. Shifted chunks it does not explain are another fault, reported on their own.
-
-Texts are compared by identity (the first copy's position), never by the position the
-nearest-match search happened to pick.
+:func:`fit` keeps the form that explains most of the observed chunks; it fits when it
+explains at least ``FIT_SHARE``, and at least two, of the checked chunks it predicts shifted
+(the rest are another fault). Texts are compared by identity (the first copy's position),
+never by the position a nearest-match search happened to pick.
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
 """check-index --all, streamed: memory that does not grow with the vectors.
 
-Three passes, each over blocks:
+Three passes, each over blocks: (1) the chunks, in corpus order, embedded through the engine
+(a hash-keyed cache commits each block, so a killed run loses at most one) and their unit
+fresh vectors appended to a scratch file; (2) the store, in its own order, each batch compared
+with its chunks' fresh vectors read back; a low chunk is searched among its ``window``
+neighbours, else its stored vector waits in a second scratch file; (3) the waiting vectors
+searched against every fresh vector through FAISS inner-product indexes, block by block,
+each candidate re-checked exactly. Statuses and diagnosis equal the in-memory check's.
 
-1. the chunks, in corpus order: each block is embedded (through the engine, so a
-   hash-keyed cache commits it before the next one starts: a killed run loses at most one
-   block) and its unit fresh vectors are appended to a scratch file on disk;
-2. the store, in its own order: each batch is compared with the fresh vectors of its
-   chunks read back from that file. A low chunk is first searched for among its
-   ``window`` neighbours; if none holds its vector, the stored vector waits in a second
-   scratch file;
-3. the waiting vectors are searched against every fresh vector, block by block, through
-   a FAISS inner-product index built on the fly; each candidate is re-checked exactly.
-
-What stays in memory per chunk: a status byte and a float32 cosine (5 bytes; at most 5 more
-for a moment while the figures are taken). The ids, their keys and the text hashes go to
-disk beside the fresh vectors (:mod:`.chunk_spill`) and are read back by block. Rows are
-written to ``settings.rows`` (Parquet) block by block; the result keeps every row up to
-``JSON_ROWS_LIMIT`` checked chunks, and above that only the rows that are not ``ok``,
-with ``chunks_truncated`` set. Statuses and diagnosis equal the in-memory check's: the
-nearest match by ``|offset|`` (ties to the chunk before) wins, within the window or not.
+Held per chunk: a status byte and a float32 cosine (5 bytes; 5 more for a moment while the
+figures are taken); ids, id keys and text hashes live on disk (:mod:`.chunk_spill`). Rows go
+to ``settings.rows`` block by block; the result keeps every row up to ``JSON_ROWS_LIMIT``
+chunks, then only the rows not ``ok`` (``chunks_truncated``).
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
 """check-index --all: what the streamed check knows of each chunk, kept on disk.
 
-Pass 1 hands every block of chunks to :meth:`ChunkSpill.add`, which writes, per chunk:
+:meth:`ChunkSpill.add` writes, per chunk: its id (UTF-8 bytes to ``ids.bin``, the int64 end
+offset to ``ids.off``, read back with ``pread``); two 64-bit keys of the id (xxh3-64 and
+xxh3-64 seeded 1) with its position, partitioned by the first key's top 8 bits into 256
+bucket files; its 128-bit text hash (xxh3-128) with its position, partitioned likewise.
 
-- its id: the UTF-8 bytes to ``ids.bin`` and the end offset (int64) to ``ids.off``; ids are
-  read back by position or by block with ``pread``;
-- two 64-bit keys of the id (xxh3-64, and xxh3-64 seeded 1) with its position, partitioned
-  by the top 8 bits of the first key into 256 bucket files;
-- its 128-bit text hash (xxh3-128) with its position, partitioned likewise.
-
-:meth:`ChunkSpill.finish` sorts the id keys bucket by bucket into one sorted key file and
-refuses an id that appears twice; every ``FENCE``-th sorted key (a fence) stays in memory,
-0.03 bytes a chunk. An id is found by the fast path (the store yields the next chunks in
-corpus order: one block of ids is read and compared) or through its fence's page of the
-sorted keys, gathered from a memory map opened for that one lookup. The repeated texts
-(:meth:`ChunkSpill.duplicates`) are found one text-hash bucket at a time.
-
-Nothing of length n stays in memory: buckets are buffered up to ``FLUSH`` bytes, each is
-read back alone (1/256 of the chunks), and the files are read with ``pread`` or short-lived
-maps, so the page cache holds them, not the process. On disk: 16 + (id bytes) bytes a chunk
-for the ids, 24 for the sorted keys and 24 for the text hashes.
+:meth:`ChunkSpill.finish` sorts the id keys bucket by bucket into one file and refuses an
+id that appears twice; every ``FENCE``-th key stays in memory (0.03 bytes a chunk). An id is
+found by the fast path (the next chunks in corpus order: one block of ids compared) or
+through its fence's page of sorted keys; repeated texts (:meth:`ChunkSpill.duplicates`) one
+bucket at a time. Nothing of length n stays in memory (buckets buffered up to ``FLUSH``
+bytes, files read by ``pread`` or short-lived maps). On disk a chunk costs 16 + its id's
+bytes, 24 for the sorted keys and 24 for the text hashes.
 """
 
 from __future__ import annotations

@@ -2,22 +2,16 @@
 failing question under the chosen interventions beside a control, and keep one stage label
 per question.
 
-Outcome of one run: refused or answered (the app's ``refused``, else the answer refusal
-pattern). A question fails when any run refused an in-scope question. An arm (the control
-or an intervention) *recovers* a failing question when at least one of its ``runs``
-generations answers; a question that is flaky (outcomes differ, or the control recovers) is
-not replayed under the interventions. Labels, in the stage order of :class:`~.verdicts.Label`:
-
-- recovered by the control, or outcomes that differ across runs: ``FLAKY``;
-- under ``realigned``: ``MISALIGNED``; under ``no-filter``: ``NOT_RETRIEVED``; under ``exact``
-  or ``fetch``: ``ANN_MISS``; under ``threshold``: ``BELOW_THRESHOLD``; under ``top-k``:
-  ``CONTEXT_ASSEMBLY_LOSS``;
-- still refused with the gold context in hand: ``GENERATION_REFUSED``;
-- the expected chunk flagged by check-index (run on the failing questions' expected chunks
-  whenever ``--store`` and ``--embedder`` are given): ``MISALIGNED``;
-- otherwise, by what was observed: the expected chunk absent from the candidates
-  (``NOT_RETRIEVED``), among them but not sent (``CONTEXT_ASSEMBLY_LOSS``), or sent
-  (``GENERATION_REFUSED``).
+A run is refused or answered (the app's ``refused``, else the refusal pattern); a question
+fails when any run refused it in scope. An arm (the control or an intervention) recovers it
+when one of its ``runs`` answers; a flaky question (outcomes differ, or the control recovers:
+``FLAKY``) is not replayed. Otherwise, in the stage order of :class:`~.verdicts.Label`, the
+recovering intervention names the label (``realigned`` ``MISALIGNED``, ``no-filter``
+``NOT_RETRIEVED``, ``exact``/``fetch`` ``ANN_MISS``, ``threshold`` ``BELOW_THRESHOLD``,
+``top-k`` ``CONTEXT_ASSEMBLY_LOSS``); still refused with the gold context is
+``GENERATION_REFUSED``; an expected chunk check-index flags is ``MISALIGNED``; else what was
+observed: the chunk absent from the candidates (``NOT_RETRIEVED``), among them but not sent
+(``CONTEXT_ASSEMBLY_LOSS``), or sent (``GENERATION_REFUSED``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The user's own RAG application behind ``--system py:module:object``, with every call
-counted per stage.
-
-The contract (keyword arguments carry the interventions; ``None`` means the app's own
-setting)::
+counted per stage. The contract (docs/guides/your-pipeline.md; keyword arguments carry the
+interventions, ``None`` means the app's own setting)::
 
     class MyApp:
         model_id = "gpt-x@prompt-v3"          # the generator's identity (may be a property)
@@ -11,13 +9,9 @@ setting)::
         def assemble(self, question, candidates, *, top_k=None, threshold=None) -> [candidate]
         def generate(self, question, context) -> answer
 
-A candidate is a mapping or an object with ``id``, ``text`` and ``score`` (a LangChain
-``Document`` with ``id``/``metadata["id"]`` and ``metadata["score"]`` is read too), in the
-order the retriever gave them. An answer is a string, or a mapping/object with ``answer``,
-optional ``citations``, ``refused`` and ``tokens`` (or ``usage.total_tokens``). A plain
-``answer(question)`` returning ``{"answer", "contexts"}`` is accepted too: only repeated runs
-and the control are possible then. ``assemble`` is optional (default: the candidates as
-given, cut by ``top_k``/``threshold`` when those are passed).
+Candidates have ``id``, ``text`` and ``score`` (mapping, object or LangChain ``Document``);
+an answer is a string or has ``answer`` and optional ``citations``/``refused``/``tokens``.
+``assemble`` is optional; a bare ``answer(question)`` allows only repeated runs and a control.
 """
 
 from __future__ import annotations

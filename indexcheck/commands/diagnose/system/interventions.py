@@ -2,20 +2,14 @@
 context, replayed beside a control (the same question re-run unchanged).
 
 ``--intervene gold-context,fetch=20,exact,threshold=T,top-k=K,no-filter,realigned``:
-
-- ``gold-context``: the expected chunk's text put first in the context actually sent;
-- ``fetch=F``: ``retrieve(question, F)`` through the app's own ``assemble``;
-- ``exact``: indexcheck's exact search over ``--store`` in place of the backend's
-  approximate search, through the app's ``assemble``;
-- ``threshold=T`` / ``top-k=K``: the recorded candidates through ``assemble(...,
-  threshold=T)`` / ``(..., top_k=K)``, no retriever call;
-- ``no-filter``: ``retrieve(question, depth, filter={})``, an empty filter (None would
-  mean the app's own);
-- ``realigned``: exact search over the store with each misaligned chunk's stored vector
-  (exactly those check-index flags among the expected chunks) swapped for its fresh
-  embedding; applies only to questions whose expected chunk was flagged.
-
-What a recovery implicates (a factor, never a cause): see :data:`IMPLICATES`.
+``gold-context`` puts the expected chunk's text first in the context sent; ``fetch=F`` calls
+``retrieve(question, F)`` through the app's ``assemble``; ``exact`` puts indexcheck's exact
+search over ``--store`` in place of the backend's; ``threshold=T``/``top-k=K`` pass the recorded
+candidates through ``assemble`` again (no retriever call); ``no-filter`` retrieves with
+``filter={}`` (None would mean the app's own); ``realigned`` searches exactly with each
+flagged expected chunk's stored vector swapped for its fresh embedding (only for questions
+whose expected chunk was flagged). The table is in docs/guides/your-pipeline.md; what a
+recovery implicates (a factor, never a cause) is :data:`IMPLICATES`.
 """
 
 from __future__ import annotations

@@ -3,20 +3,15 @@ content, and run.json records the chain's head, its row count and the sha256 of 
 
 One chain per run, in this order::
 
-    genesis = sha256("indexcheck-sheet-chain-v1\\n" + canonical(run.json without chain/signature))
+    genesis = sha256("indexcheck-sheet-chain-v1\n" + canonical(run.json without chain/signature))
     cases.jsonl rows -> claim rows (claims.jsonl or claims.parquet) -> revisions of the run
 
-A row's ``row_hash`` is sha256 of its canonical JSON (sorted keys, no spaces, UTF-8) without
-``row_hash`` (and a revision's ``mac``); its ``prev_hash`` is the previous row's ``row_hash``
-(the genesis for the first case). A Parquet claim row is hashed in its stored form: every
-column, values as the strings (or nulls) the file holds. With a key
-(``INDEXCHECK_SHEET_KEY``), run.json carries ``signature``: HMAC-SHA256 of its canonical JSON
-without the signature (which covers the heads, counts and file hashes), and each revision row
-carries ``mac``: HMAC-SHA256 of its ``row_hash``.
-
-What this detects is listed in the README ("The evidence sheet"): without a key, any edit,
-drop, insertion or append that was not followed by recomputing the hashes; with the key,
-also a consistent re-forgery (every hash recomputed), which needs the key to sign.
+``row_hash`` is sha256 of a row's canonical JSON (sorted keys, no spaces, UTF-8) without
+``row_hash`` (and a revision's ``mac``); ``prev_hash`` is the previous row's (the genesis
+first). A Parquet claim row is hashed as stored (every column, values as the file's strings or
+nulls). With ``INDEXCHECK_SHEET_KEY``, run.json carries ``signature`` (HMAC-SHA256 of its
+canonical JSON without it) and each revision ``mac`` (HMAC-SHA256 of its ``row_hash``). What
+this detects is in the README ("The evidence sheet").
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ spans), Langfuse and LangSmith exports, read into the rows of indexcheck's answe
 into one ``{id, question, answer, contexts}`` row per trace, with ``where`` naming its file,
 line and span or run. A document that carries no id (LangChain's OpenInference instrumentor
 records only content and metadata) is paired to a chunk by content hash, the same
-normalised xxh3-128 as diff-index (:func:`indexcheck.commands.diff_index.hash_join.content_key`), when
-chunks are given; one that still cannot be named is a DataFileError naming the missing field
-and its span (exit 2). Nothing here prints: warnings (scores absent, documents paired by
-content) are returned in :class:`TraceRead`.
+normalised xxh3-128 as diff-index
+(:func:`indexcheck.commands.diff_index.hash_join.content_key`), when chunks are given; one
+that still cannot be named is a DataFileError naming the missing field and its span (exit 2).
+Nothing here prints: warnings (scores absent, documents paired by content) are returned in
+:class:`TraceRead`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """Spans of one trace -> one answer, by the OpenInference and the OTel GenAI conventions.
 
-OpenInference (``openinference-semantic-conventions``): ``openinference.span.kind`` CHAIN /
-RETRIEVER / LLM ...; ``input.value`` / ``output.value``; a retriever's documents as
-``retrieval.documents.N.document.{id,score,content,metadata}``; an LLM's messages as
-``llm.input_messages.N.message.{role,content}`` and ``llm.output_messages.N.message.*``.
+OpenInference: ``openinference.span.kind`` (CHAIN, RETRIEVER, LLM ...), ``input.value`` /
+``output.value``, documents as ``retrieval.documents.N.document.{id,score,content,metadata}``,
+messages as ``llm.{input,output}_messages.N.message.{role,content}``. OTel GenAI (Development
+status): ``gen_ai.operation.name``; a retrieval span's ``gen_ai.retrieval.query.text`` and
+``gen_ai.retrieval.documents`` (JSON ``{id, score, content?}``); messages as
+``gen_ai.{input,output}.messages`` (``[{role, parts: [{type: "text", content}]}]``), or,
+before 1.37, span events ``gen_ai.user.message``/``gen_ai.choice`` and the attributes
+``gen_ai.prompt.N.content``/``gen_ai.completion.N.content``.
 
-OTel GenAI (semantic-conventions, Development status): ``gen_ai.operation.name`` (``chat``,
-``text_completion``, ``generate_content``, ``retrieval``, ``invoke_agent`` ...); a retrieval
-span's ``gen_ai.retrieval.query.text`` and ``gen_ai.retrieval.documents`` (a JSON list of
-``{id, score, content?}``); messages as ``gen_ai.input.messages`` / ``gen_ai.output.messages``
-(``[{role, parts: [{type: "text", content}]}]``), or, before 1.37, as span events
-``gen_ai.user.message`` / ``gen_ai.choice`` and the attributes ``gen_ai.prompt.N.content`` /
-``gen_ai.completion.N.content``.
-
-The answer's question is the root span's input, else the first retriever's query; its answer
-the root span's output, else the last LLM span's output message; its documents those of the
-retriever spans in start order, each in its recorded order (rank 1 first).
+The question is the root span's input, else the first retriever's query; the answer the root
+span's output, else the last LLM output message; the documents those of the retriever spans in
+start order, each in its recorded order (rank 1 first).
 """
 
 from __future__ import annotations
