@@ -35,7 +35,8 @@ NAMES = "Harper Smith Jones Lee Patel Garcia Nguyen Brown Kim Rossi Novak Silva"
 ORGS = "WSAVA AAHA ACVIM ISFM FEDIAF BSAVA".split()
 BASELINE = (
     "import sys; import indexcheck.cli.app; "
-    "from indexcheck.inputs.answers import load_answers; from indexcheck.inputs.corpus import load_chunks; "
+    "from indexcheck.inputs.answers import load_answers; "
+    "from indexcheck.inputs.corpus import load_chunks; "
     "load_answers(sys.argv[1]); load_chunks(sys.argv[2])"
 )
 

@@ -50,7 +50,7 @@ LC_PGVECTORSTORE = (
 )
 LI_SIMPLE = (
     "llama-index-core 0.14.25, llama_index/core/vector_stores/simple.py + "
-    "core/indices/query/embedding_utils.py get_top_k_embeddings (default similarity_fn: "
+    "commands/indices/query/embedding_utils.py get_top_k_embeddings (default similarity_fn: "
     "base/embeddings/base.py similarity(), cosine)"
 )
 LI_CHROMA = (

@@ -52,7 +52,7 @@ _BACKEND_LIST = [
 
 def _framework_transforms() -> tuple[list[Transform], dict[str, str]]:
     """LangChain's and LlamaIndex's relevance functions that are plain monotone formulas
-    of the backend score (``core/framework_scores.py``), and each entry's name -> formula.
+    of the backend score (``scales/framework_scores.py``), and each entry's name -> formula.
 
     They convert a threshold written against a framework's relevance score
     (:func:`transform_of` finds them by formula or by name). The probe does not fit
@@ -108,7 +108,7 @@ _FRAMEWORK_ALIASES = {
 def transform_of(text: str) -> Transform:
     """The catalogue entry for a formula string (spaces, ``**`` and case are forgiven),
     or for a framework score's name (``langchain-faiss-euclidean``,
-    ``llamaindex-chroma-l2``, ...; see ``core/framework_scores.py``)."""
+    ``llamaindex-chroma-l2``, ...; see ``scales/framework_scores.py``)."""
     key = text.strip().lower().replace(" ", "").replace("**", "^").replace("²", "^2")
     key = _ALIASES.get(key, key)
     name = _FRAMEWORK_ALIASES.get(key, key)

@@ -1,7 +1,7 @@
 """Test-only: a small LangChain RAG pipeline, traced by real instrumentation, and its exports.
 
 The pipeline is a LangChain FAISS index over ``fixtures/chunks.jsonl`` (indexcheck's
-offline ``minilm`` model through ``indexcheck.integrations.langchain.embeddings``), a retriever (k=3)
+offline ``minilm`` model through ``indexcheck.integrations.langchain``), a retriever (k=3)
 and a chat model that answers from the retrieved context (:class:`ContextEchoChatModel`, a
 ``BaseChatModel``: the first sentence of the first passage; scripted to refuse some
 questions and to add a fabrication to one), wired as

@@ -160,7 +160,10 @@ def _registered_after(module: str) -> set[str]:
     import subprocess
     import sys
 
-    code = f"import {module}\nfrom indexcheck.output import registry\nprint(*sorted(registry._BUILDERS))"
+    code = (
+        f"import {module}\nfrom indexcheck.output import registry\n"
+        "print(*sorted(registry._BUILDERS))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(out.stdout.split())
 

@@ -1,4 +1,4 @@
-"""core/framework_scores.py against the frameworks themselves.
+"""scales/framework_scores.py against the frameworks themselves.
 
 Each catalogue entry must give, from the exact cosine of a query and a stored vector, the
 score the framework hands the application for that pair (``similarity_search_with_

@@ -164,19 +164,19 @@ def test_a_missing_framework_names_the_pip_install(
 
 
 def test_the_integrations_paths_name_the_same_classes() -> None:
-    """``indexcheck.integrations.langchain.embeddings``/``.llamaindex`` (the paths first documented) name
-    the classes and functions of :mod:`indexcheck.integrations`."""
+    """``indexcheck.integrations.langchain``/``.llamaindex``, the paths users import from,
+    name the very classes and functions their ``embeddings`` modules make."""
     import importlib
 
-    # by module name, as the old paths load them (the test above re-imports these modules)
-    langchain = importlib.import_module("indexcheck.integrations.langchain.embeddings")
-    llamaindex = importlib.import_module("indexcheck.integrations.llamaindex.embeddings")
-    old_langchain = importlib.import_module("indexcheck.integrations.langchain.embeddings")
-    old_llamaindex = importlib.import_module("indexcheck.integrations.llamaindex.embeddings")
+    # by module name (the test above re-imports these modules)
+    langchain = importlib.import_module("indexcheck.integrations.langchain")
+    llamaindex = importlib.import_module("indexcheck.integrations.llamaindex")
+    made_lc = importlib.import_module("indexcheck.integrations.langchain.embeddings")
+    made_li = importlib.import_module("indexcheck.integrations.llamaindex.embeddings")
 
-    assert old_langchain.IndexcheckEmbeddings is langchain.IndexcheckEmbeddings
-    assert old_langchain.embeddings is langchain.embeddings
-    assert old_llamaindex.IndexcheckEmbedding is llamaindex.IndexcheckEmbedding
-    assert old_llamaindex.embedding is llamaindex.embedding
+    assert langchain.IndexcheckEmbeddings is made_lc.IndexcheckEmbeddings
+    assert langchain.embeddings is made_lc.embeddings
+    assert llamaindex.IndexcheckEmbedding is made_li.IndexcheckEmbedding
+    assert llamaindex.embedding is made_li.embedding
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        old_langchain.Nope  # noqa: B018
+        langchain.Nope  # noqa: B018

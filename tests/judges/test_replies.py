@@ -1,5 +1,5 @@
 """The answer judge and the question writer read a judge's reply through one reader
-(core/replies.py): the same error class and the same words for an empty or malformed
+(judges/replies.py): the same error class and the same words for an empty or malformed
 reply, a ```json fence tolerated by both."""
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class DiffRow:
     checked: str | None = None
 
 
-#: diff-index's findings are check-index's type (core/finding.py)
+#: diff-index's findings are check-index's type (commands/kit/finding.py)
 DiffFinding = Finding
 
 

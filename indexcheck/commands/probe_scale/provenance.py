@@ -4,7 +4,7 @@ A probe measures the scores the backend computed. For most stores that is the sc
 application sees; for pgvector without an ANN index it is not: the score is whatever
 operator the application writes in ``ORDER BY`` (``<=>``, ``<->``, ``<#>``), and
 indexcheck only chose one. LangChain and LlamaIndex then often turn the backend score
-into a relevance score (``core/framework_scores.py``); the probe names the ones that
+into a relevance score (``scales/framework_scores.py``); the probe names the ones that
 apply, so a threshold in application code can be read on the right scale.
 """
 

@@ -1,6 +1,6 @@
-"""LangChain: ``IndexcheckEmbeddings``, the embedding class to build an index with (made on first use,
-so importing this package needs no LangChain), and the adapter from the application to
-``diagnose --system`` (:mod:`.system`)."""
+"""LangChain: ``IndexcheckEmbeddings``, the embedding class to build an index with (made on
+first use, so importing this package needs no LangChain), and the adapter from the
+application to ``diagnose --system`` (:mod:`.system`)."""
 
 from __future__ import annotations
 

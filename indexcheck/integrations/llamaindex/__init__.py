@@ -1,6 +1,6 @@
-"""LlamaIndex: ``IndexcheckEmbedding``, the embedding class to build an index with (made on first use,
-so importing this package needs no LlamaIndex), and the adapter from the application to
-``diagnose --system`` (:mod:`.system`)."""
+"""LlamaIndex: ``IndexcheckEmbedding``, the embedding class to build an index with (made on
+first use, so importing this package needs no LlamaIndex), and the adapter from the
+application to ``diagnose --system`` (:mod:`.system`)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..base import empty_result
 from ...vectors import normalize_rows
+from ..base import empty_result
 
 #: metric -> (faiss metric name, higher is nearer)
 KINDS = {

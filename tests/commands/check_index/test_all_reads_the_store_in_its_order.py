@@ -2,7 +2,7 @@
 
 The map's build holds about 24 bytes a row while it sorts (the key, the row and the
 argsort): at 800,000 chunks that alone was 18 MB of the 30 bytes a chunk the RSS test of
-:mod:`tests.commands.check_index.test_streamed_memory` allows, and 240 MB at 10 million. The store is now
+:mod:`.test_streamed_memory` allows, and 240 MB at 10 million. The store is now
 opened without lookups for a check of every chunk; the few ids the foreign-id probe fetches
 are found by one pass over the id column (a later lookup builds the map), and a repeated id
 is still refused (exit 2), as the map refused it, before any chunk is embedded: from the id

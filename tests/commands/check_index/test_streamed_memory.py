@@ -2,12 +2,13 @@
 
 The ids, their keys and the 128-bit text hashes used to stay in memory for the whole run,
 about 95 bytes a chunk (1.4 GB at 10 million chunks); they now live on disk beside the fresh
-vectors (``core/check_index/chunk_spill.py``). Checked two ways: the Python memory the
+vectors (``commands/check_index/stream/chunk_spill.py``). Checked two ways: the Python memory the
 streamed check allocates (tracemalloc: numpy arrays and Python objects) grows by at most
 ``PER_CHUNK`` bytes a chunk from n to 4n, and (slow) the peak RSS of ``indexcheck
 check-index --all --store parquet:...`` grows by at most ``RSS_PER_CHUNK`` bytes a chunk.
-The store is opened without its id map (:mod:`tests.commands.check_index.test_all_reads_the_store_in_its_order`): its build held
-24 bytes a row for a moment, 18 MB of the 30 bytes a chunk allowed here at 800,000 chunks,
+The store is opened without its id map (see :mod:`.test_all_reads_the_store_in_its_order`):
+its build held 24 bytes a row for a moment, 18 MB of the 30 bytes a chunk allowed here at
+800,000 chunks,
 and a CI run under load failed at 267 -> 285 MB. The lookups that do not take the fast path
 (a store in another order than the chunks, two ids sharing a 64-bit key) give the in-memory
 check's result.

@@ -1,5 +1,5 @@
 """diff-index of two ``parquet:`` stores compares both vector streams in a window of old
-blocks (core/diff_index/band.py): the pairs the window cannot serve (a reordered index)
+blocks (commands/diff_index/band.py): the pairs the window cannot serve (a reordered index)
 are compared in a second, ordered pass; a holder anywhere in the old index is found from
 the old rows' LSH keys; a wrong guess of the old dimension or a null element goes back to
 the spill. Every answer is the row-by-row spill's answer on the same rows."""
@@ -297,7 +297,7 @@ def test_the_band_pass_runs_its_products_on_one_blas_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The LSH product runs beside the two reader threads: BLAS threads spinning for a core
-    made it 5x slower on two cores (core/blas_threads.py). Limited during the run only."""
+    made it 5x slower on two cores (commands/kit/blas_threads.py). Limited during the run only."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from indexcheck.commands.diff_index import band_holders

@@ -81,7 +81,7 @@ def check_all(
             f"the store holds {info.dimension}-d vectors but {embedder.model_id} gives "
             f"{embedder.dimension}-d; pass the --embedder the index was built with"
         )
-    if chunks is not None:  # other ids than the store's: exit 2 (core/id_pairing.py)
+    if chunks is not None:  # other ids than the store's: exit 2 (commands/kit/id_pairing.py)
         from ...kit.id_pairing import refuse_foreign_chunk_ids
 
         refuse_foreign_chunk_ids(store, chunks, chunks.source)
