@@ -116,7 +116,7 @@ class AnnResult:
     manifest: dict[str, Any] = field(default_factory=dict)
     #: e.g. a depth PostgreSQL ran as an exact sort (its figure says nothing of the index)
     warnings: list[str] = field(default_factory=list)
-    #: the index's codec and whether its vectors read back as added (commands/compare_ann/compression.py)
+    #: the index's codec and whether its vectors read back as added (``.compression``)
     compression: dict[str, Any] = field(default_factory=dict)
     #: where the true vectors came from, when given: {"source": "chunks"|"truth-store", ...}
     truth_vectors: dict[str, Any] | None = None

@@ -1,4 +1,5 @@
-"""Order-free shift diagnosis (commands/check_index/shift/chains.py): chains, and blame by build order.
+"""Order-free shift diagnosis (commands/check_index/shift/chains.py): chains, and blame by
+build order.
 
 The positional-cache bug is replayed in two forms, on random build orders with random
 repeats, then the ids are shuffled: the chains must recover the build order and name the

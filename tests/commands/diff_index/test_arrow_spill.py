@@ -1,4 +1,4 @@
-"""diff-index on ``parquet:`` stores (spilled from Arrow buffers, commands/diff_index/arrow_spill.py) gives
+"""diff-index on ``parquet:`` stores (spilled from Arrow buffers, ``arrow_spill.py``) gives
 what the row-by-row spill gives on the same rows: every status, holds_vector_of, cosine
 (within 1e-6), count and finding, with renumbered ids, a shift, ragged, null, NaN, inf,
 zero, tiny and huge vectors, repeated texts, CRLF and non-ASCII texts, several blocks."""
