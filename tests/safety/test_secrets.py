@@ -547,14 +547,14 @@ def test_json_output_is_streamed_and_still_scrubbed(
     secret in use is still scrubbed (the file is rewound and written scrubbed)."""
     import json
 
-    from indexcheck.cli.options import write_json
+    from indexcheck.output.present import write_json
     from indexcheck.safety import redact
 
     secret = "sk-streamed-canary-0123456789"
     monkeypatch.setenv("MISTRAL_API_KEY", secret)
     payload = {"rows": [{"id": f"c{i}", "cos": i / 7} for i in range(50)], "note": "é"}
     want = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    from indexcheck.cli import options
+    from indexcheck.output import present as options
 
     def whole_text(*args: object, **kwargs: object) -> str:
         pytest.fail("the whole JSON text was built in memory")
@@ -575,7 +575,7 @@ def test_strings_inside_numpy_arrays_are_scrubbed(monkeypatch: pytest.MonkeyPatc
     """A secret inside a numpy array (an array of ids) is scrubbed like one in a list: the
     walk used to pass arrays through, and the encoder's default turned them into lists
     after the scrub (found by review)."""
-    from indexcheck.cli.options import _jsonable
+    from indexcheck.output.present import _jsonable
     from indexcheck.safety.redact import scrub_data, scrubbed_json
 
     secret = "sk-numpy-canary-0123456789"

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import check_index
+from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.commands.probe_scale import probe_scale
 from indexcheck.errors import FilterError, InputError, MissingDependencyError, SpecError
 from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter
@@ -157,7 +157,9 @@ def test_positional_shift_is_told_as_one_story(tmp_path: Path) -> None:
     assert "shift" in r.stdout
     ids = [str(i + 1) for i in range(N)]
     with open_store(spec) as store:
-        result = check_index(store, HashEmbedder(32), corpus_from_pairs(ids, texts), sample=None)
+        result = check_index(
+            CheckIndexSettings(sample=None), store, HashEmbedder(32), corpus_from_pairs(ids, texts)
+        )
     (shift,) = [f for f in result.findings if f.kind == "shift"]
     assert shift.details["start_id"] == ids[34]
     assert [s["start_id"] for s in shift.details["stretches"]] == [ids[34], ids[71]]
@@ -181,7 +183,12 @@ def test_stale_and_missing_vectors_are_found(langchain_db: Path) -> None:
         b = [x for x in store.iter_vectors(1000)][0]
         texts = b.texts
         assert texts is not None and b.dims[20] == 0
-        result = check_index(store, HashEmbedder(32), corpus_from_pairs(b.ids, texts), sample=None)
+        result = check_index(
+            CheckIndexSettings(sample=None),
+            store,
+            HashEmbedder(32),
+            corpus_from_pairs(b.ids, texts),
+        )
     status = {c.id: str(c.status) for c in result.chunks if str(c.status) != "ok"}
     assert status == {"11": "stale_vector", "21": "missing_vector"}
     assert sha(langchain_db) == before
