@@ -205,15 +205,16 @@ def diagnose(
     intervene: str | Sequence[str] | None = None, budget_calls: int | None = None,
     cache: PathLike | None = None, progress: Say | None = None, trust_pickle: bool = False,
     answers_format: str | None = None, id_column: str = "id", text_column: str = "text",
+    warn: Say | None = None,
 ) -> DiagnoseResult | SystemDiagnoseResult:  # fmt: skip
     """One stage label per question: where the expected chunk was lost. ``threshold`` on the
     store's scale, or a cosine with ``threshold_scale="cosine"``. ``answers`` (rows, or a
     file read as ``answers_format``), graded by ``judge``, continue past retrieval. With
     ``system`` (``py:module:object`` or the app): ``runs`` runs, ``intervene`` replays."""
-    given = {name: value for name, value in locals().items() if name != "progress"}
+    given = {n: v for n, v in locals().items() if n not in ("progress", "warn")}
     from .commands.diagnose.run import DiagnoseSettings, run_diagnose
 
-    return run_diagnose(DiagnoseSettings(**given), progress)  # fields named as the keywords
+    return run_diagnose(DiagnoseSettings(**given), progress, warn)  # fields named as the keywords
 
 
 def trace_refusals(

@@ -141,8 +141,11 @@ def diagnose_cmd(
             answer_refusal_pattern=answer_refusal_pattern, filter=filter_text, system=system_spec,
             runs=runs, intervene=intervene, budget_calls=budget_calls, cache=cache_path,
             progress=say, trust_pickle=trust_pickle, answers_format=answers_format,
-            id_column=id_column, text_column=text_column,
+            id_column=id_column, text_column=text_column, warn=_warn,
         )  # fmt: skip
-    for line in api.answers_warnings(result.manifest.get("answers_source")):
-        click.echo(line, err=True)
     ctx.exit(finish(ctx, result))
+
+
+def _warn(line: str) -> None:
+    """A trace export's warning, on stderr as it is read (before the run, as before)."""
+    click.echo(line, err=True)

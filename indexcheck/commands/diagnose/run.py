@@ -73,15 +73,21 @@ def read_answers_of(settings: DiagnoseSettings, inputs: Inputs) -> tuple[Any, di
 
 
 def run_diagnose(
-    settings: DiagnoseSettings, progress: Say | None = None
+    settings: DiagnoseSettings, progress: Say | None = None, warn: Say | None = None
 ) -> DiagnoseResult | SystemDiagnoseResult:
-    """diagnose from the face: everything read and checked before the store opens; the
-    result stamped with the run's manifest (seed, scale, judging, the questions file, the
-    answers' source, the filters; with ``system`` the application and its cost)."""
+    """diagnose from the face: everything read and checked before the store opens (a trace
+    export's warnings go to ``warn`` as they are read, escaped); the result stamped with the
+    run's manifest (seed, scale, judging, the questions file, the answers' source, the
+    filters; with ``system`` the application and its cost)."""
     inputs = read_inputs(settings)
     if settings.system is not None:
         return _run_system(settings, inputs, progress)
     answers, facts = read_answers_of(settings, inputs)
+    if warn is not None:
+        from .trace_refusals import warning_lines
+
+        for line in warning_lines(facts.get("answers_source")):
+            warn(line)
     settings = dataclasses.replace(settings, answers=answers, filter=inputs.filter)
     started, s = Run("diagnose"), settings
     with opened(s.store, s.embedder, trust_pickle=s.trust_pickle, cache=s.cache) as (store, e):

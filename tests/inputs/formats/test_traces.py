@@ -492,3 +492,17 @@ def test_judge_reads_a_trace_in_the_library_as_the_cli_does(files: dict[str, Pat
     assert lib.to_dict()["answers"] == cli_answers
     with pytest.raises(DataFileError, match="document.id is missing"):
         indexcheck.judge(path, JUDGE)  # without the chunks: named, as the CLI names it
+
+
+def test_diagnose_warns_of_a_trace_export_as_it_reads_it_even_when_the_run_then_fails(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """The warnings of a trace export given to ``diagnose --answers`` are printed when the
+    file is read, before the store opens: a run that then fails still shows them."""
+    missing = tmp_path / "no-such-index"
+    r = run("diagnose", "--store", f"faiss:{missing}", "--questions",
+            str(ROOT / "fixtures" / "questions.jsonl"), "--chunks", str(CHUNKS),
+            "--answers", str(files["otlp"]))  # fmt: skip
+    assert r.exit_code == 2, r.stderr
+    assert "scores are absent" in r.stderr
+    assert r.stderr.index("scores are absent") < r.stderr.index("error:")
