@@ -10,7 +10,8 @@ wrong and how to fix it. :class:`IndexcheckError` is the base, never raised dire
   ``MissingDependencyError``, ``ModelNotInstalledError``, ``FilterError``);
 - :class:`BackendError`: exit 3, the check could not finish (``BackendUnavailableError``,
   ``AuthError``, ``RateLimitError``, ``IncompleteResultError``, ``EmbedderOutputError``,
-  ``OutputError`` with ``DiskFullError``).
+  ``OutputError`` with ``DiskFullError``), and :class:`BugError` (our code failed on a
+  Ray worker; the message says to report it).
 :class:`TransientError` is no IndexcheckError: one failed request, retried by the caller.
 """
 
@@ -84,6 +85,11 @@ class MissingDependencyError(InputError):
 
 class ModelNotInstalledError(InputError):
     """The embedded default model is absent or its files fail their checksum."""
+
+
+class BugError(IndexcheckError):
+    """A bug in indexcheck's own code where the traceback cannot be raised here (a Ray
+    worker): exit 3, reported as a bug to file, never as an outage."""
 
 
 class SheetNotVerifiedError(IndexcheckError):

@@ -166,12 +166,17 @@ def open_embedder(spec: str | None = None) -> Embedder:
     ``?prefix=TEXT`` puts an instruction prefix in front of every chunk text and
     ``&query_prefix=TEXT`` in front of every question (:mod:`indexcheck.embedders.prefixes`); the
     question embedder is :func:`for_queries` of the returned one."""
+    original = spec
     spec, scheme, rest, parsed, registry = _resolve(spec)
     opener = registry.load(scheme)
     embedder: Embedder = opener(rest)
-    if parsed is None or not (parsed.prefix or parsed.query_prefix):
-        return embedder
-    docs, queries = with_prefixes(embedder, parsed)
-    docs.queries = queries
-    out: Embedder = docs
+    out: Embedder = embedder
+    if parsed is not None and (parsed.prefix or parsed.query_prefix):
+        docs, queries = with_prefixes(embedder, parsed)
+        docs.queries = queries
+        out = docs
+    try:  # what a Ray worker opens it from (indexcheck.engines.ray_worker)
+        out.spec = original  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
     return out

@@ -101,6 +101,8 @@ class BaseEmbedder:
 
     #: requests in flight at once (hosted APIs; ``--concurrency``); 1 sends them in turn
     concurrency: int = 1
+    #: requests go to a hosted API (paced across a Ray cluster by one gate)
+    hosted: ClassVar[bool] = False
 
     def _batched(self, items: list[Any]) -> np.ndarray:
         """Run ``_embed_batch`` over ``items`` in batches of ``batch_size``, with retries;

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from ..errors import DataFileError
 from ..stores.base import VectorStore
 from .corpus import Corpus, chunk_id, chunk_text, is_null, missing_texts
@@ -48,6 +50,16 @@ class CorpusChunks:
         c = self.corpus
         for start in range(0, len(c), size):
             yield c.ids[start : start + size], c.texts[start : start + size]
+
+
+def text_digests(texts: list[str]) -> np.ndarray:
+    """uint64 (n, 2): the xxh3-128 digest of each text's UTF-8, the key the streamed check
+    keeps per chunk (computed where the text is read, on a Ray worker or here)."""
+    import xxhash
+
+    digest = xxhash.xxh3_128_digest
+    raw = b"".join(digest(t.encode("utf-8")) for t in texts)
+    return np.frombuffer(raw, np.uint64).reshape(-1, 2).copy()
 
 
 class StoreChunks:

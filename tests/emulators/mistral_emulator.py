@@ -19,7 +19,8 @@ reports them: more than ``max_inputs`` inputs or ``max_batch_tokens`` tokens -> 
 
 Knobs: :meth:`fail` (next N requests, or all, answer a status, optionally with Retry-After),
 ``delay_s`` (slow replies), ``shuffle`` (reply rows in reverse order), ``requests`` (recorded),
-``fail_after(n, status)`` (every request after the first ``n`` answers ``status``), and
+``fail_after(n, status)`` (every request after the first ``n`` answers ``status``; each
+recorded request has its arrival time ``t``, and ``max_in_flight`` the most at once), and
 ``truncate(times)`` (the next ``times`` 200 replies are cut in half, JSON left open).
 """
 
@@ -154,7 +155,7 @@ class MistralEmulator:
         except ValueError:
             body = None
         with self._lock:
-            self.requests.append({"path": path, "headers": headers, "body": body})
+            self.requests.append({"path": path, "headers": headers, "body": body, "t": time.time()})
             self.in_flight = getattr(self, "in_flight", 0) + 1
             self.max_in_flight = max(getattr(self, "max_in_flight", 0), self.in_flight)
         try:

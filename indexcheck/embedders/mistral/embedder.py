@@ -84,6 +84,7 @@ class MistralEmbedder(BaseEmbedder):
     ``mistral-embed``, so dot = cosine); tokens from ``usage.prompt_tokens``."""
 
     errors = HTTP_ERRORS
+    hosted = True
 
     def __init__(
         self,

@@ -129,9 +129,17 @@ def _embed_pass(
             spill.add(ids, txt)
             yield txt
 
+    def on_workers() -> Iterator[np.ndarray]:  # read and hashed where they are embedded
+        for ids, digests, vecs in remote or ():
+            spill.add_hashed(ids, digests)
+            yield vecs
+
+    reader = getattr(engine, "read_on_workers", None)
+    remote = reader(embedder, source, block) if reader is not None else None
     done = 0
     tick("embedding", 0, total)
-    for vecs in engine.embed_blocks(embedder, texts()):
+    blocks = on_workers() if remote is not None else engine.embed_blocks(embedder, texts())
+    for vecs in blocks:
         if vecs.ndim != 2 or vecs.shape[1] != embedder.dimension:
             raise DimensionMismatchError("the embedder returned vectors of another dimension")
         fresh.append(_unit(np.asarray(vecs, np.float32)))

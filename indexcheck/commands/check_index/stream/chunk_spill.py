@@ -24,6 +24,7 @@ import pyarrow as pa
 import xxhash
 
 from ....errors import DataFileError
+from ....inputs.chunk_stream import text_digests
 
 BITS = 8
 BUCKETS = 1 << BITS
@@ -129,6 +130,11 @@ class ChunkSpill:
 
     def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         """One block of chunks, in corpus order."""
+        self.add_hashed(ids, text_digests(list(texts)))
+
+    def add_hashed(self, ids: Sequence[str], digests: np.ndarray) -> None:
+        """One block of chunks, in corpus order, by their texts' digests (uint64 (m, 2),
+        :func:`~indexcheck.inputs.chunk_stream.text_digests`, read on a Ray worker)."""
         m = len(ids)
         enc = [i.encode("utf-8") for i in ids]
         ends = np.cumsum(np.fromiter(map(len, enc), np.int64, m)) + self._bytes
@@ -137,9 +143,8 @@ class ChunkSpill:
         pos = np.arange(self.n, self.n + m, dtype=_U64)
         k1, k2 = id_key_pairs(ids)
         self._keys.add(np.stack([k1, k2, pos], axis=1))
-        digest = xxhash.xxh3_128_digest
-        th = np.frombuffer(b"".join(digest(t.encode("utf-8")) for t in texts), _U64)
-        self._texts.add(np.column_stack([th.reshape(-1, 2), pos]))
+        th = np.asarray(digests, _U64).reshape(-1, 2)
+        self._texts.add(np.column_stack([th, pos]))
         self.n += m
         self._bytes = int(ends[-1]) if m else self._bytes
 
