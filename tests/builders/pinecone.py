@@ -33,7 +33,8 @@ def _index(emu: PineconeEmulator, name: str, dim: int, metric: str, pod: bool) -
 
 def langchain(emu: PineconeEmulator, name: str, texts: list[str],
               metadatas: list[dict[str, Any]] | None, embeddings: Any, *,
-              namespace: str | None = None, metric: str = "cosine", pod: bool = False) -> list[str]:  # fmt: skip
+              namespace: str | None = None, metric: str = "cosine",
+              pod: bool = False) -> list[str]:  # fmt: skip
     from langchain_pinecone import PineconeVectorStore
 
     dim = len(embeddings.embed_query("dimension probe"))

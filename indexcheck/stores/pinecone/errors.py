@@ -9,6 +9,7 @@ are redacted of the key first (``store._redact``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
@@ -27,6 +28,18 @@ from ...remote.translate import Caught, ErrorMap, Rule
 KEY_ENV = "PINECONE_API_KEY"
 
 
+def _message(body: str) -> str:
+    """Pinecone's ``{"error": {"code", "message"}}``, or what :func:`server_message` reads."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return server_message(json.dumps({"message": error["message"]}))
+    return server_message(body)
+
+
 def _fields(c: Caught) -> dict[str, Any]:
     store, exc = c.store, c.exc
     status = getattr(exc, "status", None)
@@ -36,7 +49,7 @@ def _fields(c: Caught) -> dict[str, Any]:
     return {
         "status": status if isinstance(status, int) else None,
         "retry_after": retry_after(getattr(exc, "headers", None) or {}),
-        "message": redact(server_message(text)) if text else redact(c.text.splitlines()[0]),
+        "message": redact(_message(text)) if text else redact(c.text.splitlines()[0]),
         "malformed": malformed_request(exc),
         "who": f"Pinecone {c.doing} on {store.where if store is not None else 'the index'}",
         "malformed_fix": f"check {KEY_ENV} and ?host= for stray characters",
@@ -59,10 +72,20 @@ PINECONE_ERRORS = ErrorMap(
         "listed in the Pinecone console) and the project of the key",
         when=status_in(404),
     ),
-    Rule(Exception, TransientError, "HTTP 429 rate limited", when=status_in(429),
-         options=RATE_LIMITED),  # fmt: skip
-    Rule(Exception, TransientError, "HTTP {status}: {message}", when=status_at_least(500),
-         options=RETRY_AFTER),  # fmt: skip
+    Rule(
+        Exception,
+        TransientError,
+        "HTTP 429 rate limited",
+        when=status_in(429),
+        options=RATE_LIMITED,
+    ),  # fmt: skip
+    Rule(
+        Exception,
+        TransientError,
+        "HTTP {status}: {message}",
+        when=status_at_least(500),
+        options=RETRY_AFTER,
+    ),  # fmt: skip
     Rule(
         Exception,
         InputError,
