@@ -15,7 +15,7 @@ from typing import Any
 from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
 from ...remote.http import (
     MALFORMED_ROW,
-    RATE_LIMITED,
+    RATE_LIMITED_ROW,
     RETRY_AFTER,
     malformed_request,
     retry_after,
@@ -72,13 +72,7 @@ PINECONE_ERRORS = ErrorMap(
         "listed in the Pinecone console) and the project of the key",
         when=status_in(404),
     ),
-    Rule(
-        Exception,
-        TransientError,
-        "HTTP 429 rate limited",
-        when=status_in(429),
-        options=RATE_LIMITED,
-    ),  # fmt: skip
+    RATE_LIMITED_ROW,
     Rule(
         Exception,
         TransientError,
