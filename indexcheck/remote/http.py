@@ -95,6 +95,14 @@ def _malformed(c: Caught) -> str:
 MALFORMED_ROW = Rule(Exception, InputError, _malformed, when=lambda c: c.malformed is not None)
 
 
+#: a 429 is retried (after ``Retry-After`` when sent); needs the field ``status`` (and
+#: ``retry_after``): the row the stores reached through an SDK share (Upstash, Pinecone)
+RATE_LIMITED_ROW = Rule(
+    Exception, TransientError, "HTTP 429 rate limited", when=lambda c: c.status == 429,
+    options={"rate_limited": lambda c: True, "retry_after": lambda c: c.retry_after},
+)  # fmt: skip
+
+
 def _final_fields(c: Caught) -> dict[str, Any]:
     return {
         "malformed": malformed_request(c.exc),

@@ -49,6 +49,8 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
     # sqlite-vec's vec0 ``distance`` (plain, not squared, l2), and llm collections, which
     # indexcheck searches itself with llm's cosine similarity
     "sqlitevec": {"l2": L2, "cosine": ONE_MINUS_COS, "l1": L1, "cosine_similarity": COS},
+    # Pinecone's query score: the cosine, the dot product, and the SQUARED euclidean distance
+    "pinecone": {"cosine": COS, "dotproduct": DOT, "euclidean": L2_SQUARED},
 }
 
 

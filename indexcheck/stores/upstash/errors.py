@@ -14,11 +14,10 @@ from typing import Any
 from ...errors import AuthError, BackendUnavailableError, TransientError
 from ...remote.http import (
     MALFORMED_ROW,
-    RATE_LIMITED,
+    RATE_LIMITED_ROW,
     RETRY_AFTER,
     malformed_request,
     status_at_least,
-    status_in,
 )
 from ...remote.translate import Caught, ErrorMap, Rule
 
@@ -54,13 +53,7 @@ UPSTASH_ERRORS = ErrorMap(
         ),
         when=_token_refused,
     ),
-    Rule(
-        Exception,
-        TransientError,
-        "HTTP 429 rate limited",
-        when=status_in(429),
-        options=RATE_LIMITED,
-    ),
+    RATE_LIMITED_ROW,
     Rule(
         Exception,
         TransientError,

@@ -1,0 +1,128 @@
+"""Pinecone's filtered search through the emulator, which evaluates Pinecone's documented
+filter language itself (tests/emulators/pinecone_filter.py): 200 seeded random portable
+filters return exactly numpy's rows and top-k, and what Pinecone cannot express is refused
+by operator before any request."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from indexcheck.errors import FilterError
+from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter
+from indexcheck.stores import open_store
+from tests.builders import pinecone as builder
+from tests.emulators.pinecone_emulator import PineconeEmulator
+from tests.emulators.pinecone_filter import matches
+
+pytest.importorskip("pinecone")
+
+KEY = "pcsk_filter_key"
+N, D, K = 200, 8, 5
+
+
+def data() -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+    rng = np.random.default_rng(2)
+    vecs = rng.standard_normal((N, D)).astype(np.float32)
+    metas: list[dict[str, Any]] = []
+    for i in range(N):
+        m: dict[str, Any] = {"year": 2000 + i % 25, "draft": i % 5 == 0, "score": i / 10}
+        if i % 7:  # fields a row lacks: $ne / $nin follow Pinecone there
+            m["lang"] = "en" if i % 3 else "de"
+        if i % 4:
+            m["topic"] = f"t{i % 6}"
+        metas.append(m)
+    return [f"r{i:03d}" for i in range(N)], vecs, metas
+
+
+def random_filter(rng: random.Random) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["topic", "year", "yearin", "draft", "lang", "score", "or"])
+        if kind == "topic":
+            parts.append({"topic": {rng.choice(["$eq", "$ne"]): f"t{rng.randrange(7)}"}})
+        elif kind == "year":
+            parts.append(
+                {"year": {rng.choice(["$gt", "$gte", "$lt", "$lte"]): 2000 + rng.randrange(25)}}
+            )
+        elif kind == "yearin":
+            parts.append({"year": {rng.choice(["$in", "$nin"]): rng.sample(range(2000, 2025), 4)}})
+        elif kind == "draft":
+            parts.append({"draft": rng.choice([True, False])})
+        elif kind == "lang":
+            exists = {"lang": {"$exists": rng.random() < 0.5}}
+            parts.append(rng.choice([exists, {"lang": {"$ne": "en"}}, {"lang": {"$nin": ["de"]}}]))
+        elif kind == "score":
+            parts.append({"score": {rng.choice(["$gt", "$lte"]): rng.randrange(200) / 10 + 0.05}})
+        else:
+            parts.append({"$or": [{"topic": "t1"}, {"year": {"$lt": 2005}}]})
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[Any]:
+    ids, vecs, metas = data()
+    with PineconeEmulator(api_key=KEY, exact=True) as emu:
+        builder.upsert(emu, "docs", ids, vecs, metas)
+        mp = pytest.MonkeyPatch()
+        mp.setenv("PINECONE_API_KEY", KEY)
+        with open_store(builder.spec(emu, "docs")) as s:
+            yield s, emu
+        mp.undo()
+
+
+def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
+    s, emu = store
+    ids, vecs, metas = data()
+    rng = random.Random(5)
+    queries = np.random.default_rng(9).standard_normal((10, D)).astype(np.float32)
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    nonempty = 0
+    for n in range(200):
+        flt = random_filter(rng)
+        mask = evaluate(parse_filter(flt), metas, missing=ENGINE_MISSING["pinecone"])
+        # the emulator's own reading of Pinecone's language agrees with indexcheck's truth
+        assert mask.tolist() == [matches(flt, m) for m in metas], flt
+        q = queries[n % 10]
+        cos = unit @ (q / np.linalg.norm(q))
+        rows = [i for i in np.argsort(-cos, kind="stable") if mask[i]]
+        want = [ids[i] for i in rows[:K]]
+        D_, I = s.query(q[None], K, filter=flt)
+        got = [i for i in I[0] if i is not None]
+        assert got == want, flt
+        np.testing.assert_allclose(D_[0, : len(want)], cos[rows[:K]], rtol=1e-5, atol=1e-5)
+        nonempty += bool(want)
+    assert nonempty > 150
+    sent = [r.body["filter"] for r in emu.requests if r.path == "/query" and r.body.get("filter")]
+    assert len(sent) == 200 and all("$and" in f or "$or" in f or len(f) == 1 for f in sent)
+
+
+def test_a_missing_field_matches_no_comparison(store: Any) -> None:
+    s, _ = store
+    ids, _, metas = data()
+    q = np.ones((1, D), np.float32)
+    _, I = s.query(q, N, filter={"lang": {"$ne": "en"}})
+    got = {i for i in I[0] if i is not None}
+    assert got == {ids[i] for i, m in enumerate(metas) if m.get("lang") == "de"}
+
+
+@pytest.mark.parametrize(
+    ("flt", "op"),
+    [
+        ({"meta.lang": "en"}, "'$eq' on 'meta.lang'"),
+        ({"draft": {"$in": [True]}}, "'$in' on 'draft'"),
+    ],
+)
+def test_what_pinecone_cannot_express_is_refused_by_operator(
+    store: Any, flt: dict[str, Any], op: str
+) -> None:
+    s, emu = store
+    before = len(emu.requests)
+    with pytest.raises(FilterError, match=re.escape(op)) as err:
+        s.query(np.ones((1, D), np.float32), K, filter=flt)
+    assert err.value.exit_code == 2 and len(emu.requests) == before
