@@ -45,6 +45,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.milvus import to_milvus
     from indexcheck.filters.pgvector import to_pgvector
     from indexcheck.filters.qdrant import to_qdrant
+    from indexcheck.filters.redis import to_redis
     from indexcheck.filters.sqlitevec import to_sqlitevec
     from indexcheck.filters.upstash import to_upstash
 
@@ -57,6 +58,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "lancedb": to_lancedb,
         "llamaindex": to_llamaindex,
         "sqlitevec": to_sqlitevec,
+        "redis": to_redis,
     }
 
 

@@ -23,6 +23,7 @@ STORES: dict[str, str] = {
     "lancedb": "indexcheck.stores.lancedb.store:LanceDBStore",
     "llamaindex": "indexcheck.stores.llamaindex.store:LlamaIndexStore",
     "sqlitevec": "indexcheck.stores.sqlitevec.store:SqliteVecStore",
+    "redis": "indexcheck.stores.redis.store:RedisStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``
