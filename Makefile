@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/indexcheck model status >/dev/null 2>&1 || $(BIN)/indexcheck model install
 	bash scripts/setup_browser.sh
+	sh scripts/setup_redis_stack.sh $(VENV)
 	touch $(STAMP)
 
 ## demo: build a correct and a positional-bug FAISS index of the fixture KB, check both

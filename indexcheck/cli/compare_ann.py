@@ -86,7 +86,8 @@ def _depths(text: str | None) -> list[int] | None:
     default=None,
     metavar="PARAM=V1,V2,...",
     help="Also try these values of the index's search parameter, e.g. efSearch=16,32,64 "
-    "or nprobe=1,4,16 (faiss), nprobes= (lancedb), ef_search=/probes= (pgvector).",
+    "or nprobe=1,4,16 (faiss), nprobes= (lancedb), ef_search=/probes= (pgvector), "
+    "ef_runtime= (redis).",
 )
 @click.option(
     "--vector-cache",

@@ -46,6 +46,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.pgvector import to_pgvector
     from indexcheck.filters.pinecone import to_pinecone
     from indexcheck.filters.qdrant import to_qdrant
+    from indexcheck.filters.redis import to_redis
     from indexcheck.filters.sqlitevec import to_sqlitevec
     from indexcheck.filters.upstash import to_upstash
 
@@ -59,6 +60,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "llamaindex": to_llamaindex,
         "sqlitevec": to_sqlitevec,
         "pinecone": to_pinecone,
+        "redis": to_redis,
     }
 
 

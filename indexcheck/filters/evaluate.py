@@ -42,6 +42,7 @@ ENGINE_MISSING: dict[str, Missing] = {
     "chroma": Missing.INCLUDE,
     "qdrant": Missing.INCLUDE,
     "llamaindex": Missing.INCLUDE,
+    "redis": Missing.INCLUDE,
     "faiss": Missing.INCLUDE,
     "parquet": Missing.INCLUDE,
     "jsonl": Missing.INCLUDE,

@@ -24,6 +24,7 @@ STORES: dict[str, str] = {
     "llamaindex": "indexcheck.stores.llamaindex.store:LlamaIndexStore",
     "sqlitevec": "indexcheck.stores.sqlitevec.store:SqliteVecStore",
     "pinecone": "indexcheck.stores.pinecone.store:PineconeStore",
+    "redis": "indexcheck.stores.redis.store:RedisStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

@@ -96,7 +96,7 @@ def sweep_spec(spec: str, key: str, value: int) -> str:
         hint = (
             f"{parsed.scheme} accepts: {', '.join(allowed)}"
             if allowed
-            else "only faiss, lancedb and pgvector specs take a search parameter"
+            else "only faiss, lancedb, pgvector and redis specs take a search parameter"
         )
         raise SpecError(f"--sweep {key}: {parsed.scheme} has no search parameter {key}; {hint}")
     return with_params(spec, **{key: value})

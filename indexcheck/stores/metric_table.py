@@ -51,6 +51,9 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
     "sqlitevec": {"l2": L2, "cosine": ONE_MINUS_COS, "l1": L1, "cosine_similarity": COS},
     # Pinecone's query score: the cosine, the dot product, and the SQUARED euclidean distance
     "pinecone": {"cosine": COS, "dotproduct": DOT, "euclidean": L2_SQUARED},
+    # the Redis Query Engine's KNN score is a distance: ``1-cos``, ``1-dot`` and the squared
+    # Euclidean distance (measured on Redis Stack 7.4.1 / RediSearch 2.10.5)
+    "redis": {"COSINE": ONE_MINUS_COS, "IP": ONE_MINUS_DOT, "L2": L2_SQUARED},
 }
 
 

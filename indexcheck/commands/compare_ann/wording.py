@@ -26,6 +26,7 @@ EFFORT_EXAMPLES = {
     "ef": "32,64,128",
     "ef_search": "80,200,400",
     "probes": "4,16,64",
+    "ef_runtime": "10,50,200",
 }
 
 
@@ -38,6 +39,8 @@ def effort_param(backend: str, details: dict[str, Any], compression: dict[str, A
         index = details.get("index") or {}
         name = str(index.get("index_type") or "") if isinstance(index, dict) else ""
         return ("ef" if "HNSW" in name.upper() else "nprobes") if name else None
+    if backend == "redis":
+        return "ef_runtime" if details.get("algorithm") == "HNSW" else None
     if backend == "pgvector":
         kind = details.get("index_type")
         return "ef_search" if kind == "hnsw" else "probes" if kind == "ivfflat" else None
