@@ -5,6 +5,9 @@ from __future__ import annotations
 
 
 def main() -> None:
+    from .signals import install
+
+    install()  # first: SIGTERM and SIGHUP end a run as Ctrl-C does, from the very start
     from .allocator import tune
 
     tune()  # before the first large block is allocated

@@ -17,10 +17,11 @@ import click
 
 from .. import __version__, api
 from ..api import hookimpl, read_toml, require_file
-from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, InputError
-from .command import one_line, one_line_errors
+from ..errors import EXIT_INPUT, EXIT_OK, InputError
+from .command import EXIT_STOPPED, one_line, one_line_errors
 from .option_types import finite_floats
 from .options import add_wait_options
+from .signals import EXIT_BROKEN_PIPE, quiet_stdout, settle, stopped_by
 
 CONFIG_FILE = "indexcheck.toml"
 
@@ -164,9 +165,10 @@ class Group(click.Group):
         except click.ClickException as exc:
             click.echo(f"error: {one_line(exc.format_message())}", err=True)
             code, rv = (exc.exit_code if exc.exit_code != 1 else EXIT_INPUT), None
-        except click.Abort:
-            click.echo("interrupted", err=True)
-            code, rv = EXIT_COULD_NOT_FINISH, None
+        except click.Abort as exc:  # a signal while the options were parsed
+            stop = stopped_by(exc)
+            click.echo(stop.message if stop else "interrupted", err=True)
+            code, rv = (stop.exit_code if stop else EXIT_STOPPED), None
         else:
             if isinstance(rv, int) and not isinstance(rv, bool):
                 code = rv
@@ -270,7 +272,17 @@ def main() -> None:
     try:
         cli.main(prog_name="indexcheck", standalone_mode=True)
     except SystemExit as exc:
-        sys.exit(exc.code)
+        code = exc.code
+    except BrokenPipeError:  # stdout closed by its reader outside any command: quietly
+        code = EXIT_BROKEN_PIPE
+    settle()  # a signal from now on would only change the exit code
+    try:
+        sys.stdout.flush()  # what is still buffered: its reader may be gone too
+    except BrokenPipeError:
+        code = EXIT_BROKEN_PIPE
+    if code == EXIT_BROKEN_PIPE:
+        quiet_stdout()
+    sys.exit(code)
 
 
 __all__ = ["EXIT_INPUT", "cli", "main"]

@@ -1,6 +1,8 @@
 """The click command class every indexcheck command uses: one-line errors, exit codes.
 
-Exit codes: 0 passed, 1 check failed, 2 usage or bad input, 3 could not finish.
+Exit codes: 0 passed, 1 check failed, 2 usage or bad input, 3 could not finish; a run
+stopped by a signal ends with 128 + its number, one whose stdout was closed with 141
+(:mod:`.signals`).
 An :class:`~indexcheck.errors.IndexcheckError` (also one raised by an option callback while
 parsing) becomes ``error: <message>`` on stderr and its exit code, whether the command runs
 under the ``indexcheck`` group or alone; ``INDEXCHECK_DEBUG=1`` adds the traceback and keeps
@@ -24,6 +26,10 @@ import click
 
 from .. import api
 from ..errors import EXIT_CHECK_FAILED, EXIT_COULD_NOT_FINISH, EXIT_INPUT, EXIT_OK, IndexcheckError
+from .signals import EXIT_BROKEN_PIPE, broken_pipe, quiet_stdout, stopped_by
+
+#: a KeyboardInterrupt raised by no signal handler of ours (a library, a test): as SIGINT
+EXIT_STOPPED = 130
 
 one_line = api.one_line
 
@@ -76,11 +82,17 @@ def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
             message = exc.format_message() if isinstance(exc, click.ClickException) else ""
             _failed(ctx, one_line(message) or f"the run ended with exit code {code}", code)
         raise
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        _failed(ctx, "interrupted", EXIT_COULD_NOT_FINISH)
-        raise click.exceptions.Exit(EXIT_COULD_NOT_FINISH) from None
+    except KeyboardInterrupt as exc:
+        stop = stopped_by(exc)
+        message, code = (stop.message, stop.exit_code) if stop else ("interrupted", EXIT_STOPPED)
+        click.echo(message, err=True)
+        _failed(ctx, message, code)
+        raise click.exceptions.Exit(code) from None
     except Exception as exc:  # a bug or an SDK error no backend mapped: still one line
+        if broken_pipe(exc):  # stdout closed by its reader (``| head``): quietly, exit 141
+            _failed(ctx, "stdout was closed before the run ended", EXIT_BROKEN_PIPE)
+            quiet_stdout()
+            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
         _debug_traceback()
         message, _ = api.failure(exc)
         click.echo(f"error: {message}", err=True)

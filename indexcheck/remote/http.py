@@ -154,8 +154,23 @@ TRANSIENT_TRANSPORT = (
     "APIConnectionError",
     "APITimeoutError",
 )
+#: a reply whose bytes cannot be read at all: a Content-Encoding that lies (httpx
+#: DecodingError, requests ContentDecodingError), a cut chunked body, text that is not in its
+#: charset; retried like a 5xx by every table that names it
+UNREADABLE_REPLY = (
+    "DecodingError",
+    "ContentDecodingError",
+    "ChunkedEncodingError",
+    "IncompleteRead",
+    "UnicodeDecodeError",
+)
 #: a 200 whose body does not parse (truncated JSON, wrong shape), by class name across SDKs
-MALFORMED_REPLY = ("ResponseValidationError", "ValidationError", "JSONDecodeError")
+MALFORMED_REPLY = (
+    "ResponseValidationError",
+    "ValidationError",
+    "JSONDecodeError",
+    *UNREADABLE_REPLY,
+)
 
 
 def where(url: str | None, default: str) -> str:

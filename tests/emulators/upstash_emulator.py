@@ -14,9 +14,10 @@ Approximate search: a namespace is split into ``nlist`` partitions around centro
 evenly in id order; a query scans only its ``nprobe`` best partitions, so true neighbours
 can be missed (a stored vector always finds itself). ``exact=True`` scans everything.
 
-Faults: ``fail_next(n, status, retry_after, message)``, ``truncate_next(n)`` (JSON cut in
-half), ``short_next(n)`` (last entry of the next n result lists dropped), ``delay`` (seconds
-before each reply). Every request is kept in ``requests``; ``writes()`` lists the writes.
+Faults: ``fail_next(n, status, retry_after, message)``, ``garble_next(n, how)`` (a reply
+that cannot be read), ``truncate_next(n)`` (JSON cut in half), ``short_next(n)`` (last
+entry of the next n result lists dropped), ``delay`` (seconds before each reply). Every
+request is kept in ``requests``; ``writes()`` lists the writes.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class UpstashEmulator:
         self.requests: list[Recorded] = []
         self._faults: list[tuple[int, float | None, str]] = []
         self._truncate = self._short = 0
+        self._garble: list[str] = []
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -133,9 +135,16 @@ class UpstashEmulator:
         with self._lock:
             self._short += n
 
+    def garble_next(self, n: int, how: str) -> None:
+        """The next ``n`` replies are 200s that cannot be read: ``gzip`` (a Content-Encoding
+        header that lies about a plain body), ``encoding`` (bytes that are not UTF-8)."""
+        with self._lock:
+            self._garble.extend([how] * n)
+
     def clear_faults(self) -> None:
         with self._lock:
             self._faults, self._truncate, self._short, self.delay = [], 0, 0, 0.0
+            self._garble = []
 
     def writes(self) -> list[Recorded]:
         """Requests whose command changes an index."""
@@ -204,6 +213,11 @@ class UpstashEmulator:
             if self._truncate:
                 self._truncate -= 1
                 payload = payload[: len(payload) // 2]
+            if self._garble:
+                how = self._garble.pop(0)
+                if how == "gzip":
+                    return 200, {"Content-Encoding": "gzip"}, payload
+                return 200, {}, b'{"result": "\xff\xfe\xc3\x28"}'
             return 200, {}, payload
 
     def _dispatch(self, index: EmulatedIndex, cmd: str, ns: str, body: Any, query: str) -> Any:

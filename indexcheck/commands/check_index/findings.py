@@ -288,6 +288,8 @@ def other_findings(
         "dimension_mismatch": "stored vectors of the wrong length; re-embed these chunks",
         "non_finite": "stored vectors contain NaN or infinity; re-embed these chunks",
         "zero_vector": "stored vectors are all zeros; re-embed these chunks",
+        "absurd_magnitude": "stored vectors have an absurd length (outside 1e-30..1e30): "
+        "something scaled them after embedding; re-embed these chunks",
     }
     for kind, msg in messages.items():
         ids = [c.id for c in checks if c.status == kind]

@@ -12,6 +12,7 @@ from ...embedders import for_queries
 from ...errors import DataFileError, InputError
 from ...inputs.questions import load_questions
 from ...stores.base import VectorStore, as_float32_matrix
+from ...vectors import normalize_rows, row_norms
 from ..kit.caches import ITER_BATCH, cache_for, vector_blocks
 
 if TYPE_CHECKING:
@@ -105,8 +106,8 @@ def _moved(
 ) -> QuerySet:
     """Each vector moved by noise * |v| along a random unit direction orthogonal to it."""
     base = picked.astype(np.float64)
-    norms = np.linalg.norm(base, axis=1, keepdims=True)
-    unit = np.divide(base, norms, out=np.zeros_like(base), where=norms > 0)
+    norms = row_norms(base)[:, None]
+    unit = normalize_rows(base)
     u = rng.standard_normal(base.shape)
     u -= (u * unit).sum(axis=1, keepdims=True) * unit  # orthogonal to v
     u /= np.linalg.norm(u, axis=1, keepdims=True)

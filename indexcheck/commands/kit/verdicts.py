@@ -97,6 +97,8 @@ class Status(StrEnum):
     DIMENSION_MISMATCH = "dimension_mismatch"
     NON_FINITE = "non_finite"
     ZERO_VECTOR = "zero_vector"
+    #: finite, but its length is outside ``vectors.NORM_RANGE``: no model writes that
+    ABSURD_MAGNITUDE = "absurd_magnitude"
 
 
 __all__ = [

@@ -13,6 +13,7 @@ from ...errors import IncompleteResultError, InputError
 from ...scales.formula import Transform
 from ...scales.transforms import _CATALOGUE_LIST, ATOL, CATALOGUE, RTOL
 from ...stores.base import StoreInfo, VectorStore
+from ...vectors import row_norms
 from .provenance import provenance
 from .result import ScaleResult
 
@@ -34,7 +35,7 @@ def _base_vectors(store: VectorStore, dimension: int) -> np.ndarray:
         if dimension == 0 and vecs.size:
             dimension = int(vecs.shape[1])
         keep = (np.asarray(batch.dims)[: len(vecs)] == dimension) & np.isfinite(vecs).all(1)
-        keep &= np.linalg.norm(vecs, axis=1) > 0
+        keep &= row_norms(vecs) > 0
         out: np.ndarray = vecs[keep]
         return out
     return np.zeros((0, dimension), dtype=np.float32)
@@ -46,7 +47,7 @@ def build_queries(base: np.ndarray, probes: int, rng: np.random.Generator) -> np
     query is rescaled by 1.3-2x or 1/2-1/1.3x so ``dot`` and ``cos`` part even on unit data.
     """
     n, d = base.shape
-    norm = float(np.median(np.linalg.norm(base, axis=1)))
+    norm = float(np.median(row_norms(base)))
     sigmas = np.geomspace(0.05, 1.5, max(1, (probes + 2) // 4))
     out = np.empty((probes, d), dtype=np.float64)
     for j in range(probes):

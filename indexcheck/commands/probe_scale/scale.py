@@ -12,6 +12,7 @@ import numpy as np
 from ...errors import InputError
 from ...scales.transforms import CATALOGUE
 from ...stores.base import VectorStore
+from ...vectors import row_norms
 from ..kit.caches import default_scale_dir, read_json, scale_cache_path, write_json_atomic
 from .probe import UNIT_NORM_TOL, _named, probe_scale
 from .result import ScaleResult
@@ -49,7 +50,7 @@ def documented_scale(store: VectorStore) -> ScaleResult:
     for batch in store.iter_vectors(64):
         vecs = np.asarray(batch.vectors, dtype=np.float64)[np.asarray(batch.dims) > 0]
         if vecs.size:
-            normalized = bool(np.all(np.abs(np.linalg.norm(vecs, axis=1) - 1) <= UNIT_NORM_TOL))
+            normalized = bool(np.all(np.abs(row_norms(vecs) - 1) <= UNIT_NORM_TOL))
         break
     result = _named(
         t,

@@ -27,6 +27,7 @@ import numpy as np
 import xxhash
 
 from ...errors import DimensionMismatchError
+from ...vectors import normalize_rows
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import Hits, gather
 from ..params import Str
@@ -140,8 +141,7 @@ class QdrantStore(BaseStore):
         """
         vectors, dims = pack_rows(rows, self._c.dimension)
         if self._c.distance == "Cosine":
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            np.divide(vectors, norms, out=vectors, where=norms > 0)
+            vectors = normalize_rows(vectors)
         return vectors, dims
 
     def _id_of(self, record: Any) -> str:

@@ -16,6 +16,7 @@ from ...remote.http import (
     MALFORMED_ROW,
     RATE_LIMITED_ROW,
     RETRY_AFTER,
+    UNREADABLE_REPLY,
     malformed_request,
     status_at_least,
 )
@@ -64,6 +65,7 @@ UPSTASH_ERRORS = ErrorMap(
     Rule("httpx:TimeoutException", TransientError, "no reply within {store.timeout:g} s"),
     Rule("httpx:ConnectError", TransientError, "could not connect"),
     Rule("httpx:TransportError", TransientError, "connection failed ({name})"),
+    Rule(UNREADABLE_REPLY, TransientError, "an unreadable reply ({name})"),
     Rule(
         ValueError,
         TransientError,

@@ -198,3 +198,22 @@ def test_every_planted_fault_flagged_exactly_on_a_few_thousand_chunks(tmp_path) 
     assert kinds["shift"].details["start_id"] == ids[1201]
     assert kinds["shift"].details["preceding_duplicate"]["id"] == ids[1200]
     assert set(kinds["duplicate_text"].chunk_ids) == {ids[1200], ids[2500]}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_vectors_scaled_far_pass_and_an_absurd_length_is_named(stream: bool) -> None:
+    """Stored vectors scaled to 1e25 point the right way (float32 norms would overflow and
+    call them another model); ones scaled to 1e35 are an absurd magnitude, no model change."""
+    ids, texts = make_corpus(60, {})
+    fresh = HashEmbedder(32).embed(texts)
+    settings = CheckIndexSettings(sample=None, stream=stream)
+    far = MemoryStore(ids, fresh * np.float32(1e25), texts)
+    r = check_index(settings, far, HashEmbedder(32), corpus_from_pairs(ids, texts))
+    assert r.ok, [f.message for f in r.findings]
+    absurd = fresh.copy()
+    absurd[:7] *= np.float32(1e35)
+    store = MemoryStore(ids, absurd, texts)
+    r = check_index(settings, store, HashEmbedder(32), corpus_from_pairs(ids, texts))
+    assert [f.kind for f in r.findings if f.severity == "error"] == ["absurd_magnitude"]
+    (found,) = [f for f in r.findings if f.kind == "absurd_magnitude"]
+    assert sorted(found.chunk_ids) == sorted(ids[:7])

@@ -342,3 +342,17 @@ def test_ann_comparator_finds_misses_only_in_approximate_mode(
             misses[exact] = sum(I[qi, 0] != truth[qi] for qi in range(len(queries)))
     assert misses[True] == 0
     assert misses[False] >= 5
+
+
+@pytest.mark.parametrize("how", ["gzip", "encoding"])
+def test_an_unreadable_reply_is_retried_like_a_5xx(emu: UpstashEmulator, how: str) -> None:
+    """A 200 whose gzip header lies (httpx DecodingError) or whose bytes are not UTF-8: retried
+    within the same budget, then exit 3 naming the service, never the catch-all."""
+    spec, _, _ = make(emu)
+    emu.garble_next(1, how)
+    before = len(emu.requests)
+    assert open_store(spec).info().count > 0  # the retry got a good reply
+    assert len(emu.requests) == before + 2
+    emu.garble_next(100, how)
+    err = fails(open_store(spec).info)
+    assert type(err) is BackendUnavailableError and "upstash" in str(err).lower(), err

@@ -21,6 +21,7 @@ import numpy as np
 from ....embedders.base import Embedder
 from ....inputs.corpus import Corpus
 from ....stores.base import StoreInfo, VectorStore
+from ....vectors import absurd_magnitude
 from ....vectors import normalize_rows as _unit
 from ...kit.stats import fault_rate_upper
 from ...kit.verdicts import Status
@@ -150,6 +151,8 @@ def _compare(run: _Sampled, p: int) -> ChunkCheck:
         return ChunkCheck(cid, p, None, Status.NON_FINITE)
     if not np.any(v):
         return ChunkCheck(cid, p, None, Status.ZERO_VECTOR)
+    if absurd_magnitude(v):
+        return ChunkCheck(cid, p, None, Status.ABSURD_MAGNITUDE)
     cos = float(np.dot(_unit(v), run.fresh.vectors[p]))
     return ChunkCheck(cid, p, cos, Status.OK if cos >= run.min_cosine else Status.LOW)
 

@@ -27,6 +27,7 @@ from ....errors import DataFileError, DimensionMismatchError, InputError, Output
 from ....inputs.chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ....inputs.corpus import Corpus
 from ....stores.base import VectorStore
+from ....vectors import absurd_magnitude
 from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
 from ..findings import ChunkCheck
@@ -45,7 +46,7 @@ JSON_ROWS_LIMIT = 100_000
 #: unexplained low chunks judged for "another model or another text" (seeded sample)
 WHY_SAMPLE = 2000
 
-_MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO = range(6)
+_MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO, _ABSURD = range(7)
 assert _OK == OK_CODE
 _STATUS = {
     _MISSING: Status.MISSING_VECTOR,
@@ -53,6 +54,7 @@ _STATUS = {
     _DIM: Status.DIMENSION_MISMATCH,
     _NONFINITE: Status.NON_FINITE,
     _ZERO: Status.ZERO_VECTOR,
+    _ABSURD: Status.ABSURD_MAGNITUDE,
 }
 
 
@@ -190,6 +192,7 @@ def _run(run: StreamRun) -> CheckIndexResult:
         st = np.where(dims == 0, _MISSING, np.where(dims != d, _DIM, _OK)).astype(np.uint8)
         st[(st == _OK) & ~finite] = _NONFINITE
         st[(st == _OK) & ~nonzero] = _ZERO
+        st[(st == _OK) & absurd_magnitude(v)] = _ABSURD
         for q, sd in zip(p[st == _DIM], dims[st == _DIM], strict=True):
             bad_dim[int(q)] = int(sd)
         cmp = np.flatnonzero(st == _OK)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import InputError
+from ....output.locks import locked
 from ....safety.textsafe import escape_rich as escape
 from ....safety.textsafe import visible
 
@@ -64,7 +65,8 @@ def verify_sheet(
         result = SheetCheck([verify_pack(pack, key)], [])
     else:
         assert sheet is not None
-        result = verify_runs(sheet, key, list(run_ids or ()) or None)
+        with locked(sheet, shared=True):  # no revision or run half written meanwhile
+            result = verify_runs(sheet, key, list(run_ids or ()) or None)
     lines = []
     for r in result.runs:
         if r.problem:

@@ -28,6 +28,7 @@ from ...._version import __version__
 from ....errors import DataFileError, InputError
 from ....inputs.answers import AnswerRow
 from ....inputs.corpus import text_hash
+from ....output.locks import locked
 from ....safety.textsafe import visible
 from ..claims import ClaimVerdict, normalize
 from ..result import JudgeResult
@@ -203,6 +204,19 @@ def write_run(
         raise InputError(f"sheet format must be one of {', '.join(FORMATS)}, got '{fmt}'")
     root = Path(folder)
     check_sheet_dir(root)
+    with locked(root):  # a reader never sees a run folder half written
+        return _write_run(root, result, rows, meta, hashes_only, fmt, key)
+
+
+def _write_run(
+    root: Path,
+    result: JudgeResult,
+    rows: Sequence[AnswerRow],
+    meta: RunMeta,
+    hashes_only: bool,
+    fmt: str,
+    key: bytes | None,
+) -> tuple[str, list[Path]]:
     run_id = new_id("run-")
     run_dir = root / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
@@ -251,6 +265,18 @@ def revise(
     except ValueError:
         allowed = ", ".join(v.value for v in ClaimVerdict)
         raise InputError(f"--verdict '{verdict}' is not one of {allowed}") from None
+    with locked(folder):  # the chain's end read and extended by one writer at a time
+        return _revise(folder, row_id, new, reviewer, note, key)
+
+
+def _revise(
+    folder: str | Path,
+    row_id: str,
+    new: ClaimVerdict,
+    reviewer: str,
+    note: str | None,
+    key: bytes | None,
+) -> dict[str, Any]:
     run_id = row_id.split("/", 1)[0]
     _, _, claims = read_run(folder, run_id)
     target = next((r for r in claims if r["row_id"] == row_id), None)
