@@ -15,7 +15,7 @@ written (it has no label at all).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ class TraceRefusalsSettings:
     id_column: str = "id"
     text_column: str = "text"
     #: a labelled question set (a path or loaded questions) the refusals take labels from
-    questions: str | Path | list[Question] | None = None
+    questions: str | Path | Sequence[Question] | None = None
     #: where to write the refusals as a question set (JSONL); None: not written
     out: str | Path | None = None
 

@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..kit.verdicts import ClaimVerdict
+from ..kit.verdicts import ClaimVerdict as ClaimVerdict
 
 
 class CitationStatus(StrEnum):

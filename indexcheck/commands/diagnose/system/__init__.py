@@ -17,6 +17,7 @@ observed: the chunk absent from the candidates (``NOT_RETRIEVED``), among them b
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -238,7 +239,7 @@ def diagnose_system(
     fingerprint = str(getattr(system.obj, "index_fingerprint", "") or "")
     if store is not None:
         fingerprint = store.fingerprint()
-    cache = StagedCache(settings.cache)
+    cache = StagedCache(None if settings.cache is None else Path(settings.cache))
     run = _Runner(system, cache, fingerprint, app_depth, runs, store, embedder, texts)
     try:
         return _run(run, questions, interventions, corpus, min_cosine, say)
@@ -335,25 +336,6 @@ def _run(
     )
 
 
-def diagnose_system_from(
-    settings: DiagnoseSettings,
-    questions: Sequence[Question],
-    corpus: Corpus | None = None,
-    store: VectorStore | None = None,
-    embedder: Embedder | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> SystemDiagnoseResult:
-    """:func:`diagnose_system` from ``settings.system`` (a ``py:`` spec or an application
-    object) and ``settings.intervene`` (``"gold-context,fetch=20"`` or a list of those)."""
-    s = settings
-    app, interventions = prepare_system(
-        s.system, s.intervene, s.budget_calls, s.answer_refusal_pattern
-    )
-    return diagnose_system(
-        settings, app, interventions, questions, corpus, store, embedder, progress
-    )
-
-
 def _detail(sq: SystemQuestion) -> str:
     if sq.label == Label.FLAKY:
         return "outcomes differ across runs, or the unchanged control recovered"
@@ -364,4 +346,4 @@ def _detail(sq: SystemQuestion) -> str:
     return ""
 
 
-__all__ = ["diagnose_system", "diagnose_system_from", "prepare_system"]
+__all__ = ["diagnose_system", "prepare_system"]
