@@ -40,9 +40,11 @@ from indexcheck.filters.grammar import (
 
 def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.chroma import to_chroma
+    from indexcheck.filters.elasticsearch import to_elasticsearch
     from indexcheck.filters.lancedb import to_lancedb
     from indexcheck.filters.llamaindex import to_llamaindex
     from indexcheck.filters.milvus import to_milvus
+    from indexcheck.filters.opensearch import to_opensearch
     from indexcheck.filters.pgvector import to_pgvector
     from indexcheck.filters.qdrant import to_qdrant
     from indexcheck.filters.sqlitevec import to_sqlitevec
@@ -57,6 +59,8 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "lancedb": to_lancedb,
         "llamaindex": to_llamaindex,
         "sqlitevec": to_sqlitevec,
+        "elasticsearch": to_elasticsearch,
+        "opensearch": to_opensearch,
     }
 
 

@@ -50,6 +50,8 @@ ENGINE_MISSING: dict[str, Missing] = {
     "lancedb": Missing.EXCLUDE,
     "upstash": Missing.EXCLUDE,
     "sqlitevec": Missing.EXCLUDE,
+    "elasticsearch": Missing.INCLUDE,
+    "opensearch": Missing.INCLUDE,
 }
 
 

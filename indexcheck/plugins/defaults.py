@@ -23,6 +23,8 @@ STORES: dict[str, str] = {
     "lancedb": "indexcheck.stores.lancedb.store:LanceDBStore",
     "llamaindex": "indexcheck.stores.llamaindex.store:LlamaIndexStore",
     "sqlitevec": "indexcheck.stores.sqlitevec.store:SqliteVecStore",
+    "elasticsearch": "indexcheck.stores.elasticsearch.store:ElasticsearchStore",
+    "opensearch": "indexcheck.stores.opensearch.store:OpenSearchStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

@@ -26,6 +26,7 @@ EFFORT_EXAMPLES = {
     "ef": "32,64,128",
     "ef_search": "80,200,400",
     "probes": "4,16,64",
+    "num_candidates": "50,100,200",
 }
 
 
@@ -38,6 +39,10 @@ def effort_param(backend: str, details: dict[str, Any], compression: dict[str, A
         index = details.get("index") or {}
         name = str(index.get("index_type") or "") if isinstance(index, dict) else ""
         return ("ef" if "HNSW" in name.upper() else "nprobes") if name else None
+    if backend == "elasticsearch":
+        return "num_candidates"
+    if backend == "opensearch":
+        return "ef_search"
     if backend == "pgvector":
         kind = details.get("index_type")
         return "ef_search" if kind == "hnsw" else "probes" if kind == "ivfflat" else None
