@@ -139,6 +139,7 @@ class Emulator:
         self.flavor, self.version = flavor, version
         self.indexes: dict[str, Index] = {}
         self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.bodies: list[Any] = []  # each request's JSON body (NDJSON kept as text)
         self.contexts: dict[str, tuple[str, list[str], dict[str, Any]]] = {}
         self.scrolls: dict[str, dict[str, Any]] = {}
         self.failures: list[int] = []  # statuses to answer the next requests with
@@ -178,6 +179,10 @@ class Emulator:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length) if length else b""
         self.requests.append((h.command, parts.path, query))
+        try:
+            self.bodies.append(json.loads(raw) if raw else None)
+        except ValueError:
+            self.bodies.append(raw.decode("utf-8", "replace"))
         status, body = 200, {}
         try:
             with self._lock:

@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
-from ...remote.http import RATE_LIMITED, RETRY_AFTER, status_at_least, status_in
+from ...remote.http import (
+    RATE_LIMITED,
+    RETRY_AFTER,
+    retry_after,
+    status_at_least,
+    status_in,
+)
 from ...remote.translate import Caught, ErrorMap, Rule
 
 
@@ -39,7 +45,12 @@ def _fields(c: Caught) -> dict[str, Any]:
     if not isinstance(status, int):
         meta = getattr(c.exc, "meta", None)
         status = getattr(meta, "status", None)
-    return {"status": status if isinstance(status, int) else None, "reason": reason(c.exc)}
+    headers = getattr(getattr(c.exc, "meta", None), "headers", None) or {}
+    return {
+        "status": status if isinstance(status, int) else None,
+        "reason": reason(c.exc),
+        "retry_after": retry_after(headers),
+    }
 
 
 def _compat(c: Caught) -> bool:
