@@ -150,6 +150,7 @@ class Emulator:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once
 
             def log_message(self, *a: Any) -> None:
                 pass
@@ -550,9 +551,13 @@ class Emulator:
             or (prop.get("index_options") or {}).get("m")
             or 16
         )
-        hnsw = faiss.IndexHNSWFlat(x.shape[1], m, metric)
-        hnsw.hnsw.efConstruction = 100
-        hnsw.add(xs)
+        key = (field, kind, len(ids), ids[0], ids[-1])
+        if idx._hnsw is None or idx._hnsw[0] != key:  # one graph per refresh
+            graph = faiss.IndexHNSWFlat(x.shape[1], m, metric)
+            graph.hnsw.efConstruction = 100
+            graph.add(xs)
+            idx._hnsw = (key, graph)
+        hnsw = idx._hnsw[1]
         params = faiss.SearchParametersHNSW()
         params.efSearch = max(ef, k)
         if allowed is not None:

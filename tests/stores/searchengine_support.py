@@ -51,7 +51,8 @@ def buggy(inner: Any) -> Any:
 
 
 def chunks_file(path: Path, ids: list[str], texts: list[str]) -> Path:
-    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
+    rows = zip(ids, texts, strict=True)
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in rows))
     return path
 
 

@@ -78,7 +78,10 @@ def test_contract_on_the_index_langchain_writes(emu: Emulator) -> None:
         check_store_contract(store, ids, HashEmbedder(32).embed(texts))
         info = store.info()
         assert (info.metric, info.score, info.details["vector_field"]) == (
-            "cosine", "(1+cos)/2", "vector")
+            "cosine",
+            "(1+cos)/2",
+            "vector",
+        )
         assert info.details["text_field"] == "text" and not store.ordered
     assert writes(emu.requests[first:]) == []
 
@@ -134,7 +137,8 @@ def test_stale_missing_orphan_and_model_mismatch(emu: Emulator, tmp_path: Path) 
         assert status == {ids[10]: "stale_vector", ids[20]: "missing_vector"}
         kinds = {f.kind for f in result.findings}
         assert "orphan_vectors" in kinds or any("orphan" in k for k in kinds), kinds
-        other = check_index(CheckIndexSettings(sample=None), store, HashEmbedder(32, model="other-model"),
+        other_model = HashEmbedder(32, model="other-model")
+        other = check_index(CheckIndexSettings(sample=None), store, other_model,
                             corpus_from_pairs(ids, texts))  # fmt: skip
         assert any("mismatch" in f.kind for f in other.findings), [f.kind for f in other.findings]
 
@@ -245,10 +249,16 @@ def test_seeded_filters_return_exactly_numpys_rows(emu: Emulator) -> None:
 
 def test_filters_elasticsearch_cannot_express_name_the_operator(emu: Emulator) -> None:
     es = build.client("elasticsearch", emu.url)
-    es.indices.create(index="notes", mappings={"properties": {
-        "vector": {"type": "dense_vector", "dims": 4, "similarity": "l2_norm"},
-        "text": {"type": "text"},
-        "metadata": {"properties": {"note": {"type": "text"}, "code": {"type": "keyword"}}}}})
+    es.indices.create(
+        index="notes",
+        mappings={
+            "properties": {
+                "vector": {"type": "dense_vector", "dims": 4, "similarity": "l2_norm"},
+                "text": {"type": "text"},
+                "metadata": {"properties": {"note": {"type": "text"}, "code": {"type": "keyword"}}},
+            }
+        },
+    )
     es.index(index="notes", id="a", document={"vector": [1, 0, 0, 0], "text": "x",
              "metadata": {"note": "Kidney Diet", "code": "K-1"}}, refresh=True)  # fmt: skip
     es.close()
@@ -280,8 +290,10 @@ def test_llamaindex_layout_is_read_with_no_mapping_given(emu: Emulator) -> None:
                         [{"topic": f"T{i % 3}"} for i in range(30)])  # fmt: skip
     with open_store(spec(emu, "li")) as store:
         info = store.info()
-        assert (info.details["vector_field"], info.details["text_field"]) == ("embedding",
-                                                                              "content")
+        assert (info.details["vector_field"], info.details["text_field"]) == (
+            "embedding",
+            "content",
+        )
         check_store_contract(store, ids, vecs)
 
 
@@ -290,8 +302,13 @@ def test_9x_hides_vectors_from_source_and_the_store_asks_for_them() -> None:
     try:
         vecs = unit(20, 8)
         texts = [f"t{i}" for i in range(20)]
-        ids = build.langchain_es(e.url, "docs", texts, None,
-                                 _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True))))
+        ids = build.langchain_es(
+            e.url,
+            "docs",
+            texts,
+            None,
+            _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True))),
+        )
         raw = build.client("elasticsearch", e.url).search(index="docs", size=1)
         assert "vector" not in raw["hits"]["hits"][0]["_source"]  # hidden by default
         with open_store(spec(e)) as store:
@@ -302,8 +319,13 @@ def test_9x_hides_vectors_from_source_and_the_store_asks_for_them() -> None:
 
 def test_vectors_excluded_by_the_mapping_are_named(emu: Emulator) -> None:
     es = build.client("elasticsearch", emu.url)
-    es.indices.create(index="ex", mappings={"_source": {"excludes": ["vector"]}, "properties": {
-        "vector": {"type": "dense_vector", "dims": 4, "similarity": "cosine"}}})
+    es.indices.create(
+        index="ex",
+        mappings={
+            "_source": {"excludes": ["vector"]},
+            "properties": {"vector": {"type": "dense_vector", "dims": 4, "similarity": "cosine"}},
+        },
+    )
     es.index(index="ex", id="a", document={"vector": [1, 0, 0, 0], "text": "x"}, refresh=True)
     es.close()
     with open_store(spec(emu, "ex")) as store:
@@ -326,7 +348,7 @@ def test_credentials_come_from_the_environment_and_are_never_printed(
     r = run("probe-scale", "--store", spec(emu), "--json", "-")
     assert r.exit_code == 0, r.output
     assert "s3cret-pass" not in r.output
-    r = run("probe-scale", "--store", f"elasticsearch:http://elastic:pw@127.0.0.1:1?index=d")
+    r = run("probe-scale", "--store", "elasticsearch:http://elastic:pw@127.0.0.1:1?index=d")
     assert r.exit_code == 2 and "environment" in r.output
 
 
