@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import MissingDependencyError
 from ..base import StoreSpec
-from ..params import Int, Str
+from ..params import Int
 from ..searchengine.errors import engine_errors
 from ..searchengine.opening import (
     caller,
@@ -32,7 +32,7 @@ from ..searchengine.opening import (
     target,
     version_of,
 )
-from ..searchengine.store import SearchEngineStore
+from ..searchengine.store import FIELD_PARAMS, SearchEngineStore
 
 API_KEY_ENV = "ELASTIC_API_KEY"
 USER_ENV, PASSWORD_ENV = "ELASTICSEARCH_USERNAME", "ELASTICSEARCH_PASSWORD"
@@ -51,13 +51,7 @@ class ElasticsearchStore(SearchEngineStore):
     scheme = "elasticsearch"
     label = "Elasticsearch"
     errors = ES_ERRORS
-    params = {
-        "index": Str(),
-        "vector": Str(),
-        "text": Str(),
-        "metadata": Str(),
-        "num_candidates": Int(min=1, max=MAX_CANDIDATES),
-    }
+    params = {**FIELD_PARAMS, "num_candidates": Int(min=1, max=MAX_CANDIDATES)}
     param_hints = {
         "api_key": f"keys go in {API_KEY_ENV} only",
         "password": f"passwords go in {PASSWORD_ENV} only",

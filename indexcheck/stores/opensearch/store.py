@@ -24,7 +24,7 @@ from typing import Any
 from ...errors import InputError, MissingDependencyError
 from ..base import StoreSpec
 from ..metric_table import OPENSEARCH_LEGACY_COSINE
-from ..params import Int, Str
+from ..params import Int
 from ..searchengine.errors import engine_errors
 from ..searchengine.opening import (
     caller,
@@ -34,7 +34,7 @@ from ..searchengine.opening import (
     target,
     version_of,
 )
-from ..searchengine.store import SearchEngineStore
+from ..searchengine.store import FIELD_PARAMS, SearchEngineStore
 
 USER_ENV, PASSWORD_ENV = "OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD"
 SCROLL = "2m"
@@ -47,13 +47,7 @@ class OpenSearchStore(SearchEngineStore):
     scheme = "opensearch"
     label = "OpenSearch"
     errors = OS_ERRORS
-    params = {
-        "index": Str(),
-        "vector": Str(),
-        "text": Str(),
-        "metadata": Str(),
-        "ef_search": Int(min=1, max=100_000),
-    }
+    params = {**FIELD_PARAMS, "ef_search": Int(min=1, max=100_000)}
     param_hints = {"password": f"passwords go in {PASSWORD_ENV} only"}
     sweepable = ("ef_search",)
     breadth = "ef_search"

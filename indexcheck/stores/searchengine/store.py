@@ -24,11 +24,14 @@ from ...errors import DimensionMismatchError, InputError
 from ...remote.retry import RetryPolicy
 from ..base import BaseStore, Fetched, StoreInfo, VectorBatch, pack_rows
 from ..hits import Hits, gather
+from ..params import Str
 from .layout import Layout
 
 PAGE = 1000  # documents per scan page
 FETCH_BATCH = 500  # ids per ``ids`` query
 QUERY_BATCH = 32
+#: the options both engines take: the index, and the fields when the mapping holds several
+FIELD_PARAMS = {"index": Str(), "vector": Str(), "text": Str(), "metadata": Str()}
 
 
 def dotted(source: dict[str, Any], path: str) -> Any:
