@@ -95,8 +95,9 @@ def convert_threshold_cmd(
 ) -> None:
     """Express a score threshold VALUE on another scale (negative values need no quoting).
 
-    Formulas: cos, 1-cos, (1+cos)/2, 2-2cos, 1/(2-cos), dot, -dot, 1-dot, (1+dot)/2, l2,
-    l2^2, 1/(1+l2^2), 1/(1+l2). Values outside the source scale's range are refused (exit 2).
+    Formulas: cos, 1-cos, (1+cos)/2, 2-2cos, 1/(2-cos), dot, -dot, 1-dot, (1+dot)/2,
+    1+dot|1/(1-dot) (Elasticsearch max_inner_product, OpenSearch innerproduct), l2, l2^2,
+    1/(1+l2^2), 1/(1+l2). Values outside the source scale's range are refused (exit 2).
     """
     if store_spec is not None and from_formula is None:  # both given: refused, no warning
         warn_spec(store_spec)

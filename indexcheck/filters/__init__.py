@@ -40,9 +40,11 @@ from indexcheck.filters.grammar import (
 
 def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.chroma import to_chroma
+    from indexcheck.filters.elasticsearch import to_elasticsearch
     from indexcheck.filters.lancedb import to_lancedb
     from indexcheck.filters.llamaindex import to_llamaindex
     from indexcheck.filters.milvus import to_milvus
+    from indexcheck.filters.opensearch import to_opensearch
     from indexcheck.filters.pgvector import to_pgvector
     from indexcheck.filters.pinecone import to_pinecone
     from indexcheck.filters.qdrant import to_qdrant
@@ -61,6 +63,8 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "sqlitevec": to_sqlitevec,
         "pinecone": to_pinecone,
         "redis": to_redis,
+        "elasticsearch": to_elasticsearch,
+        "opensearch": to_opensearch,
     }
 
 

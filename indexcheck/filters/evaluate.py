@@ -54,6 +54,8 @@ ENGINE_MISSING: dict[str, Missing] = {
     # Pinecone since 2024 (deepset-ai/haystack-core-integrations issue 590); held by the
     # emulator, which follows that report, not by a real engine
     "pinecone": Missing.EXCLUDE,
+    "elasticsearch": Missing.INCLUDE,
+    "opensearch": Missing.INCLUDE,
 }
 
 

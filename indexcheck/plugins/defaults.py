@@ -25,6 +25,8 @@ STORES: dict[str, str] = {
     "sqlitevec": "indexcheck.stores.sqlitevec.store:SqliteVecStore",
     "pinecone": "indexcheck.stores.pinecone.store:PineconeStore",
     "redis": "indexcheck.stores.redis.store:RedisStore",
+    "elasticsearch": "indexcheck.stores.elasticsearch.store:ElasticsearchStore",
+    "opensearch": "indexcheck.stores.opensearch.store:OpenSearchStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

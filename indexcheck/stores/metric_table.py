@@ -32,6 +32,13 @@ L1 = Score("l1", False)
 ONE_MINUS_COS = Score("1-cos", False)
 ONE_MINUS_DOT = Score("1-dot", False)
 MINUS_DOT = Score("-dot", False)
+HALF_ONE_PLUS_COS = Score("(1+cos)/2", True)
+HALF_ONE_PLUS_DOT = Score("(1+dot)/2", True)
+INV_ONE_PLUS_L2_SQUARED = Score("1/(1+l2^2)", True)
+INV_TWO_MINUS_COS = Score("1/(2-cos)", True)
+MAX_INNER_PRODUCT = Score("1+dot|1/(1-dot)", True)
+#: OpenSearch's cosinesimil on nmslib and faiss before 2.19 (``1/(1+d)``, ``d = 1-cos``)
+OPENSEARCH_LEGACY_COSINE = "cosinesimil (nmslib/faiss before 2.19)"
 
 #: engine -> its own metric name -> the score it reports for that metric
 ENGINE_SCORES: dict[str, dict[str, Score]] = {
@@ -54,6 +61,22 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
     # the Redis Query Engine's KNN score is a distance: ``1-cos``, ``1-dot`` and the squared
     # Euclidean distance (measured on Redis Stack 7.4.1 / RediSearch 2.10.5)
     "redis": {"COSINE": ONE_MINUS_COS, "IP": ONE_MINUS_DOT, "L2": L2_SQUARED},
+    # Elasticsearch's knn ``_score`` per dense_vector ``similarity`` (float vectors; an
+    # int8/int4/bbq index scores its quantised vectors, so near these, not exactly)
+    "elasticsearch": {
+        "cosine": HALF_ONE_PLUS_COS,
+        "dot_product": HALF_ONE_PLUS_DOT,
+        "l2_norm": INV_ONE_PLUS_L2_SQUARED,
+        "max_inner_product": MAX_INNER_PRODUCT,
+    },
+    # OpenSearch's k-NN ``_score`` per space_type; cosinesimil is (1+cos)/2 on lucene and,
+    # from 2.19, on every engine; nmslib and faiss reported 1/(2-cos) before
+    "opensearch": {
+        "l2": INV_ONE_PLUS_L2_SQUARED,
+        "innerproduct": MAX_INNER_PRODUCT,
+        "cosinesimil": HALF_ONE_PLUS_COS,
+        OPENSEARCH_LEGACY_COSINE: INV_TWO_MINUS_COS,
+    },
 }
 
 

@@ -27,6 +27,7 @@ EFFORT_EXAMPLES = {
     "ef_search": "80,200,400",
     "probes": "4,16,64",
     "ef_runtime": "10,50,200",
+    "num_candidates": "50,100,200",
 }
 
 
@@ -41,6 +42,10 @@ def effort_param(backend: str, details: dict[str, Any], compression: dict[str, A
         return ("ef" if "HNSW" in name.upper() else "nprobes") if name else None
     if backend == "redis":
         return "ef_runtime" if details.get("algorithm") == "HNSW" else None
+    if backend == "elasticsearch":
+        return "num_candidates"
+    if backend == "opensearch":
+        return "ef_search"
     if backend == "pgvector":
         kind = details.get("index_type")
         return "ef_search" if kind == "hnsw" else "probes" if kind == "ivfflat" else None

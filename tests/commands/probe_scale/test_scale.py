@@ -125,9 +125,12 @@ def test_apply_keeps_float32() -> None:
 
 
 def _eval(text: str, **names: np.ndarray) -> np.ndarray:
-    """Evaluate one of our own conversion strings ('cos = 2*s-1') on arrays."""
+    """Evaluate one of our own conversion strings ('cos = 2*s-1', a piecewise one as
+    'where(s >= 1, s-1, 1-1/s)') on arrays."""
     expr = text.split("=", 1)[1].replace("^", "**")
-    value: np.ndarray = eval(expr, {"__builtins__": {}, "sqrt": np.sqrt}, names)  # noqa: S307
+    scope = {"__builtins__": {}, "sqrt": np.sqrt, "where": np.where}
+    with np.errstate(divide="ignore"):
+        value: np.ndarray = eval(expr, scope, names)  # noqa: S307
     return value
 
 

@@ -1,0 +1,153 @@
+"""OpenSearch 2.x/3.x k-NN indexes: ``opensearch:URL?index=NAME[&vector=&text=&metadata=
+&ef_search=N]``, read through the official ``opensearch-py`` client.
+
+Credentials from the environment only: ``OPENSEARCH_USERNAME`` and ``OPENSEARCH_PASSWORD``.
+The layout (knn_vector field, text, metadata, space_type, engine) is sniffed from the
+mapping and the index settings (:mod:`..searchengine.layout`).
+
+Scores: OpenSearch's ``_score`` per space, ``l2`` ``1/(1+l2^2)``, ``innerproduct``
+``1+dot`` (dot >= 0) or ``1/(1-dot)``, ``cosinesimil`` ``(1+cos)/2`` on lucene and, from
+2.19, on every engine; nmslib and faiss reported ``1/(2-cos)`` before 2.19 (k-NN PR 2357),
+which silently moved thresholds. probe-scale measures which one a server reports. The
+breadth is ``ef_search`` (``method_parameters``, OpenSearch 2.16+; before that the index
+setting ``knn.algo_param.ef_search`` applies and ``?ef_search=`` is refused). Filters run
+inside the knn query on lucene and faiss (efficient filtering) and after it on nmslib,
+which then returns fewer than k. Scans page with a scroll sorted on ``_doc``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+from ...errors import InputError, MissingDependencyError
+from ..base import StoreSpec
+from ..metric_table import OPENSEARCH_LEGACY_COSINE
+from ..params import Int
+from ..searchengine.errors import engine_errors
+from ..searchengine.opening import (
+    caller,
+    major_minor,
+    secret,
+    sniffed,
+    target,
+    version_of,
+)
+from ..searchengine.store import FIELD_PARAMS, SearchEngineStore
+
+USER_ENV, PASSWORD_ENV = "OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD"
+SCROLL = "2m"
+OS_ERRORS = engine_errors("OpenSearch", "opensearch", f"{USER_ENV} and {PASSWORD_ENV}")
+
+
+class OpenSearchStore(SearchEngineStore):
+    """Read-only view of one OpenSearch index holding a knn_vector field."""
+
+    scheme = "opensearch"
+    label = "OpenSearch"
+    errors = OS_ERRORS
+    params = {**FIELD_PARAMS, "ef_search": Int(min=1, max=100_000)}
+    param_hints = {"password": f"passwords go in {PASSWORD_ENV} only"}
+    sweepable = ("ef_search",)
+    breadth = "ef_search"
+
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> OpenSearchStore:
+        values = cls.check_params(spec.params)
+        t = target(spec, ("ef_search",))
+        try:
+            from opensearchpy import OpenSearch
+        except ImportError as exc:
+            raise MissingDependencyError("the opensearch store", "opensearch",
+                                         "opensearch-py") from exc  # fmt: skip
+        user, password = secret(USER_ENV), secret(PASSWORD_ENV)
+        auth: dict[str, Any] = {"http_auth": (user, password)} if user and password else {}
+        client = OpenSearch(hosts=[t.url], max_retries=0, retry_on_timeout=False, timeout=60,
+                            **auth)  # fmt: skip
+        call = caller(OS_ERRORS, t)
+        try:
+            version = version_of(call("read the server version", client.info))
+            layout = sniffed("opensearch", call, client, t, spec.params)
+            store = cls(client, layout, t.spec, t.url, version)
+            store.values = values
+            if values.get("ef_search") is not None and major_minor(version) < (2, 16):
+                raise InputError(
+                    f"OpenSearch {version} at {t.url} takes no ef_search per query "
+                    "(method_parameters came in 2.16); drop ?ef_search= (the index setting "
+                    "knn.algo_param.ef_search applies) or upgrade"
+                )
+        except BaseException:
+            client.close()
+            raise
+        return store
+
+    def _engine(self) -> str | None:
+        return self._lay.engine
+
+    def _metric(self) -> str:
+        """cosinesimil's score depends on the version and engine (see the module)."""
+        lay = self._lay
+        if lay.similarity != "cosinesimil" or major_minor(self.version) >= (2, 19):
+            return lay.similarity
+        if lay.engine == "lucene":
+            return "cosinesimil"
+        if lay.engine in ("nmslib", "faiss"):
+            return OPENSEARCH_LEGACY_COSINE
+        return "cosinesimil (engine not in the mapping)"
+
+    def _pages(self, body: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
+        """A scroll sorted on ``_doc``; cleared at the end."""
+        first = dict(body, sort=["_doc"])
+        got = self._search("scan", first, scroll=SCROLL)
+        sid = got.get("_scroll_id")
+        try:
+            while True:
+                hits = list(got["hits"]["hits"])
+                if not hits:
+                    return
+                yield hits
+                got = self._call("scan", partial(self._next_page, sid))
+                sid = got.get("_scroll_id") or sid
+        finally:
+            client = self._client
+            if client is not None and sid:
+                self._call("clear the scroll",
+                           lambda: client.clear_scroll(body={"scroll_id": [sid]}))  # fmt: skip
+
+    def _next_page(self, sid: str | None) -> Any:
+        return self._client.scroll(body={"scroll_id": sid, "scroll": SCROLL})
+
+    def _knn(self, vector: list[float], k: int, native: Any) -> dict[str, Any]:
+        lay = self._lay
+        inner: dict[str, Any] = {"vector": vector, "k": k}
+        ef = self.values.get("ef_search")
+        if ef is not None:
+            inner["method_parameters"] = {"ef_search": int(ef)}
+        post = native is not None and lay.engine not in ("lucene", "faiss")
+        if native is not None and not post:
+            inner["filter"] = native  # efficient filtering inside the graph search
+        query: dict[str, Any] = {"knn": {lay.vector: inner}}
+        if post:  # nmslib: the filter runs on the k the graph returned
+            query = {"bool": {"must": [query], "filter": [native]}}
+        return {"size": k, "query": query, "_source": False}
+
+    def _details(self) -> dict[str, Any]:
+        lay = self._lay
+        ef = self.values.get("ef_search")
+        return {
+            "engine": lay.engine,
+            "method": lay.index_options.get("method"),
+            "search_breadth": (
+                f"ef_search = {ef} (method_parameters)"
+                if ef is not None
+                else "ef_search: the index setting knn.algo_param.ef_search (LangChain "
+                "writes 512), k on lucene; set ?ef_search= (2.16+) to measure another"
+            ),  # fmt: skip
+            "filtering": (
+                "inside the knn query (efficient filtering)"
+                if lay.engine in ("lucene", "faiss")
+                else "after the knn query (post-filter: fewer than k can come back)"
+            ),
+            "scan": "scroll sorted on _doc",
+        }

@@ -1,0 +1,1 @@
+"""stores/searchengine: what the Elasticsearch and OpenSearch stores share."""
