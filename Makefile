@@ -1,25 +1,36 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Both create .venv first.
+# Two commands on a fresh machine: `make demo` and `make test`. Both use .venv.
+# `make demo` installs the core package only (no test extras, no system packages);
+# `make test` installs everything the tests need: `.[dev]`, the model, the browser.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+CORE   := $(VENV)/.installed-core
 STAMP  := $(VENV)/.installed
 DEMO   := reports/demo
 
 .PHONY: demo test lint bench docs clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
+
+# the demo's environment: indexcheck and its core dependencies, nothing else
+$(CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(CORE)
+
+# the tests' environment: every extra, the model checked, the headless browser
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/indexcheck model status >/dev/null 2>&1 || $(BIN)/indexcheck model install
 	bash scripts/setup_browser.sh
 	sh scripts/setup_redis_stack.sh $(VENV)
-	touch $(STAMP)
+	touch $(STAMP) $(CORE)
 
 ## demo: build a correct and a positional-bug FAISS index of the fixture KB, check both
-demo: $(STAMP)
-	$(BIN)/python scripts/build_fixtures.py index --out $(DEMO)/good-index --force
-	$(BIN)/python scripts/build_fixtures.py index --out $(DEMO)/buggy-index --positional-bug --force
+demo: $(CORE)
+	$(BIN)/python scripts/build_fixtures.py index --out $(DEMO)/good-index \
+		--buggy-out $(DEMO)/buggy-index --force
 	@echo; echo "== check-index on the hash-keyed index (expect PASS, exit 0)"
 	$(BIN)/indexcheck check-index --store faiss:$(DEMO)/good-index --chunks fixtures/chunks.jsonl \
 		--all --json $(DEMO)/good.json --report $(DEMO)/good

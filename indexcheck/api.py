@@ -415,6 +415,9 @@ from .embedders import check_embedder_spec as check_embedder_spec  # noqa: E402
 from .embedders.cache import CachedEmbedder as CachedEmbedder  # noqa: E402
 from .filters import parse_filter as parse_filter  # noqa: E402
 from .inputs.answers import DEFAULT_CITATION_PATTERN as DEFAULT_CITATION_PATTERN  # noqa: E402
+from .inputs.config_file import did_you_mean as did_you_mean  # noqa: E402
+from .inputs.config_file import find_config as find_config  # noqa: E402
+from .inputs.config_file import read_config as read_config  # noqa: E402
 from .inputs.files import read_toml as read_toml  # noqa: E402
 from .inputs.files import require_file as require_file  # noqa: E402
 from .inputs.formats.traces.sniff import FORMATS as TRACE_FORMATS  # noqa: E402
@@ -531,6 +534,9 @@ __all__ = [
     "one_line",
     "parse_filter",
     "plugin_manager",
+    "did_you_mean",
+    "find_config",
+    "read_config",
     "read_toml",
     "require_file",
     "set_waiting",

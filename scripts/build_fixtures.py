@@ -57,7 +57,9 @@ def build_chunks() -> int:
     return 0
 
 
-def build_index(out: Path, positional_bug: bool, embedder_spec: str, force: bool) -> int:
+def build_index(
+    out: Path, positional_bug: bool, embedder_spec: str, force: bool, buggy_out: Path | None = None
+) -> int:
     from indexcheck.embedders import open_embedder
     from indexcheck.embedders.cache import CachedEmbedder
     from indexcheck.inputs.corpus import load_chunks
@@ -67,6 +69,12 @@ def build_index(out: Path, positional_bug: bool, embedder_spec: str, force: bool
     corpus = load_chunks(CHUNKS)
     embedder = CachedEmbedder(open_embedder(embedder_spec), None)
     vectors = embedder.embed(corpus.texts)  # keyed by text hash: always right
+    if buggy_out is not None:  # the demo's second index, from the same vectors
+        if buggy_out.exists() and force:
+            shutil.rmtree(buggy_out)
+        buggy = positional_cache_bug(corpus.texts, vectors)
+        write_faiss_folder(buggy_out, corpus.ids, buggy)
+        print(f"{len(corpus)} vectors ({embedder.model_id}, positional bug) -> {buggy_out}")
     if positional_bug:
         vectors = positional_cache_bug(corpus.texts, vectors)
     if out.exists() and force:
@@ -84,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     ix = sub.add_parser("index", help="embed fixtures/chunks.jsonl into a new FAISS folder")
     ix.add_argument("--out", type=Path, required=True)
     ix.add_argument("--positional-bug", action="store_true")
+    ix.add_argument(
+        "--buggy-out", type=Path, help="also write the positional-bug index here (one embedding)"
+    )
     ix.add_argument("--embedder", default="minilm")
     ix.add_argument("--force", action="store_true", help="replace --out if it exists")
     args = ap.parse_args(argv)
     if args.cmd == "chunks":
         return build_chunks()
-    return build_index(args.out, args.positional_bug, args.embedder, args.force)
+    return build_index(args.out, args.positional_bug, args.embedder, args.force, args.buggy_out)
 
 
 if __name__ == "__main__":

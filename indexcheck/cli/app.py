@@ -6,7 +6,6 @@ Errors are one line on stderr; ``INDEXCHECK_DEBUG=1`` re-raises for a traceback.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import sys
 import tomllib
@@ -16,26 +15,29 @@ from typing import Any
 import click
 
 from .. import __version__, api
-from ..api import hookimpl, read_toml, require_file
+from ..api import hookimpl, require_file
 from ..errors import EXIT_INPUT, EXIT_OK, InputError
 from .command import EXIT_STOPPED, one_line, one_line_errors
+from .examples import add_examples
+from .guard import CONFIG_META
 from .option_types import finite_floats
 from .options import add_wait_options
 from .signals import EXIT_BROKEN_PIPE, quiet_stdout, settle, stopped_by
 
 CONFIG_FILE = "indexcheck.toml"
-
-
-def _did_you_mean(key: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(known))}"
+_did_you_mean = api.did_you_mean
+_OWN_CONFIG = "indexcheck.own-config"
+CONFIG_HELP = (
+    f"Config file with option defaults (default: ./{CONFIG_FILE}, else the "
+    "[tool.indexcheck] table of ./pyproject.toml)."
+)
 
 
 def _option_keys(cmd: click.Command) -> dict[str, click.Parameter]:
     """Config key (option name with underscores, or parameter name) -> its parameter."""
     keys: dict[str, click.Parameter] = {}
     for p in cmd.params:
-        if not isinstance(p, click.Option) or p.name is None:
+        if not isinstance(p, click.Option) or p.name is None or "--config" in p.opts:
             continue
         keys[p.name] = p
         for opt in p.opts:
@@ -72,19 +74,20 @@ def _check_value(value: Any, param: click.Parameter, where: str) -> None:
 
 
 def _load_config(path: Path | None) -> dict[str, Any]:
-    """``indexcheck.toml``: a [defaults] table for every command, [check-index] etc. per command.
+    """Option defaults from ``indexcheck.toml`` or ``pyproject.toml``'s ``[tool.indexcheck]``:
+    a [defaults] table for every command, [check-index] etc. per command.
 
     Keys are option names with dashes or underscores (``min-cosine = 0.999``). Every table is
     read strictly: an unknown key (with a did-you-mean), a wrong type or a value out of range
-    is bad input (exit 2) naming the key. ``[ci]`` is validated by :mod:`..core.ci_config`.
+    is bad input (exit 2) naming the key. ``[ci]`` is validated by :mod:`..commands.ci.config`.
+    Returns click's ``default_map``: per command, and per subcommand inside a group.
     """
-    if path is None:
-        candidate = Path(CONFIG_FILE)
-        if not candidate.is_file():
-            return {}
-        path = candidate
     try:
-        data = read_toml(path)  # never a FIFO or /dev/zero; too deep is exit 2 too
+        if path is None:
+            path = api.find_config()
+            if path is None:
+                return {}
+        data = api.read_config(path)  # never a FIFO or /dev/zero; too deep is exit 2 too
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}; fix the TOML syntax") from None
 
@@ -121,14 +124,60 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     for name, cmd in cli.commands.items():
         table = data.get(name, {})
         merged = {**defaults, **(norm(table) if isinstance(table, dict) else {})}
-        # config keys are option names (store, min-cosine); click looks up parameter names
-        alias = {
-            opt.lstrip("-").replace("-", "_"): p.name
-            for p in cmd.params
-            for opt in getattr(p, "opts", [])
-        }
-        default_map[name] = {alias.get(k, k): v for k, v in merged.items()}
+        if isinstance(cmd, click.Group):  # a subcommand takes [defaults] only
+            default_map[name] = {n: _by_param(c, defaults) for n, c in cmd.commands.items()}
+        else:
+            default_map[name] = _by_param(cmd, merged)
     return default_map
+
+
+def _by_param(cmd: click.Command, values: dict[str, Any]) -> dict[str, Any]:
+    """Config keys (option names: store, min_cosine) as click's parameter names."""
+    alias = {
+        opt.lstrip("-").replace("-", "_"): p.name
+        for p in cmd.params
+        for opt in getattr(p, "opts", [])
+    }
+    return {alias.get(k, k): v for k, v in values.items()}
+
+
+def _config_given(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """A command's own ``--config``: read before its other options, so the file's values
+    are their defaults (the group's ``--config`` does the same for every command)."""
+    if value is None:
+        return
+    api.require_file(value, "config file", "check --config")
+    names: list[str] = []
+    here: click.Context | None = ctx
+    while here is not None and here.parent is not None:
+        names.append(here.info_name or "")
+        here = here.parent
+    found: Any = _load_config(value)
+    for name in reversed(names):
+        found = found.get(name, {}) if isinstance(found, dict) else {}
+    ctx.default_map = found
+    ctx.meta[CONFIG_META] = value
+
+
+def add_config_option(cmd: click.Command) -> None:
+    """Give ``cmd`` (and every subcommand of a group) ``--config FILE``, unless it has its
+    own (``ci`` reads its [ci] table from its ``--config``)."""
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            add_config_option(sub)
+        return
+    if any("--config" in getattr(p, "opts", ()) for p in cmd.params):
+        return
+    cmd.params.append(
+        click.Option(
+            ["--config"],
+            type=click.Path(dir_okay=False, path_type=Path),
+            is_eager=True,
+            expose_value=False,
+            callback=_config_given,
+            help=CONFIG_HELP,
+        )
+    )
 
 
 class Group(click.Group):
@@ -138,6 +187,8 @@ class Group(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         finite_floats(cmd)
         add_wait_options(cmd)
+        add_config_option(cmd)
+        add_examples(cmd)
         super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -145,6 +196,10 @@ class Group(click.Group):
             return self._invoke_once(ctx)
 
     def _invoke_once(self, ctx: click.Context) -> Any:
+        # the command's own --config replaces the one found in the working directory
+        protected = ctx._protected_args if hasattr(ctx, "_protected_args") else ctx.protected_args
+        rest = [*protected, *ctx.args]
+        ctx.meta[_OWN_CONFIG] = any(a == "--config" or a.startswith("--config=") for a in rest)
         try:
             return super().invoke(ctx)
         finally:
@@ -183,14 +238,19 @@ class Group(click.Group):
     "--config",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help=f"Config file with option defaults (default: ./{CONFIG_FILE} when present).",
+    help=CONFIG_HELP,
 )
 @click.pass_context
 def cli(ctx: click.Context, config: Path | None) -> None:
     """Prove a RAG vector index is right before users pay for it being wrong."""
     if config is not None:  # a FIFO or a device is refused unread, saying what it is
         require_file(config, "config file", "check --config")
+    if config is None and ctx.meta.get(_OWN_CONFIG):
+        return  # the command reads its own --config
     ctx.default_map = _load_config(config)
+    found = config or api.find_config()
+    if found is not None:
+        ctx.meta[CONFIG_META] = found
 
 
 class _Commands:
@@ -219,6 +279,7 @@ def register_commands(cli: Any) -> None:
     from .check_index import check_index_cmd
     from .ci import ci_cmd
     from .compare_ann import compare_ann_cmd
+    from .completion import completion_cmd
     from .diagnose import diagnose_cmd
     from .diff_index import diff_index_cmd
     from .embed import embed_cmd
@@ -235,6 +296,7 @@ def register_commands(cli: Any) -> None:
         check_index_cmd,
         compare_ann_cmd,
         ci_cmd,
+        completion_cmd,
         diagnose_cmd,
         diff_index_cmd,
         embed_cmd,

@@ -25,7 +25,8 @@ from .session import warn_spec
 @input_file(
     "--config",
     "ci_config",
-    "Config file with the [ci] table (default: the group's --config, else ./indexcheck.toml).",
+    "Config file with the [ci] table (default: the group's --config, else ./indexcheck.toml, "
+    "else [tool.indexcheck.ci] in ./pyproject.toml).",
     dir_okay=False,
 )
 @input_file(
@@ -57,7 +58,7 @@ def ci_cmd(
     Exit 0 when every gate passes, 1 when one blocks or lacks evidence, 2 for bad config.
     """
     parent = ctx.parent.params.get("config") if ctx.parent is not None else None
-    path = ci_config or parent or Path("indexcheck.toml")
+    path = ci_config or parent or api.find_config() or Path("indexcheck.toml")
     config = api.read_ci_config(path)
     baseline_path = baseline_path or config.baseline_path
     ci_paths(ctx, config, path, baseline_path)  # no output over an input of [ci]

@@ -60,13 +60,16 @@ SHEET = "sheet_dir"
 Plan = api.OutputPlan
 
 
+#: ctx.meta key under which the group or the command's --config names the file it read
+CONFIG_META = "indexcheck.config"
+
+
 def _config_file(ctx: click.Context) -> Path | None:
-    root = ctx.find_root()
-    given = root.params.get("config")
-    if given is not None:
-        return Path(given)
-    default = Path("indexcheck.toml")
-    return default if default.is_file() else None
+    read = ctx.meta.get(CONFIG_META)
+    if read is not None:
+        return Path(read)
+    given = ctx.find_root().params.get("config")
+    return Path(given) if given is not None else api.find_config()
 
 
 def plan_of(ctx: click.Context, writes: tuple[str, ...] = ()) -> Plan:

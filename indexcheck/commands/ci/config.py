@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataFileError, InputError
-from ...inputs.files import read_toml
+from ...inputs.config_file import read_config
 from ..kit.verdicts import Verdict
 from .jobs import (
     ANN_METRICS,
@@ -90,7 +90,7 @@ class CiConfig:
         """Read and validate ``[ci]``; raises InputError naming the offending key."""
         p = Path(path)
         try:  # never a FIFO or /dev/zero; nested too deep is exit 2 naming the file
-            data = read_toml(p)
+            data = read_config(p)  # pyproject.toml: its [tool.indexcheck] table
         except (OSError, UnicodeDecodeError) as exc:
             raise DataFileError(f"cannot read {p}: {exc}") from None
         except tomllib.TOMLDecodeError as exc:

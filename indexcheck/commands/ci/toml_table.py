@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InputError
+from ...inputs.config_file import did_you_mean
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -156,8 +157,9 @@ class TomlTable:
     def finish(self) -> None:
         unknown = [key for norm, (key, _) in self.raw.items() if norm not in self.used]
         if unknown:
-            known = ", ".join(sorted(n.replace("_", "-") for n in self.used))
-            raise self.error(unknown[0], f"is not a known key; known keys here: {known}")
+            known = sorted(n.replace("_", "-") for n in self.used)
+            hint = did_you_mean(unknown[0], known).removeprefix("; ")
+            raise self.error(unknown[0], f"is not a known key; {hint}")
 
 
 def parse_limits(

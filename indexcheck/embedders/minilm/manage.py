@@ -3,6 +3,7 @@ on here (and why), and installing its pinned files with pip."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -41,7 +42,9 @@ def _why(choice: dict[str, object]) -> str:
     if mode != "auto":
         return f"forced by INDEXCHECK_MINILM_RUNTIME={mode}"
     if "rates" not in choice:
-        return "OpenVINO is not installed"
+        if importlib.util.find_spec("onnxruntime") is None:
+            return "onnxruntime is not installed"
+        return "OpenVINO is not installed (pip install 'indexcheck[fast]' to time both)"
     when = choice.get("measured_at")
     src = "measured now" if choice.get("source") == "measured" else f"measured {when}, cached"
     return f"the faster for each text length here; {src}"

