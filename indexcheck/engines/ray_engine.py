@@ -121,7 +121,7 @@ def raised(exc: BaseException) -> BaseException:
         Exception.__init__(error, found.message)
         return error  # type: ignore[no-any-return]
     if found.kind == "import":
-        from .. import __version__
+        from .._version import __version__
 
         missing = MissingDependencyError.__new__(MissingDependencyError)
         Exception.__init__(
