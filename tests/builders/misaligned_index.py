@@ -42,8 +42,8 @@ _CMDS = "grep sed awk find xargs tar gzip rsync curl ssh git make cut sort uniq 
 _VERBS = "prints filters copies compresses searches joins splits formats lists renames".split()
 _OBJ = "lines files archives records fields streams directories patterns bytes links".split()
 _LICENCE = " ".join(
-    f"licence clause {i} permits copying modification and distribution under terms" for i in
-    range(30)
+    f"licence clause {i} permits copying modification and distribution under terms"
+    for i in range(30)
 )  # 330 words: past the window
 BOILER = (
     "REPORTING BUGS: report bugs to the project tracker; include the version and a recipe.",
@@ -69,7 +69,7 @@ def manpage_corpus(pages: int = 330, seed: int = 0) -> Corpus:
     for page in range(pages):
         cmd = f"{rng.choice(_CMDS)}{page}"
 
-        def add(section: str, text: str) -> None:
+        def add(section: str, text: str, cmd: str = cmd) -> None:
             ids.append(f"{cmd}.1#{section}-{len(ids):05d}")
             texts.append(text)
 
@@ -148,16 +148,20 @@ class _Buggy:
         return Buggy()
 
 
-def build(root: Path, corpus: Corpus, bug: str, batch: int = 64, at: int = 700) -> tuple[str, np.ndarray]:
+def build(
+    root: Path, corpus: Corpus, bug: str, batch: int = 64, at: int = 700
+) -> tuple[str, np.ndarray]:
     """The indexer: vectors from the buggy embeddings zipped with the chunks (``zip``
     stops at the shorter list: a dropped item leaves the last chunk without a vector)."""
     from langchain_community.vectorstores import FAISS
 
     emb = _Buggy(bug, batch, at)
     vectors = emb.embed_documents(corpus.texts)
-    rows = list(zip(corpus.ids, corpus.texts, vectors))
+    rows = list(zip(corpus.ids, corpus.texts, vectors, strict=False))  # the indexer zips
     store = FAISS.from_embeddings(
-        [(t, v) for _, t, v in rows], emb, metadatas=[{"page": i.split("#")[0]} for i, _, _ in rows],
+        [(t, v) for _, t, v in rows],
+        emb,
+        metadatas=[{"page": i.split("#")[0]} for i, _, _ in rows],
         ids=[i for i, _, _ in rows],
     )
     folder = root / f"lc-faiss-{bug}"

@@ -103,7 +103,8 @@ def test_one_story_per_bug(bug, mode, corpus, built, tmp_path) -> None:  # type:
     assert f"position {start}" in head and "re-embed" in head, head
     # the first lines printed are the root finding's
     lines = output.splitlines()
-    assert lines[0].startswith("error shift: ") and NAMED[bug] in " ".join(lines[:3])
+    assert lines[0].startswith("error shift: ")
+    assert NAMED[bug] in " ".join(" ".join(lines[:3]).split())
     assert len(lines) <= TERMINAL_LINES, len(lines)
     # every shifted row names a holder the bug produced: its own source when that reads
     # the same (among equal holders the model's prediction wins), never a later vector
@@ -114,7 +115,10 @@ def test_one_story_per_bug(bug, mode, corpus, built, tmp_path) -> None:  # type:
         p = x["position"]
         assert has[p] and same[source[p]] != same[p], x
         held = p + x["offset"]
-        assert held == source[p], (x, int(source[p]))
+        if bug == PERMUTED:  # which copy of a text in the batch is not knowable
+            assert same[held] == same[source[p]] and held // 16 == p // 16, x
+        else:
+            assert held == source[p], (x, int(source[p]))
     if bug == SKIP_REPEAT:
         assert all(x["offset"] < 0 for x in rows)
         assert "positions after them" not in output.replace("\n", " ")
