@@ -4,7 +4,7 @@ the streamed check)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,8 @@ from ...inputs.corpus import Corpus
 from ..kit.finding import Finding as Finding  # re-exported: the rows and findings of check-index
 from ..kit.verdicts import Status
 from .shift.chains import blame_stretches, describe_chain, shift_chains
-from .shift.model import SKIP_REPEAT, fit, story
+from .shift.kinds import PERMUTED, fit_kind, headline, holder, kind_details
+from .shift.model import SKIP_REPEAT, first_copies, fit, story
 from .text_differs import ADVICE, LowCosineVerdict
 
 
@@ -106,33 +107,107 @@ def story_finding(
     order: str,
     all_checked: bool,
     observed: tuple[np.ndarray, np.ndarray] | None = None,
+    same: np.ndarray | None = None,
+    pin: Any = None,
 ) -> tuple[Finding | None, list[ChunkCheck]]:
-    """(the root finding, the shifted chunks it does not explain) when the positional-cache
-    model (:mod:`.shift_model`) fits the checked chunks; else (None, every shifted chunk).
+    """(the root finding, the shifted chunks it does not explain) when one misalignment
+    kind fits the checked chunks: the positional cache (:mod:`.shift.model`) first, then
+    a dropped or duplicated item, a misplaced batch or results permuted inside batches
+    (:mod:`.shift.kinds`); else (None, every shifted chunk).
 
-    One finding for one bug: the first shifted chunk and its position, the first repeat
-    that triggered it, the chunks affected, the offset range and the repeats that widened
-    the lag; the stretches go to ``details.stretches``. ``observed`` (checked positions,
+    One finding for one bug, its first sentence naming the kind, its start, cause and fix;
+    figures and stretches go to ``details``. Among holders that read the same (``same``
+    int64 (n,), :func:`.shift.kinds.identity`; default: equal texts) the kind's own
+    prediction becomes each row's ``holds_vector_of``. ``observed`` (checked positions,
     held positions or -1), when given, replaces what ``checks`` says (the streamed check
-    keeps only the rows that are not ok)."""
+    keeps only the rows that are not ok). ``pin(start, offset, batch=0) -> position`` (a
+    sample) finds where a constant offset (or, with ``batch``, a permutation inside the
+    batch of ``start + offset``) really starts, before its first checked chunk."""
     shifted = [c for c in checks if c.status == Status.SHIFT and c.offset is not None]
-    if not shifted or not dup_of:
+    if not shifted:
         return None, shifted
     if observed is not None:
         checked, held = observed
     else:
-        comp = [c for c in checks if c.cosine is not None]
+        comp = sorted((c for c in checks if c.cosine is not None), key=lambda c: c.position)
         checked = np.asarray([c.position for c in comp], dtype=np.int64)
         held = np.asarray(
             [c.position + c.offset if c.status == Status.SHIFT and c.offset is not None else -1
              for c in comp],
             dtype=np.int64,
         )  # fmt: skip
-    got = fit(len(corpus), dup_of, checked, held)
-    if got is None:
+    n = len(corpus)
+    ident = first_copies(n, dup_of) if same is None else same
+    got = fit(n, dup_of, checked, held, ident) if dup_of else None
+    if got is not None:
+        src = got.model.source
+        found = _cache_story(got, checks, corpus, dup_of, order, all_checked)
+        explained = set(got.explained.tolist())
+        _prefer(
+            shifted, explained, corpus, lambda p, h: int(src[p]) if ident[src[p]] == ident[h] else h
+        )
+        return found, [c for c in shifted if c.position not in explained]
+    kf = fit_kind(ident, checked, held)
+    if kf is None:
         return None, shifted
-    explained = set(got.explained.tolist())
-    rest = [c for c in shifted if c.position not in explained]
+    if pin is not None and kf.blocks:
+        b = kf.blocks[0]
+        kf.blocks[0] = replace(b, start=pin(b.start, b.offset))
+    elif pin is not None and kf.batch:  # the first chunk of its batch holding another's
+        first = int(kf.explained[0])
+        lo = first // kf.batch * kf.batch
+        kf.explained = np.unique(np.append(kf.explained, pin(first, -(first - lo), kf.batch)))
+    d = kind_details(kf, corpus.ids, all_checked, len(checked))
+    start = d["start_position"]
+    d["order"] = order
+    d["start_text"] = _snippet(corpus, start)
+    tail_ok = not bool(((checked > kf.explained[-1]) & (held < 0)).any())
+    msg = (
+        headline(kf, d, corpus.ids[start], tail_ok)
+        + ". "
+        + _kind_count(d, all_checked, len(checked))
+    )
+    explained = set(kf.explained.tolist())
+    _prefer(shifted, explained, corpus, lambda p, h: holder(kf, ident, p, h))
+    ids = [corpus.ids[p] for p in kf.explained.tolist()]
+    return Finding("shift", "error", msg, ids, d), [
+        c for c in shifted if c.position not in explained
+    ]
+
+
+def _kind_count(d: dict[str, Any], all_checked: bool, checked: int) -> str:
+    if all_checked:
+        return f"{d['chunks_affected']} chunks hold another chunk's vector (rows in --json)"
+    if d.get("estimated_share") is not None:
+        return (
+            f"{d['shifted_checked']} of {checked} checked chunks hold another chunk's vector "
+            "(run with --all for every one)"
+        )
+    return (
+        f"{d['chunks_predicted']} chunks predicted ({d['shifted_checked']} of {checked} "
+        "checked chunks confirm it; run with --all for every one)"
+    )
+
+
+def _prefer(shifted: list[ChunkCheck], explained: set[int], corpus: Corpus, pick: Any) -> None:
+    """Among equally good holders, the kind's prediction (``pick(p, held) -> position``)."""
+    for c in shifted:
+        if c.position in explained and c.offset is not None:
+            h = c.position + c.offset
+            q = pick(c.position, h)
+            if q != h:
+                c.holds_vector_of, c.offset = corpus.ids[q], q - c.position
+
+
+def _cache_story(
+    got: Any,
+    checks: list[ChunkCheck],
+    corpus: Corpus,
+    dup_of: dict[int, int],
+    order: str,
+    all_checked: bool,
+) -> Finding:
+    """The positional cache's root finding (its stretches in ``details.stretches``)."""
     d = story(got, corpus.ids, all_checked)
     start, trig = d["start_position"], d["first_trigger_position"]
     lo, hi = d["offset_range"]
@@ -154,24 +229,56 @@ def story_finding(
             f"{d['shifted_checked']} of {len(checks)} checked chunks confirm it)"
         )
     if got.model.kind == SKIP_REPEAT:
-        how = "hold the vector of a chunk before them, the lag growing by one at each repeated text"
+        kind = "a positional cache that skips repeats"
         cause = (
-            "a text-hash cache served the repeat without advancing its position into the "
-            "fresh embeddings"
+            "a text-hash cache served each repeated text without advancing its position into "
+            "the fresh embeddings"
         )
+        how = "hold the vector of a chunk before them, the lag growing by one at each repeated text"
     else:
-        how = "hold the vector of a chunk after them, one more at each repeated text"
+        kind = "a positional hand-out of de-duplicated vectors"
         cause = "the de-duplicated texts' vectors were handed out by position"
+        how = "hold the vector of a chunk after them, one more at each repeated text"
     where = "after" if trig < start else "at"
     msg = (
-        f"one positional shift from '{corpus.ids[start]}' (position {start}) on: {count} "
-        f"{how} ({d['repeats_widening']} repeats, {span}). It starts {where} "
-        f"'{corpus.ids[trig]}' (position {trig}), the first repeated text (a copy of "
-        f"'{corpus.ids[dup_of[trig]]}'): {cause}. Fix the indexer and re-embed from "
-        f"position {start} on; {d['stretches_total']} stretches in details.stretches"
+        f"one positional shift from '{corpus.ids[start]}' (position {start}) on, by {kind}: "
+        f"{cause}; fix the indexer and re-embed from position {start} on. {count} {how} "
+        f"({d['repeats_widening']} repeats, {span}); it starts {where} '{corpus.ids[trig]}' "
+        f"(position {trig}), the first repeated text (a copy of '{corpus.ids[dup_of[trig]]}'); "
+        f"{d['stretches_total']} stretches in details.stretches"
     )
     ids = [corpus.ids[p] for p in got.explained.tolist()]
-    return Finding("shift", "error", msg, ids, d), rest
+    return Finding("shift", "error", msg, ids, d)
+
+
+#: more unexplained runs than this are one "vectors are permuted" finding, not one each
+RUNS_LISTED = 3
+
+
+def permuted_finding(rows: list[ChunkCheck], corpus: Corpus, order: str, also: bool) -> Finding:
+    """The honest fallback: shifted chunks that no single pattern fits, as one finding.
+    ``also``: another finding already told the main story (these are left over)."""
+    rows = sorted(rows, key=lambda c: c.position)
+    start = rows[0].position
+    offs = [c.offset for c in rows if c.offset is not None]
+    d: dict[str, Any] = {
+        "model": PERMUTED if not also else None,
+        "start_position": start,
+        "start_id": corpus.ids[start],
+        "chunks_affected": len(rows),
+        "offset_range": [min(offs), max(offs)] if offs else None,
+        "order": order,
+    }
+    if also:
+        del d["model"]
+    lead = "besides that, " if also else ""
+    msg = (
+        f"{lead}vectors are permuted: {len(rows)} chunks hold another chunk's vector, no "
+        f"single pattern fits (the first at '{corpus.ids[start]}', position {start}); fix: "
+        "pair each vector with its chunk by id, not by position, and re-embed them (every "
+        "holder in --json)"
+    )
+    return Finding("shift", "error", msg, [c.id for c in rows], d)
 
 
 def _snippet(corpus: Corpus, p: int) -> str | None:

@@ -17,8 +17,20 @@ import numpy as np
 from ....inputs.corpus import Corpus
 from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
-from ..findings import ChunkCheck, Finding, run_finding, story_finding
+from ..findings import (
+    RUNS_LISTED,
+    ChunkCheck,
+    Finding,
+    permuted_finding,
+    run_finding,
+    story_finding,
+)
+from ..shift.kinds import identity, vector_keys
 from ..shift.model import DEDUP_BY_POSITION, SKIP_REPEAT, first_copies, predict
+
+CACHE_KINDS = (SKIP_REPEAT, DEDUP_BY_POSITION)
+#: a sample pins the start of a permutation inside batches up to this size
+PIN_BATCH = 64
 
 #: texts embedded at most per low chunk to test the shift model's predicted holders: the
 #: two forms of the bug (``shift_model.predict``) and the offsets of the nearest shifted
@@ -96,8 +108,29 @@ def shift_findings(
         return float(np.dot(_unit(stored[cid]), fresh.vectors[q])) >= min_cosine
 
     findings = []
-    root, rest = story_finding(checks, corpus, dup_of, order, len(by_pos) == len(corpus))
-    if root is not None:
+    same = fresh_identity(corpus, fresh.vectors)
+
+    def pin(start: int, offset: int, batch: int = 0) -> int:
+        """A constant offset's start, by bisection; with ``batch``, the first chunk from
+        ``start + offset`` on holding another vector of that batch (at most PIN_BATCH)."""
+        before = [q for q in by_pos if q < start]
+        lo = max(before) if before else -1
+        if not batch:
+            return _bisect(lo, start, offset, has_offset)
+        b0 = start + offset
+        if batch > PIN_BATCH:
+            return start
+        for p in range(max(lo + 1, b0), start):
+            if not has_offset(p, 0) and any(
+                has_offset(p, q - p) for q in range(b0, b0 + batch) if q != p
+            ):
+                return p
+        return start
+
+    root, rest = story_finding(
+        checks, corpus, dup_of, order, len(by_pos) == len(corpus), same=same, pin=pin
+    )
+    if root is not None and root.details["model"] in CACHE_KINDS:
         start = root.details["start_position"]
         if start not in by_pos:  # a sample: confirm the predicted first shifted chunk
             root.details["start_verified"] = has_offset(start, root.details["start_offset"])
@@ -106,22 +139,40 @@ def shift_findings(
                     f"; position {start} does not hold the predicted vector, so the start is "
                     "not confirmed: run with --all to pin it"
                 )
+    if root is not None:
         findings.append(root)
         keep = {c.position for c in rest}
         runs = [[c for c in run if c.position in keep] for run in runs]
         runs = [run for run in runs if run]
+    if len(runs) > RUNS_LISTED:
+        rows = [c for run in runs for c in run]
+        return [*findings, permuted_finding(rows, corpus, order, root is not None)]
     for run in runs:
         offset = run[0].offset
         assert offset is not None
         first = run[0].position
         before = [q for q in by_pos if q < first]
-        lo = max(before) if before else -1
-        hi = first
-        while hi - lo > 1:  # invariant: hi has the run's offset, lo does not
-            mid = (lo + hi) // 2
-            if has_offset(mid, offset):
-                hi = mid
-            else:
-                lo = mid
+        hi = _bisect(max(before) if before else -1, first, offset, has_offset)
         findings.append(run_finding(run, hi, corpus, dup_of, order))
     return findings
+
+
+def _bisect(lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool]) -> int:
+    """The first position after ``lo`` with ``offset``; ``hi`` has it, ``lo`` does not."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if has_offset(mid, offset):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def fresh_identity(corpus: Corpus, vectors: Mapping[int, np.ndarray]) -> np.ndarray:
+    """int64 (n,): :func:`..shift.kinds.identity` over the fresh vectors embedded so far."""
+    first = first_copies(len(corpus), corpus.duplicate_of())
+    pos = np.fromiter(vectors.keys(), np.int64, len(vectors))
+    if not len(pos):
+        return first
+    keys = vector_keys(np.stack([vectors[int(p)] for p in pos]))
+    return identity(first, pos, keys)

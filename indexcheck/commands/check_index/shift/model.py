@@ -53,9 +53,13 @@ def first_copies(n: int, dup_of: Mapping[int, int]) -> np.ndarray:
     return first
 
 
-def predict(n: int, dup_of: Mapping[int, int], kind: str = SKIP_REPEAT) -> CacheModel:
+def predict(
+    n: int, dup_of: Mapping[int, int], kind: str = SKIP_REPEAT, same: np.ndarray | None = None
+) -> CacheModel:
     """The model of ``kind`` for ``n`` positions whose repeats are ``dup_of`` (repeat ->
-    first copy, :meth:`indexcheck.inputs.corpus.Corpus.duplicate_of`)."""
+    first copy, :meth:`indexcheck.inputs.corpus.Corpus.duplicate_of`). ``same`` int64
+    (n,): each position's embedding identity (:func:`.kinds.identity`; default the text's
+    first copy): a chunk holding a vector that reads like its own is not shifted."""
     first = first_copies(n, dup_of)
     pos = np.arange(n, dtype=np.int64)
     is_rep = first != pos
@@ -69,7 +73,8 @@ def predict(n: int, dup_of: Mapping[int, int], kind: str = SKIP_REPEAT) -> Cache
         source[: len(uniq)] = uniq
     else:
         raise ValueError(f"unknown cache model {kind!r}")
-    shifted = first[source] != first
+    ident = first if same is None else same
+    shifted = ident[source] != ident
     return CacheModel(kind, source, first, shifted, np.flatnonzero(is_rep))
 
 
@@ -88,19 +93,21 @@ def fit(
     dup_of: Mapping[int, int],
     checked: np.ndarray,
     held: np.ndarray,
+    same: np.ndarray | None = None,
 ) -> Fit | None:
     """The form of the bug that explains the observations, or None.
 
     ``checked`` int64 (m,): checked positions with a comparable vector; ``held`` int64
     (m,): the position whose fresh embedding each one's stored vector matched, ``-1`` when
-    it matched its own text (ok) or none (low)."""
+    it matched its own text (ok) or none (low); ``same`` as in :func:`predict`."""
     best: Fit | None = None
     for kind in (SKIP_REPEAT, DEDUP_BY_POSITION):
-        m = predict(n, dup_of, kind)
+        m = predict(n, dup_of, kind, same)
+        ident = m.first if same is None else same
         predicted = m.shifted[checked]
         has = held >= 0
         agree = has & predicted
-        agree[agree] = m.first[held[agree]] == m.first[m.source[checked[agree]]]
+        agree[agree] = ident[held[agree]] == ident[m.source[checked[agree]]]
         n_agree, n_pred = int(agree.sum()), int(predicted.sum())
         if n_agree < 2 or n_agree < FIT_SHARE * n_pred:
             continue

@@ -13,18 +13,22 @@ from ....embedders.base import Embedder
 from ....inputs.chunk_stream import ChunkSource, CorpusChunks
 from ...kit.verdicts import Status
 from ..findings import (
+    RUNS_LISTED,
     SNIPPET_ROWS,
     ChunkCheck,
     Finding,
     annotate,
     chain_findings,
     other_findings,
+    permuted_finding,
     run_finding,
     story_finding,
     truncated_finding,
 )
 from ..order import MismatchWhy, order_label, ordered_rows
 from ..shift.chains import blame_stretches
+from ..shift.kinds import identity, vector_keys
+from ..shift.model import first_copies
 from .chunk_spill import ChunkSpill
 from .scratch import SparseCorpus
 from .state import StreamRun
@@ -70,19 +74,24 @@ def streamed_findings(
     view: Any = SparseCorpus(ids, dup_of, _texts_at(source, quoted, block))
     if ordered_rows(store, from_store):
         order = order_label(store, from_store)
-        observed = None  # the model is fitted only to shifts after a repeat: arrays of n then
-        if dup_of and any(c.status == Status.SHIFT and c.offset is not None for c in checks):
+        observed, same = None, None  # arrays of n, only when something is shifted
+        if any(c.status == Status.SHIFT and c.offset is not None for c in checks):
             seen = np.flatnonzero(compared)
             held = np.full(n, -1, np.int64)
             for q, t in shift.items():
                 held[q] = t
             observed = (seen, held[seen])
             del held
-        root, rest = story_finding(checks, view, dup_of, order, True, observed)
+            same = _identity(run, dup_of)
+        root, rest = story_finding(checks, view, dup_of, order, True, observed, same)
         findings = [] if root is None else [root]
         left = {c.position for c in rest}
         runs = [kept for r in runs if (kept := [c for c in r if c.position in left])]
-        findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
+        if len(runs) > RUNS_LISTED:
+            rows = [c for r in runs for c in r]
+            findings.append(permuted_finding(rows, view, order, root is not None))
+        else:
+            findings += [run_finding(r, r[0].position, view, dup_of, order) for r in runs]
     else:
         view = SparseCorpus(ids, dup_of, _texts_at(source, quoted | set(dup_of), block))
         findings = chain_findings(checks, view)
@@ -95,6 +104,16 @@ def streamed_findings(
     if (warn := _truncated(run.embedder, ids)) is not None:
         findings.append(warn)
     return findings
+
+
+def _identity(run: StreamRun, dup_of: dict[int, int]) -> np.ndarray:
+    """int64 (n,): each position's embedding identity (:func:`..shift.kinds.identity`),
+    from the fresh vectors on the scratch file read a few blocks at a time."""
+    n, step = run.fresh.n, run.settings.block * 4
+    keys = np.empty(n, np.int64)
+    for lo in range(0, n, step):
+        keys[lo : lo + step] = vector_keys(run.fresh.read(lo, min(n, lo + step)))
+    return identity(first_copies(n, dup_of), np.arange(n, dtype=np.int64), keys)
 
 
 def _texts_at(source: ChunkSource, need: Iterable[int], block: int) -> dict[int, str]:

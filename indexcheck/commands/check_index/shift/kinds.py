@@ -1,0 +1,282 @@
+"""The misalignment bugs besides the positional cache (:mod:`.model`), recognised from the
+holders' pattern: which position's fresh embedding each shifted chunk holds.
+
+- ``dropped_item`` / ``duplicated_item``: a provider skipped (or repeated) an input and the
+  indexer zipped the rest by position: one constant offset (+1 for a drop, -1 for a
+  duplicate; one more at each further drop) from one point on, whatever the repeats;
+- ``batch_misplaced``: a block of chunks holds another block's vectors (concurrent batches
+  collected as they finished): blocks of constant offset no shorter than their length;
+- ``permuted_in_batches``: a batch's results came back in another order: every holder
+  lies in its chunk's batch (size inferred), in both directions;
+- ``permuted``: the honest fallback when no single pattern fits.
+
+Positions are compared by embedding identity (``same``: the first position whose fresh
+vector equals, :func:`identity`), so texts that read the same to the model (equal in the
+model's window) are equally good holders and the kind's own prediction wins among them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+DROPPED_ITEM = "dropped_item"
+DUPLICATED_ITEM = "duplicated_item"
+BATCH_MISPLACED = "batch_misplaced"
+PERMUTED_IN_BATCHES = "permuted_in_batches"
+PERMUTED = "permuted"
+FIT_SHARE = 0.9
+#: a block needs this many observed chunks to count (fewer are another fault)
+BLOCK_MIN = 2
+MAX_BLOCKS = 16
+LOOK = 6
+MAX_BATCH = 2048
+_KEY_WEIGHTS = np.random.default_rng(36).integers(1, 2**62, size=8192, dtype=np.int64)
+
+
+def vector_keys(vectors: np.ndarray) -> np.ndarray:
+    """int64 (m,): a key per unit float32 (m, d) row, equal for rows equal to ~1e-3."""
+    q = np.rint(np.asarray(vectors, np.float32) * 1024).astype(np.int64)
+    w = _KEY_WEIGHTS[: q.shape[1]]
+    with np.errstate(over="ignore"):
+        keys: np.ndarray = q @ w
+    return keys
+
+
+def identity(first: np.ndarray, positions: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """int64 (n,): each position's embedding identity, the smallest text-first copy among
+    the positions whose fresh vector has its key. ``first`` int64 (n,) the first copy of
+    each text; ``positions`` the embedded positions, ``keys`` their :func:`vector_keys`;
+    a position not embedded takes its text's first copy's identity."""
+    same = first.copy()
+    if not len(positions):
+        return same
+    _, inv = np.unique(keys, return_inverse=True)
+    rep = np.full(int(inv.max()) + 1, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(rep, inv, first[positions])
+    same[positions] = rep[inv]
+    embedded = np.zeros(len(first), bool)
+    embedded[positions] = True
+    out: np.ndarray = np.where(embedded, same, same[first])
+    return out
+
+
+@dataclass(frozen=True)
+class Block:
+    """Positions ``start..end`` (inclusive) holding the vectors ``offset`` further on."""
+
+    start: int
+    end: int
+    offset: int
+    observed: int
+
+
+@dataclass
+class KindFit:
+    """A kind that explains the shifted chunks: ``explained`` (sorted positions) and, where
+    the kind predicts each holder, ``source`` int64 (n,) (else None); ``batch`` for a
+    permutation inside batches."""
+
+    kind: str
+    explained: np.ndarray
+    source: np.ndarray | None
+    blocks: list[Block] = field(default_factory=list)
+    batch: int = 0
+    predicted: int = 0
+
+
+def _agrees(same: np.ndarray, p: int, h: int, k: int) -> bool:
+    return 0 <= p + k < len(same) and bool(same[p + k] == same[h])
+
+
+def blocks_of(same: np.ndarray, p: np.ndarray, h: np.ndarray) -> list[Block]:
+    """Greedy runs of one offset over the shifted positions ``p`` (sorted) and holders
+    ``h``: each run takes, among the raw offsets of its next ``LOOK`` chunks, the offset
+    that agrees (by identity) the furthest; a chunk at a boundary that agrees with both
+    runs goes to the later one (a repeated text there reads like either holder)."""
+    runs: list[list[int]] = []  # [first index, stop index, offset]
+    i, m = 0, len(p)
+    while i < m:
+        best_k, best_j = int(h[i] - p[i]), i + 1
+        for k in dict.fromkeys((h[i : i + LOOK] - p[i : i + LOOK]).tolist()):
+            j = i
+            while j < m and _agrees(same, int(p[j]), int(h[j]), int(k)):
+                j += 1
+            if j > best_j:
+                best_k, best_j = int(k), j
+        runs.append([i, best_j, best_k])
+        i = best_j
+    for a, b in zip(runs, runs[1:], strict=False):
+        while a[1] - a[0] > 1 and _agrees(same, int(p[a[1] - 1]), int(h[a[1] - 1]), b[2]):
+            a[1] -= 1
+            b[0] -= 1
+    return [Block(int(p[i]), int(p[j - 1]), k, j - i) for i, j, k in runs]
+
+
+def _source_of(n: int, blocks: list[Block]) -> np.ndarray:
+    src = np.arange(n, dtype=np.int64)
+    for b in blocks:
+        src[b.start : b.end + 1] = np.clip(np.arange(b.start, b.end + 1) + b.offset, 0, n - 1)
+    return src
+
+
+def fit_kind(same: np.ndarray, checked: np.ndarray, held: np.ndarray) -> KindFit | None:
+    """The kind that explains at least ``FIT_SHARE`` of the shifted checked chunks, or None.
+    ``checked`` int64 (m,) sorted checked positions with a comparable vector, ``held``
+    int64 (m,) the position whose fresh vector each holds (-1: its own, or none)."""
+    sh = held >= 0
+    p, h = checked[sh], held[sh]
+    if len(p) < 2:
+        return None
+    n = len(same)
+    major = [b for b in blocks_of(same, p, h) if b.observed >= BLOCK_MIN]
+    got = _fit_blocks(same, checked, held, p, major) if 0 < len(major) <= MAX_BLOCKS else None
+    if got is None:
+        got = _fit_batches(same, p, h)
+    if got is None:
+        return None
+    if got.source is not None:  # checked chunks it calls shifted must be shifted
+        pred = same[got.source[checked]] != same[checked]
+        if int((pred & ~sh).sum()) > (1 - FIT_SHARE) * max(1, int(pred.sum())):
+            return None
+        got.predicted = int((same[got.source] != same[np.arange(n)]).sum())
+    return got
+
+
+def _fit_blocks(
+    same: np.ndarray, checked: np.ndarray, held: np.ndarray, p: np.ndarray, major: list[Block]
+) -> KindFit | None:
+    explained_n = sum(b.observed for b in major)
+    if explained_n < FIT_SHARE * len(p):
+        return None
+    src = _source_of(len(same), major)
+    sh = held >= 0
+    agree = sh & (same[src[checked]] == same[np.maximum(held, 0)]) & (src[checked] != checked)
+    explained = checked[agree]
+    signs = {b.offset > 0 for b in major}
+    to_end = not bool(((checked > major[-1].end) & ~sh).any())  # nothing right after it
+    drift = to_end and len(signs) == 1 and all(abs(b.offset) <= b.end - b.start for b in major)
+    drift = drift and all(
+        abs(b.offset) - abs(a.offset) in (0, 1) for a, b in zip(major, major[1:], strict=False)
+    )
+    if drift:
+        kind = DROPPED_ITEM if major[0].offset > 0 else DUPLICATED_ITEM
+    elif all(abs(b.offset) >= b.end - b.start + 1 for b in major):
+        kind = BATCH_MISPLACED
+    else:
+        return None
+    return KindFit(kind, explained, src, major)
+
+
+def _fit_batches(same: np.ndarray, p: np.ndarray, h: np.ndarray) -> KindFit | None:
+    """Holders inside their chunk's batch: the smallest batch size (from ``max |offset|``
+    + 1 to ``MAX_BATCH``) that keeps the most of them there, at least ``FIT_SHARE``."""
+    n = len(same)
+    pick = np.linspace(0, len(p) - 1, min(len(p), 4000)).astype(np.int64)
+    ps, hs = p[pick], h[pick]
+    shares = {b: float(np.mean(ps // b == hs // b)) for b in range(2, min(MAX_BATCH, n // 2) + 1)}
+    if not shares:
+        return None
+    top = max(shares.values())
+    if top < FIT_SHARE:
+        return None
+    batch = min(b for b, s in shares.items() if s >= top - 0.05)  # twins blur the share
+    inside = p // batch == h // batch
+    for i in np.flatnonzero(~inside):  # a holder that reads like one inside the batch
+        lo = int(p[i]) // batch * batch
+        twins = np.flatnonzero(same[lo : lo + batch] == same[h[i]]) + lo
+        inside[i] = bool((twins != p[i]).any())
+    if len(np.unique(p[inside] // batch)) < 2 or not ((h - p) > 0).any() or not ((h - p) < 0).any():
+        return None
+    return KindFit(PERMUTED_IN_BATCHES, p[inside], None, batch=batch, predicted=int(inside.sum()))
+
+
+def holder(fit: KindFit, same: np.ndarray, p: int, h: int) -> int:
+    """The holder the kind predicts for ``p`` among those that read like ``h``."""
+    if fit.source is not None:
+        s = int(fit.source[p])
+        return s if same[s] == same[h] else h
+    lo = p // fit.batch * fit.batch
+    hi = min(len(same), lo + fit.batch)
+    twins = np.flatnonzero(same[lo:hi] == same[h]) + lo
+    twins = twins[twins != p]
+    return int(twins[np.argmin(np.abs(twins - p))]) if twins.size else h
+
+
+def kind_details(fit: KindFit, ids: Any, all_checked: bool, checked: int) -> dict[str, Any]:
+    """The root finding's figures: start, chunks, blocks (``stretches``) or batches."""
+    ex = fit.explained
+    start = fit.blocks[0].start if fit.blocks else int(ex[0])
+    d: dict[str, Any] = {
+        "model": fit.kind,
+        "start_position": start,
+        "start_id": ids[start],
+        "shifted_checked": int(len(ex)),
+        "chunks_affected": int(len(ex)) if all_checked else fit.predicted,
+        "chunks_predicted": fit.predicted if fit.source is not None else int(len(ex)),
+    }
+    if not all_checked and fit.source is None:  # a sample: extrapolate the share
+        d["chunks_predicted"] = d["chunks_affected"] = 0
+        d["estimated_share"] = round(len(ex) / max(1, checked), 4)
+    if fit.blocks:
+        offs = [b.offset for b in fit.blocks]
+        d["start_offset"] = offs[0]
+        d["offset_range"] = [min(offs), max(offs)]
+        d["stretches"] = [
+            {"start": b.start, "end": b.end, "start_id": ids[b.start], "offset": b.offset,
+             "chunks": b.end - b.start + 1, "shifted_checked": b.observed,
+             "trigger_position": None, "trigger_id": None}
+            for b in fit.blocks
+        ]  # fmt: skip
+        d["stretches_total"] = len(fit.blocks)
+    if fit.batch:
+        per = np.unique(ex // fit.batch, return_counts=True)
+        d["batch_size"] = fit.batch
+        d["batches_affected"] = int(len(per[0]))
+        d["batches"] = [
+            {"batch": int(b), "start": int(b) * fit.batch, "chunks": int(c)}
+            for b, c in zip(per[0][:1000], per[1][:1000], strict=True)
+        ]
+    return d
+
+
+def headline(fit: KindFit, d: dict[str, Any], start_id: str, tail_ok: bool) -> str:
+    """The first sentence: kind, start, cause and fix."""
+    s = d["start_position"]
+    at = f"'{start_id}' (position {s})"
+    if fit.kind in (DROPPED_ITEM, DUPLICATED_ITEM):
+        k = abs(d["start_offset"])
+        drops = len(fit.blocks)
+        what = "dropped item" if fit.kind == DROPPED_ITEM else "duplicated item"
+        if drops > 1:
+            what = f"{what} ({drops} of them, the offset one more at each)"
+        end = "to the end" if tail_ok else f"to position {fit.blocks[-1].end}"
+        where = "after" if fit.kind == DROPPED_ITEM else "before"
+        cause = (
+            "the provider skipped an input and the indexer zipped the rest by position"
+            if fit.kind == DROPPED_ITEM
+            else "an input came back twice and the indexer zipped the rest by position"
+        )
+        return (
+            f"one {what} at {at}: from there {end} each chunk holds the vector {k} "
+            f"position(s) {where} it; {cause}; fix: pair each vector with its input (check "
+            f"the count returned per batch) and re-embed from position {s} on"
+        )
+    if fit.kind == BATCH_MISPLACED:
+        b = fit.blocks[0]
+        more = f" ({len(fit.blocks)} blocks)" if len(fit.blocks) > 1 else ""
+        return (
+            f"one misplaced batch{more} at {at}: positions {b.start}-{b.end} hold the vectors "
+            f"of positions {b.start + b.offset}-{b.end + b.offset}; batches were stored in "
+            "the order they finished, not the order sent; fix: keep each batch's results "
+            f"with its inputs and re-embed positions {b.start}-{fit.blocks[-1].end}"
+        )
+    return (
+        f"results permuted inside batches of {fit.batch} from {at} on: chunks hold the "
+        "vector of another chunk of their own batch, never of another batch; the provider "
+        "or a concurrent client returned each batch in another order and the indexer zipped "
+        "it in request order; fix: map each result to its input by index and re-embed the "
+        f"{d['batches_affected']} affected batches"
+    )
