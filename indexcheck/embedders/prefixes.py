@@ -93,6 +93,17 @@ class PrefixedEmbedder:
         return np.asarray(self.inner.embed([self.prefix + t for t in texts]), dtype=np.float32)
 
 
+def spec_with_prefix(spec: str, prefix: str) -> str:
+    """``spec`` with its chunk ``prefix`` replaced by ``prefix`` ('' drops it); the provider's
+    own options and ``query_prefix`` are kept. The result is what a user types after
+    ``--embedder`` (``minilm?prefix=passage:%20``)."""
+    base, _, query = spec.strip().partition("?")
+    kept = [item for item in query.split("&") if item and item.partition("=")[0] != "prefix"]
+    if prefix:
+        kept.append(f"prefix={quote(prefix, safe=':')}")
+    return base + ("?" + "&".join(kept) if kept else "")
+
+
 def with_prefixes(inner: Any, spec: EmbedderSpec) -> tuple[Any, Any]:
     """(embedder for chunk texts, embedder for questions) from an opened base embedder."""
     docs = PrefixedEmbedder(inner, spec.prefix) if spec.prefix else inner

@@ -104,13 +104,15 @@ def why_low_streamed(
     cosine: np.ndarray,
     settings: CheckIndexSettings,
     why_sample: int = 2000,
+    prefixed: frozenset[int] = frozenset(),
 ) -> MismatchWhy:
     """check-index --all (``stream/check.py``): another model or another embedded text,
     judged on at most ``why_sample`` of the unexplained chunks (seeded), each against
     every fresh vector read ``settings.block`` at a time. ``comparable`` bool (n,): chunks
-    with a vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files."""
+    with a vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files;
+    ``prefixed`` positions (another prefix, :mod:`.prefix`) are left out like shifts."""
     min_cosine, block = settings.min_cosine, settings.block
-    rows = [j for j, q in enumerate(waiting) if q not in shift]
+    rows = [j for j, q in enumerate(waiting) if q not in shift and q not in prefixed]
     if len(rows) > why_sample:
         pick = np.random.default_rng(0).choice(len(rows), why_sample, replace=False)
         rows = [rows[int(i)] for i in np.sort(pick)]
@@ -119,6 +121,7 @@ def why_low_streamed(
     near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
     comparable = comparable.copy()
     comparable[list(shift)] = False
+    comparable[list(prefixed)] = False
     cand = np.flatnonzero(comparable)
     near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
     at = np.searchsorted(cand, pos)  # cand is sorted and holds every sampled position
