@@ -26,7 +26,14 @@ import numpy as np
 from ..errors import DataFileError, OutputError
 from ..inputs.corpus import text_hash
 from .base import Embedder, EmbedStats
-from .cache_file import APPLICATION_ID, VECTORS_SQL, cache_write, open_cache_file, open_cache_tables
+from .cache_file import (
+    APPLICATION_ID,
+    TRUNCATED_SQL,
+    VECTORS_SQL,
+    cache_write,
+    open_cache_file,
+    open_cache_tables,
+)
 
 
 class EmbeddingCache:
@@ -40,7 +47,11 @@ class EmbeddingCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db = open_cache_tables(
-            self.path, "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", VECTORS_SQL
+            self.path,
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=NORMAL",
+            VECTORS_SQL,
+            TRUNCATED_SQL,
         )
 
     def check_dimension(self, model_id: str, dimension: int) -> None:
@@ -82,8 +93,11 @@ class EmbeddingCache:
                 found[h] = np.frombuffer(blob, dtype=np.float32).copy()
         return found
 
-    def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
-        """Store float32 vectors under (model_id, hash), committed before returning."""
+    def put_many(
+        self, model_id: str, items: dict[str, np.ndarray], cut: Sequence[str] = ()
+    ) -> None:
+        """Store float32 vectors under (model_id, hash), and the hashes in ``cut`` as texts
+        the model read only in part, committed together before returning."""
         rows = [
             (model_id, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
             for h, v in items.items()
@@ -93,6 +107,24 @@ class EmbeddingCache:
                 "INSERT OR REPLACE INTO vectors (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
                 rows,
             )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO truncated (model, hash) VALUES (?, ?)",
+                [(model_id, h) for h in cut],
+            )
+
+    def truncated_among(self, model_id: str, hashes: Sequence[str]) -> set[str]:
+        """The ``hashes`` recorded as texts ``model_id`` read only in part."""
+        found: set[str] = set()
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT hash FROM truncated WHERE model = ? AND hash IN ({marks})",
+                [model_id, *part],
+            )
+            found.update(h for (h,) in rows)
+        return found
 
     def close(self) -> None:
         self._db.close()
@@ -176,6 +208,8 @@ class CachedEmbedder:
         self.audit = audit if audit is not None else CacheAudit()
         self._rng = np.random.default_rng(self.audit.seed)
         self._audited: set[str] = set()
+        #: hits the cache recorded as read only in part by the model
+        self._cut_hits: set[str] = set()
         if cache is not None:
             try:
                 cache.check_dimension(self.model_id, self.dimension)
@@ -189,8 +223,9 @@ class CachedEmbedder:
 
     @property
     def truncated(self) -> set[str]:
-        """Hashes of texts the inner embedder cut to what its model reads (may be empty)."""
-        return set(getattr(self.inner, "truncated", set()))
+        """Hashes of texts the model reads only in part (may be empty): those the inner
+        embedder cut in this run and the cache hits it cut when they were embedded."""
+        return set(getattr(self.inner, "truncated", set())) | self._cut_hits
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` -> float32 (n, d); row i is always the vector of texts[i].
@@ -213,6 +248,8 @@ class CachedEmbedder:
             if h not in first_of:
                 first_of[h] = t
         if known:
+            assert self.cache is not None
+            self._cut_hits |= self.cache.truncated_among(self.model_id, list(known))
             self._audit(known, first_of)
         return known, [t for h, t in first_of.items() if h not in known]
 
@@ -252,7 +289,8 @@ class CachedEmbedder:
         commit them to the cache."""
         new = dict(zip((text_hash(t) for t in todo), fresh, strict=True))
         if self.cache is not None:
-            self.cache.put_many(self.model_id, new)
+            cut = getattr(self.inner, "truncated", None) or set()
+            self.cache.put_many(self.model_id, new, [h for h in new if h in cut])
         known.update(new)
 
     def merge(
