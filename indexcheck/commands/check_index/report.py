@@ -118,7 +118,7 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
         sec.blocks.append(
             Text(
                 f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
-                "(over 100,000 checked); every row is in --rows"
+                "(over 100,000 checked); --rows FILE writes every row"
             )
         )
     if result.targets_dropped:
