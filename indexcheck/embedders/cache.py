@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,18 +80,8 @@ class EmbeddingCache:
 
     def get_many(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors already cached for ``hashes`` under ``model_id``: hash -> float32 (d,)."""
-        found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.execute(
-                f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})",
-                [model_id, *part],
-            )
-            for h, blob in rows:
-                found[h] = np.frombuffer(blob, dtype=np.float32).copy()
-        return found
+        rows = self._rows("SELECT hash, vec FROM vectors", model_id, hashes)
+        return {h: np.frombuffer(blob, dtype=np.float32).copy() for h, blob in rows}
 
     def put_many(
         self, model_id: str, items: dict[str, np.ndarray], cut: Sequence[str] = ()
@@ -114,17 +104,18 @@ class EmbeddingCache:
 
     def truncated_among(self, model_id: str, hashes: Sequence[str]) -> set[str]:
         """The ``hashes`` recorded as texts ``model_id`` read only in part."""
-        found: set[str] = set()
+        return {h for (h,) in self._rows("SELECT hash FROM truncated", model_id, hashes)}
+
+    def _rows(self, select: str, model_id: str, hashes: Sequence[str]) -> Iterator[Any]:
+        """``select`` (a table's rows) where the model is ``model_id`` and the hash one of
+        ``hashes``, 500 hashes per statement."""
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            rows = self._db.execute(
-                f"SELECT hash FROM truncated WHERE model = ? AND hash IN ({marks})",
-                [model_id, *part],
+            yield from self._db.execute(
+                f"{select} WHERE model = ? AND hash IN ({marks})", [model_id, *part]
             )
-            found.update(h for (h,) in rows)
-        return found
 
     def close(self) -> None:
         self._db.close()

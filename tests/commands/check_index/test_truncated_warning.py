@@ -87,3 +87,21 @@ def test_truncated_count_is_the_same_cold_and_from_the_cache(tmp_path, sample) -
         counts.append(sorted(warns[0].chunk_ids) if warns else [])
     assert len(counts[0]) == 20
     assert counts[1] == counts[0]
+
+
+def test_a_prefixed_embedder_still_names_the_long_chunk() -> None:
+    """With ?prefix= the model records the prefixed text as cut; the warning still names
+    the chunk (its hash is of the bare text)."""
+    from indexcheck.embedders.prefixes import PrefixedEmbedder
+
+    texts = [f"chunk {i} about topic {i}" for i in range(30)]
+    texts[7] = "a very long chunk " * 20
+    ids = [f"c{i}" for i in range(30)]
+    inner = CuttingEmbedder()
+    store = MemoryStore(ids, HashEmbedder(dimension=16).embed([("p: " + t)[:50] for t in texts]))
+    embedder = CachedEmbedder(PrefixedEmbedder(inner, "p: "), None)
+    result = check_index(
+        CheckIndexSettings(sample=None), store, embedder, corpus_from_pairs(ids, texts)
+    )
+    (warn,) = [f for f in result.findings if f.kind == "truncated_text"]
+    assert warn.chunk_ids == ["c7"]

@@ -247,8 +247,8 @@ def _run(run: StreamRun) -> CheckIndexResult:
     why = None
     if mismatch:
         why = why_low_streamed(
-            fresh, pending, waiting, shift, compared, cosine, run.settings, WHY_SAMPLE,
-            prefixed,
+            fresh, pending, waiting, set(shift) | prefixed, compared, cosine, run.settings,
+            WHY_SAMPLE,
         )  # fmt: skip
     bad: dict[int, ChunkCheck] = {}
     step = block * 16
