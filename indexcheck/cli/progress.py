@@ -96,7 +96,9 @@ def progress_bars() -> Iterator[tuple[Say, Tick]]:
         bars.update(tasks[task], completed=done, total=total)
 
     def say(message: str) -> None:
-        bars.console.log(message)
+        # print, not log: a log line ends with this file's name and line, which tells a
+        # user nothing; Text keeps ids with brackets from being read as markup
+        bars.console.print(Text(message))
 
     with bars:
         yield say, tick

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,14 @@ import numpy as np
 from ..errors import DataFileError, OutputError
 from ..inputs.corpus import text_hash
 from .base import Embedder, EmbedStats
-from .cache_file import APPLICATION_ID, VECTORS_SQL, cache_write, open_cache_file, open_cache_tables
+from .cache_file import (
+    APPLICATION_ID,
+    TRUNCATED_SQL,
+    VECTORS_SQL,
+    cache_write,
+    open_cache_file,
+    open_cache_tables,
+)
 
 
 class EmbeddingCache:
@@ -40,7 +47,11 @@ class EmbeddingCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db = open_cache_tables(
-            self.path, "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", VECTORS_SQL
+            self.path,
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=NORMAL",
+            VECTORS_SQL,
+            TRUNCATED_SQL,
         )
 
     def check_dimension(self, model_id: str, dimension: int) -> None:
@@ -69,21 +80,14 @@ class EmbeddingCache:
 
     def get_many(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors already cached for ``hashes`` under ``model_id``: hash -> float32 (d,)."""
-        found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.execute(
-                f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})",
-                [model_id, *part],
-            )
-            for h, blob in rows:
-                found[h] = np.frombuffer(blob, dtype=np.float32).copy()
-        return found
+        rows = self._rows("SELECT hash, vec FROM vectors", model_id, hashes)
+        return {h: np.frombuffer(blob, dtype=np.float32).copy() for h, blob in rows}
 
-    def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
-        """Store float32 vectors under (model_id, hash), committed before returning."""
+    def put_many(
+        self, model_id: str, items: dict[str, np.ndarray], cut: Sequence[str] = ()
+    ) -> None:
+        """Store float32 vectors under (model_id, hash), and the hashes in ``cut`` as texts
+        the model read only in part, committed together before returning."""
         rows = [
             (model_id, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
             for h, v in items.items()
@@ -92,6 +96,25 @@ class EmbeddingCache:
             self._db.executemany(
                 "INSERT OR REPLACE INTO vectors (model, hash, dim, vec) VALUES (?, ?, ?, ?)",
                 rows,
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO truncated (model, hash) VALUES (?, ?)",
+                [(model_id, h) for h in cut],
+            )
+
+    def truncated_among(self, model_id: str, hashes: Sequence[str]) -> set[str]:
+        """The ``hashes`` recorded as texts ``model_id`` read only in part."""
+        return {h for (h,) in self._rows("SELECT hash FROM truncated", model_id, hashes)}
+
+    def _rows(self, select: str, model_id: str, hashes: Sequence[str]) -> Iterator[Any]:
+        """``select`` (a table's rows) where the model is ``model_id`` and the hash one of
+        ``hashes``, 500 hashes per statement."""
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            yield from self._db.execute(
+                f"{select} WHERE model = ? AND hash IN ({marks})", [model_id, *part]
             )
 
     def close(self) -> None:
@@ -176,6 +199,8 @@ class CachedEmbedder:
         self.audit = audit if audit is not None else CacheAudit()
         self._rng = np.random.default_rng(self.audit.seed)
         self._audited: set[str] = set()
+        #: hits the cache recorded as read only in part by the model
+        self._cut_hits: set[str] = set()
         if cache is not None:
             try:
                 cache.check_dimension(self.model_id, self.dimension)
@@ -189,8 +214,9 @@ class CachedEmbedder:
 
     @property
     def truncated(self) -> set[str]:
-        """Hashes of texts the inner embedder cut to what its model reads (may be empty)."""
-        return set(getattr(self.inner, "truncated", set()))
+        """Hashes of texts the model reads only in part (may be empty): those the inner
+        embedder cut in this run and the cache hits it cut when they were embedded."""
+        return set(getattr(self.inner, "truncated", set())) | self._cut_hits
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` -> float32 (n, d); row i is always the vector of texts[i].
@@ -213,6 +239,8 @@ class CachedEmbedder:
             if h not in first_of:
                 first_of[h] = t
         if known:
+            assert self.cache is not None
+            self._cut_hits |= self.cache.truncated_among(self.model_id, list(known))
             self._audit(known, first_of)
         return known, [t for h, t in first_of.items() if h not in known]
 
@@ -252,7 +280,8 @@ class CachedEmbedder:
         commit them to the cache."""
         new = dict(zip((text_hash(t) for t in todo), fresh, strict=True))
         if self.cache is not None:
-            self.cache.put_many(self.model_id, new)
+            cut = getattr(self.inner, "truncated", None) or set()
+            self.cache.put_many(self.model_id, new, [h for h in new if h in cut])
         known.update(new)
 
     def merge(

@@ -1,7 +1,8 @@
 """The one opener for the shared ``--cache`` file: refuses, read-only, any SQLite file that is not
 an indexcheck cache, before anything is written to it.
 
-An indexcheck cache holds at most the tables ``vectors`` (embeddings), ``judgements`` and
+An indexcheck cache holds at most the tables ``vectors`` (embeddings), ``truncated`` (the
+texts the model read only in part), ``judgements`` and
 ``system_retrievals``/``system_generations`` (diagnose --system), of
 exactly the schemas below, and carries SQLite's ``application_id`` :data:`APPLICATION_ID`
 (0x49584348, "IXCH") in its header. An existing file is inspected through a read-only
@@ -30,6 +31,11 @@ VECTORS_SQL = (
     "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, hash TEXT NOT NULL, "
     "dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, hash))"
 )
+#: the texts a model read only in part (so a run served from the cache warns as a cold one)
+TRUNCATED_SQL = (
+    "CREATE TABLE IF NOT EXISTS truncated (model TEXT NOT NULL, hash TEXT NOT NULL, "
+    "PRIMARY KEY (model, hash))"
+)
 JUDGEMENTS_SQL = (
     "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
     "prompt_version TEXT NOT NULL, reply TEXT NOT NULL, created TEXT NOT NULL)"
@@ -43,6 +49,7 @@ SYSTEM_GENERATIONS_SQL = (
 )
 _TABLES = {
     "vectors": VECTORS_SQL,
+    "truncated": TRUNCATED_SQL,
     "judgements": JUDGEMENTS_SQL,
     "system_retrievals": SYSTEM_RETRIEVALS_SQL,
     "system_generations": SYSTEM_GENERATIONS_SQL,
@@ -195,6 +202,7 @@ __all__ = [
     "APPLICATION_ID",
     "SCHEMAS",
     "SPACE_HINT",
+    "TRUNCATED_SQL",
     "cache_write",
     "inspect_cache_file",
     "open_cache_file",

@@ -21,6 +21,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from ..errors import SpecError
+from ..inputs.corpus import text_hash
 from .base import EmbedStats
 
 EMBEDDER_SPEC_KEYS = ("prefix", "query_prefix")
@@ -83,14 +84,38 @@ class PrefixedEmbedder:
         self.prefix = prefix
         self.model_id = f"{inner.model_id}?prefix={quote(prefix, safe=':')}"
         self.dimension = int(inner.dimension)
+        self._cut: set[str] = set()
 
     @property
     def stats(self) -> EmbedStats:
         stats: EmbedStats = self.inner.stats
         return stats
 
+    @property
+    def truncated(self) -> set[str]:
+        """Hashes of the (unprefixed) texts the model read only in part: the inner
+        embedder records the prefixed ones, which no chunk's hash matches."""
+        return self._cut
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(self.inner.embed([self.prefix + t for t in texts]), dtype=np.float32)
+        sent = [self.prefix + t for t in texts]
+        out = np.asarray(self.inner.embed(sent), dtype=np.float32)
+        cut = getattr(self.inner, "truncated", None)
+        if cut:
+            self._cut.update(text_hash(t) for t, s in zip(texts, sent, strict=True)
+                             if text_hash(s) in cut)  # fmt: skip
+        return out
+
+
+def spec_with_prefix(spec: str, prefix: str) -> str:
+    """``spec`` with its chunk ``prefix`` replaced by ``prefix`` ('' drops it); the provider's
+    own options and ``query_prefix`` are kept. The result is what a user types after
+    ``--embedder`` (``minilm?prefix=passage:%20``)."""
+    base, _, query = spec.strip().partition("?")
+    kept = [item for item in query.split("&") if item and item.partition("=")[0] != "prefix"]
+    if prefix:
+        kept.append(f"prefix={quote(prefix, safe=':')}")
+    return base + ("?" + "&".join(kept) if kept else "")
 
 
 def with_prefixes(inner: Any, spec: EmbedderSpec) -> tuple[Any, Any]:

@@ -151,7 +151,7 @@ def test_a_new_cache_carries_the_application_id(tmp_path) -> None:
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert names == {"vectors", "judgements"}
+    assert names == {"vectors", "truncated", "judgements"}
     # and it opens again
     EmbeddingCache(path).close()
     JudgementCache(path).close()

@@ -457,6 +457,22 @@ def other_findings(
     return findings
 
 
+def as_risk_note(findings: list[Finding]) -> None:
+    """On a check that passed, the ``duplicate_text`` warning becomes an ``info`` risk note:
+    the vectors are aligned, and the repeats matter only to a later build by position."""
+    if any(f.severity == "error" for f in findings):
+        return
+    for f in findings:
+        if f.kind == "duplicate_text":
+            f.severity = "info"
+            f.message = (
+                f"{f.details.get('repeats', len(f.chunk_ids))} chunk(s) repeat an earlier "
+                "chunk's text; the check passed, so the vectors are aligned: a risk only if "
+                "a later build attaches vectors by position (a cache keyed by position "
+                "shifts every vector after the first repeat)"
+            )
+
+
 def truncated_finding(ids: list[str], embedder_id: str) -> Finding | None:
     """A warning naming the chunks longer than the embedder reads: their vectors stand for a
     prefix of the text only, whatever the index holds."""

@@ -12,7 +12,7 @@ When at least half the comparable chunks are low and none holds another chunk's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +99,7 @@ def why_low_streamed(
     fresh: Any,
     pending: Any,
     waiting: list[int],
-    shift: dict[int, int],
+    explained: Collection[int],
     comparable: np.ndarray,
     cosine: np.ndarray,
     settings: CheckIndexSettings,
@@ -108,9 +108,10 @@ def why_low_streamed(
     """check-index --all (``stream/check.py``): another model or another embedded text,
     judged on at most ``why_sample`` of the unexplained chunks (seeded), each against
     every fresh vector read ``settings.block`` at a time. ``comparable`` bool (n,): chunks
-    with a vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files."""
+    with a vector to compare (ok or low); ``fresh`` and ``pending`` are the scratch files;
+    ``explained`` positions (shifted, or another prefix: :mod:`.prefix`) are left out."""
     min_cosine, block = settings.min_cosine, settings.block
-    rows = [j for j, q in enumerate(waiting) if q not in shift]
+    rows = [j for j, q in enumerate(waiting) if q not in explained]
     if len(rows) > why_sample:
         pick = np.random.default_rng(0).choice(len(rows), why_sample, replace=False)
         rows = [rows[int(i)] for i in np.sort(pick)]
@@ -118,7 +119,7 @@ def why_low_streamed(
     stored = pending.take(np.asarray(rows, dtype=np.int64))
     near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
     comparable = comparable.copy()
-    comparable[list(shift)] = False
+    comparable[list(explained)] = False
     cand = np.flatnonzero(comparable)
     near = np.ones(len(cand), dtype=bool)  # chunks above the threshold are not used
     at = np.searchsorted(cand, pos)  # cand is sorted and holds every sampled position

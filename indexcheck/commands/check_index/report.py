@@ -8,6 +8,7 @@ from ...output.model import WORST_ROWS, Code, Plot, Section, Table, Text, fmt, o
 from ...output.registry import Payload, register, section
 from ...output.summary_kit import SHOWN_ROWS, _f4, summary
 from ..kit.verdicts import Status
+from .prefix import is_root
 from .result import CheckIndexResult
 
 
@@ -72,7 +73,9 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
     """The root finding first (one positional shift told as one story), what is wrong
     (first 20 chunks), the other findings, and a one-line verdict with its cost."""
     sec = summary(ok_verdict(result.ok))
-    roots = [f for f in result.findings if f.kind == "shift" and "model" in f.details]
+    roots = [
+        f for f in result.findings if (f.kind == "shift" and "model" in f.details) or is_root(f)
+    ]
     for f in roots:
         sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
     bad = [c for c in result.chunks if c.status != Status.OK]
@@ -115,7 +118,7 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
         sec.blocks.append(
             Text(
                 f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
-                "(over 100,000 checked); every row is in --rows"
+                "(over 100,000 checked); --rows FILE writes every row"
             )
         )
     if result.targets_dropped:

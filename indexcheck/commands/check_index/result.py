@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .findings import ChunkCheck, Finding
+from .findings import ChunkCheck, Finding, as_risk_note
 
 
 @dataclass
@@ -56,7 +56,9 @@ def check_result(
     diagnosis_embeddings: int = 0,
 ) -> CheckIndexResult:
     """A check's result: ``ok`` when no finding is an error, the cosine figures from
-    ``cos`` float64 (m,), the cosines of the chunks that had a comparable vector."""
+    ``cos`` float64 (m,), the cosines of the chunks that had a comparable vector; on a pass
+    the repeated texts are a risk note, not a warning."""
+    as_risk_note(findings)
     return CheckIndexResult(
         ok=not any(f.severity == "error" for f in findings),
         checked=checked,

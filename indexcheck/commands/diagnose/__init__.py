@@ -176,7 +176,11 @@ def diagnose(
             else:
                 d.label = Label.ANSWERED_OUT_OF_SCOPE
                 d.score = both(kept[0][1])
-                d.detail = f"'{top}' passed the threshold"
+                d.detail = (
+                    f"'{top}' passed the threshold"
+                    if threshold is not None
+                    else f"'{top}' came first and no --threshold was set to refuse it"
+                )
             out.append(d)
             continue
         exact_ids = [c for c in exact_I[row] if c is not None]

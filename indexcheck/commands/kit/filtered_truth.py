@@ -168,9 +168,11 @@ def filtered_ground_truth(
         if metadata is None and groups.any and hasattr(store, "metadata_of"):
             metadata = store.metadata_of(b.ids)  # kept beside the vectors (LangChain FAISS)
         if metadata is None and groups.any:
+            named = "metadata" in (getattr(type(store), "params", None) or {})
             raise FilterError(
                 f"{store.spec} gives no metadata with its vectors, so no filter can be "
-                "evaluated on it; point the store at the metadata (e.g. &metadata=COLUMN)"
+                "evaluated on it"
+                + ("; name its metadata column in the spec (&metadata=COLUMN)" if named else "")
             )
         meta = metadata or []
         if groups.any:

@@ -55,6 +55,21 @@ def _found(store: VectorStore, ids: Sequence[str]) -> set[str]:
     return {cid for cid, ok in zip(got.ids, got.found, strict=True) if ok}
 
 
+#: the spec key that names a store's id field, by preference (Qdrant calls it id_field)
+ID_KEYS = ("id", "id_field")
+
+
+def id_field_advice(store: Any) -> str:
+    """', or name the store's id field in the spec (&id_field=FIELD)' in the key this
+    store accepts, '' for a store whose ids cannot be renamed in its spec."""
+    params = getattr(type(store), "params", None) or {}
+    key = next((k for k in ID_KEYS if k in params), None)
+    if key is None:
+        return ""
+    sep = "&" if "?" in str(getattr(store, "spec", "")) else "?"
+    return f", or name the store's id field in the spec ({sep}{key}=FIELD)"
+
+
 def _key(text: str) -> int:
     hi, lo = content_key(text)
     return (hi << 64) | lo
@@ -87,7 +102,7 @@ def refuse_foreign_chunk_ids(store: VectorStore, chunks: Any, source: str = "--c
             elif keys and _key(text) in keys:
                 by_text += 1
     if not keys:
-        _refuse_unpairable(store_ids, n, by_id, example, source)
+        _refuse_unpairable(store_ids, n, by_id, example, source, id_field_advice(store))
         return
     if by_text == 0 or 2 * by_id >= n or 2 * by_text < n - by_id:
         return
@@ -96,12 +111,13 @@ def refuse_foreign_chunk_ids(store: VectorStore, chunks: Any, source: str = "--c
         f"{n:,} chunk ids, {by_id:,} of them shared, but {by_text:,} chunks pair with a "
         "stored text by content hash (the index was built under other ids, e.g. "
         "LangChain's default uuid4); drop --chunks to check the store's own texts, or "
-        "pass --id-column naming the column that holds the store's ids, or name the "
-        "store's id field in the spec (?id=)"
+        "pass --id-column naming the column that holds the store's ids" + id_field_advice(store)
     )
 
 
-def _refuse_unpairable(store_ids: set[str], n: int, by_id: int, example: str, source: str) -> None:
+def _refuse_unpairable(
+    store_ids: set[str], n: int, by_id: int, example: str, source: str, advice: str
+) -> None:
     """A store with no texts whose ids share almost none (under 10%) of the chunks' while it
     holds at least half as many vectors: an id scheme mismatch, not an index missing its
     vectors. Calling every chunk missing ("index them") and every vector an orphan ("delete
@@ -114,7 +130,7 @@ def _refuse_unpairable(store_ids: set[str], n: int, by_id: int, example: str, so
         f"{n:,} chunks, only {by_id:,} ids shared (e.g. chunk id {visible(example)!r}, "
         f"stored id {visible(stored)!r}), and the store keeps no texts to pair them by "
         "content; pass --id-column naming the column of the chunks that holds the ids the "
-        "index was built with, or name the store's id field in the spec (?id=)"
+        "index was built with" + advice
     )
 
 

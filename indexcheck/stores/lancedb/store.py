@@ -315,8 +315,15 @@ class LanceDBStore(BaseStore):
         top, struct, integers = lance_fields(self._tbl.schema, self._vcol)
         heads = {f.split(".")[0] for f in fields_of(node)}
         inside = struct is not None and not heads <= set(top)
-        if not inside:
-            check_fields(node, top)
+        # a field of the struct is known by its own name and by its dotted path
+        # ('profile' and 'metadata.profile', as the metadata is shown): both are accepted,
+        # and a name that is neither is refused with the closest one (exit 2), not sent
+        subs: list[str] = []
+        if struct is not None:
+            nested = self._tbl.schema.field(struct).type
+            subs = [nested.field(i).name for i in range(nested.num_fields)]
+        known = (subs if inside else []) + top + [f"{struct}.{n}" for n in subs]
+        check_fields(node, known)
         return translate(
             node,
             "lancedb",

@@ -230,7 +230,11 @@ def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
     remote = check_all(CheckIndexSettings(block=64), store, cached, corpus, engine=engine)
     # what the workers embedded is counted on the driver (it was 0 before): each distinct
     # text at least once; a repeat whose first copy is still in flight may be sent again
-    assert len(set(texts)) <= cached.stats.texts <= here.stats.texts == len(texts)
+    # (and the probes that test the unexplained chunks for another prefix, both sides)
+    probes = local.diagnosis_embeddings
+    assert probes == remote.diagnosis_embeddings
+    assert len(set(texts)) + probes <= cached.stats.texts <= here.stats.texts
+    assert here.stats.texts == len(texts) + probes
     assert cached.stats.requests > 0 and cached.stats.tokens > 0
     assert _rows(remote) == _rows(local) and remote.findings == local.findings
     a = np.asarray([c.cosine for c in remote.chunks], float)

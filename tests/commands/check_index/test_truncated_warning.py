@@ -64,3 +64,44 @@ def test_password_in_a_store_spec_warns_on_the_cli_without_showing_it() -> None:
     assert res.exit_code == 3  # nothing listens on port 1: could not finish
     assert "PGPASSWORD" in res.stderr and "warning:" in res.stderr
     assert "canary-pw-123" not in res.stderr + res.stdout
+
+
+@pytest.mark.parametrize("sample", [None, 30])
+def test_truncated_count_is_the_same_cold_and_from_the_cache(tmp_path, sample) -> None:
+    """The second run serves every text from --cache; its model reads nothing, yet the
+    chunks it would have cut are the same (15 instead of 1,674 on a real corpus before)."""
+    from indexcheck.embedders.cache import EmbeddingCache
+
+    texts = [f"chunk {i} about topic {i}" + (" and more words" * 9 if i % 3 else "")
+             for i in range(30)]  # fmt: skip
+    ids = [f"c{i}" for i in range(30)]
+    corpus = corpus_from_pairs(ids, texts)
+    store = MemoryStore(ids, HashEmbedder(dimension=16).embed([t[:50] for t in texts]))
+    counts = []
+    for _run in ("cold", "cached"):
+        cache = EmbeddingCache(tmp_path / "cache.sqlite")
+        embedder = CachedEmbedder(CuttingEmbedder(), cache)
+        result = check_index(CheckIndexSettings(sample=sample, seed=1), store, embedder, corpus)
+        cache.close()
+        warns = [f for f in result.findings if f.kind == "truncated_text"]
+        counts.append(sorted(warns[0].chunk_ids) if warns else [])
+    assert len(counts[0]) == 20
+    assert counts[1] == counts[0]
+
+
+def test_a_prefixed_embedder_still_names_the_long_chunk() -> None:
+    """With ?prefix= the model records the prefixed text as cut; the warning still names
+    the chunk (its hash is of the bare text)."""
+    from indexcheck.embedders.prefixes import PrefixedEmbedder
+
+    texts = [f"chunk {i} about topic {i}" for i in range(30)]
+    texts[7] = "a very long chunk " * 20
+    ids = [f"c{i}" for i in range(30)]
+    inner = CuttingEmbedder()
+    store = MemoryStore(ids, HashEmbedder(dimension=16).embed([("p: " + t)[:50] for t in texts]))
+    embedder = CachedEmbedder(PrefixedEmbedder(inner, "p: "), None)
+    result = check_index(
+        CheckIndexSettings(sample=None), store, embedder, corpus_from_pairs(ids, texts)
+    )
+    (warn,) = [f for f in result.findings if f.kind == "truncated_text"]
+    assert warn.chunk_ids == ["c7"]

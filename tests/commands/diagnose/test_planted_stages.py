@@ -168,6 +168,10 @@ def test_without_threshold_out_of_scope_is_answered(tmp_path: Path, threshold) -
     got = {d.id: d.label for d in r.questions}
     assert got["q-refused"] == "ANSWERED_OUT_OF_SCOPE"
     assert got["q-content"] == "REFUSED_BY_CONTENT"
+    # no threshold was set: nothing "passed" one; the detail says what to do instead
+    (answered,) = [d for d in r.questions if d.id == "q-refused"]
+    assert "passed the threshold" not in (answered.detail or "")
+    assert "no --threshold was set" in (answered.detail or "")
 
 
 def test_cli_on_fixture_kb_json_and_exit_code(fixture_kb, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from ..findings import (
     truncated_finding,
 )
 from ..order import MismatchWhy, mismatch_verdict, order_label, ordered_rows, render_corpus
+from ..prefix import PrefixFit, embedder_spec, find_prefix, with_prefix_finding
 from ..result import CheckIndexResult, check_result
 from ..settings import CheckIndexSettings
 from .draw import plan_sample
@@ -54,6 +55,8 @@ class _Sampled:
     stored: StoredVectors
     fresh: FreshVectors
     min_cosine: float
+    #: the prefix some low chunks' stored vectors were embedded with (:mod:`..prefix`)
+    prefix: PrefixFit | None = None
 
     @property
     def ordered(self) -> bool:
@@ -186,6 +189,8 @@ def _diagnose_low(
         # shifted chunk's own vector is still in the index under another id; ask the
         # index for it (a confirmed match is re-checked exactly)
         unexplained = _moved_vectors(run, unexplained)
+    if unexplained:  # another prefix or instruction before the text (E5, BGE, Nomic, ...)
+        unexplained = _prefixed(run, unexplained, embedder_spec(settings.embedder, fresh.embedder))
     comparable = sum(1 for c in checks if c.cosine is not None)
     mismatch = len(unexplained) >= max(2, comparable / 2)
     why = _explain_mismatch(run, checks) if mismatch else None
@@ -217,6 +222,24 @@ def _match_shifts(run: _Sampled, cands: list[ChunkCheck]) -> list[ChunkCheck]:
                 best - c.position,
             )
     return left
+
+
+def _prefixed(run: _Sampled, cands: list[ChunkCheck], spec: str) -> list[ChunkCheck]:
+    """Mark candidates whose stored vector is their text's under a known prefix (E5's
+    'passage: ', ...) as ``Status.EMBEDDED_TEXT_DIFFERS`` (``run.prefix``); return the rest."""
+    texts = [run.corpus.texts[c.position] for c in cands]
+    stored = _unit(np.stack([run.stored.vectors[c.id] for c in cands]))
+    fit, spent = find_prefix(
+        run.fresh.embedder, spec, [c.position for c in cands], texts, stored, run.min_cosine
+    )
+    run.fresh.extra += spent
+    if fit is None or not fit.matched:
+        return cands
+    run.prefix = fit
+    for c in cands:
+        if c.position in fit.matched:
+            c.status = Status.EMBEDDED_TEXT_DIFFERS
+    return [c for c in cands if c.position not in fit.matched]
 
 
 def _moved_vectors(run: _Sampled, cands: list[ChunkCheck], k: int = 4) -> list[ChunkCheck]:
@@ -294,6 +317,10 @@ def _findings(
         for f in findings:
             if f.kind == why.status:
                 f.details.update(why.details)
+    if run.prefix is not None:
+        ids = [c.id for c in checks if c.position in run.prefix.matched]
+        compared = sum(1 for c in checks if c.cosine is not None)
+        findings = with_prefix_finding(findings, run.prefix, ids, compared)
     annotate(checks, run.corpus.texts, run.store, findings)
     return findings
 

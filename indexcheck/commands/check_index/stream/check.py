@@ -32,10 +32,11 @@ from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
 from ..findings import ChunkCheck
 from ..order import TemplatedStoreChunks, render_corpus, why_low_streamed
+from ..prefix import PrefixFit, embedder_spec, find_prefix, with_prefix_finding
 from ..result import CheckIndexResult, check_result
 from ..settings import CheckIndexSettings
 from .chunk_spill import ChunkSpill
-from .findings import streamed_findings
+from .findings import _texts_at, streamed_findings
 from .scratch import OK_CODE, ScratchRows, cosine_figures, refuse_repeated_ids, write_rows
 from .scratch_search import global_search, nearest
 from .state import StreamRun, Tick
@@ -45,6 +46,10 @@ ITER_BATCH = 1000
 JSON_ROWS_LIMIT = 100_000
 #: unexplained low chunks judged for "another model or another text" (seeded sample)
 WHY_SAMPLE = 2000
+#: unexplained low chunks tested one by one for another prefix (seeded sample); beyond
+#: it, the rest follow the sample when at least PREFIX_SHARE of it matched
+PREFIX_SAMPLE = 2000
+PREFIX_SHARE = 0.9
 
 _MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO, _ABSURD = range(7)
 assert _OK == OK_CODE
@@ -150,6 +155,33 @@ def _embed_pass(
     spill.finish(source.source)
 
 
+def _prefixed(
+    run: StreamRun, waiting: list[int], unexplained: list[int]
+) -> tuple[PrefixFit | None, frozenset[int], int]:
+    """(the prefix some unexplained low chunks were embedded with, those chunks, the texts
+    embedded to find out): at most
+    ``PREFIX_SAMPLE`` of them (seeded) tested one by one (:func:`..prefix.find_prefix`)."""
+    if not unexplained:
+        return None, frozenset(), 0
+    picked = sorted(unexplained)
+    if len(picked) > PREFIX_SAMPLE:
+        at = np.random.default_rng(0).choice(len(picked), PREFIX_SAMPLE, replace=False)
+        picked = [picked[int(i)] for i in np.sort(at)]
+    row_of = {q: j for j, q in enumerate(waiting)}
+    stored = run.pending.take(np.asarray([row_of[q] for q in picked], dtype=np.int64))
+    text_of = _texts_at(run.source, picked, run.settings.block)
+    spec = embedder_spec(run.settings.embedder, run.embedder)
+    fit, spent = find_prefix(
+        run.embedder, spec, picked, [text_of[q] for q in picked], stored,
+        run.settings.min_cosine,
+    )  # fmt: skip
+    if fit is None or not fit.matched:
+        return None, frozenset(), spent
+    if len(picked) < len(unexplained) and fit.share >= PREFIX_SHARE:
+        return fit, frozenset(unexplained), spent  # the rest follow the sample
+    return fit, fit.matched, spent
+
+
 def _run(run: StreamRun) -> CheckIndexResult:
     store, embedder, source, fresh, pending, ids = (
         run.store, run.embedder, run.source, run.fresh, run.pending, run.ids
@@ -218,14 +250,17 @@ def _run(run: StreamRun) -> CheckIndexResult:
     status[status == _LOW + 10] = _MISSING
 
     unexplained = global_search(run, waiting, shift)
+    fit, prefixed, prefix_embeddings = _prefixed(run, waiting, unexplained)
+    unexplained = [q for q in unexplained if q not in prefixed]
     compared = (status == _OK) | (status == _LOW)
     comparable = int(np.count_nonzero(compared))
     mismatch = len(unexplained) >= max(2, comparable / 2)
     why = None
     if mismatch:
         why = why_low_streamed(
-            fresh, pending, waiting, shift, compared, cosine, run.settings, WHY_SAMPLE
-        )
+            fresh, pending, waiting, set(shift) | prefixed, compared, cosine, run.settings,
+            WHY_SAMPLE,
+        )  # fmt: skip
     bad: dict[int, ChunkCheck] = {}
     step = block * 16
     for lo in range(0, n, step):  # the ids of the rows that are not ok, a block at a time
@@ -241,12 +276,17 @@ def _run(run: StreamRun) -> CheckIndexResult:
             elif q in shift:
                 t = shift[q]
                 bad[q] = ChunkCheck(name, q, cv, Status.SHIFT, ids.id_at(t), t - q)
+            elif q in prefixed:
+                bad[q] = ChunkCheck(name, q, cv, Status.EMBEDDED_TEXT_DIFFERS)
             else:
                 why_status = why.status if why is not None else Status.STALE_VECTOR
                 bad[q] = ChunkCheck(name, q, cv, why_status)
 
     checks = [bad[q] for q in sorted(bad)]
     findings = streamed_findings(run, bad, compared, shift, orphans, why)
+    if fit is not None:
+        named = [bad[q].id for q in sorted(prefixed)]
+        findings = with_prefix_finding(findings, fit, named, comparable)
     counts: dict[str, int] = {}
     n_ok = int(np.count_nonzero(status == _OK))
     if n_ok:
@@ -273,7 +313,9 @@ def _run(run: StreamRun) -> CheckIndexResult:
             bad[q] if q in bad else ChunkCheck(names[q], q, float(cosine[q]), Status.OK)
             for q in range(n)
         ]
-    result = check_result("all", n, min_cosine, np.zeros(0), rows, findings, counts)
+    result = check_result(
+        "all", n, min_cosine, np.zeros(0), rows, findings, counts, prefix_embeddings
+    )
     result.min_cosine, result.median_cosine, result.below_threshold = cosine_figures(
         cosine, min_cosine
     )
