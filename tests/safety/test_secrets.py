@@ -553,7 +553,8 @@ def test_json_output_is_streamed_and_still_scrubbed(
     secret = "sk-streamed-canary-0123456789"
     monkeypatch.setenv("MISTRAL_API_KEY", secret)
     payload = {"rows": [{"id": f"c{i}", "cos": i / 7} for i in range(50)], "note": "é"}
-    want = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    # every --json result starts with its schema version
+    want = json.dumps({"schema_version": 1, **payload}, indent=2, ensure_ascii=False) + "\n"
     from indexcheck.output import present as options
 
     def whole_text(*args: object, **kwargs: object) -> str:

@@ -115,7 +115,7 @@ def test_sweep_rewrites_only_declared_parameters(faiss_dir: Path) -> None:
     assert with_params(spec, nprobe=None) == f"faiss:{faiss_dir}"
     with pytest.raises(SpecError, match="faiss accepts: efSearch, nprobe"):
         sweep_spec(spec, "ef", 4)
-    with pytest.raises(SpecError, match="only faiss, lancedb and pgvector"):
+    with pytest.raises(SpecError, match="only faiss, lancedb, pgvector and redis"):
         sweep_spec("chroma:./db?collection=c", "ef", 4)
     assert StoreSpec.parse(sweep_spec(spec, "efSearch", 8)).params["efSearch"] == "8"
 

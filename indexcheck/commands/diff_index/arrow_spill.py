@@ -27,6 +27,7 @@ from ...inputs.corpus import Corpus
 from ...inputs.text_keys import content_keys
 from ...stores.base import VectorStore
 from ...stores.files.readers import list_lengths
+from ...vectors import normalize_rows
 from .hash_join import Flag, Side, _schema, prefetch, spill_store
 
 #: rows per Arrow block (6 MB of 384-d float32; Arrow's reader holds about six blocks
@@ -341,4 +342,10 @@ def unit_rows(matrix: np.ndarray, dims: np.ndarray, d: int, flag: np.ndarray) ->
         unit = matrix * inv[:, None]
     if nonfinite.size:
         unit[nonfinite] = 0.0  # NaN * 0 is NaN
+    # finite rows whose squares overflowed or underflowed keep their direction, as the row
+    # reader's normalize_rows gives them (scaled by their largest component first)
+    odd = np.flatnonzero((flag == Flag.OK) & ((~np.isfinite(sq)) | (sq == 0)))
+    odd = odd[np.isin(odd, nonfinite, invert=True)]
+    if odd.size:
+        unit[odd] = normalize_rows(matrix[odd])
     return unit

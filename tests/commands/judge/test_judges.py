@@ -223,7 +223,7 @@ def test_unusable_judge_exits_3(
     assert code == 3, r.output
     # --json holds the failed result (issue 18 item 7), never a partial success
     assert (data["ok"], data["complete"], data["exit_code"]) == (False, False, 3)
-    assert set(data) == {"ok", "complete", "command", "exit_code", "error"}
+    assert set(data) == {"schema_version", "ok", "complete", "command", "exit_code", "error"}
     assert "Traceback" not in r.output
     assert "wrong-key" not in r.stderr + json.dumps(data)
     expected = {"auth": "refused the API key", "rate_limit": "rate limited", "down": "HTTP 500"}

@@ -164,7 +164,8 @@ def test_families_and_helpers() -> None:
     assert {family_of(s) for s in ("l2", "l2^2", "1/(1+l2^2)")} == {"l2"}
     assert {family_of(s) for s in ("2-2cos",)} == {"cos"} and family_of("1/(1+l2)") == "l2"
     assert FAMILIES == {t.formula: t.variable for t in CATALOGUE.values()}  # one table
-    assert len(FAMILIES) == 13
+    assert family_of("1+dot|1/(1-dot)") == "dot"  # Elasticsearch max_inner_product
+    assert len(FAMILIES) == 14
     for bad in ("l1", "unknown"):
         with pytest.raises(InputError, match="not a function of cos, dot or l2"):
             family_of(bad)
