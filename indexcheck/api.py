@@ -438,15 +438,6 @@ from .safety.edge import one_line as one_line  # noqa: E402
 from .safety.secrets import spec_password_warning as spec_password_warning  # noqa: E402
 
 
-def filters_manifest(questions: Sequence[Question], common: Any = None) -> dict[str, Any]:
-    """``{"filters": [...]}`` for a manifest: every distinct filter the questions run
-    under (each question's own AND ``common``), canonical; nothing when none has one."""
-    from .commands.sweep_threshold.filters import question_filters
-    from .inputs.question_filters import filters_manifest as of
-
-    return of(question_filters(questions, common))
-
-
 def sections(result: Any) -> list[Any]:
     """A result's report sections, then its terminal summary (``terminal=True``), from the
     renderer registered for its type; a result dict (a ``--json`` file) gives its report's."""
@@ -528,7 +519,6 @@ __all__ = [
     "check_rows_suffix",
     "debug_traceback",
     "failure",
-    "filters_manifest",
     "guarded",
     "hookimpl",
     "one_line",
