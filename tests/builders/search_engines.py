@@ -1,7 +1,7 @@
 """Elasticsearch and OpenSearch test indexes written as users write them: LangChain's
 ``ElasticsearchStore`` and ``OpenSearchVectorSearch`` on their defaults (the strategy or
-engine and space given where a test needs another), LlamaIndex's Elasticsearch layout
-through the client, and faults planted through the official clients (test-only writes)."""
+engine and space given where a test needs another), LlamaIndex's Elasticsearch store
+on its defaults, and faults planted through the official clients (test-only writes)."""
 
 from __future__ import annotations
 
@@ -61,24 +61,16 @@ def llamaindex_es(
     url: str, index: str, ids: list[str], vectors: Any, texts: list[str],
     metas: list[dict[str, Any]],
 ) -> None:  # fmt: skip
-    """The layout LlamaIndex's ``ElasticsearchStore`` writes (``embedding`` dense_vector,
-    ``content``, ``metadata`` with ``doc_id``/``ref_doc_id``), through the client: the
-    LlamaIndex package is not installed here."""
-    from elasticsearch import Elasticsearch, helpers
+    """LlamaIndex's own ``ElasticsearchStore.add`` of nodes carrying their vectors (its
+    layout: ``embedding`` dense_vector, ``content``, ``metadata`` with the node under
+    ``_node_content``, ``doc_id`` and ``ref_doc_id``)."""
+    from llama_index.core.schema import TextNode
+    from llama_index.vector_stores.elasticsearch import ElasticsearchStore
 
-    es = Elasticsearch(url)
-    es.indices.create(index=index, mappings={"properties": {
-        "embedding": {"type": "dense_vector", "dims": int(vectors.shape[1]), "index": True,
-                      "similarity": "cosine"},
-        "content": {"type": "text"},
-        "metadata": {"properties": {"document_id": {"type": "keyword"},
-                                    "doc_id": {"type": "keyword"},
-                                    "ref_doc_id": {"type": "keyword"}}},
-    }})  # fmt: skip
-    actions = [
-        {"_op_type": "index", "_index": index, "_id": i, "embedding": v.tolist(), "content": t,
-         "metadata": dict(m, doc_id=i, ref_doc_id=f"doc-{i}")}
+    nodes = [
+        TextNode(id_=i, text=t, metadata=dict(m), embedding=[float(x) for x in v])
         for i, v, t, m in zip(ids, vectors, texts, metas, strict=True)
-    ]  # fmt: skip
-    helpers.bulk(es, actions, refresh=True)
-    es.close()
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        ElasticsearchStore(index_name=index, es_url=url).add(nodes)

@@ -3,10 +3,10 @@
 Each layout's ``Built.spec`` opens with the store that the second round wired: LangChain
 FAISS under any ``index_name``, ``llamaindex:`` persist folders, LangChain's shared
 ``langchain_pg_embedding`` table by ``&collection=``, the newer ``PGVectorStore`` table by
-its own column names, and LlamaIndex's postgres and Chroma rows with the text LlamaIndex
-embedded. For each: a correct build passes, a positional-cache shift is one finding per
-stretch (or per chain where the rows have no build order) naming the right repeat, a
-foreign model is ``model_mismatch``.
+its own column names, and LlamaIndex's postgres, Chroma, Elasticsearch and OpenSearch rows
+with the text LlamaIndex embedded. For each: a correct build passes, a positional-cache
+shift is one finding per stretch (or per chain where the rows have no build order) naming
+the right repeat, a foreign model is ``model_mismatch``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ LAYOUTS = [
     ("llamaindex", "faiss"),
     ("llamaindex", "chroma"),
     ("llamaindex", "pgvector"),
+    ("langchain", "elasticsearch"),
+    ("langchain", "opensearch"),
+    ("llamaindex", "elasticsearch"),
+    ("llamaindex", "opensearch"),
 ]
 #: layouts whose rows come back in build order (pgvector only with &order=)
 ORDERED = {("langchain", "faiss"), ("llamaindex", "simple"), ("llamaindex", "faiss"),

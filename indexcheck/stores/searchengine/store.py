@@ -9,7 +9,9 @@ or a scroll); no method writes.
 
 Scans hold one page at a time (``PAGE``) and never use ``from`` past a page, nor sort on
 ``_id``. Search engines keep no build order (segments merge), so ``ordered`` is False:
-positions come from ``--chunks``.
+positions come from ``--chunks``. Rows LlamaIndex wrote (the node under
+``metadata._node_content``) give the text LlamaIndex embedded: its metadata header and the
+text (:mod:`..node_rows`), so a correct LlamaIndex index passes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ...errors import DimensionMismatchError, InputError
 from ...remote.retry import RetryPolicy
 from ..base import BaseStore, Fetched, StoreInfo, VectorBatch, pack_rows
 from ..hits import Hits, gather
+from ..node_rows import embedded_texts
 from ..params import Str
 from .layout import Layout
 
@@ -119,6 +122,8 @@ class SearchEngineStore(BaseStore):
         for s in sources:
             m = dotted(s, lay.metadata) if lay.metadata else None
             metas.append(dict(m) if isinstance(m, dict) else {})
+        if texts is not None:
+            texts = embedded_texts(texts, metas, self._where)
         return VectorBatch([str(h["_id"]) for h in hits], vectors, dims, texts, metas)
 
     def _hidden(self) -> None:
