@@ -18,7 +18,10 @@ Test code, not product. It follows the REST API as ``elasticsearch`` 8.19 and
   ``k``, ``filter`` (lucene and faiss filter inside the search; nmslib refuses it, so a
   filter goes in a ``bool`` after it) and ``method_parameters.ef_search`` (2.16+);
   scores per space: l2 1/(1+l2^2), innerproduct, cosinesimil (1+cos)/2 on lucene and from
-  2.19 everywhere, 1/(2-cos) on nmslib/faiss before (k-NN PR 2357); scrolls.
+  2.19 everywhere, 1/(2-cos) on nmslib/faiss before (k-NN PR 2357); scrolls. A mapping
+  that names no engine gets the server's default (k-NN PR 2221 and 2498): nmslib before
+  2.18, faiss from 2.18 (but nmslib for cosinesimil on 2.18, where faiss had no cosine),
+  faiss from 2.19; 3.x refuses to create an nmslib index.
 
 Approximate search is a real HNSW (faiss ``IndexHNSWFlat``) searched with the breadth the
 request names (``num_candidates``; ``ef_search`` or the index setting), so misses are real.
@@ -596,7 +599,7 @@ class Emulator:
                 "max_inner_product": dot + 1 if dot >= 0 else 1 / (1 - dot),
             }
             return float(table[sim])
-        space, engine = _space(idx, prop)
+        space, engine = _space(idx, prop, self.version)
         if space == "l2":
             return 1 / (1 + l2sq)
         if space == "innerproduct":
@@ -610,7 +613,7 @@ class Emulator:
         if self.es:
             sim = prop.get("similarity", "cosine")
             return {"cosine": "cos", "l2_norm": "l2"}.get(sim, "ip")
-        space, _ = _space(idx, prop)
+        space, _ = _space(idx, prop, self.version)
         return {"cosinesimil": "cos", "l2": "l2"}.get(space, "ip")
 
     def _es_knn(self, idx: Index, knn: Any, order: list[str], docs: dict[str, Any]) -> Any:
@@ -646,7 +649,7 @@ class Emulator:
             knn_q = query["knn"]
         ((field, spec),) = knn_q.items()
         prop = idx.field(field) or {}
-        _, engine = _space(idx, prop)
+        _, engine = _space(idx, prop, self.version)
         k = int(spec["k"])
         mp = spec.get("method_parameters")
         if mp is not None and _version(self.version) < (2, 16):
@@ -749,7 +752,7 @@ def _has_knn(q: Any) -> bool:
     return any("knn" in m for m in (q.get("bool") or {}).get("must") or [])
 
 
-def _space(idx: Index, prop: dict[str, Any]) -> tuple[str, str]:
+def _space(idx: Index, prop: dict[str, Any], version: str) -> tuple[str, str]:
     method = prop.get("method") or {}
     space = (
         method.get("space_type")
@@ -757,5 +760,14 @@ def _space(idx: Index, prop: dict[str, Any]) -> tuple[str, str]:
         or idx.settings.get("knn.space_type")
         or "l2"
     )
-    engine = method.get("engine") or "nmslib"
+    engine = method.get("engine") or default_engine(version, str(space))
     return str(space), str(engine)
+
+
+def default_engine(version: str, space: str) -> str:
+    """The engine OpenSearch ``version`` builds a knn_vector with when the mapping names
+    none (k-NN PR 2221: faiss from 2.18; PR 2498: cosinesimil too from 2.19)."""
+    v = _version(version)
+    if v < (2, 18) or (v < (2, 19) and space == "cosinesimil"):
+        return "nmslib"
+    return "faiss"

@@ -8,9 +8,12 @@ mapping and the index settings (:mod:`..searchengine.layout`).
 Scores: OpenSearch's ``_score`` per space, ``l2`` ``1/(1+l2^2)``, ``innerproduct``
 ``1+dot`` (dot >= 0) or ``1/(1-dot)``, ``cosinesimil`` ``(1+cos)/2`` on lucene and, from
 2.19, on every engine; nmslib and faiss reported ``1/(2-cos)`` before 2.19 (k-NN PR 2357),
-which silently moved thresholds. probe-scale measures which one a server reports. The
-breadth is ``ef_search`` (``method_parameters``, OpenSearch 2.16+; before that the index
-setting ``knn.algo_param.ef_search`` applies and ``?ef_search=`` is refused). Filters run
+which silently moved thresholds. A mapping that names no engine gets the server's default
+for its version (nmslib before 2.18; faiss from 2.18, except cosinesimil on 2.18; faiss
+from 2.19; k-NN PRs 2221 and 2498): the details say it was not named. probe-scale
+measures which score a server reports. The breadth is ``ef_search`` (``method_parameters``,
+OpenSearch 2.16+; before that the index setting ``knn.algo_param.ef_search`` applies and
+``?ef_search=`` is refused). Filters run
 inside the knn query on lucene and faiss (efficient filtering) and after it on nmslib,
 which then returns fewer than k. Scans page with a scroll sorted on ``_doc``.
 """
@@ -82,19 +85,18 @@ class OpenSearchStore(SearchEngineStore):
             raise
         return store
 
-    def _engine(self) -> str | None:
-        return self._lay.engine
+    def _engine(self) -> str:
+        """The mapping's engine, else the server's default for its version and space."""
+        return self._lay.engine or default_engine(self.version, self._lay.similarity)
 
     def _metric(self) -> str:
         """cosinesimil's score depends on the version and engine (see the module)."""
         lay = self._lay
         if lay.similarity != "cosinesimil" or major_minor(self.version) >= (2, 19):
             return lay.similarity
-        if lay.engine == "lucene":
+        if self._engine() == "lucene":
             return "cosinesimil"
-        if lay.engine in ("nmslib", "faiss"):
-            return OPENSEARCH_LEGACY_COSINE
-        return "cosinesimil (engine not in the mapping)"
+        return OPENSEARCH_LEGACY_COSINE
 
     def _pages(self, body: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
         """A scroll sorted on ``_doc``; cleared at the end."""
@@ -124,7 +126,7 @@ class OpenSearchStore(SearchEngineStore):
         ef = self.values.get("ef_search")
         if ef is not None:
             inner["method_parameters"] = {"ef_search": int(ef)}
-        post = native is not None and lay.engine not in ("lucene", "faiss")
+        post = native is not None and self._engine() not in ("lucene", "faiss")
         if native is not None and not post:
             inner["filter"] = native  # efficient filtering inside the graph search
         query: dict[str, Any] = {"knn": {lay.vector: inner}}
@@ -132,22 +134,40 @@ class OpenSearchStore(SearchEngineStore):
             query = {"bool": {"must": [query], "filter": [native]}}
         return {"size": k, "query": query, "_source": False}
 
+    def _breadth(self) -> str:
+        """Which ef_search the knn queries run with, and where it comes from."""
+        ef = self.values.get("ef_search")
+        if ef is not None:
+            return f"ef_search = {ef} (method_parameters)"
+        if self._engine() == "lucene":
+            return "k (lucene searches k candidates); set ?ef_search= (2.16+) to measure another"
+        setting = self._lay.index_options.get("ef_search_setting")
+        where = (
+            f"= {setting} (the index setting knn.algo_param.ef_search)"
+            if setting
+            else "from the server's default (the index sets no knn.algo_param.ef_search)"
+        )
+        return f"ef_search {where}; set ?ef_search= (2.16+) to measure another"
+
     def _details(self) -> dict[str, Any]:
         lay = self._lay
-        ef = self.values.get("ef_search")
         return {
-            "engine": lay.engine,
+            "engine": lay.engine
+            or f"{self._engine()} (not named in the mapping: OpenSearch {self.version}'s default)",
             "method": lay.index_options.get("method"),
-            "search_breadth": (
-                f"ef_search = {ef} (method_parameters)"
-                if ef is not None
-                else "ef_search: the index setting knn.algo_param.ef_search (LangChain "
-                "writes 512), k on lucene; set ?ef_search= (2.16+) to measure another"
-            ),  # fmt: skip
+            "search_breadth": self._breadth(),
             "filtering": (
                 "inside the knn query (efficient filtering)"
-                if lay.engine in ("lucene", "faiss")
+                if self._engine() in ("lucene", "faiss")
                 else "after the knn query (post-filter: fewer than k can come back)"
             ),
             "scan": "scroll sorted on _doc",
         }
+
+
+def default_engine(version: str, space: str) -> str:
+    """The engine OpenSearch ``version`` gives a knn_vector whose mapping names none."""
+    v = major_minor(version)
+    if v < (2, 18) or (v < (2, 19) and space == "cosinesimil"):
+        return "nmslib"
+    return "faiss"

@@ -131,8 +131,11 @@ def sniff(
         or flat.get("index.knn.space_type") or "l2"
     )  # fmt: skip
     engine = method.get("engine") or vprop.get("engine")
+    options: dict[str, Any] = {"method": method} if method else {}
+    if flat.get("index.knn.algo_param.ef_search") is not None:
+        options["ef_search_setting"] = str(flat["index.knn.algo_param.ef_search"])
     return Layout(
         index, vector, int(vprop.get("dimension") or 0), text, metadata, space,
-        str(engine) if engine else None, {"method": method} if method else {}, types, ignore,
+        str(engine) if engine else None, options, types, ignore,
         excludes, str(vprop.get("data_type") or "float"),
     )  # fmt: skip

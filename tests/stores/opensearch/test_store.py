@@ -1,8 +1,9 @@
 """The OpenSearch store through opensearch-py against the loopback emulator, behaving as
-OpenSearch 2.11 or 2.19 (tests/emulators/search_engine_emulator.py), on indexes LangChain's
-OpenSearchVectorSearch wrote: the score per space, engine and version measured, ef_search
-as the breadth, filters against numpy (and the short results of nmslib's post-filter),
-planted faults, read-only from the request log, credentials never printed."""
+OpenSearch 2.11 to 3.1 (tests/emulators/search_engine_emulator.py), on indexes LangChain's
+OpenSearchVectorSearch and LlamaIndex's OpensearchVectorStore wrote: the score per space,
+engine and version measured (and the engine a mapping leaves to the server's default),
+ef_search as the breadth, filters against numpy (and the short results of nmslib's
+post-filter), planted faults, read-only from the request log, credentials never printed."""
 
 from __future__ import annotations
 
@@ -107,6 +108,9 @@ def test_contract_on_langchains_default_index(emu: Emulator) -> None:
     ("2.19.1", "faiss", "l2", "1/(1+l2^2)"),
     ("2.11.1", "lucene", "innerproduct", "1+dot|1/(1-dot)"),
     ("2.19.1", "faiss", "innerproduct", "1+dot|1/(1-dot)"),
+    ("3.1.0", "faiss", "cosinesimil", "(1+cos)/2"),
+    ("3.1.0", "lucene", "cosinesimil", "(1+cos)/2"),
+    ("3.1.0", "faiss", "innerproduct", "1+dot|1/(1-dot)"),
 ])  # fmt: skip
 def test_probe_scale_measures_each_space_engine_and_version(
     version: str, engine: str, space: str, formula: str
@@ -207,3 +211,71 @@ def test_credentials_from_the_environment_never_printed(
         assert "Sup3r" not in repr(store) + store.spec and store.info().count == 3
     with pytest.raises(InputError, match="no index 'nope'"):
         open_store(spec(emu, "nope"))
+
+
+@pytest.mark.parametrize(("version", "engine", "formula", "where"), [
+    ("2.17.1", "nmslib", "1/(2-cos)", "after"),
+    ("2.18.0", "nmslib", "1/(2-cos)", "after"),  # 2.18's faiss had no cosinesimil
+    ("2.19.1", "faiss", "(1+cos)/2", "inside"),
+    ("3.1.0", "faiss", "(1+cos)/2", "inside"),
+])  # fmt: skip
+def test_an_engine_the_mapping_leaves_out_is_the_servers_default_for_its_version(
+    version: str, engine: str, formula: str, where: str
+) -> None:
+    e = Emulator("opensearch", version)
+    try:
+        vecs = unit(120)
+        c = build.client("opensearch", e.url)
+        c.indices.create(index="raw", body={
+            "settings": {"index.knn": True},
+            "mappings": {"properties": {
+                "vec": {"type": "knn_vector", "dimension": 16, "space_type": "cosinesimil"},
+                "text": {"type": "text"}}},
+        })  # fmt: skip
+        for i, v in enumerate(vecs):
+            c.index(index="raw", id=f"d{i}", body={"vec": v.tolist(), "text": f"t{i}"})
+        c.indices.refresh(index="raw")
+        with open_store(spec(e, "raw")) as store:
+            info = store.info()
+            assert info.details["engine"].startswith(f"{engine} (not named in the mapping")
+            assert info.details["filtering"].startswith(where)
+            assert "server's default" in info.details["search_breadth"]
+            assert info.score == formula
+            r = probe_scale(store)
+        assert r.ok and r.transform == formula, r.message
+    finally:
+        e.stop()
+
+
+def test_llamaindex_layout_on_opensearch_3_is_read_with_no_mapping_given() -> None:
+    """LlamaIndex's OpensearchVectorStore on its defaults (faiss, l2, ``embedding``,
+    ``content``, the node in ``metadata._node_content``) on a 3.x server, where LangChain's
+    own default engine (nmslib) can no longer create an index."""
+    pytest.importorskip("llama_index.vector_stores.opensearch")
+    from llama_index.core.schema import TextNode
+    from llama_index.vector_stores.opensearch import OpensearchVectorClient, OpensearchVectorStore
+
+    e = Emulator("opensearch", "3.1.0")
+    try:
+        vecs = unit(30, 8)
+        ids = [f"node-{i}" for i in range(30)]
+        nodes = [
+            TextNode(id_=i, text=f"c{k}", metadata={"topic": f"T{k % 3}"}, embedding=v.tolist())
+            for k, (i, v) in enumerate(zip(ids, vecs, strict=True))
+        ]
+        OpensearchVectorStore(OpensearchVectorClient(e.url, "li", 8)).add(nodes)
+        first = len(e.requests)
+        with open_store(spec(e, "li")) as store:
+            info = store.info()
+            assert (info.details["vector_field"], info.details["text_field"]) == (
+                "embedding", "content")  # fmt: skip
+            assert (info.details["engine"], info.score) == ("faiss", "1/(1+l2^2)")
+            assert "= 100 (the index setting" in info.details["search_breadth"]
+            check_store_contract(store, ids, vecs)
+            got = store.fetch(ids[:1])
+            assert got.texts == ["topic: T0\n\nc0"]  # what LlamaIndex embedded
+        assert writes(e.requests[first:]) == []
+        with pytest.raises(Exception, match="nmslib"):
+            build.langchain_os(e.url, "lc", ["a", "b"], None, build.lc_embeddings())
+    finally:
+        e.stop()
