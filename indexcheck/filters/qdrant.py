@@ -7,12 +7,14 @@
   tests hold it) keeps points that lack the key; ``MatchExcept`` would drop them;
 - ``$exists``: ``IsEmpty`` (matches a missing key, null, or an empty list), negated
   with ``must_not`` for ``true``;
-- dotted paths address nested payload as Qdrant does. A ``Range`` or ``MatchValue``
-  condition is fastest with a payload index on the key.
+- dotted paths address nested payload as Qdrant does (``prefix="metadata."`` for
+  LangChain's layout, which nests the metadata). A ``Range`` or ``MatchValue`` condition is
+  fastest with a payload index on the key.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from indexcheck.filters._common import need
@@ -51,15 +53,16 @@ def _cond(m: Any, c: Cond) -> Any:
     return hit if c.op in (Op.EQ, Op.IN) else m.Filter(must_not=[hit])
 
 
-def _node(m: Any, n: Node) -> Any:
+def _node(m: Any, n: Node, prefix: str) -> Any:
     if isinstance(n, Cond):
-        return _cond(m, n)
-    items = [_node(m, i) for i in n.items]
+        return _cond(m, replace(n, field=prefix + n.field) if prefix else n)
+    items = [_node(m, i, prefix) for i in n.items]
     return m.Filter(must=items) if isinstance(n, And) else m.Filter(should=items)
 
 
-def to_qdrant(node: Node) -> Any:
-    """The ``query_filter`` / ``scroll_filter`` for ``QdrantClient``: a ``models.Filter``."""
+def to_qdrant(node: Node, prefix: str = "") -> Any:
+    """The ``query_filter`` / ``scroll_filter`` for ``QdrantClient``: a ``models.Filter``;
+    portable field ``x`` is payload key ``prefix + x``."""
     m = _models()
-    out = _node(m, node)
+    out = _node(m, node, prefix)
     return out if isinstance(out, m.Filter) else m.Filter(must=[out])

@@ -25,7 +25,6 @@ positions for a shift come from ``--chunks``) and fetches them page by page (flo
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -42,6 +41,7 @@ from ...safety.redact import redactor
 from ...safety.secrets import env_secret
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import gather
+from ..node_rows import payload_text
 from ..params import Float, Int, Str
 from .errors import KEY_ENV, PINECONE_ERRORS
 
@@ -242,22 +242,7 @@ class PineconeStore(BaseStore):
         )
 
     def _text(self, meta: dict[str, Any]) -> str | None:
-        value = meta.get(self.text_key)
-        node = meta.get("_node_content")
-        if not isinstance(value, str) and isinstance(node, str):  # LlamaIndex's layout
-            try:
-                parsed = json.loads(node)
-            except ValueError:
-                parsed = {}
-            raw = parsed.get("text") if isinstance(parsed, dict) else None
-            if not isinstance(raw, str) and isinstance(parsed, dict):
-                raw = (parsed.get("text_resource") or {}).get("text")
-            value = raw
-        if isinstance(value, str) and isinstance(node, str):
-            from ...inputs.formats.llamaindex import embedded_text_from_row
-
-            return embedded_text_from_row(value, meta, f"Pinecone row of {self.name}")
-        return value if isinstance(value, str) else None
+        return payload_text(meta, self.text_key, f"Pinecone row of {self.name}")
 
     def _fetched(self, ids: list[str]) -> dict[str, Any]:
         index = self._data()

@@ -29,6 +29,7 @@ from ...safety.redact import redact_url
 from ...safety.secrets import env_secret
 from ..base import StoreSpec
 from ..metric_table import scores_of
+from ..node_rows import NODE_KEYS
 
 TIMEOUT_S = 30
 _OPEN_LOCAL = "open the local folder"
@@ -119,15 +120,35 @@ class QdrantCollection:
     local: bool
     vector: str | None  # None: the collection's single unnamed vector
     id_field: str | None
-    text_field: str
+    text_field: str | None  # None: sniffed from a point's payload at open
     info: Any = None  # the collection's info, read once at open
     params: Any = None  # the vector's VectorParams
     dimension: int = 0
     distance: str = ""
+    layout: str = "plain"  # plain | langchain | llamaindex (see payload_layout)
 
     @property
     def where(self) -> str:
         return f"Qdrant collection '{self.collection}' at {self.location}"
+
+    @property
+    def text_keys(self) -> list[str]:
+        """The payload keys a fetch asks for to give each point its text."""
+        keys = [self.text_field] if self.text_field else []
+        return keys + (["_node_content", "_node_type"] if self.layout == "llamaindex" else [])
+
+    def metadata_of(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """A point's metadata: LangChain nests it under ``metadata``; LlamaIndex adds its
+        node keys beside it; otherwise the payload without the text."""
+        if self.layout == "langchain":
+            nested = payload.get("metadata")
+            return dict(nested) if isinstance(nested, dict) else {}
+        drop = set(NODE_KEYS) if self.layout == "llamaindex" else set()
+        return {k: v for k, v in payload.items() if k != self.text_field and k not in drop}
+
+    @property
+    def filter_prefix(self) -> str:
+        return "metadata." if self.layout == "langchain" else ""
 
     def details(self) -> dict[str, Any]:
         """What ``info().details`` says of the collection: mode, vector, distance, id and
@@ -139,8 +160,11 @@ class QdrantCollection:
             "vector": self.vector or "",
             "distance": self.distance,
             "id_source": f"payload[{self.id_field}]" if self.id_field else "point id",
-            "text_field": self.text_field,
+            "text_field": self.text_field or "",
+            "layout": self.layout,
         }
+        if self.layout == "llamaindex":
+            details["text_field"] = "_node_content (the text LlamaIndex embedded)"
         if self.distance == "Cosine":
             details["stored_vectors"] = (
                 "unit-normalised: Qdrant scores Cosine on normalised vectors (a server "
@@ -176,7 +200,7 @@ def open_collection(spec: StoreSpec, options: Any) -> QdrantCollection:
     collection = spec.require("collection", "name the Qdrant collection, e.g. ?collection=docs")
     vector = spec.params.get("vector") or None
     id_field = spec.params.get("id_field") or None
-    text_field = spec.params.get("text_field") or "text"
+    text_field = spec.params.get("text_field") or None
     location = spec.location.strip()
     if not location:
         raise SpecError("qdrant spec needs a server URL or a local folder before '?'")
@@ -184,7 +208,7 @@ def open_collection(spec: StoreSpec, options: Any) -> QdrantCollection:
     extras = "".join(
         f"&{k}={v}"
         for k, v in (("vector", vector), ("id_field", id_field), ("text_field", text_field))
-        if v and not (k == "text_field" and v == "text")
+        if v
     )
     shown = location if local else redact_url(location)
     if local:
@@ -217,6 +241,8 @@ def open_collection(spec: StoreSpec, options: Any) -> QdrantCollection:
     try:
         _check_exists(opened, shown)
         _describe(opened)
+        if text_field is None:
+            _sniff_layout(opened)
     except IndexcheckError:
         client.close()
         raise
@@ -281,6 +307,25 @@ def _describe(c: QdrantCollection) -> None:
             f"{c.where} uses distance '{c.distance}', which indexcheck does not "
             f"know; supported: {', '.join(known)}"
         )
+
+
+def payload_layout(payload: dict[str, Any]) -> tuple[str, str | None]:
+    """(layout, text key) of a payload: LlamaIndex's (the node as JSON under
+    ``_node_content``, text inside it), LangChain's (``page_content`` and a nested
+    ``metadata``), else ``text``."""
+    if isinstance(payload.get("_node_content"), str):
+        return "llamaindex", None
+    if "page_content" in payload and "text" not in payload:
+        return "langchain", "page_content"
+    return "plain", "text"
+
+
+def _sniff_layout(c: QdrantCollection) -> None:
+    """The layout of the collection's first point (``&text_field=`` skips this)."""
+    call = partial(QDRANT_ERRORS.call, location=c.location, collection=c.collection)
+    records, _ = call("read a point", partial(c.client.scroll, c.collection, limit=1,
+                                              with_payload=True, with_vectors=False))  # fmt: skip
+    c.layout, c.text_field = payload_layout(dict(records[0].payload or {}) if records else {})
 
 
 def _open_local(path: Path, options: Any, client_cls: Any) -> Any:

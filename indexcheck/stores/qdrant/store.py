@@ -3,7 +3,10 @@
 ``URL_OR_PATH`` is a server's ``http(s)://`` URL (key from ``QDRANT_API_KEY`` only) or a
 ``QdrantClient(path=...)`` folder (local mode, in-process). Ids are ``str(point id)`` (decimal,
 or a canonical lower-case UUID), or ``payload[F]`` with ``&id_field=F`` (a payload-id -> point-id
-dict is built on the first fetch); texts ``payload[T]`` (default ``text``).
+dict is built on the first fetch); texts ``payload[T]``: without ``&text_field=`` the layout
+is read from a point: LangChain's ``page_content`` (metadata nested under ``metadata``, where
+filters then look), LlamaIndex's node under ``_node_content`` (the text it embedded: the
+metadata header and the text), else ``text``.
 
 Scores: ``Cosine`` -> ``cos``, ``Dot`` -> ``dot``, ``Euclid`` -> ``l2`` (not squared),
 ``Manhattan`` -> ``l1``. Cosine vectors are normalised on read in both modes (a server stores
@@ -30,6 +33,7 @@ from ...errors import DimensionMismatchError
 from ...vectors import normalize_rows
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import Hits, gather
+from ..node_rows import payload_text
 from ..params import Str
 from .opening import QDRANT_ERRORS, QdrantCollection, open_collection
 
@@ -154,8 +158,7 @@ class QdrantStore(BaseStore):
         return str(value)
 
     def _text_of(self, record: Any) -> str | None:
-        value = (record.payload or {}).get(self._c.text_field)
-        return value if isinstance(value, str) else None
+        return payload_text(record.payload or {}, self._c.text_field, self._c.where)
 
     def _search_params(self, exact: bool) -> Any:
         if self._c.local:
@@ -234,7 +237,7 @@ class QdrantStore(BaseStore):
         point_ids = [pid for pid in (_point_id(v) for v in batch) if pid is not None]
         if not point_ids:
             return []
-        return self._points("fetch points", point_ids, [self._c.text_field])
+        return self._points("fetch points", point_ids, list(self._c.text_keys))
 
     def _scroll_by_payload(self, batch: list[str]) -> list[Any]:
         """Points whose payload id is in ``batch``, through a payload-id -> point-id map.
@@ -257,7 +260,7 @@ class QdrantStore(BaseStore):
         point_ids = [self._point_of[v] for v in batch if v in self._point_of]
         if not point_ids:
             return []
-        payload = [self._c.id_field, self._c.text_field]
+        payload = [self._c.id_field, *self._c.text_keys]
         return self._points("fetch points by payload id", point_ids, payload)
 
     def _scan(self, batch: int) -> Iterator[VectorBatch]:
@@ -268,10 +271,7 @@ class QdrantStore(BaseStore):
             if records:
                 vectors, dims = self._pack([self._vector_of(r) for r in records])
                 texts = [self._text_of(r) for r in records]
-                metadata = [
-                    {k: v for k, v in (r.payload or {}).items() if k != self._c.text_field}
-                    for r in records
-                ]
+                metadata = [self._c.metadata_of(dict(r.payload or {})) for r in records]
                 yield VectorBatch(
                     ids=[self._id_of(r) for r in records],
                     vectors=vectors,
@@ -290,7 +290,7 @@ class QdrantStore(BaseStore):
         """A ``models.Filter`` on the payload (dotted paths address nested keys)."""
         from ...filters import translate
 
-        return translate(node, "qdrant")
+        return translate(node, "qdrant", prefix=self._c.filter_prefix)
 
     def _filtered_query_batch(
         self, vectors: np.ndarray, k: int, native: Any
