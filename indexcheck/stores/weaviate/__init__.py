@@ -1,0 +1,1 @@
+"""Pinecone (serverless and pod-based), read through the official ``pinecone`` SDK."""
