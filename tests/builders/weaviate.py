@@ -70,9 +70,7 @@ def llamaindex(emu: WeaviateEmulator, name: str, texts: list[str], embed: Any) -
     from llama_index.vector_stores.weaviate import WeaviateVectorStore
 
     vecs = np.asarray(embed(texts), dtype=np.float32)
-    nodes = [
-        TextNode(text=t, embedding=vecs[i].tolist(), metadata={"n": i}) for i, t in enumerate(texts)
-    ]
+    nodes = [TextNode(text=t, embedding=vecs[i].tolist()) for i, t in enumerate(texts)]
     with client(emu) as c:
         store = WeaviateVectorStore(weaviate_client=c, index_name=name)
         return [str(i) for i in store.add(nodes)]

@@ -104,9 +104,10 @@ def default_class(body: dict[str, Any]) -> dict[str, Any]:
     name = str(out["class"])
     out["class"] = name[:1].upper() + name[1:]
     inv = dict(out.get("invertedIndexConfig") or {})
-    inv.setdefault("bm25", {"b": 0.75, "k1": 1.2})
+    inv["bm25"] = {"b": 0.75, "k1": 1.2, **(inv.get("bm25") or {})}
     inv.setdefault("cleanupIntervalSeconds", 60)
-    inv.setdefault("stopwords", {"additions": None, "preset": "en", "removals": None})
+    stop = {"additions": None, "preset": "en", "removals": None}
+    inv["stopwords"] = {**stop, **(inv.get("stopwords") or {})}
     inv.setdefault("indexNullState", False)
     out["invertedIndexConfig"] = inv
     mt = {"enabled": False, "autoTenantCreation": False, "autoTenantActivation": False}

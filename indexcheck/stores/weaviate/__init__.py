@@ -1,1 +1,1 @@
-"""Pinecone (serverless and pod-based), read through the official ``pinecone`` SDK."""
+"""Weaviate (v4: REST schema, gRPC search), read through the official ``weaviate-client``."""
