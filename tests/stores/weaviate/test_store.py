@@ -274,6 +274,50 @@ def test_llamaindex_collection_reads_back_with_no_mapping(
     assert r.exit_code == 0, r.output
 
 
+def test_sweep_diagnose_and_diff_index_run_read_only(emu: WeaviateEmulator, tmp_path: Path) -> None:
+    texts, metas = corpus()
+    ids = builder.langchain(emu, "Docs", texts, metas, lc())
+    builder.langchain(emu, "Rebuilt", texts, metas, lc(buggy=True))
+    questions = tmp_path / "q.jsonl"
+    rows = [{"id": f"q{i}", "question": texts[i], "expected": [ids[i]]} for i in range(0, 60, 3)]
+    rows += [{"id": f"o{i}", "question": f"a cooking recipe {i}", "in_scope": False}
+             for i in range(10)]  # fmt: skip
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    chunks = chunks_file(tmp_path / "c.jsonl", ids, texts)
+    writes, spec = len(emu.writes()), builder.spec(emu, "Docs")
+    r = run("sweep-threshold", "--store", spec, "--embedder", EMBEDDER, "--questions",
+            str(questions), "--json", "-")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    sweep = json.loads(r.stdout)
+    assert sweep["scale"]["transform"] == "1-cos" and sweep["separable"]
+    r = run("diagnose", "--store", spec, "--embedder", EMBEDDER, "--questions", str(questions),
+            "--chunks", str(chunks), "--json", "-")  # fmt: skip
+    assert r.exit_code == 1, r.output  # out-of-scope questions answered: no threshold given
+    assert json.loads(r.stdout)["counts"]["OK"] == 20
+    r = run("diff-index", "--old", spec, "--new", builder.spec(emu, "Rebuilt"), "--json", "-")
+    assert r.exit_code == 1, r.output
+    assert json.loads(r.stdout)["counts"]["shift"] > 0
+    assert len(emu.writes()) == writes
+
+
+def test_a_full_read_streams_one_cursor_page_at_a_time(emu: WeaviateEmulator) -> None:
+    vecs = np.random.default_rng(4).standard_normal((250, 8)).astype(np.float32)
+    ids = uuids(250)
+    builder.collection(emu, "Docs", ids, vecs)
+    with open_store(builder.spec(emu, "Docs") + "&batch=40") as store:
+        store.info()
+        since = len(emu.requests)
+        blocks = store.iter_vectors(batch=100)
+        first = next(blocks)
+        pages = [r.body for r in emu.requests[since:] if r.path == "Search"]
+        assert len(first.ids) == 40 and len(pages) == 1  # one page asked, one page held
+        rest = list(blocks)
+    pages = [r.body for r in emu.requests[since:] if r.path == "Search"]
+    assert {p.limit for p in pages} == {40} and all(len(b.ids) <= 40 for b in rest)
+    got = first.ids + [i for b in rest for i in b.ids]
+    assert got == sorted(ids)  # the cursor's uuid order, every object once
+
+
 # -- compare-ann on the emulator's HNSW, ef as the breadth --------------------------------------
 def test_compare_ann_measures_the_graphs_misses_at_the_collections_ef(tmp_path: Path) -> None:
     vecs = np.random.default_rng(11).standard_normal((800, 16)).astype(np.float32)
