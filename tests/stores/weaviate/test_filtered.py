@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 pytest.importorskip("weaviate")
 
+from indexcheck.cli.app import cli  # noqa: E402
 from indexcheck.errors import FilterError  # noqa: E402
 from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter  # noqa: E402
 from indexcheck.stores import open_store  # noqa: E402
@@ -115,6 +117,9 @@ def test_word_tokenized_text_and_unindexed_null_state_are_refused() -> None:
                             ({"topic": {"$exists": True}}, "'$exists' on 'topic'")):  # fmt: skip
                 with pytest.raises(FilterError, match=re.escape(op)):
                     s.query(vecs[:1], 3, filter=flt)
+            args = ["compare-ann", "--store", builder.spec(emu, "Docs"), "--queries", "2"]
+            r = CliRunner().invoke(cli, [*args, "--filter", '{"topic": "alpha"}'])
+            assert r.exit_code == 2 and "'$eq' on 'topic'" in r.output, r.output
         # what the refusal guards against: Weaviate's own Equal on that property
         from weaviate.classes.query import Filter
 

@@ -297,6 +297,15 @@ def test_named_vectors_need_a_target_and_read_the_one_named(emu: WeaviateEmulato
     assert list(sent[-1].near_vector.targets.target_vectors) == ["body"]
 
 
+def test_a_multi_tenant_collection_needs_a_tenant(emu: WeaviateEmulator) -> None:
+    from weaviate.classes.config import Configure
+
+    with builder.client(emu) as c:
+        c.collections.create("Shared", multi_tenancy_config=Configure.multi_tenancy(enabled=True))
+    r = run("check-index", "--store", builder.spec(emu, "Shared"), "--embedder", EMBEDDER)
+    assert r.exit_code == 2 and "pass ?tenant=" in r.output, r.output
+
+
 def test_the_key_is_never_printed_and_a_refused_key_exits_3(
     emu: WeaviateEmulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
