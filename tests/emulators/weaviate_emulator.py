@@ -524,7 +524,10 @@ class WeaviateEmulator:
                 f"and query node: vector lengths don't match: {dim} vs "
                 f"{len(q)}",
             )
-        flat = self.exact or (flt is not None and len(pool) < cfg["flatSearchCutoff"])
+        graphable = metric in ("cosine", "dot", "l2-squared")  # faiss has no l1 HNSW here
+        flat = (
+            self.exact or not graphable or (flt is not None and len(pool) < cfg["flatSearchCutoff"])
+        )
         cand = pool if flat else self._graph_search(coll, target, cfg, q, limit, set(pool))
         d = distances(metric, q, np.stack([coll.objects[u].vectors[target] for u in cand]))
         hits = sorted(zip(cand, d.tolist(), strict=True), key=lambda t: (t[1], t[0]))
