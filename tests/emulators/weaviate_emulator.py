@@ -646,7 +646,7 @@ class WeaviateEmulator:
             if not coll.config["invertedIndexConfig"].get("indexNullState"):
                 raise GrpcAbort(
                     "UNKNOWN",
-                    "Nullstate must be indexed to be filterable! add "
+                    "Nullstate must be indexed to be filterable! Add "
                     "`indexNullState: true` to the invertedIndexConfig",
                 )
             return (have is None) == bool(value)
