@@ -41,6 +41,7 @@ def documented_score(score: str, x: np.ndarray, q: np.ndarray) -> np.ndarray:
         "-dot": -dot,
         "l2^2": l2sq,
         "l2": np.sqrt(l2sq),
+        "(1+cos)/2": (1 + cos) / 2,
     }
     return table[score]
 

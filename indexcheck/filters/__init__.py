@@ -51,6 +51,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.redis import to_redis
     from indexcheck.filters.sqlitevec import to_sqlitevec
     from indexcheck.filters.upstash import to_upstash
+    from indexcheck.filters.weaviate import to_weaviate
 
     return {
         "upstash": to_upstash,
@@ -65,6 +66,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "redis": to_redis,
         "elasticsearch": to_elasticsearch,
         "opensearch": to_opensearch,
+        "weaviate": to_weaviate,
     }
 
 

@@ -77,6 +77,15 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
         "cosinesimil": HALF_ONE_PLUS_COS,
         OPENSEARCH_LEGACY_COSINE: INV_TWO_MINUS_COS,
     },
+    # Weaviate's ``distance`` per vectorIndexConfig ``distance`` (lower is better), and the
+    # ``certainty`` it computes for cosine only, ``(2-d)/2``
+    "weaviate": {
+        "cosine": ONE_MINUS_COS,
+        "dot": MINUS_DOT,
+        "l2-squared": L2_SQUARED,
+        "manhattan": L1,
+        "cosine certainty": HALF_ONE_PLUS_COS,
+    },
 }
 
 

@@ -12,12 +12,13 @@ def test_every_store_takes_its_scores_from_the_one_metric_table() -> None:
     from indexcheck.stores.pgvector import sql as pgvector_sql
     from indexcheck.stores.qdrant import store as qdrant
     from indexcheck.stores.sqlitevec import store as sqlitevec
+    from indexcheck.stores.weaviate import store as weaviate
 
     assert lancedb.DISTANCE_SCORES is scores_of("lancedb")  # its ?metric= choices
     # chroma, lancedb, milvus and qdrant describe themselves through BaseStore.described,
     # which reads their scheme's row of the table
     stores = (chroma.ChromaStore, lancedb.LanceDBStore, milvus.MilvusStore, qdrant.QdrantStore,
-              sqlitevec.SqliteVecStore)  # fmt: skip
+              sqlitevec.SqliteVecStore, weaviate.WeaviateStore)  # fmt: skip
     for cls in stores:
         store = object.__new__(cls)
         for metric, score in scores_of(cls.scheme).items():

@@ -13,24 +13,32 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from indexcheck.cli.app import cli
 from indexcheck.commands.probe_scale import probe_scale
 from indexcheck.errors import AuthError, InputError, MissingDependencyError, SpecError
 from indexcheck.stores import open_store
-from indexcheck.testing import HashEmbedder, positional_cache_bug
 from tests.builders import pinecone as builder
 from tests.emulators.pinecone_emulator import PineconeEmulator
 from tests.store_contract import check_store_contract
+from tests.stores.planted_faults import (
+    EMBEDDER,
+    OTHER_EMBEDDER,
+    N,
+    assert_shift_story,
+    assert_stale_missing_orphan,
+    check,
+    chunks_file,
+    corpus,
+    lc,
+    run,
+    stale_missing_orphan,
+)
 from tests.util import documented_score
 
 pytest.importorskip("pinecone")
 pytest.importorskip("langchain_pinecone")
 
 KEY = "pcsk_SECRET_key_0123456789"
-N = 120
-EMBEDDER = "py:indexcheck.testing:HASH32"
 READS = {"/indexes/docs", "/describe_index_stats", "/vectors/list", "/vectors/fetch", "/query"}
 
 
@@ -45,53 +53,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def emu() -> Iterator[PineconeEmulator]:
     with PineconeEmulator(api_key=KEY, exact=True) as e:
         yield e
-
-
-def corpus() -> tuple[list[str], list[dict[str, Any]]]:
-    """Texts with two repeats (33 = 4, 70 = 8) and metadata."""
-    texts = [f"Section {i}. Fact number {i} about subject {i % 9}." for i in range(N)]
-    texts[33], texts[70] = texts[4], texts[8]
-    return texts, [{"topic": f"t{i % 4}", "year": 2000 + i % 25} for i in range(N)]
-
-
-def lc(spec: str = EMBEDDER, buggy: bool = False) -> Any:
-    """LangChain embeddings over an indexcheck embedder; ``buggy`` replays the seed bug (a
-    text-hash cache that does not advance the position into the fresh embeddings)."""
-    from langchain_core.embeddings import Embeddings
-
-    from indexcheck.integrations.langchain.embeddings import embeddings
-
-    inner = embeddings(spec)
-    if not buggy:
-        return inner
-
-    class Buggy(Embeddings):  # type: ignore[misc]
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            fresh = np.asarray(inner.embed_documents(texts), dtype=np.float32)
-            return positional_cache_bug(texts, fresh).tolist()  # type: ignore[no-any-return]
-
-        def embed_query(self, text: str) -> list[float]:
-            return inner.embed_query(text)  # type: ignore[no-any-return]
-
-    return Buggy()
-
-
-def chunks_file(path: Path, ids: list[str], texts: list[str]) -> Path:
-    path.write_text(
-        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts, strict=True))
-    )
-    return path
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args))
-
-
-def check(spec: str, chunks: Path, *extra: str) -> tuple[Any, dict[str, Any]]:
-    out = chunks.parent / "r.json"
-    r = run("check-index", "--store", spec, "--chunks", str(chunks), "--embedder", EMBEDDER,
-            "--all", "--json", str(out), *extra)  # fmt: skip
-    return r, (json.loads(out.read_text()) if out.exists() else {})
 
 
 def indexcheck_requests(emu: PineconeEmulator, since: int) -> list[Any]:
@@ -176,43 +137,28 @@ def test_positional_shift_is_told_as_one_story_from_chunks_positions(
     ids = builder.langchain(emu, "docs", texts, metas, lc(buggy=True))
     r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
     assert r.exit_code == 1, r.output
-    (shift,) = [f for f in data["findings"] if f["kind"] == "shift"]
-    d = shift["details"]
-    assert d["order"] == "chunks file order"
-    assert (d["start_position"], d["start_id"]) == (34, ids[34])
-    assert [s["trigger_id"] for s in d["stretches"]] == [ids[33], ids[70]]
-    rows = {c["id"]: c for c in data["chunks"]}
-    assert rows[ids[50]]["holds_vector_of"] == ids[49]
+    assert_shift_story(data, ids)
 
 
 def test_stale_missing_and_orphan_are_found(emu: PineconeEmulator, tmp_path: Path) -> None:
     texts, metas = corpus()
     ids = builder.langchain(emu, "docs", texts, metas, lc())
-    mine = list(texts)
-    mine[11] += " Revised in 2024, see the new appendix on subject scope."  # never re-embedded
-    listed_ids, listed = [*ids, "never-indexed"], [*mine, "A chunk nobody embedded."]
-    del listed_ids[5], listed[5]  # ids[5] stays in the index: an orphan vector
+    absent = ["never-indexed"]
+    listed_ids, listed = stale_missing_orphan(ids, texts, absent)
     r, data = check(
         builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", listed_ids, listed)
     )
     assert r.exit_code == 1, r.output
-    status = {c["id"]: c["status"] for c in data["chunks"] if c["status"] != "ok"}
-    assert status == {ids[11]: "stale_vector", "never-indexed": "missing_vector"}
-    (orphan,) = [f for f in data["findings"] if f["kind"] == "orphan_vector"]
-    assert orphan["chunk_ids"] == [ids[5]]
+    assert_stale_missing_orphan(data, ids, absent)
 
 
 def test_model_mismatch_is_named(emu: PineconeEmulator, tmp_path: Path) -> None:
     texts, metas = corpus()
-    other = "py:tests.stores.pinecone.test_store:OTHER_MODEL"
-    ids = builder.langchain(emu, "docs", texts, metas, lc(other))
+    ids = builder.langchain(emu, "docs", texts, metas, lc(OTHER_EMBEDDER))
     r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
     assert r.exit_code == 1, r.output
     kinds = {f["kind"] for f in data["findings"]}
     assert "model_mismatch" in kinds and not kinds & {"shift", "stale_vector"}, kinds
-
-
-OTHER_MODEL = HashEmbedder(32, model="another-model")
 
 
 # -- compare-ann on the emulator's HNSW -------------------------------------------------------

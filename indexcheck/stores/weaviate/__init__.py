@@ -1,0 +1,1 @@
+"""Weaviate (v4: REST schema, gRPC search), read through the official ``weaviate-client``."""

@@ -1,0 +1,143 @@
+"""What the remote stores' planted-fault and filter suites share: the corpus with its two
+repeated texts, LangChain embeddings with and without the positional-cache bug, the chunks
+file, check-index through the CLI, and the seeded random portable filters over metadata with
+fields some rows lack."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from click.testing import CliRunner
+
+from indexcheck.cli.app import cli
+from indexcheck.testing import HashEmbedder, positional_cache_bug
+
+N = 120
+EMBEDDER = "py:indexcheck.testing:HASH32"
+#: an embedder of the same dimension with another model: a model mismatch
+OTHER_MODEL = HashEmbedder(32, model="another-model")
+OTHER_EMBEDDER = "py:tests.stores.planted_faults:OTHER_MODEL"
+
+
+def corpus() -> tuple[list[str], list[dict[str, Any]]]:
+    """Texts with two repeats (33 = 4, 70 = 8) and metadata."""
+    texts = [f"Section {i}. Fact number {i} about subject {i % 9}." for i in range(N)]
+    texts[33], texts[70] = texts[4], texts[8]
+    return texts, [{"topic": f"t{i % 4}", "year": 2000 + i % 25} for i in range(N)]
+
+
+def lc(spec: str = EMBEDDER, buggy: bool = False) -> Any:
+    """LangChain embeddings over an indexcheck embedder; ``buggy`` replays the seed bug (a
+    text-hash cache that does not advance the position into the fresh embeddings)."""
+    from langchain_core.embeddings import Embeddings
+
+    from indexcheck.integrations.langchain.embeddings import embeddings
+
+    inner = embeddings(spec)
+    if not buggy:
+        return inner
+
+    class Buggy(Embeddings):  # type: ignore[misc]
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            fresh = np.asarray(inner.embed_documents(texts), dtype=np.float32)
+            return positional_cache_bug(texts, fresh).tolist()  # type: ignore[no-any-return]
+
+        def embed_query(self, text: str) -> list[float]:
+            return inner.embed_query(text)  # type: ignore[no-any-return]
+
+    return Buggy()
+
+
+def chunks_file(path: Path, ids: list[str], texts: list[str]) -> Path:
+    path.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts, strict=True))
+    )
+    return path
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args))
+
+
+def check(spec: str, chunks: Path, *extra: str) -> tuple[Any, dict[str, Any]]:
+    """check-index --all on ``spec`` with ``chunks``: the result and its --json."""
+    out = chunks.parent / "r.json"
+    r = run("check-index", "--store", spec, "--chunks", str(chunks), "--embedder", EMBEDDER,
+            "--all", "--json", str(out), *extra)  # fmt: skip
+    return r, (json.loads(out.read_text()) if out.exists() else {})
+
+
+def filter_metadata(n: int) -> list[dict[str, Any]]:
+    """Metadata for the filter suites: numbers, booleans, and ``lang``/``topic`` that some
+    rows lack (where engines differ on ``$ne``/``$nin``)."""
+    metas: list[dict[str, Any]] = []
+    for i in range(n):
+        m: dict[str, Any] = {"year": 2000 + i % 25, "draft": i % 5 == 0, "score": i / 10}
+        if i % 7:
+            m["lang"] = "en" if i % 3 else "de"
+        if i % 4:
+            m["topic"] = f"t{i % 6}"
+        metas.append(m)
+    return metas
+
+
+def random_filter(rng: random.Random) -> dict[str, Any]:
+    """One seeded random portable filter over :func:`filter_metadata`'s fields."""
+    parts: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["topic", "year", "yearin", "draft", "lang", "score", "or"])
+        if kind == "topic":
+            parts.append({"topic": {rng.choice(["$eq", "$ne"]): f"t{rng.randrange(7)}"}})
+        elif kind == "year":
+            parts.append(
+                {"year": {rng.choice(["$gt", "$gte", "$lt", "$lte"]): 2000 + rng.randrange(25)}}
+            )
+        elif kind == "yearin":
+            parts.append({"year": {rng.choice(["$in", "$nin"]): rng.sample(range(2000, 2025), 4)}})
+        elif kind == "draft":
+            parts.append({"draft": rng.choice([True, False])})
+        elif kind == "lang":
+            exists = {"lang": {"$exists": rng.random() < 0.5}}
+            parts.append(rng.choice([exists, {"lang": {"$ne": "en"}}, {"lang": {"$nin": ["de"]}}]))
+        elif kind == "score":
+            parts.append({"score": {rng.choice(["$gt", "$lte"]): rng.randrange(200) / 10 + 0.05}})
+        else:
+            parts.append({"$or": [{"topic": "t1"}, {"year": {"$lt": 2005}}]})
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+def assert_shift_story(data: dict[str, Any], ids: list[str]) -> None:
+    """The seed bug on :func:`corpus` built in ``ids`` order, told as one story from the
+    chunks file's positions: it starts after the first repeat (33) and chains from there."""
+    (shift,) = [f for f in data["findings"] if f["kind"] == "shift"]
+    d = shift["details"]
+    assert d["order"] == "chunks file order"
+    assert (d["start_position"], d["start_id"]) == (34, ids[34])
+    assert [s["trigger_id"] for s in d["stretches"]] == [ids[33], ids[70]]
+    rows = {c["id"]: c for c in data["chunks"]}
+    assert rows[ids[50]]["holds_vector_of"] == ids[49]
+
+
+def stale_missing_orphan(
+    ids: list[str], texts: list[str], absent: list[str]
+) -> tuple[list[str], list[str]]:
+    """A chunks listing of a clean build with three faults planted: chunk 11's text revised
+    (never re-embedded), ``absent`` ids listed that were never indexed, chunk 5 left out (its
+    vector stays: an orphan)."""
+    mine = list(texts)
+    mine[11] += " Revised in 2024, see the new appendix on subject scope."
+    listed_ids = [*ids, *absent]
+    listed = [*mine, *(f"A chunk nobody embedded, number {i}." for i in range(len(absent)))]
+    del listed_ids[5], listed[5]
+    return listed_ids, listed
+
+
+def assert_stale_missing_orphan(data: dict[str, Any], ids: list[str], absent: list[str]) -> None:
+    status = {c["id"]: c["status"] for c in data["chunks"] if c["status"] != "ok"}
+    assert status == {ids[11]: "stale_vector", **dict.fromkeys(absent, "missing_vector")}
+    (orphan,) = [f for f in data["findings"] if f["kind"] == "orphan_vector"]
+    assert orphan["chunk_ids"] == [ids[5]]
