@@ -50,6 +50,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.qdrant import to_qdrant
     from indexcheck.filters.redis import to_redis
     from indexcheck.filters.sqlitevec import to_sqlitevec
+    from indexcheck.filters.turbopuffer import to_turbopuffer
     from indexcheck.filters.upstash import to_upstash
 
     return {
@@ -65,6 +66,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "redis": to_redis,
         "elasticsearch": to_elasticsearch,
         "opensearch": to_opensearch,
+        "turbopuffer": to_turbopuffer,
     }
 
 

@@ -56,6 +56,9 @@ ENGINE_MISSING: dict[str, Missing] = {
     "pinecone": Missing.EXCLUDE,
     "elasticsearch": Missing.INCLUDE,
     "opensearch": Missing.INCLUDE,
+    # turbopuffer documents NotEq and NotIn as the inverses of Eq and In; held by the
+    # emulator, which follows those pages, not by a real engine
+    "turbopuffer": Missing.INCLUDE,
 }
 
 

@@ -27,6 +27,7 @@ STORES: dict[str, str] = {
     "redis": "indexcheck.stores.redis.store:RedisStore",
     "elasticsearch": "indexcheck.stores.elasticsearch.store:ElasticsearchStore",
     "opensearch": "indexcheck.stores.opensearch.store:OpenSearchStore",
+    "turbopuffer": "indexcheck.stores.turbopuffer.store:TurbopufferStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

@@ -77,6 +77,9 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
         "cosinesimil": HALF_ONE_PLUS_COS,
         OPENSEARCH_LEGACY_COSINE: INV_TWO_MINUS_COS,
     },
+    # turbopuffer's ``$dist``: ``cosine_distance`` is 1-cos (0..2), ``euclidean_squared`` the
+    # squared distance; both lower is better (turbopuffer.com/docs/query)
+    "turbopuffer": {"cosine_distance": ONE_MINUS_COS, "euclidean_squared": L2_SQUARED},
 }
 
 
