@@ -52,6 +52,7 @@ __all__ = ["KEY_ENV", "TurbopufferStore"]
 MAX_TOP_K = 10_000  # top_k / limit.total of one query
 FINGERPRINT_SAMPLE = 100  # rows of the first id page hashed by fingerprint()
 REGION_ENV = "TURBOPUFFER_REGION"
+REGION_URL = "https://{region}.turbopuffer.com"
 PARAMS = ("region", "base_url", "text_key", "metric", "batch", "retries", "retry_interval",
           "timeout")  # fmt: skip
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
@@ -137,10 +138,23 @@ class TurbopufferStore(BaseStore):
         self.requests = self.retries = 0
         self._sleep_fn = sleep
         self._redact = redactor(api_key)
-        # SDK retries off: one failed request reaches the base, which retries it per policy
-        client = turbopuffer.Turbopuffer(
-            api_key=api_key, base_url=base, max_retries=0, timeout=self.timeout
-        )
+        # SDK retries off: one failed request reaches the base, which retries it per policy.
+        # The SDK reads TURBOPUFFER_REGION whenever region is None, and refuses it beside a
+        # base_url without a {region} placeholder: a region goes in through the template,
+        # and a given base_url is built with the variable out of the SDK's sight
+        region = values.get("region") or (None if values.get("base_url") else
+                                          os.environ.get(REGION_ENV))  # fmt: skip
+        build = partial(turbopuffer.Turbopuffer, api_key=api_key, max_retries=0,
+                        timeout=self.timeout)  # fmt: skip
+        if region:
+            client = build(region=str(region), base_url=REGION_URL)
+        else:
+            saved = os.environ.pop(REGION_ENV, None)
+            try:
+                client = build(base_url=base)
+            finally:
+                if saved is not None:
+                    os.environ[REGION_ENV] = saved
         self._ns: Any = client.namespace(name)
         self._client: Any = client
         self._schema: dict[str, Any] | None = None
@@ -175,7 +189,7 @@ class TurbopufferStore(BaseStore):
             if not _REGION.match(region):
                 raise SpecError(f"turbopuffer spec: ?region= is a region name such as "
                                 f"gcp-us-central1 (got '{region}')")  # fmt: skip
-            base = f"https://{region}.turbopuffer.com"
+            base = REGION_URL.format(region=region)
         key = env_secret(KEY_ENV)
         if not key:
             raise InputError(f"{KEY_ENV} is not set; export an API key of the organisation")
