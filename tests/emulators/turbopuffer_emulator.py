@@ -34,17 +34,16 @@ import json
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
+from tests.emulators.loopback import Reply, serve, stop
 from tests.emulators.turbopuffer_filter import FilterError, kind_of, matches
 
 METRICS = ("cosine_distance", "euclidean_squared")
 TOP_K_LIMIT = 10_000
-Reply = tuple[int, dict[str, str], bytes]
 Id = str | int
 
 
@@ -152,18 +151,11 @@ class TurbopufferEmulator:
         ]  # fmt: skip
 
     def start(self) -> TurbopufferEmulator:
-        handler = type("Handler", (_Handler,), {"emulator": self})
-        srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        srv.daemon_threads, srv.block_on_close = True, False
-        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()  # fmt: skip
-        self._server = srv
+        self._server = serve(self.handle)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        stop(self._server)
 
     def __enter__(self) -> TurbopufferEmulator:
         return self.start()
@@ -372,29 +364,3 @@ class TurbopufferEmulator:
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
     return status, headers or {}, json.dumps({"status": "error", "error": message}).encode()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    emulator: TurbopufferEmulator
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        status, headers, payload = self.emulator.handle(self.command, self.path, self.headers, raw)
-        try:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-    do_GET = do_POST = do_DELETE = do_PATCH = do_PUT = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass

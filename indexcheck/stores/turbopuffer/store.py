@@ -44,7 +44,7 @@ from ...safety.secrets import env_secret
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import gather
 from ..metric_table import scores_of
-from ..params import Choice, Float, Int, Str
+from ..params import Choice, Float, Int, Str, endpoint_url
 from .errors import KEY_ENV, TURBOPUFFER_ERRORS
 
 __all__ = ["KEY_ENV", "TurbopufferStore"]
@@ -60,21 +60,6 @@ _REGION = re.compile(r"[a-z0-9-]{1,64}\Z")
 _VECTOR_TYPE = re.compile(r"\[(\d+)\]f(16|32)\Z")
 _OWN = frozenset({"id", "vector", "$dist"})
 _META_PREFIX = "_meta_"  # LangChain's prefix for a metadata key that is a reserved name
-
-
-def _url(raw: str) -> str:
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise SpecError(
-            "turbopuffer spec: ?base_url= must be a URL such as http://localhost:8080 "
-            f"(got '{raw}')"
-        )
-    if parts.username or parts.password or parts.query:
-        raise SpecError(
-            "turbopuffer spec: remove credentials and queries from ?base_url=; the key goes "
-            f"in {KEY_ENV}"
-        )
-    return raw.rstrip("/")
 
 
 def _vector_of(raw: Any) -> list[float] | None:
@@ -178,7 +163,8 @@ class TurbopufferStore(BaseStore):
         if values.get("region") and values.get("base_url"):
             raise SpecError("turbopuffer spec: give ?region= or ?base_url=, not both")
         if values.get("base_url"):
-            base = _url(str(values["base_url"]))
+            base = endpoint_url(str(values["base_url"]), "turbopuffer spec: ?base_url=",
+                                "http://localhost:8080", KEY_ENV)  # fmt: skip
         else:
             region = str(values.get("region") or os.environ.get(REGION_ENV, "")).strip()
             if not region:

@@ -13,24 +13,21 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from indexcheck.cli.app import cli
 from indexcheck.commands.probe_scale import probe_scale
 from indexcheck.errors import AuthError, InputError, MissingDependencyError, SpecError
 from indexcheck.stores import open_store
-from indexcheck.testing import HashEmbedder, positional_cache_bug
 from tests.builders import pinecone as builder
 from tests.emulators.pinecone_emulator import PineconeEmulator
 from tests.store_contract import check_store_contract
+from tests.stores import planted_faults as planted
+from tests.stores.planted_faults import EMBEDDER, N, check, chunks_file, corpus, lc, run
 from tests.util import documented_score
 
 pytest.importorskip("pinecone")
 pytest.importorskip("langchain_pinecone")
 
 KEY = "pcsk_SECRET_key_0123456789"
-N = 120
-EMBEDDER = "py:indexcheck.testing:HASH32"
 READS = {"/indexes/docs", "/describe_index_stats", "/vectors/list", "/vectors/fetch", "/query"}
 
 
@@ -45,53 +42,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def emu() -> Iterator[PineconeEmulator]:
     with PineconeEmulator(api_key=KEY, exact=True) as e:
         yield e
-
-
-def corpus() -> tuple[list[str], list[dict[str, Any]]]:
-    """Texts with two repeats (33 = 4, 70 = 8) and metadata."""
-    texts = [f"Section {i}. Fact number {i} about subject {i % 9}." for i in range(N)]
-    texts[33], texts[70] = texts[4], texts[8]
-    return texts, [{"topic": f"t{i % 4}", "year": 2000 + i % 25} for i in range(N)]
-
-
-def lc(spec: str = EMBEDDER, buggy: bool = False) -> Any:
-    """LangChain embeddings over an indexcheck embedder; ``buggy`` replays the seed bug (a
-    text-hash cache that does not advance the position into the fresh embeddings)."""
-    from langchain_core.embeddings import Embeddings
-
-    from indexcheck.integrations.langchain.embeddings import embeddings
-
-    inner = embeddings(spec)
-    if not buggy:
-        return inner
-
-    class Buggy(Embeddings):  # type: ignore[misc]
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            fresh = np.asarray(inner.embed_documents(texts), dtype=np.float32)
-            return positional_cache_bug(texts, fresh).tolist()  # type: ignore[no-any-return]
-
-        def embed_query(self, text: str) -> list[float]:
-            return inner.embed_query(text)  # type: ignore[no-any-return]
-
-    return Buggy()
-
-
-def chunks_file(path: Path, ids: list[str], texts: list[str]) -> Path:
-    path.write_text(
-        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts, strict=True))
-    )
-    return path
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args))
-
-
-def check(spec: str, chunks: Path, *extra: str) -> tuple[Any, dict[str, Any]]:
-    out = chunks.parent / "r.json"
-    r = run("check-index", "--store", spec, "--chunks", str(chunks), "--embedder", EMBEDDER,
-            "--all", "--json", str(out), *extra)  # fmt: skip
-    return r, (json.loads(out.read_text()) if out.exists() else {})
 
 
 def indexcheck_requests(emu: PineconeEmulator, since: int) -> list[Any]:
@@ -150,69 +100,47 @@ def test_probe_scale_names_cos_dot_and_squared_l2(
 
 
 # -- the planted faults, through the CLI, on a LangChain build ------------------------------
+def langchain_build(emu: PineconeEmulator, **options: Any) -> planted.Build:
+    """Build index 'docs' through LangChain's PineconeVectorStore on its defaults."""
+    texts, metas = corpus()
+
+    def build(embeddings: Any) -> tuple[str, list[str]]:
+        ids = builder.langchain(emu, "docs", texts, metas, embeddings, **options)
+        return builder.spec(emu, "docs"), ids
+
+    return build
+
+
 def test_clean_langchain_index_passes_and_nothing_is_written(
     emu: PineconeEmulator, tmp_path: Path
 ) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc())
-    assert all(len(i) == 36 for i in ids)  # LangChain's uuid4 ids
-    writes, since = len(emu.writes()), len(emu.requests)
-    spec = builder.spec(emu, "docs")
-    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--all")  # texts from "text"
-    assert r.exit_code == 0, r.output
-    r, data = check(spec, chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 0, r.output
-    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--sample", "30")
-    assert r.exit_code == 0, r.output
-    assert len(emu.writes()) == writes
-    assert {q.path for q in emu.requests[since:]} <= READS
-    assert {q.method for q in emu.requests[since:] if q.path == "/query"} <= {"POST"}
+    build = langchain_build(emu)
+    seen: dict[str, int] = {}
+
+    def counted(embeddings: Any) -> tuple[str, list[str]]:
+        spec, ids = build(embeddings)
+        assert all(len(i) == 36 for i in ids)  # LangChain's uuid4 ids
+        seen.update(writes=len(emu.writes()), since=len(emu.requests))
+        return spec, ids
+
+    planted.clean_passes(counted, tmp_path)  # --all reads the texts from "text"
+    assert len(emu.writes()) == seen["writes"]
+    assert {q.path for q in emu.requests[seen["since"] :]} <= READS
+    assert {q.method for q in emu.requests[seen["since"] :] if q.path == "/query"} <= {"POST"}
 
 
 def test_positional_shift_is_told_as_one_story_from_chunks_positions(
     emu: PineconeEmulator, tmp_path: Path
 ) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc(buggy=True))
-    r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 1, r.output
-    (shift,) = [f for f in data["findings"] if f["kind"] == "shift"]
-    d = shift["details"]
-    assert d["order"] == "chunks file order"
-    assert (d["start_position"], d["start_id"]) == (34, ids[34])
-    assert [s["trigger_id"] for s in d["stretches"]] == [ids[33], ids[70]]
-    rows = {c["id"]: c for c in data["chunks"]}
-    assert rows[ids[50]]["holds_vector_of"] == ids[49]
+    planted.shift_is_one_story(langchain_build(emu), tmp_path)
 
 
 def test_stale_missing_and_orphan_are_found(emu: PineconeEmulator, tmp_path: Path) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc())
-    mine = list(texts)
-    mine[11] += " Revised in 2024, see the new appendix on subject scope."  # never re-embedded
-    listed_ids, listed = [*ids, "never-indexed"], [*mine, "A chunk nobody embedded."]
-    del listed_ids[5], listed[5]  # ids[5] stays in the index: an orphan vector
-    r, data = check(
-        builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", listed_ids, listed)
-    )
-    assert r.exit_code == 1, r.output
-    status = {c["id"]: c["status"] for c in data["chunks"] if c["status"] != "ok"}
-    assert status == {ids[11]: "stale_vector", "never-indexed": "missing_vector"}
-    (orphan,) = [f for f in data["findings"] if f["kind"] == "orphan_vector"]
-    assert orphan["chunk_ids"] == [ids[5]]
+    planted.stale_missing_and_orphan(langchain_build(emu), tmp_path)
 
 
 def test_model_mismatch_is_named(emu: PineconeEmulator, tmp_path: Path) -> None:
-    texts, metas = corpus()
-    other = "py:tests.stores.pinecone.test_store:OTHER_MODEL"
-    ids = builder.langchain(emu, "docs", texts, metas, lc(other))
-    r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 1, r.output
-    kinds = {f["kind"] for f in data["findings"]}
-    assert "model_mismatch" in kinds and not kinds & {"shift", "stale_vector"}, kinds
-
-
-OTHER_MODEL = HashEmbedder(32, model="another-model")
+    planted.model_mismatch(langchain_build(emu), tmp_path)
 
 
 # -- compare-ann on the emulator's HNSW -------------------------------------------------------

@@ -14,13 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from indexcheck.cli.app import cli
 from indexcheck.commands.probe_scale import probe_scale
 from indexcheck.errors import AuthError, InputError, MissingDependencyError, SpecError
 from indexcheck.stores import open_store
-from indexcheck.testing import HashEmbedder, positional_cache_bug
+from indexcheck.testing import HashEmbedder
 from tests.emulators.turbopuffer_emulator import TurbopufferEmulator
 from tests.store_contract import check_store_contract
 from tests.util import documented_score
@@ -29,10 +27,10 @@ pytest.importorskip("turbopuffer")
 pytest.importorskip("langchain_turbopuffer")
 
 from tests.builders import turbopuffer as builder  # noqa: E402  (needs the SDK)
+from tests.stores import planted_faults as planted  # noqa: E402
+from tests.stores.planted_faults import EMBEDDER, N, check, chunks_file, corpus, lc, run  # noqa: E402
 
 KEY = "tpuf_SECRET_key_0123456789"
-N = 120
-EMBEDDER = "py:indexcheck.testing:HASH32"
 READ_PATHS = {"/v2/namespaces/docs/query", "/v1/namespaces/docs/schema"}
 
 
@@ -49,52 +47,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def emu() -> Iterator[TurbopufferEmulator]:
     with TurbopufferEmulator(api_key=KEY, exact=True) as e:
         yield e
-
-
-def corpus() -> tuple[list[str], list[dict[str, Any]]]:
-    """Texts with two repeats (33 = 4, 70 = 8) and metadata."""
-    texts = [f"Section {i}. Fact number {i} about subject {i % 9}." for i in range(N)]
-    texts[33], texts[70] = texts[4], texts[8]
-    return texts, [{"topic": f"t{i % 4}", "year": 2000 + i % 25} for i in range(N)]
-
-
-def lc(spec: str = EMBEDDER, buggy: bool = False) -> Any:
-    """LangChain embeddings over an indexcheck embedder; ``buggy`` replays the seed bug."""
-    from langchain_core.embeddings import Embeddings
-
-    from indexcheck.integrations.langchain.embeddings import embeddings
-
-    inner = embeddings(spec)
-    if not buggy:
-        return inner
-
-    class Buggy(Embeddings):  # type: ignore[misc]
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            fresh = np.asarray(inner.embed_documents(texts), dtype=np.float32)
-            return positional_cache_bug(texts, fresh).tolist()  # type: ignore[no-any-return]
-
-        def embed_query(self, text: str) -> list[float]:
-            return inner.embed_query(text)  # type: ignore[no-any-return]
-
-    return Buggy()
-
-
-def chunks_file(path: Path, ids: list[str], texts: list[str]) -> Path:
-    path.write_text(
-        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts, strict=True))
-    )
-    return path
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args))
-
-
-def check(spec: str, chunks: Path, *extra: str) -> tuple[Any, dict[str, Any]]:
-    out = chunks.parent / "r.json"
-    r = run("check-index", "--store", spec, "--chunks", str(chunks), "--embedder", EMBEDDER,
-            "--all", "--json", str(out), *extra)  # fmt: skip
-    return r, (json.loads(out.read_text()) if out.exists() else {})
 
 
 # -- the contract and each metric's score ---------------------------------------------------
@@ -146,27 +98,38 @@ def test_probe_scale_names_one_minus_cos_and_squared_l2(
 
 
 # -- the planted faults, through the CLI, on a LangChain build ------------------------------
+def langchain_build(emu: TurbopufferEmulator) -> planted.Build:
+    """Build namespace 'docs' through LangChain's TurbopufferVectorStore on its defaults."""
+    texts, metas = corpus()
+
+    def build(embeddings: Any) -> tuple[str, list[str]]:
+        ids = builder.langchain(emu, "docs", texts, metas, embeddings)
+        return builder.spec(emu, "docs"), ids
+
+    return build
+
+
 def test_clean_langchain_namespace_passes_and_nothing_is_written(
     emu: TurbopufferEmulator, tmp_path: Path
 ) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc())
-    assert all(len(i) == 36 for i in ids)  # LangChain's uuid4 ids
-    writes, since = len(emu.writes()), len(emu.requests)
-    spec = builder.spec(emu, "docs")
-    with open_store(spec) as store:  # read back with no mapping: text from "content"
+    build = langchain_build(emu)
+    seen: dict[str, int] = {}
+
+    def counted(embeddings: Any) -> tuple[str, list[str]]:
+        spec, ids = build(embeddings)
+        assert all(len(i) == 36 for i in ids)  # LangChain's uuid4 ids
+        seen.update(writes=len(emu.writes()), since=len(emu.requests))
+        return spec, ids
+
+    spec, ids, texts = planted.clean_passes(counted, tmp_path)  # texts from "content"
+    _, metas = corpus()
+    with open_store(spec) as store:  # read back with no mapping
         b = next(store.iter_vectors(batch=500))
         pos = ids.index(b.ids[0])
         assert b.texts is not None and b.texts[0] == texts[pos]
         assert b.metadata is not None and b.metadata[0] == metas[pos]
-    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--all")
-    assert r.exit_code == 0, r.output
-    r, data = check(spec, chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 0, r.output
-    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--sample", "30")
-    assert r.exit_code == 0, r.output
-    assert len(emu.writes()) == writes
-    sent = emu.requests[since:]
+    assert len(emu.writes()) == seen["writes"]
+    sent = emu.requests[seen["since"] :]
     assert {(q.method, q.path) for q in sent} <= {
         ("POST", p) if p.endswith("query") else ("GET", p) for p in READ_PATHS
     }
@@ -210,47 +173,15 @@ def test_every_command_reads_the_namespace_and_writes_nothing(
 def test_positional_shift_is_told_as_one_story_from_chunks_positions(
     emu: TurbopufferEmulator, tmp_path: Path
 ) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc(buggy=True))
-    r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 1, r.output
-    (shift,) = [f for f in data["findings"] if f["kind"] == "shift"]
-    d = shift["details"]
-    assert d["order"] == "chunks file order"
-    assert (d["start_position"], d["start_id"]) == (34, ids[34])
-    assert [s["trigger_id"] for s in d["stretches"]] == [ids[33], ids[70]]
-    rows = {c["id"]: c for c in data["chunks"]}
-    assert rows[ids[50]]["holds_vector_of"] == ids[49]
+    planted.shift_is_one_story(langchain_build(emu), tmp_path)
 
 
 def test_stale_missing_and_orphan_are_found(emu: TurbopufferEmulator, tmp_path: Path) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc())
-    mine = list(texts)
-    mine[11] += " Revised in 2024, see the new appendix on subject scope."  # never re-embedded
-    listed_ids, listed = [*ids, "never-indexed"], [*mine, "A chunk nobody embedded."]
-    del listed_ids[5], listed[5]  # ids[5] stays in the namespace: an orphan vector
-    r, data = check(
-        builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", listed_ids, listed)
-    )
-    assert r.exit_code == 1, r.output
-    status = {c["id"]: c["status"] for c in data["chunks"] if c["status"] != "ok"}
-    assert status == {ids[11]: "stale_vector", "never-indexed": "missing_vector"}
-    (orphan,) = [f for f in data["findings"] if f["kind"] == "orphan_vector"]
-    assert orphan["chunk_ids"] == [ids[5]]
+    planted.stale_missing_and_orphan(langchain_build(emu), tmp_path)
 
 
 def test_model_mismatch_is_named(emu: TurbopufferEmulator, tmp_path: Path) -> None:
-    texts, metas = corpus()
-    other = "py:tests.stores.turbopuffer.test_store:OTHER_MODEL"
-    ids = builder.langchain(emu, "docs", texts, metas, lc(other))
-    r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 1, r.output
-    kinds = {f["kind"] for f in data["findings"]}
-    assert "model_mismatch" in kinds and not kinds & {"shift", "stale_vector"}, kinds
-
-
-OTHER_MODEL = HashEmbedder(32, model="another-model")
+    planted.model_mismatch(langchain_build(emu), tmp_path)
 
 
 def test_nan_zero_and_short_vectors_are_found(emu: TurbopufferEmulator, tmp_path: Path) -> None:
