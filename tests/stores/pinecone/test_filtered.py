@@ -19,54 +19,16 @@ from indexcheck.stores import open_store
 from tests.builders import pinecone as builder
 from tests.emulators.pinecone_emulator import PineconeEmulator
 from tests.emulators.pinecone_filter import matches
+from tests.stores.seeded_filters import D, K, N, random_filter, seeded_rows
 
 pytest.importorskip("pinecone")
 
 KEY = "pcsk_filter_key"
-N, D, K = 200, 8, 5
-
-
-def data() -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
-    rng = np.random.default_rng(2)
-    vecs = rng.standard_normal((N, D)).astype(np.float32)
-    metas: list[dict[str, Any]] = []
-    for i in range(N):
-        m: dict[str, Any] = {"year": 2000 + i % 25, "draft": i % 5 == 0, "score": i / 10}
-        if i % 7:  # fields a row lacks: $ne / $nin follow Pinecone there
-            m["lang"] = "en" if i % 3 else "de"
-        if i % 4:
-            m["topic"] = f"t{i % 6}"
-        metas.append(m)
-    return [f"r{i:03d}" for i in range(N)], vecs, metas
-
-
-def random_filter(rng: random.Random) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = []
-    for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(["topic", "year", "yearin", "draft", "lang", "score", "or"])
-        if kind == "topic":
-            parts.append({"topic": {rng.choice(["$eq", "$ne"]): f"t{rng.randrange(7)}"}})
-        elif kind == "year":
-            parts.append(
-                {"year": {rng.choice(["$gt", "$gte", "$lt", "$lte"]): 2000 + rng.randrange(25)}}
-            )
-        elif kind == "yearin":
-            parts.append({"year": {rng.choice(["$in", "$nin"]): rng.sample(range(2000, 2025), 4)}})
-        elif kind == "draft":
-            parts.append({"draft": rng.choice([True, False])})
-        elif kind == "lang":
-            exists = {"lang": {"$exists": rng.random() < 0.5}}
-            parts.append(rng.choice([exists, {"lang": {"$ne": "en"}}, {"lang": {"$nin": ["de"]}}]))
-        elif kind == "score":
-            parts.append({"score": {rng.choice(["$gt", "$lte"]): rng.randrange(200) / 10 + 0.05}})
-        else:
-            parts.append({"$or": [{"topic": "t1"}, {"year": {"$lt": 2005}}]})
-    return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Any]:
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     with PineconeEmulator(api_key=KEY, exact=True) as emu:
         builder.upsert(emu, "docs", ids, vecs, metas)
         mp = pytest.MonkeyPatch()
@@ -78,7 +40,7 @@ def store() -> Iterator[Any]:
 
 def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
     s, emu = store
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     rng = random.Random(5)
     queries = np.random.default_rng(9).standard_normal((10, D)).astype(np.float32)
     unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -104,7 +66,7 @@ def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
 
 def test_a_missing_field_matches_no_comparison(store: Any) -> None:
     s, _ = store
-    ids, _, metas = data()
+    ids, _, metas = seeded_rows()
     q = np.ones((1, D), np.float32)
     _, I = s.query(q, N, filter={"lang": {"$ne": "en"}})
     got = {i for i in I[0] if i is not None}

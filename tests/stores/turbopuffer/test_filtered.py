@@ -26,53 +26,14 @@ from tests.emulators.turbopuffer_filter import matches
 pytest.importorskip("turbopuffer")
 
 from tests.builders import turbopuffer as builder  # noqa: E402  (needs the SDK)
+from tests.stores.seeded_filters import D, K, N, random_filter, seeded_rows  # noqa: E402
 
 KEY = "tpuf_filter_key"
-N, D, K = 200, 8, 5
-
-
-def data() -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
-    rng = np.random.default_rng(2)
-    vecs = rng.standard_normal((N, D)).astype(np.float32)
-    metas: list[dict[str, Any]] = []
-    for i in range(N):
-        m: dict[str, Any] = {"year": 2000 + i % 25, "draft": i % 5 == 0, "score": i / 10}
-        if i % 7:  # attributes a row lacks: NotEq / NotIn match it, comparisons do not
-            m["lang"] = "en" if i % 3 else "de"
-        if i % 4:
-            m["topic"] = f"t{i % 6}"
-        metas.append(m)
-    return [f"r{i:03d}" for i in range(N)], vecs, metas
-
-
-def random_filter(rng: random.Random) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = []
-    for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(["topic", "year", "yearin", "draft", "lang", "score", "or"])
-        if kind == "topic":
-            parts.append({"topic": {rng.choice(["$eq", "$ne"]): f"t{rng.randrange(7)}"}})
-        elif kind == "year":
-            parts.append(
-                {"year": {rng.choice(["$gt", "$gte", "$lt", "$lte"]): 2000 + rng.randrange(25)}}
-            )
-        elif kind == "yearin":
-            parts.append({"year": {rng.choice(["$in", "$nin"]): rng.sample(range(2000, 2025), 4)}})
-        elif kind == "draft":
-            parts.append({"draft": rng.choice([True, False])})
-        elif kind == "lang":
-            exists = {"lang": {"$exists": rng.random() < 0.5}}
-            parts.append(rng.choice([exists, {"lang": {"$ne": "en"}}, {"lang": {"$nin": ["de"]}},
-                                     {"topic": {"$in": ["t1", "t2"]}}]))  # fmt: skip
-        elif kind == "score":
-            parts.append({"score": {rng.choice(["$gt", "$lte"]): rng.randrange(200) / 10 + 0.05}})
-        else:
-            parts.append({"$or": [{"topic": "t1"}, {"year": {"$lt": 2005}}]})
-    return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Any]:
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     mp = pytest.MonkeyPatch()
     mp.setenv("TURBOPUFFER_API_KEY", KEY)
     with TurbopufferEmulator(api_key=KEY, exact=True) as emu:
@@ -84,7 +45,7 @@ def store() -> Iterator[Any]:
 
 def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
     s, emu = store
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     types = emu.namespaces["docs"].types
     rng = random.Random(5)
     queries = np.random.default_rng(9).standard_normal((10, D)).astype(np.float32)
@@ -114,7 +75,7 @@ def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
 
 def test_a_missing_attribute_matches_not_eq_and_no_comparison(store: Any) -> None:
     s, _ = store
-    ids, _, metas = data()
+    ids, _, metas = seeded_rows()
     q = np.ones((1, D), np.float32)
     _, I = s.query(q, N, filter={"lang": {"$ne": "en"}})
     assert {i for i in I[0] if i is not None} == {
@@ -128,7 +89,7 @@ def test_a_missing_attribute_matches_not_eq_and_no_comparison(store: Any) -> Non
 
 def test_ann_under_a_filter_returns_k_rows_whenever_k_match() -> None:
     """turbopuffer's filtering is recall-aware (one stage): the short-result rate is 0."""
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     with TurbopufferEmulator(api_key=KEY, m=4, ef=8) as emu:
         builder.upsert(emu, "docs", ids, vecs, metas)
         mp = pytest.MonkeyPatch()
