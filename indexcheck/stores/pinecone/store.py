@@ -114,7 +114,6 @@ class PineconeStore(BaseStore):
         self.where = f"index '{name}'" + (f" at {self.control}" if self.control else "")
         shown = {k: str(values[k]) for k in PARAMS if k in values}
         self.spec = f"pinecone:{name}" + (f"?{urlencode(shown)}" if shown else "")
-        self.requests = self.retries = 0
         self._sleep_fn = sleep
         self._redact = redactor(api_key)
         self._pc: Any = Pinecone(api_key=api_key, host=self.control)
@@ -148,15 +147,6 @@ class PineconeStore(BaseStore):
         return cls(name, key, values, sleep=sleep)
 
     # -- requests ----------------------------------------------------------------------------
-    def _sleep(self, seconds: float) -> None:
-        self._sleep_fn(seconds)
-
-    def _before_call(self) -> None:
-        self.requests += 1
-
-    def _on_retry(self) -> None:
-        self.retries += 1
-
     def _opts(self) -> dict[str, Any]:
         return {"_request_timeout": self.timeout}
 

@@ -120,7 +120,6 @@ class TurbopufferStore(BaseStore):
         self.where = f"namespace '{name}' ({urlsplit(base).netloc})"
         shown = {k: str(values[k]) for k in PARAMS if k in values}
         self.spec = f"turbopuffer:{name}" + (f"?{urlencode(shown)}" if shown else "")
-        self.requests = self.retries = 0
         self._sleep_fn = sleep
         self._redact = redactor(api_key)
         # SDK retries off: one failed request reaches the base, which retries it per policy.
@@ -182,15 +181,6 @@ class TurbopufferStore(BaseStore):
         return cls(name, key, base, values, sleep=sleep)
 
     # -- requests ----------------------------------------------------------------------------
-    def _sleep(self, seconds: float) -> None:
-        self._sleep_fn(seconds)
-
-    def _before_call(self) -> None:
-        self.requests += 1
-
-    def _on_retry(self) -> None:
-        self.retries += 1
-
     def _query(self, doing: str, **body: Any) -> Any:
         return self._call(doing, partial(self._ns.query, **body))
 
