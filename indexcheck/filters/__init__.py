@@ -50,6 +50,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.qdrant import to_qdrant
     from indexcheck.filters.redis import to_redis
     from indexcheck.filters.sqlitevec import to_sqlitevec
+    from indexcheck.filters.turbopuffer import to_turbopuffer
     from indexcheck.filters.upstash import to_upstash
     from indexcheck.filters.weaviate import to_weaviate
 
@@ -67,6 +68,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "elasticsearch": to_elasticsearch,
         "opensearch": to_opensearch,
         "weaviate": to_weaviate,
+        "turbopuffer": to_turbopuffer,
     }
 
 

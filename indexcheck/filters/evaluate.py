@@ -59,6 +59,9 @@ ENGINE_MISSING: dict[str, Missing] = {
     # Weaviate's NotEqual is the complement of Equal in its inverted index; held by the
     # emulator, which follows that, not by a real engine
     "weaviate": Missing.INCLUDE,
+    # turbopuffer documents NotEq and NotIn as the inverses of Eq and In; held by the
+    # emulator, which follows those pages, not by a real engine
+    "turbopuffer": Missing.INCLUDE,
 }
 
 

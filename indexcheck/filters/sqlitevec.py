@@ -7,6 +7,8 @@ Two places a filter field can live, and two translations:
   pushed there, ``$nin`` as an AND of ``!=``; sqlite-vec returns nothing for ``NOT IN``
   and k per partition for ``IN`` on a partition key (both held by the engine tests), so those
   are not sent, and ``$or``/``$exists`` (vec0 columns hold no NULL) are refused;
+  a fraction compared with an integer column is sent as the integer bound that means
+  the same (sqlite-vec truncates it), and ``$eq`` of a fraction there is refused;
 - a JSON column (LangChain's ``metadata``, llm's ``metadata``): any filter, in SQL over
   ``json_type``/``json_extract``, type-strict like :func:`indexcheck.filters.evaluate`
   with SQL NULL rules (``$ne``/``$nin`` never match a row that lacks the field).
@@ -16,6 +18,7 @@ Values always travel as parameters; JSON paths are built from checked field name
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,6 +110,8 @@ def _column(c: Cond, ctype: str, partition: bool) -> tuple[list[str], list[Any]]
             raise cannot(
                 STORE, c, f"'{c.field}' is a vec0 {ctype} column; compare it with a {want}"
             )
+    if ctype.startswith("integer"):
+        return _integer_column(c, col, partition)
     if c.op is Op.IN:
         if partition:
             raise cannot(STORE, c, "sqlite-vec returns k rows per partition for IN")
@@ -114,6 +119,31 @@ def _column(c: Cond, ctype: str, partition: bool) -> tuple[list[str], list[Any]]
     if c.op is Op.NIN:  # NOT IN comes back empty from sqlite-vec 0.1.9
         return [f"{col} != ?" for _ in values], [_sql_value(v) for v in values]
     return [f"{col} {SQL_OPS[c.op]} ?"], [_sql_value(c.value)]
+
+
+def _integer_column(c: Cond, col: str, partition: bool) -> tuple[list[str], list[Any]]:
+    """An integer vec0 column: sqlite-vec truncates a fractional bound to an integer
+    (``year < 2020.5`` reads as ``year < 2020``, ``= 2020.5`` matches 2020; held by the
+    engine tests), so a fraction is turned into the integer bound that means the same."""
+    values = c.value if isinstance(c.value, tuple) else (c.value,)
+    whole = [int(v) for v in values if float(v).is_integer()]
+    if c.op in RANGE_OPS:
+        v = float(c.value)  # type: ignore[arg-type]
+        if v.is_integer():
+            return [f"{col} {SQL_OPS[c.op]} ?"], [int(v)]
+        low = c.op in (Op.LT, Op.LTE)
+        return [f"{col} {'<=' if low else '>='} ?"], [math.floor(v) if low else math.ceil(v)]
+    if c.op in (Op.EQ, Op.IN):
+        if not whole:
+            raise cannot(STORE, c, "an integer vec0 column never equals a fraction, and "
+                                   "sqlite-vec would compare the fraction truncated")  # fmt: skip
+        if c.op is Op.IN and partition:
+            raise cannot(STORE, c, "sqlite-vec returns k rows per partition for IN")
+        if c.op is Op.IN:
+            return [f"{col} IN ({', '.join('?' * len(whole))})"], whole
+        return [f"{col} = ?"], whole
+    # $ne / $nin: a fraction differs from every integer, so it constrains nothing
+    return [f"{col} != ?" for _ in whole], whole
 
 
 def to_sqlitevec(

@@ -28,6 +28,7 @@ STORES: dict[str, str] = {
     "elasticsearch": "indexcheck.stores.elasticsearch.store:ElasticsearchStore",
     "opensearch": "indexcheck.stores.opensearch.store:OpenSearchStore",
     "weaviate": "indexcheck.stores.weaviate.store:WeaviateStore",
+    "turbopuffer": "indexcheck.stores.turbopuffer.store:TurbopufferStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

@@ -94,6 +94,10 @@ class BaseStore:
     )
 
     spec: str = ""
+    requests: int = 0
+    """SDK calls attempted through :meth:`_call` (retries included)."""
+    retries: int = 0
+    """Retries :meth:`_call` made."""
     """The spec it was opened with, secrets removed (safe to print)."""
     has_exact: bool = False
     """True when :meth:`exact_query` runs an exact search inside the backend."""
@@ -347,7 +351,9 @@ class BaseStore:
 
     # -- SDK calls: translation and retries, written once ----------------------------------
     def _sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        """Wait between retries: ``_sleep_fn`` when a store was given one (tests), else
+        ``time.sleep``."""
+        getattr(self, "_sleep_fn", time.sleep)(seconds)
 
     def _call(self, doing: str, fn: Callable[[], T]) -> T:
         """Run one SDK call; turn what it raises into an IndexcheckError by ``errors``,
@@ -372,10 +378,12 @@ class BaseStore:
         return translating(self.errors, gave_up=self._gave_up, **self._fields(doing))
 
     def _before_call(self) -> None:
-        """Hook run before every attempt of an SDK call (e.g. to count requests)."""
+        """Hook run before every attempt of an SDK call; counts ``requests``."""
+        self.requests += 1
 
     def _on_retry(self) -> None:
-        """Hook run before each retry (e.g. to count retries)."""
+        """Hook run before each retry; counts ``retries``."""
+        self.retries += 1
 
     def _gave_up(
         self, doing: str, err: TransientError, attempts: int

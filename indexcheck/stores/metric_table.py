@@ -86,6 +86,9 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
         "manhattan": L1,
         "cosine certainty": HALF_ONE_PLUS_COS,
     },
+    # turbopuffer's ``$dist``: ``cosine_distance`` is 1-cos (0..2), ``euclidean_squared`` the
+    # squared distance; both lower is better (turbopuffer.com/docs/query)
+    "turbopuffer": {"cosine_distance": ONE_MINUS_COS, "euclidean_squared": L2_SQUARED},
 }
 
 

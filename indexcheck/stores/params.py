@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..errors import SpecError
 
@@ -197,3 +197,16 @@ def with_params(spec: str, **params: Any) -> str:
             merged[key] = str(value)
     head = f"{parsed.scheme}:{parsed.location}"
     return f"{head}?{urlencode(merged)}" if merged else head
+
+
+def endpoint_url(raw: str, where: str, example: str, key_env: str) -> str:
+    """An http(s) endpoint option (``where``: e.g. ``"pinecone spec: ?host="``), without a
+    trailing slash; SpecError for anything else, or for credentials or a query in it (the
+    key belongs in ``key_env``)."""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SpecError(f"{where} must be a URL such as {example} (got '{raw}')")
+    if parts.username or parts.password or parts.query:
+        raise SpecError(f"{where} holds credentials or a query; remove them, the key goes in "
+                        f"{key_env}")  # fmt: skip
+    return raw.rstrip("/")

@@ -34,18 +34,18 @@ import base64
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
+from tests.emulators.loopback import Reply, serve
 from tests.emulators.pinecone_filter import FilterError, matches
 
 METRICS = ("cosine", "dotproduct", "euclidean")
 WRITE_PATHS = ("/vectors/upsert", "/vectors/update", "/vectors/delete", "/records/", "/bulk/")
 LIST_LIMIT, FETCH_LIMIT, TOPK_LIMIT, TOPK_WITH_DATA = 100, 1000, 10000, 1000
-Reply = tuple[int, dict[str, str], bytes]
 
 
 def scores(metric: str, queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -343,37 +343,4 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 def _serve(emu: PineconeEmulator, server: str) -> ThreadingHTTPServer:
-    handler = type("Handler", (_Handler,), {"emulator": emu, "server_name": server})
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    srv.daemon_threads, srv.block_on_close = True, False
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    return srv
-
-
-class _Handler(BaseHTTPRequestHandler):
-    emulator: PineconeEmulator
-    server_name: str
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms stall
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        status, headers, payload = self.emulator.handle(
-            self.server_name, self.command, self.path, self.headers, raw
-        )
-        try:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-    do_GET = do_POST = do_DELETE = do_PATCH = do_PUT = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    return serve(lambda method, path, headers, raw: emu.handle(server, method, path, headers, raw))

@@ -1,12 +1,16 @@
-"""What the remote stores' planted-fault and filter suites share: the corpus with its two
-repeated texts, LangChain embeddings with and without the positional-cache bug, the chunks
-file, check-index through the CLI, and the seeded random portable filters over metadata with
-fields some rows lack."""
+"""The planted-fault suite for a store a framework writes (LangChain's Pinecone and turbopuffer
+stores): the corpus, the seed bug as a LangChain embeddings wrapper, the chunks file, and
+one function per fault that builds through ``build(embeddings) -> (spec, ids)`` and holds
+check-index's verdict through the CLI. Each store's test module calls them with its own
+builder and emulator. Also the seeded random portable filters over metadata with fields
+some rows lack, and the assertions Weaviate's suite makes on a store it cannot build
+through ``Build``."""
 
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +22,11 @@ from indexcheck.testing import HashEmbedder, positional_cache_bug
 
 N = 120
 EMBEDDER = "py:indexcheck.testing:HASH32"
-#: an embedder of the same dimension with another model: a model mismatch
+#: an embedder of the same dimension but another model, for the model-mismatch fault
 OTHER_MODEL = HashEmbedder(32, model="another-model")
-OTHER_EMBEDDER = "py:tests.stores.planted_faults:OTHER_MODEL"
+OTHER = "py:tests.stores.planted_faults:OTHER_MODEL"
+OTHER_EMBEDDER = OTHER
+Build = Callable[[Any], tuple[str, list[str]]]
 
 
 def corpus() -> tuple[list[str], list[dict[str, Any]]]:
@@ -64,11 +70,64 @@ def run(*args: str) -> Any:
 
 
 def check(spec: str, chunks: Path, *extra: str) -> tuple[Any, dict[str, Any]]:
-    """check-index --all on ``spec`` with ``chunks``: the result and its --json."""
+    """check-index --all against ``chunks``: the result and its JSON."""
     out = chunks.parent / "r.json"
     r = run("check-index", "--store", spec, "--chunks", str(chunks), "--embedder", EMBEDDER,
             "--all", "--json", str(out), *extra)  # fmt: skip
     return r, (json.loads(out.read_text()) if out.exists() else {})
+
+
+def clean_passes(build: Build, tmp_path: Path) -> tuple[str, list[str], list[str]]:
+    """A clean build passes --all (texts from the store), --chunks and --sample; returns the
+    spec, ids and texts."""
+    texts, _ = corpus()
+    spec, ids = build(lc())
+    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--all")
+    assert r.exit_code == 0, r.output
+    r, _ = check(spec, chunks_file(tmp_path / "c.jsonl", ids, texts))
+    assert r.exit_code == 0, r.output
+    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--sample", "30")
+    assert r.exit_code == 0, r.output
+    return spec, ids, texts
+
+
+def shift_is_one_story(build: Build, tmp_path: Path) -> None:
+    """The seed bug is told as one shift from position 34, with positions from --chunks."""
+    texts, _ = corpus()
+    spec, ids = build(lc(buggy=True))
+    r, data = check(spec, chunks_file(tmp_path / "c.jsonl", ids, texts))
+    assert r.exit_code == 1, r.output
+    (shift,) = [f for f in data["findings"] if f["kind"] == "shift"]
+    d = shift["details"]
+    assert d["order"] == "chunks file order"
+    assert (d["start_position"], d["start_id"]) == (34, ids[34])
+    assert [s["trigger_id"] for s in d["stretches"]] == [ids[33], ids[70]]
+    rows = {c["id"]: c for c in data["chunks"]}
+    assert rows[ids[50]]["holds_vector_of"] == ids[49]
+
+
+def stale_missing_and_orphan(build: Build, tmp_path: Path) -> None:
+    texts, _ = corpus()
+    spec, ids = build(lc())
+    mine = list(texts)
+    mine[11] += " Revised in 2024, see the new appendix on subject scope."  # never re-embedded
+    listed_ids, listed = [*ids, "never-indexed"], [*mine, "A chunk nobody embedded."]
+    del listed_ids[5], listed[5]  # ids[5] stays in the store: an orphan vector
+    r, data = check(spec, chunks_file(tmp_path / "c.jsonl", listed_ids, listed))
+    assert r.exit_code == 1, r.output
+    status = {c["id"]: c["status"] for c in data["chunks"] if c["status"] != "ok"}
+    assert status == {ids[11]: "stale_vector", "never-indexed": "missing_vector"}
+    (orphan,) = [f for f in data["findings"] if f["kind"] == "orphan_vector"]
+    assert orphan["chunk_ids"] == [ids[5]]
+
+
+def model_mismatch(build: Build, tmp_path: Path) -> None:
+    texts, _ = corpus()
+    spec, ids = build(lc(OTHER))
+    r, data = check(spec, chunks_file(tmp_path / "c.jsonl", ids, texts))
+    assert r.exit_code == 1, r.output
+    kinds = {f["kind"] for f in data["findings"]}
+    assert "model_mismatch" in kinds and not kinds & {"shift", "stale_vector"}, kinds
 
 
 def filter_metadata(n: int) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ from ...safety.secrets import env_secret
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import gather
 from ..node_rows import payload_text
-from ..params import Float, Int, Str
+from ..params import Float, Int, Str, endpoint_url
 from .errors import KEY_ENV, PINECONE_ERRORS
 
 __all__ = ["KEY_ENV", "PineconeStore"]
@@ -54,19 +54,6 @@ FINGERPRINT_SAMPLE = 100  # vectors of the first list page hashed by fingerprint
 DEFAULT_NAMESPACE = "__default__"  # the namespace APIs' name for ""
 PARAMS = ("namespace", "host", "text_key", "batch", "retries", "retry_interval", "timeout")
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,44}\Z")
-
-
-def _url(raw: str) -> str:
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise SpecError(
-            f"pinecone spec: ?host= must be a URL such as http://localhost:5080 (got '{raw}')"
-        )
-    if parts.username or parts.password or parts.query:
-        raise SpecError(
-            f"pinecone spec: remove credentials and queries from ?host=; the key goes in {KEY_ENV}"
-        )
-    return raw.rstrip("/")
 
 
 class PineconeStore(BaseStore):
@@ -109,7 +96,13 @@ class PineconeStore(BaseStore):
         self.name = name
         ns = str(values.get("namespace", ""))
         self.namespace = "" if ns == DEFAULT_NAMESPACE else ns
-        self.control = _url(values["host"]) if values.get("host") else None
+        self.control = (
+            endpoint_url(
+                str(values["host"]), "pinecone spec: ?host=", "http://localhost:5080", KEY_ENV
+            )
+            if values.get("host")
+            else None
+        )
         self.text_key = str(values.get("text_key") or "text")
         self.fetch_batch = int(values.get("batch", 200))  # type: ignore[misc]
         self.timeout = float(values.get("timeout", waiting.timeout))
@@ -121,7 +114,6 @@ class PineconeStore(BaseStore):
         self.where = f"index '{name}'" + (f" at {self.control}" if self.control else "")
         shown = {k: str(values[k]) for k in PARAMS if k in values}
         self.spec = f"pinecone:{name}" + (f"?{urlencode(shown)}" if shown else "")
-        self.requests = self.retries = 0
         self._sleep_fn = sleep
         self._redact = redactor(api_key)
         self._pc: Any = Pinecone(api_key=api_key, host=self.control)
@@ -155,15 +147,6 @@ class PineconeStore(BaseStore):
         return cls(name, key, values, sleep=sleep)
 
     # -- requests ----------------------------------------------------------------------------
-    def _sleep(self, seconds: float) -> None:
-        self._sleep_fn(seconds)
-
-    def _before_call(self) -> None:
-        self.requests += 1
-
-    def _on_retry(self) -> None:
-        self.retries += 1
-
     def _opts(self) -> dict[str, Any]:
         return {"_request_timeout": self.timeout}
 

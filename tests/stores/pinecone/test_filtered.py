@@ -19,22 +19,16 @@ from indexcheck.stores import open_store
 from tests.builders import pinecone as builder
 from tests.emulators.pinecone_emulator import PineconeEmulator
 from tests.emulators.pinecone_filter import matches
-from tests.stores.planted_faults import filter_metadata, random_filter
+from tests.stores.seeded_filters import D, K, N, random_filter, seeded_rows
 
 pytest.importorskip("pinecone")
 
 KEY = "pcsk_filter_key"
-N, D, K = 200, 8, 5
-
-
-def data() -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
-    vecs = np.random.default_rng(2).standard_normal((N, D)).astype(np.float32)
-    return [f"r{i:03d}" for i in range(N)], vecs, filter_metadata(N)
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Any]:
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     with PineconeEmulator(api_key=KEY, exact=True) as emu:
         builder.upsert(emu, "docs", ids, vecs, metas)
         mp = pytest.MonkeyPatch()
@@ -46,7 +40,7 @@ def store() -> Iterator[Any]:
 
 def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
     s, emu = store
-    ids, vecs, metas = data()
+    ids, vecs, metas = seeded_rows()
     rng = random.Random(5)
     queries = np.random.default_rng(9).standard_normal((10, D)).astype(np.float32)
     unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -72,7 +66,7 @@ def test_200_seeded_filters_return_numpys_rows_and_top_k(store: Any) -> None:
 
 def test_a_missing_field_matches_no_comparison(store: Any) -> None:
     s, _ = store
-    ids, _, metas = data()
+    ids, _, metas = seeded_rows()
     q = np.ones((1, D), np.float32)
     _, I = s.query(q, N, filter={"lang": {"$ne": "en"}})
     got = {i for i in I[0] if i is not None}

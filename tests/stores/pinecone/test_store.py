@@ -20,19 +20,8 @@ from indexcheck.stores import open_store
 from tests.builders import pinecone as builder
 from tests.emulators.pinecone_emulator import PineconeEmulator
 from tests.store_contract import check_store_contract
-from tests.stores.planted_faults import (
-    EMBEDDER,
-    OTHER_EMBEDDER,
-    N,
-    assert_shift_story,
-    assert_stale_missing_orphan,
-    check,
-    chunks_file,
-    corpus,
-    lc,
-    run,
-    stale_missing_orphan,
-)
+from tests.stores import planted_faults as planted
+from tests.stores.planted_faults import EMBEDDER, N, check, chunks_file, corpus, lc, run
 from tests.util import documented_score
 
 pytest.importorskip("pinecone")
@@ -111,54 +100,47 @@ def test_probe_scale_names_cos_dot_and_squared_l2(
 
 
 # -- the planted faults, through the CLI, on a LangChain build ------------------------------
+def langchain_build(emu: PineconeEmulator, **options: Any) -> planted.Build:
+    """Build index 'docs' through LangChain's PineconeVectorStore on its defaults."""
+    texts, metas = corpus()
+
+    def build(embeddings: Any) -> tuple[str, list[str]]:
+        ids = builder.langchain(emu, "docs", texts, metas, embeddings, **options)
+        return builder.spec(emu, "docs"), ids
+
+    return build
+
+
 def test_clean_langchain_index_passes_and_nothing_is_written(
     emu: PineconeEmulator, tmp_path: Path
 ) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc())
-    assert all(len(i) == 36 for i in ids)  # LangChain's uuid4 ids
-    writes, since = len(emu.writes()), len(emu.requests)
-    spec = builder.spec(emu, "docs")
-    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--all")  # texts from "text"
-    assert r.exit_code == 0, r.output
-    r, data = check(spec, chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 0, r.output
-    r = run("check-index", "--store", spec, "--embedder", EMBEDDER, "--sample", "30")
-    assert r.exit_code == 0, r.output
-    assert len(emu.writes()) == writes
-    assert {q.path for q in emu.requests[since:]} <= READS
-    assert {q.method for q in emu.requests[since:] if q.path == "/query"} <= {"POST"}
+    build = langchain_build(emu)
+    seen: dict[str, int] = {}
+
+    def counted(embeddings: Any) -> tuple[str, list[str]]:
+        spec, ids = build(embeddings)
+        assert all(len(i) == 36 for i in ids)  # LangChain's uuid4 ids
+        seen.update(writes=len(emu.writes()), since=len(emu.requests))
+        return spec, ids
+
+    planted.clean_passes(counted, tmp_path)  # --all reads the texts from "text"
+    assert len(emu.writes()) == seen["writes"]
+    assert {q.path for q in emu.requests[seen["since"] :]} <= READS
+    assert {q.method for q in emu.requests[seen["since"] :] if q.path == "/query"} <= {"POST"}
 
 
 def test_positional_shift_is_told_as_one_story_from_chunks_positions(
     emu: PineconeEmulator, tmp_path: Path
 ) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc(buggy=True))
-    r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 1, r.output
-    assert_shift_story(data, ids)
+    planted.shift_is_one_story(langchain_build(emu), tmp_path)
 
 
 def test_stale_missing_and_orphan_are_found(emu: PineconeEmulator, tmp_path: Path) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc())
-    absent = ["never-indexed"]
-    listed_ids, listed = stale_missing_orphan(ids, texts, absent)
-    r, data = check(
-        builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", listed_ids, listed)
-    )
-    assert r.exit_code == 1, r.output
-    assert_stale_missing_orphan(data, ids, absent)
+    planted.stale_missing_and_orphan(langchain_build(emu), tmp_path)
 
 
 def test_model_mismatch_is_named(emu: PineconeEmulator, tmp_path: Path) -> None:
-    texts, metas = corpus()
-    ids = builder.langchain(emu, "docs", texts, metas, lc(OTHER_EMBEDDER))
-    r, data = check(builder.spec(emu, "docs"), chunks_file(tmp_path / "c.jsonl", ids, texts))
-    assert r.exit_code == 1, r.output
-    kinds = {f["kind"] for f in data["findings"]}
-    assert "model_mismatch" in kinds and not kinds & {"shift", "stale_vector"}, kinds
+    planted.model_mismatch(langchain_build(emu), tmp_path)
 
 
 # -- compare-ann on the emulator's HNSW -------------------------------------------------------

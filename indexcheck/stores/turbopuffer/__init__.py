@@ -1,0 +1,1 @@
+"""turbopuffer, read through the official ``turbopuffer`` SDK."""
