@@ -64,12 +64,13 @@ def mend(
     choice = choose(rows, held, sample, sample_unit, settings.min_cosine)
     holder = held[choice.reading]
     way = np.where(holder < 0, 2, np.where(holder == np.arange(n), 0, 1)).astype(np.int8)
+    way[~rows.chunk] = 4  # an orphan: not written
     good = matches(rows, holder[sample], sample_unit, settings.min_cosine)
     tried = holder[sample] >= 0
     failed = sample[tried & ~good]
     way[failed] = 3
     names = [Way.KEPT, Way.MOVED, Way.EMBEDDED, Way.FAILED_VERIFICATION]
-    need = np.flatnonzero(way >= 2)
+    need = np.flatnonzero((way == 2) | (way == 3))
     in_sample = np.zeros(n, bool)
     in_sample[sample] = True
     fresh_needed = need[~in_sample[need]]
@@ -88,7 +89,7 @@ def mend(
             vectors[j] = sample_raw[at[j]]
     reasons: dict[str, int] = {}
     listed: list[dict[str, Any]] = []
-    for j in np.flatnonzero(way != 0).tolist():
+    for j in np.flatnonzero((way != 0) & (way != 4)).tolist():
         w = names[int(way[j])]
         row: dict[str, Any] = {"id": rows.ids[j], "position": j, "way": str(w)}
         if w is Way.MOVED:
@@ -101,9 +102,9 @@ def mend(
             reasons["failed_verification"] = reasons.get("failed_verification", 0) + 1
         if len(listed) < ROWS_LISTED:
             listed.append(row)
-    counts = np.bincount(way, minlength=4)
+    counts = np.bincount(way, minlength=5)
     result = RepairResult(
-        chunks=n,
+        chunks=int(rows.chunk.sum()),
         reading=choice.reading,
         ways={str(names[i]): int(counts[i]) for i in range(4) if counts[i]},
         reasons=reasons,
@@ -123,8 +124,10 @@ def mend(
     if vectors is not None and settings.out is not None:
         out = Path(settings.out)
         say(f"writing {out}")
-        hashes = [text_hash(t) for t in rows.texts]
-        written = write_target(out, rows, vectors, hashes, faiss_layout(store))
+        kept = rows.written()
+        hashes = [text_hash(t) for t in kept.texts]
+        layout = faiss_layout(store)
+        written = write_target(out, kept, vectors[rows.chunk], hashes, layout)
         result.written = [str(p) for p in written]
         result.target = str(out)
     return result, vectors

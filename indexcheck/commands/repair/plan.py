@@ -65,12 +65,12 @@ def holders(rows: SourceRows, reading: str) -> np.ndarray:
     if rows.unusable:
         usable[np.fromiter(rows.unusable, np.int64, len(rows.unusable))] = False
     out = np.full(n, -1, np.int64)
-    own = usable & (held == now)
+    own = usable & (held == now) & rows.chunk
     out[own] = np.flatnonzero(own)
     cand = np.flatnonzero(usable)
     order = np.argsort(held[cand], kind="stable")
     keys, rows_sorted = held[cand][order], cand[order]
-    need = np.flatnonzero(out < 0)
+    need = np.flatnonzero((out < 0) & rows.chunk)
     at = np.searchsorted(keys, now[need])
     at_ok = at < len(keys)
     hit = np.zeros(len(need), bool)

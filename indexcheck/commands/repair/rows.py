@@ -25,7 +25,8 @@ class SourceRows:
     stored vector cannot be reused (``missing_vector``, ``dimension_mismatch``,
     ``non_finite``, ``zero_vector``, ``absurd_magnitude``); ``in_store`` bool (n,): the
     row is in the store (False for a chunk of the chunks file the store lacks);
-    ``orphans``: store ids no chunk has, left out."""
+    ``chunk`` bool (n,): a chunk's row, written (False: an orphan vector, no chunk has
+    its id: left out, but it was part of the build and its vector may be a chunk's)."""
 
     ids: list[str]
     texts: list[str]
@@ -33,11 +34,26 @@ class SourceRows:
     metadata: list[dict[str, Any]]
     vectors: np.ndarray
     in_store: np.ndarray
+    chunk: np.ndarray
     unusable: dict[int, str] = field(default_factory=dict)
-    orphans: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def orphans(self) -> list[str]:
+        """The ids of the stored vectors no chunk has, in store order."""
+        return [self.ids[j] for j in np.flatnonzero(~self.chunk).tolist()]
+
+    def written(self) -> SourceRows:
+        """The chunks' rows only (what a target holds), in order."""
+        keep = np.flatnonzero(self.chunk)
+        pick = keep.tolist()
+        return SourceRows(
+            [self.ids[j] for j in pick], [self.texts[j] for j in pick],
+            [self.built[j] for j in pick], [self.metadata[j] for j in pick],
+            self.vectors[keep], self.in_store[keep], np.ones(len(keep), bool),
+        )  # fmt: skip
 
 
 def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> SourceRows:
@@ -58,7 +74,7 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
     meta: list[dict[str, Any]] = []
     blocks: list[np.ndarray] = []
     unusable: dict[int, str] = {}
-    orphans: list[str] = []
+    orphan: list[int] = []
     seen: set[str] = set()
     for batch in store.iter_vectors(SCAN_ROWS):
         md = batch.metadata
@@ -70,8 +86,7 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
                 continue
             seen.add(cid)
             if want is not None and cid not in want:
-                orphans.append(cid)
-                continue
+                orphan.append(len(ids))
             keep.append(r)
             ids.append(cid)
             built.append(batch.texts[r] if batch.texts is not None else None)
@@ -103,7 +118,12 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
         blocks.append(v)
     n_store = len(ids)
     texts: list[str] = []
+    dropped = set(orphan)
     for j, cid in enumerate(ids):
+        if j in dropped:  # never matched: its text, when the store has none, is unknown
+            was = built[j]
+            texts.append(was if was is not None else f"\0orphan {cid}")
+            continue
         own = chunks.texts[chunks.position[cid]] if chunks is not None else built[j]
         if own is None:
             raise DataFileError(
@@ -120,13 +140,15 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
                 built.append(None)
                 cmeta = chunks.metadata[p] if chunks.metadata is not None else {}
                 meta.append(dict(cmeta or {}))
-    if not ids:
+    if len(ids) == len(orphan):
         raise DataFileError(f"{store.spec} holds no chunk to repair")
     extra = len(ids) - n_store
     vectors = np.concatenate([*blocks, np.zeros((extra, dimension), np.float32)])
     in_store = np.arange(len(ids)) < n_store
+    chunk = np.ones(len(ids), bool)
+    chunk[orphan] = False
     made = [t if b is None else b for t, b in zip(texts, built, strict=True)]
-    return SourceRows(ids, texts, made, meta, vectors, in_store, unusable, orphans)
+    return SourceRows(ids, texts, made, meta, vectors, in_store, chunk, unusable)
 
 
 __all__ = ["SourceRows", "read_rows"]
