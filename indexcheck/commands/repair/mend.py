@@ -14,7 +14,7 @@ from ...errors import EmbedderOutputError
 from ...inputs.corpus import text_hash
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows
-from .plan import READINGS, Way, choose, holders, matches, sample_for
+from .plan import AS_BUILT, READINGS, Way, choose, holders, matches, sample_for
 from .result import ROWS_LISTED, RepairResult
 from .rows import SourceRows
 from .settings import RepairSettings
@@ -55,7 +55,9 @@ def mend(
     vectors float32 (n, d) (the stored bits where reused, the embedder's where embedded)
     and the copy written to ``settings.out``."""
     n = len(rows)
-    held = {r: holders(rows, r) for r in READINGS}
+    # an unordered store read without --chunks: no build order for a shift to walk
+    readings = READINGS if rows.ordered else (AS_BUILT,)
+    held = {r: holders(rows, r) if r in readings else np.full(n, -1, np.int64) for r in READINGS}
     k = None if settings.verify_all else int(settings.verify)
     sample = sample_for(held, k, settings.seed)
     say(f"embedding {len(sample)} sampled chunks to check the reused vectors")

@@ -54,12 +54,10 @@ def holders(rows: SourceRows, reading: str) -> np.ndarray:
     n = len(rows)
     built = text_keys(rows.built)
     now = text_keys(rows.texts) if rows.texts != rows.built else built
-    if reading == AS_BUILT:
-        source = np.arange(n, dtype=np.int64)
-    else:  # the bug walked the stored rows in order
-        m = int(rows.in_store.sum())  # the stored rows come first
-        source = np.arange(n, dtype=np.int64)
-        source[:m] = predict(m, _dup_of(built[:m]), reading).source
+    source = np.arange(n, dtype=np.int64)
+    if reading != AS_BUILT:  # the bug walked the stored rows in build order
+        st = np.flatnonzero(rows.in_store)
+        source[st] = st[predict(len(st), _dup_of(built[st]), reading).source]
     held = built[source]
     usable = rows.in_store.copy()
     if rows.unusable:

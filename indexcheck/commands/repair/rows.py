@@ -36,6 +36,9 @@ class SourceRows:
     in_store: np.ndarray
     chunk: np.ndarray
     unusable: dict[int, str] = field(default_factory=dict)
+    #: positions are build order (the chunks file's, or an ordered store's): the shift
+    #: readings apply
+    ordered: bool = True
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -44,6 +47,17 @@ class SourceRows:
     def orphans(self) -> list[str]:
         """The ids of the stored vectors no chunk has, in store order."""
         return [self.ids[j] for j in np.flatnonzero(~self.chunk).tolist()]
+
+    def reordered(self, order: np.ndarray) -> SourceRows:
+        """The rows in ``order`` (int64 (n,), a permutation)."""
+        pick = order.tolist()
+        at = {old: new for new, old in enumerate(pick)}
+        return SourceRows(
+            [self.ids[j] for j in pick], [self.texts[j] for j in pick],
+            [self.built[j] for j in pick], [self.metadata[j] for j in pick],
+            self.vectors[order], self.in_store[order], self.chunk[order],
+            {at[j]: why for j, why in self.unusable.items()}, self.ordered,
+        )  # fmt: skip
 
     def written(self) -> SourceRows:
         """The chunks' rows only (what a target holds), in order."""
@@ -57,8 +71,9 @@ class SourceRows:
 
 
 def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> SourceRows:
-    """Every stored row (the first of an id stored twice), then, when ``chunks`` is given,
-    its chunks the store lacks (in its order); store ids ``chunks`` lacks are orphans.
+    """Every stored row (the first of an id stored twice) in store order, or, when
+    ``chunks`` is given, in its order with the chunks the store lacks, then the orphans
+    (store ids ``chunks`` lacks) in store order.
     Raises DimensionMismatchError when the store's vectors have another dimension than the
     embedder's ``dimension``, DataFileError when there is nothing to repair."""
     info = store.info()
@@ -148,7 +163,16 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
     chunk = np.ones(len(ids), bool)
     chunk[orphan] = False
     made = [t if b is None else b for t, b in zip(texts, built, strict=True)]
-    return SourceRows(ids, texts, made, meta, vectors, in_store, chunk, unusable)
+    ordered = chunks is not None or bool(getattr(store, "ordered", True))
+    rows = SourceRows(ids, texts, made, meta, vectors, in_store, chunk, unusable, ordered)
+    if chunks is None:
+        return rows
+    # the chunks file's order is the build order (as check-index reads it); orphans last
+    key = [
+        chunks.position[cid] if keep else len(chunks) + j
+        for j, (cid, keep) in enumerate(zip(ids, chunk.tolist(), strict=True))
+    ]
+    return rows.reordered(np.argsort(np.asarray(key, np.int64), kind="stable"))
 
 
 __all__ = ["SourceRows", "read_rows"]
