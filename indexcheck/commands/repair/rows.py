@@ -71,9 +71,9 @@ class SourceRows:
 
 
 def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> SourceRows:
-    """Every stored row (the first of an id stored twice) in store order, or, when
-    ``chunks`` is given, in its order with the chunks the store lacks, then the orphans
-    (store ids ``chunks`` lacks) in store order.
+    """Every stored row (the first of an id stored twice) in store order, then the chunks
+    of ``chunks`` the store lacks; store ids ``chunks`` lacks are orphans. A store that
+    keeps no order (Chroma) is put in ``chunks``'s order, its orphans last.
     Raises DimensionMismatchError when the store's vectors have another dimension than the
     embedder's ``dimension``, DataFileError when there is nothing to repair."""
     info = store.info()
@@ -163,11 +163,12 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
     chunk = np.ones(len(ids), bool)
     chunk[orphan] = False
     made = [t if b is None else b for t, b in zip(texts, built, strict=True)]
-    ordered = chunks is not None or bool(getattr(store, "ordered", True))
-    rows = SourceRows(ids, texts, made, meta, vectors, in_store, chunk, unusable, ordered)
-    if chunks is None:
+    in_order = bool(getattr(store, "ordered", True))
+    rows = SourceRows(ids, texts, made, meta, vectors, in_store, chunk, unusable)
+    if chunks is None or in_order:  # the store's order is the build order, orphans in it
+        rows.ordered = in_order
         return rows
-    # the chunks file's order is the build order (as check-index reads it); orphans last
+    # an unordered store (Chroma): the chunks file's order is the build order; orphans last
     key = [
         chunks.position[cid] if keep else len(chunks) + j
         for j, (cid, keep) in enumerate(zip(ids, chunk.tolist(), strict=True))
