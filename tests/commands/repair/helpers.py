@@ -49,7 +49,9 @@ def held_nowhere(texts: list[str]) -> list[int]:
 def file_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file under ``root`` (or of ``root`` itself), by relative path."""
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-    return {str(p.relative_to(root.parent)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    return {
+        str(p.relative_to(root.parent)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files
+    }
 
 
 def target_rows(out: Path) -> dict[str, Any]:

@@ -35,9 +35,11 @@ def test_a_repaired_copy_that_passes_its_check_is_exit_0_with_the_figure_everywh
 ) -> None:
     src, texts = _shifted(tmp_path)
     lost = len(held_nowhere(texts))
-    code, out = _repair("--store", f"parquet:{src}", "--out", str(tmp_path / "fixed"),
-                        "--json", str(tmp_path / "r.json"), "--report", str(tmp_path / "rep"))  # fmt: skip
-    headline = f"embedded {lost} of 160 chunks ({160 - lost} reused, a full reindex would embed 160)"
+    out_args = ["--json", str(tmp_path / "r.json"), "--report", str(tmp_path / "rep")]
+    code, out = _repair("--store", f"parquet:{src}", "--out", str(tmp_path / "fixed"), *out_args)
+    headline = (
+        f"embedded {lost} of 160 chunks ({160 - lost} reused, a full reindex would embed 160)"
+    )
     assert code == 0, out
     assert headline in out and "check-index --all on parquet:" in out
     assert "160 of 160 chunks at cosine >= 0.999" in out

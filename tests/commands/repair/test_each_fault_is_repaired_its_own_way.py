@@ -6,6 +6,7 @@ copied as it is; a reused vector of a near-duplicate text fails its check and is
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,9 @@ def test_a_shift_stale_texts_a_partial_model_change_and_orphans_each_their_way(
     r = api.repair(f"parquet:{store}", out=tmp_path / "fixed", chunks=chunks,
                    embedder=HashEmbedder(32), verify="all")  # fmt: skip
 
-    got = {row["id"]: row["way"] + (":" + row["reason"] if "reason" in row else "") for row in r.rows}
+    got = {
+        row["id"]: row["way"] + (":" + row["reason"] if "reason" in row else "") for row in r.rows
+    }
     got.update({i: "kept" for i in expect if i not in got})
     assert {i: w for i, w in got.items() if w != expect[i]} == {}
     assert r.orphans == [ids[p] for p in ORPHANS]
@@ -93,10 +96,10 @@ def test_a_shift_stale_texts_a_partial_model_change_and_orphans_each_their_way(
         assert words in summary
 
 
-def api_sections(result: object) -> list:  # type: ignore[type-arg]
+def api_sections(result: object) -> list[Any]:
+    """The result's sections, its renderer registered as the face registers them."""
+    import indexcheck.commands.reports  # noqa: F401
     from indexcheck.output.registry import sections
-
-    import indexcheck.commands.reports  # noqa: F401  (registers the renderers)
 
     return sections(result)
 

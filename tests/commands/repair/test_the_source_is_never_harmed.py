@@ -21,7 +21,12 @@ from indexcheck.cli.app import cli
 from indexcheck.errors import BackendError, InputError, OutputError
 from indexcheck.stores.files.store import write_vectors_file
 from indexcheck.testing import HashEmbedder
-from tests.builders.repeat_corpus import hash_embed, langchain_faiss, repeat_corpus, seed_bug_vectors
+from tests.builders.repeat_corpus import (
+    hash_embed,
+    langchain_faiss,
+    repeat_corpus,
+    seed_bug_vectors,
+)
 from tests.commands.repair.helpers import CountingEmbedder, file_hashes
 
 HASH32 = "py:indexcheck.testing:HASH32"
