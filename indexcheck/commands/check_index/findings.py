@@ -202,7 +202,7 @@ def _prefer(shifted: list[ChunkCheck], explained: set[int], corpus: Corpus, pick
 #: the shift's fix; ``{store}`` becomes the store's spec in :func:`annotate`
 REPAIR_ADVICE = (
     "`indexcheck repair --store {store} --out NEW_FOLDER` (with this check's --embedder, "
-    "--chunks and --trust-pickle) writes a corrected copy, embedding only the vectors that "
+    "--chunks and --trust-pickle) writes a corrected copy, re-embedding only the vectors that "
     "exist nowhere"
 )
 
