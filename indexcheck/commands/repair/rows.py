@@ -3,6 +3,7 @@ store's own order (the build order a positional bug walks), held in memory."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +71,17 @@ class SourceRows:
         )  # fmt: skip
 
 
+def _as_dict(m: Any) -> dict[str, Any]:
+    """A row's metadata as a dict: a mapping as it is, a JSON object string (a repaired
+    copy's ``metadata`` column) parsed, anything else none."""
+    if isinstance(m, str):
+        try:
+            m = json.loads(m)
+        except ValueError:
+            return {}
+    return dict(m) if isinstance(m, dict) else {}
+
+
 def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> SourceRows:
     """Every stored row (the first of an id stored twice) in store order, then the chunks
     of ``chunks`` the store lacks; store ids ``chunks`` lacks are orphans. A store that
@@ -105,8 +117,7 @@ def read_rows(store: VectorStore, dimension: int, chunks: Corpus | None) -> Sour
             keep.append(r)
             ids.append(cid)
             built.append(batch.texts[r] if batch.texts is not None else None)
-            m = md[r] if md is not None else None
-            meta.append(dict(m) if isinstance(m, dict) else {})
+            meta.append(_as_dict(md[r] if md is not None else None))
         if not keep:
             continue
         k = np.asarray(keep, np.int64)

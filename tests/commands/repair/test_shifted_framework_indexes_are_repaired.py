@@ -90,3 +90,9 @@ def test_a_langchain_faiss_source_gets_a_langchain_faiss_copy_that_loads_and_pas
         doc = loaded.similarity_search_by_vector(clean[p].tolist(), k=1)[0]
         assert doc.id == corpus.ids[p] and doc.page_content == corpus.texts[p]
         assert doc.metadata == {"package": corpus.doc_of[p]}
+    again = api.repair(f"parquet:{out / 'vectors.parquet'}", out=tmp_path / "again",
+                       embedder=HashEmbedder(32))  # fmt: skip
+    assert again.ok and again.ways == {"kept": 300} and again.embedded == 0
+    twice = target_rows(tmp_path / "again")
+    assert twice["metadata"] == [{"package": d} for d in corpus.doc_of]
+    assert np.array_equal(twice["vectors"], target_rows(out)["vectors"])

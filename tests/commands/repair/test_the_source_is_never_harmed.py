@@ -155,3 +155,25 @@ def test_a_repair_killed_while_writing_leaves_no_target_that_looks_complete(
     time.sleep(0.1)
     assert not out.exists()
     assert file_hashes(src.parent) == before
+
+
+_CALLS = {"n": 0}
+
+
+def dies_after_the_sample(texts: list[str]) -> np.ndarray:
+    """A ``py:`` hook: the check sample embeds, then the service goes away."""
+    _CALLS["n"] += 1
+    if _CALLS["n"] > 1:
+        raise BackendError("the embedding service went away")
+    return HashEmbedder(32).embed(texts)
+
+
+def test_the_cli_says_it_could_not_finish_and_leaves_nothing(tmp_path: Path) -> None:
+    src = _shifted(tmp_path)
+    _CALLS["n"] = 0
+    hook = "py:tests.commands.repair.test_the_source_is_never_harmed:dies_after_the_sample"
+    r = CliRunner().invoke(cli, ["repair", "--store", f"parquet:{src}", "--embedder", hook,
+                                 "--out", str(tmp_path / "fixed")])  # fmt: skip
+    assert r.exit_code == 3, r.output
+    assert "went away" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "fixed").exists()
