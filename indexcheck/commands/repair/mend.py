@@ -132,6 +132,7 @@ def mend(
         written = write_target(out, kept, vectors[rows.chunk], hashes, layout)
         result.written = [str(p) for p in written]
         result.target = str(out)
+    result.source_kind = str(getattr(store, "scheme", "") or "") or None
     return result, vectors
 
 

@@ -24,6 +24,8 @@ MEANING = {
 }
 #: rows shown per way in the report
 SHOWN = 10
+#: the store kinds whose repaired copy is of their own kind (a file, or a FAISS folder)
+SAME_KIND = ("parquet", "jsonl", "faiss")
 
 
 def _verdict(r: RepairResult) -> str:
@@ -60,6 +62,14 @@ def _lines(r: RepairResult) -> list[Text]:
         out.append(Text("  dry run: nothing written"))
     elif r.target is not None:
         out.append(Text(f"  written: {', '.join(r.written)}"))
+        if r.source_kind not in SAME_KIND and r.source_kind is not None:
+            out.append(
+                Text(
+                    f"  a new {r.source_kind} collection is not written today: repair writes "
+                    "Parquet or FAISS targets; load vectors.parquet with your indexer's bulk load",
+                    style="warning",
+                )
+            )
     if not r.verify_all and r.reused:
         out.append(
             Text(

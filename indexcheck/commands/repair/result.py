@@ -38,6 +38,8 @@ class RepairResult:
     texts_to_embed: int = 0
     written: list[str] = field(default_factory=list)
     target: str | None = None
+    #: the source's store kind (its spec's scheme), for the note on what was not written
+    source_kind: str | None = None
     target_check: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -88,6 +90,7 @@ class RepairResult:
             "sample_agree": self.sample_agree,
             "orphans": self.orphans,
             "target": self.target,
+            "source_kind": self.source_kind,
             "written": self.written,
             "target_check": self.target_check,
             "problems": self.problems,

@@ -78,3 +78,11 @@ def write_chunks(path: Path, ids: list[str], texts: list[str]) -> Path:
         for i, t in zip(ids, texts, strict=True):
             f.write(json.dumps({"id": i, "text": t}) + "\n")
     return path
+
+
+def api_sections(result: object) -> list[Any]:
+    """The result's sections, its renderer registered as the face registers them."""
+    import indexcheck.commands.reports  # noqa: F401
+    from indexcheck.output.registry import sections
+
+    return sections(result)

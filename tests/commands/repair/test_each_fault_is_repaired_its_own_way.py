@@ -6,7 +6,6 @@ copied as it is; a reused vector of a near-duplicate text fails its check and is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from indexcheck.testing import HashEmbedder
 from tests.builders.repeat_corpus import hash_embed, repeat_corpus, seed_bug_vectors
 from tests.commands.repair.helpers import (
     CountingEmbedder,
+    api_sections,
     file_hashes,
     held_nowhere,
     held_source,
@@ -94,14 +94,6 @@ def test_a_shift_stale_texts_a_partial_model_change_and_orphans_each_their_way(
     summary = "\n".join(t.text for s in api_sections(r) for t in s.blocks if hasattr(t, "text"))
     for words in ("moved", "shift_tail", "text_changed", "failed_verification", "3 orphan"):
         assert words in summary
-
-
-def api_sections(result: object) -> list[Any]:
-    """The result's sections, its renderer registered as the face registers them."""
-    import indexcheck.commands.reports  # noqa: F401
-    from indexcheck.output.registry import sections
-
-    return sections(result)
 
 
 def test_a_clean_index_with_repeats_is_copied_as_it_is(tmp_path: Path) -> None:
