@@ -24,6 +24,7 @@ _PUBLIC = {
     "diagnose": "indexcheck.api",
     "diff_index": "indexcheck.api",
     "embed": "indexcheck.api",
+    "repair": "indexcheck.api",
     "run_ci": "indexcheck.api",
     "judge": "indexcheck.api",
     "generate_questions": "indexcheck.api",
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         generate_questions,
         judge,
         probe_scale,
+        repair,
         run_ci,
         sweep_threshold,
     )
@@ -83,6 +85,7 @@ __all__ = [
     "open_embedder",
     "open_store",
     "probe_scale",
+    "repair",
     "run_ci",
     "sweep_threshold",
 ]

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .commands.judge.answer_checks import AnswerChecksResult
     from .commands.probe_scale import ScaleResult
     from .commands.questions import QuestionSetResult
+    from .commands.repair import RepairResult
     from .commands.sweep_threshold import SweepResult
     from .embedders.minilm.manage import ModelInstall
     from .inputs.answers import AnswerRow
@@ -127,6 +128,29 @@ def embed(
         cache=cache,
     )  # fmt: skip
     return run_embed(settings, progress)
+
+
+def repair(
+    store: StoreLike, *, out: PathLike | None, chunks: PathLike | Corpus | None = None,
+    embedder: EmbedderLike = None, verify: int | str = 32, seed: int = 0,
+    min_cosine: float = 0.999, dry_run: bool = False, check: bool = True,
+    cache: PathLike | None = None, trust_pickle: bool = False, id_column: str = "id",
+    text_column: str = "text", progress: Say | None = None,
+) -> RepairResult:  # fmt: skip
+    """A corrected copy of ``store`` in the NEW folder ``out`` (``vectors.parquet``, and a
+    FAISS index for a FAISS source): each chunk's right vector reused from wherever it is
+    stored, only the ones that exist nowhere embedded; ``verify`` chunks (or ``"all"``)
+    checked against a fresh embedding with ``default_rng(seed)``; then check-index --all on
+    the copy (``result.ok``). The source is never written; a target inside it is exit 2."""
+    from .commands.repair import RepairSettings
+    from .commands.repair.run import run_repair
+
+    settings = RepairSettings(
+        store=store, out=out, chunks=chunks, embedder=embedder, verify=verify, seed=seed,
+        min_cosine=min_cosine, dry_run=dry_run, check=check, cache=cache,
+        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column,
+    )  # fmt: skip
+    return run_repair(settings, progress)
 
 
 def sweep_threshold(

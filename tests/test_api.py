@@ -60,6 +60,7 @@ def test_import_indexcheck_names_the_same_public_objects_as_before_the_house_mov
         "open_embedder",
         "open_store",
         "probe_scale",
+        "repair",
         "run_ci",
         "sweep_threshold",
     ]

@@ -287,6 +287,7 @@ def register_commands(cli: Any) -> None:
     from .model import model_group
     from .probe_scale import convert_threshold_cmd, probe_scale_cmd
     from .questions import questions_group
+    from .repair import repair_cmd
     from .sheet import sheet_group
     from .sweep_threshold import sweep_threshold_cmd
     from .traces import traces_group
@@ -306,6 +307,7 @@ def register_commands(cli: Any) -> None:
         probe_scale_cmd,
         convert_threshold_cmd,
         questions_group,
+        repair_cmd,
         sweep_threshold_cmd,
         traces_group,
     ):

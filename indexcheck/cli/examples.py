@@ -34,6 +34,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f"--chunks-new {CHUNKS} --json diff.json",
     ),
     "embed": (f"embed --chunks {CHUNKS} --embedder minilm --out vectors.parquet",),
+    "repair": (
+        "repair --store faiss:./index-live --out ./index-repaired --dry-run",
+        "repair --store faiss:./index-live --out ./index-repaired --verify all --json repair.json",
+    ),
     "check-answers": (f"check-answers --answers {ANSWERS} --chunks {CHUNKS}",),
     "judge": (
         f"judge --answers {ANSWERS} --chunks {CHUNKS} --judge mistral:mistral-small-latest "

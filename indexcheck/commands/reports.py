@@ -17,6 +17,7 @@ from .judge import answer_checks as _answer_checks
 from .judge import report as _judge
 from .probe_scale import convert as _convert
 from .probe_scale import report as _probe_scale
+from .repair import report as _repair
 from .sweep_threshold import report as _sweep_threshold
 
 REPORTS = (
@@ -32,6 +33,7 @@ REPORTS = (
     _answer_checks,
     _system,
     _convert,
+    _repair,
 )
 
 __all__ = ["REPORTS"]

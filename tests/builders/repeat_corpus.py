@@ -261,3 +261,20 @@ def llamaindex_simple(root: Path, corpus: RepeatCorpus, embed: Embed, batch: int
     folder = root / "li-simple-seed-bug"
     index.storage_context.persist(str(folder))
     return f"llamaindex:{folder}"
+
+
+def langchain_chroma(root: Path, corpus: RepeatCorpus, embed: Embed, batch: int = 64) -> str:
+    """``langchain_chroma.Chroma.add_texts`` with the chunk ids over the buggy embeddings
+    (one ``embed_documents`` call: the cache lives across its batches); Chroma keeps no
+    build order, so the chunks file gives it."""
+    from langchain_chroma import Chroma
+
+    folder = root / "lc-chroma-seed-bug"
+    store = Chroma(
+        collection_name="seed_bug",
+        embedding_function=buggy_langchain_embeddings(embed, batch),
+        persist_directory=str(folder),
+    )
+    metas = [{"package": d} for d in corpus.doc_of]
+    store.add_texts(corpus.texts, metadatas=metas, ids=corpus.ids)
+    return f"chroma:{folder}?collection=seed_bug"

@@ -199,6 +199,14 @@ def _prefer(shifted: list[ChunkCheck], explained: set[int], corpus: Corpus, pick
                 c.holds_vector_of, c.offset = corpus.ids[q], q - c.position
 
 
+#: the shift's fix; ``{store}`` becomes the store's spec in :func:`annotate`
+REPAIR_ADVICE = (
+    "`indexcheck repair --store {store} --out NEW_FOLDER` (with this check's --embedder, "
+    "--chunks and --trust-pickle) writes a corrected copy, re-embedding only the vectors that "
+    "exist nowhere"
+)
+
+
 def _cache_story(
     got: Any,
     checks: list[ChunkCheck],
@@ -242,7 +250,7 @@ def _cache_story(
     where = "after" if trig < start else "at"
     msg = (
         f"one positional shift from '{corpus.ids[start]}' (position {start}) on, by {kind}: "
-        f"{cause}; fix the indexer and re-embed from position {start} on. {count} {how} "
+        f"{cause}; fix the indexer, then {REPAIR_ADVICE}. {count} {how} "
         f"({d['repeats_widening']} repeats, {span}); it starts {where} '{corpus.ids[trig]}' "
         f"(position {trig}), the first repeated text (a copy of '{corpus.ids[dup_of[trig]]}'); "
         f"{d['stretches_total']} stretches in details.stretches"
@@ -306,11 +314,14 @@ def annotate(
             c.text = excerpt(texts[c.position], SNIPPET)
         except (KeyError, IndexError):
             pass
+    roots = [f for f in findings or [] if f.kind == "shift" and "model" in f.details]
+    spec = str(getattr(store, "spec", None) or "SPEC")
+    for f in roots:
+        f.message = f.message.replace("--store {store}", f"--store {spec}", 1)
     refs_of = getattr(store, "ref_doc_ids", None)
     if refs_of is None:
         return
     want = [c.id for c in bad]
-    roots = [f for f in findings or [] if f.kind == "shift" and "model" in f.details]
     want += [f.details["start_id"] for f in roots]
     refs = refs_of(want)
     for c in bad:

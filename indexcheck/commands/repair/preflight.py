@@ -1,0 +1,57 @@
+"""What repair refuses before any work (exit 2, one sentence saying what is wrong and how to
+fix it): no target, a target that exists, a target that is or lies inside the source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from .settings import RepairSettings
+
+#: the schemes whose spec names a local file or folder (the source repair never writes)
+LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus")
+
+
+def source_path(store: Any) -> Path | None:
+    """The local file or folder a store spec (or an opened store) reads; None: a server."""
+    spec = store if isinstance(store, str) else getattr(store, "spec", None)
+    where = getattr(store, "folder", None) or getattr(store, "path", None)
+    if where is not None:
+        return Path(where)
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    scheme, rest = spec.split(":", 1)
+    if scheme not in LOCAL or rest.startswith("//"):
+        return None
+    return Path(rest.split("?", 1)[0])
+
+
+def refuse(settings: RepairSettings) -> None:
+    """InputError (exit 2) unless ``settings.out`` is a new path outside the source."""
+    if settings.store is None:
+        raise InputError("repair needs the index to read: pass --store SPEC")
+    if settings.out is None:
+        raise InputError(
+            "repair writes a corrected copy and never the store it reads: pass --out DIR, "
+            "a new folder"
+        )
+    out = Path(settings.out).resolve()
+    src = source_path(settings.store)
+    if src is not None:
+        real = src.resolve()
+        if out == real or out.is_relative_to(real):
+            raise InputError(
+                f"--out {settings.out} is inside the source {src}; repair never writes the "
+                "index it reads: pass --out a new folder outside it"
+            )
+        if real.is_relative_to(out):
+            raise InputError(
+                f"--out {settings.out} holds the source {src}; pass --out a new folder that "
+                "does not contain it"
+            )
+    if out.exists() and not settings.dry_run:
+        raise InputError(f"--out {settings.out} already exists; pass a new folder or remove it")
+
+
+__all__ = ["refuse", "source_path"]
