@@ -83,7 +83,9 @@ def loads_toml(text: str, where: str) -> dict[str, Any]:
 def read_toml(path: Path, what: str = "config file") -> dict[str, Any]:
     """A TOML file that must be a regular file (never a FIFO or /dev/zero)."""
     require_file(path, what, "pass the path of an indexcheck.toml file")
-    text = path.read_text(encoding="utf-8")
+    from .limits import read_document
+
+    text = read_document(path, str(path)).decode("utf-8")
     return loads_toml(text, str(path))
 
 

@@ -15,14 +15,14 @@ others refused by :func:`check_output_suffix`), atomically
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..errors import DataFileError, InputError
+from ..errors import DataFileError, InputError, RecordTooLargeError
 from .files import loads_json
+from .limits import bounded_lines, record_limit, shown_limit
 
 JSONL = (".jsonl", ".ndjson")
 DELIMITED = {".csv": ",", ".tsv": "\t"}
@@ -40,12 +40,12 @@ def decode_error_line(path: Path) -> str:
     """``FILE line N`` of the first line of ``path`` that is not valid UTF-8 (or the file)."""
     try:
         with path.open("rb") as f:
-            for lineno, raw in enumerate(f, 1):
+            for lineno, raw in bounded_lines(f, path.name):
                 try:
                     raw.decode("utf-8")
                 except UnicodeDecodeError:
                     return f"{path} line {lineno}"
-    except OSError:
+    except (OSError, RecordTooLargeError):
         pass
     return str(path)
 
@@ -146,7 +146,7 @@ def parquet_columns(path: Path) -> list[str]:
 
 def _jsonl(path: Path) -> Iterator[Row]:
     with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
+        for lineno, raw in bounded_lines(f, path.name):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -165,11 +165,19 @@ def _jsonl(path: Path) -> Iterator[Row]:
             yield f"{path.name} line {lineno}", row
 
 
+def _decoded(lines: Iterator[tuple[int, bytes]]) -> Iterator[str]:
+    for _, raw in lines:
+        yield raw.decode("utf-8")
+
+
 def _delimited(path: Path, delimiter: str, empty_is_null: bool) -> Iterator[Row]:
+    limit = record_limit()
+    # a field quoted over many short lines is capped by the csv module's own field limit
+    csv.field_size_limit(limit)
+    reader: csv.DictReader[str] | None = None
     try:
         with path.open("rb") as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-            reader = csv.DictReader(text, delimiter=delimiter)
+            reader = csv.DictReader(_decoded(bounded_lines(raw, path.name)), delimiter=delimiter)
             for row in reader:
                 if None in row:
                     raise DataFileError(
@@ -180,6 +188,12 @@ def _delimited(path: Path, delimiter: str, empty_is_null: bool) -> Iterator[Row]
     except UnicodeDecodeError:
         raise utf8_error(path) from None
     except csv.Error as exc:
+        line = f"{path.name} line {reader.line_num if reader else 1}"
+        if "field larger than field limit" in str(exc):
+            raise RecordTooLargeError(
+                f"{line}: a quoted field exceeds the {shown_limit(limit)} record limit; "
+                "split it or raise --max-record-bytes"
+            ) from None
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
 

@@ -26,6 +26,8 @@ import numpy as np
 
 from ...errors import DataFileError, InputError
 from ..embed_text import safe_format
+from ..files import loads_json
+from ..limits import read_document
 
 DOCSTORE = "docstore.json"
 INDEX_STORE = "index_store.json"
@@ -156,7 +158,7 @@ class LlamaIndexIndex:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_json(read_document(path).decode("utf-8"), str(path))
     except FileNotFoundError:
         raise DataFileError(
             f"{path} does not exist; a LlamaIndex persist folder (StorageContext.persist) "
