@@ -14,6 +14,8 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,33 @@ def require_file(path: str | os.PathLike[str], what: str, fix: str) -> None:
     raise NotAFileError(f"{what} {path} is {found}, not a regular file; {fix}")
 
 
+@contextmanager
+def c_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """``path`` as text a C library can open (faiss's SWIG wrapper takes UTF-8 only): the
+    path itself, or for a name whose bytes are not UTF-8, ``/proc/self/fd/N`` of the file
+    opened here (closed when the block ends). Refused (exit 2) where there is no /proc."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        yield text
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        proc = f"/proc/self/fd/{fd}"
+        if not os.path.exists(proc):
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            raise DataFileError(
+                f"{shown}: the name is not valid UTF-8, which faiss cannot open here; "
+                "rename it (or link it from a UTF-8 name)"
+            )
+        yield proc
+    finally:
+        os.close(fd)
+
+
 def _too_deep(where: str, kind: str) -> NestingTooDeepError:
     return NestingTooDeepError(
         f"{where} nests {kind} deeper than indexcheck can read (about "
@@ -89,4 +118,4 @@ def read_toml(path: Path, what: str = "config file") -> dict[str, Any]:
     return loads_toml(text, str(path))
 
 
-__all__ = ["kind_of", "loads_json", "loads_toml", "read_toml", "require_file"]
+__all__ = ["c_path", "kind_of", "loads_json", "loads_toml", "read_toml", "require_file"]

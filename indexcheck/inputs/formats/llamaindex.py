@@ -26,7 +26,7 @@ import numpy as np
 
 from ...errors import DataFileError, InputError
 from ..embed_text import safe_format
-from ..files import loads_json
+from ..files import c_path, loads_json
 from ..limits import read_document
 
 DOCSTORE = "docstore.json"
@@ -285,7 +285,8 @@ def _read_faiss(path: Path, nodes_dict: Mapping[str, str]) -> tuple[list[str], n
     import faiss
 
     try:
-        index = faiss.read_index(str(path))
+        with c_path(path) as readable:
+            index = faiss.read_index(readable)
     except RuntimeError as exc:
         raise DataFileError(f"{path} is not a faiss index: {exc}") from None
     n = int(index.ntotal)
