@@ -90,12 +90,20 @@ def _too_deep(where: str, kind: str) -> NestingTooDeepError:
 
 
 def loads_json(text: str | bytes, where: str) -> Any:
-    """``json.loads``; a document nested too deeply is :class:`NestingTooDeepError`
-    naming ``where`` (a ``json.JSONDecodeError`` is left to the caller)."""
+    """``json.loads``; a document nested too deeply is :class:`NestingTooDeepError` and
+    an integer too long to convert a DataFileError, both naming ``where`` (a
+    ``json.JSONDecodeError`` is left to the caller)."""
     try:
         return json.loads(text)
     except RecursionError:
         raise _too_deep(where, "JSON arrays or objects") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise DataFileError(
+            f"{where} holds an integer of more than {sys.get_int_max_str_digits()} digits, "
+            "which indexcheck does not read; write it as a string"
+        ) from None
 
 
 def loads_toml(text: str, where: str) -> dict[str, Any]:
@@ -114,7 +122,7 @@ def read_toml(path: Path, what: str = "config file") -> dict[str, Any]:
     require_file(path, what, "pass the path of an indexcheck.toml file")
     from .limits import read_document
 
-    text = read_document(path, str(path)).decode("utf-8")
+    text = read_document(path, str(path)).decode("utf-8-sig")
     return loads_toml(text, str(path))
 
 

@@ -148,7 +148,7 @@ def _jsonl(path: Path) -> Iterator[Row]:
     with path.open("rb") as f:
         for lineno, raw in bounded_lines(f, path.name):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError:
                 raise utf8_error(path, f"{path} line {lineno}") from None
             if not line.strip():
@@ -166,8 +166,10 @@ def _jsonl(path: Path) -> Iterator[Row]:
 
 
 def _decoded(lines: Iterator[tuple[int, bytes]]) -> Iterator[str]:
-    for _, raw in lines:
-        yield raw.decode("utf-8")
+    """Each line as text; a byte order mark opening the file (Excel's "CSV UTF-8") is
+    dropped, as it is from a JSON Lines file."""
+    for lineno, raw in lines:
+        yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
 
 
 def _delimited(path: Path, delimiter: str, empty_is_null: bool) -> Iterator[Row]:
@@ -177,7 +179,9 @@ def _delimited(path: Path, delimiter: str, empty_is_null: bool) -> Iterator[Row]
     reader: csv.DictReader[str] | None = None
     try:
         with path.open("rb") as raw:
-            reader = csv.DictReader(_decoded(bounded_lines(raw, path.name)), delimiter=delimiter)
+            lines = _decoded(bounded_lines(raw, path.name))
+            # strict: a quote never closed is an error, never a field running to the end
+            reader = csv.DictReader(lines, delimiter=delimiter, strict=True)
             for row in reader:
                 if None in row:
                     raise DataFileError(

@@ -158,7 +158,7 @@ class LlamaIndexIndex:
 
 def _read_json(path: Path) -> Any:
     try:
-        return loads_json(read_document(path).decode("utf-8"), str(path))
+        return loads_json(read_document(path).decode("utf-8-sig"), str(path))
     except FileNotFoundError:
         raise DataFileError(
             f"{path} does not exist; a LlamaIndex persist folder (StorageContext.persist) "

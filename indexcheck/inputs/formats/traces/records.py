@@ -19,7 +19,7 @@ Record = tuple[str, dict[str, Any]]
 def load_json(path: Path) -> Any:
     """A whole-file JSON document; bad JSON names its line and column (exit 2)."""
     try:
-        text = read_document(path).decode("utf-8")
+        text = read_document(path).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise utf8_error(path) from None
     try:
