@@ -76,6 +76,12 @@ CSV_FILES: list[tuple[str, bytes, bool]] = [
         True,
     ),
 ]
+PARQUET_FILES: list[tuple[str, bytes, bool]] = [
+    ("pq_empty", b"", False),
+    ("pq_magic_only", b"PAR1", False),
+    ("pq_garbage", b"PAR1" + bytes(range(256)) * 4 + b"PAR1", False),
+    ("pq_cut_footer", b"PAR1" + b"\0" * 64 + (40).to_bytes(4, "little") + b"PAR1", False),
+]
 QUESTION_FILES: list[tuple[str, bytes, bool]] = [
     ("q_empty", b"", False),
     ("q_garbage", bytes(range(256)) * 4, False),
@@ -233,20 +239,21 @@ ANSWER_COMMANDS: dict[str, Command] = {
 }
 
 
+ROWS = {
+    "chunks": CHUNK_FILES,
+    "csv": CSV_FILES,
+    "parquet": PARQUET_FILES,
+    "questions": QUESTION_FILES,
+    "answers": ANSWER_FILES,
+}
+
+
 def _cases() -> list[object]:
     cases = []
-    for group, commands in (
-        ("chunks", CHUNK_COMMANDS),
-        ("csv", CHUNK_COMMANDS),
-        ("questions", QUESTION_COMMANDS),
-        ("answers", ANSWER_COMMANDS),
-    ):
-        rows = {
-            "chunks": CHUNK_FILES,
-            "csv": CSV_FILES,
-            "questions": QUESTION_FILES,
-            "answers": ANSWER_FILES,
-        }[group]
+    for group, rows in ROWS.items():
+        commands = {"questions": QUESTION_COMMANDS, "answers": ANSWER_COMMANDS}.get(
+            group, CHUNK_COMMANDS
+        )
         for cmd in commands:
             for name, _, benign in rows:
                 cases.append(pytest.param(group, cmd, name, benign, id=f"{cmd}-{name}"))
@@ -303,20 +310,12 @@ def test_a_hostile_input_file_ends_in_one_clear_line(
         )
         + "\n"
     )
-    rows = {
-        "chunks": CHUNK_FILES,
-        "csv": CSV_FILES,
-        "questions": QUESTION_FILES,
-        "answers": ANSWER_FILES,
-    }[group]
-    suffix = ".csv" if group == "csv" else ".jsonl"
+    rows = ROWS[group]
+    suffix = {"csv": ".csv", "parquet": ".parquet"}.get(group, ".jsonl")
     path = {n: p for n, p, _ in _files(w, [r for r in rows if r[0] == name], suffix)}[name]
-    commands = {
-        "chunks": CHUNK_COMMANDS,
-        "csv": CHUNK_COMMANDS,
-        "questions": QUESTION_COMMANDS,
-        "answers": ANSWER_COMMANDS,
-    }[group]
+    commands = {"questions": QUESTION_COMMANDS, "answers": ANSWER_COMMANDS}.get(
+        group, CHUNK_COMMANDS
+    )
     before = tree_digest(w / "data", dirs=True)
     code, out, err = _run(commands[command](w, path), monkeypatch)
     _assert_clean_end(code, out, err, benign)

@@ -27,6 +27,7 @@ import xxhash
 
 from ...errors import DataFileError
 from ...inputs.files import loads_json
+from ...inputs.rowfiles import arrow_errors
 from ..files.id_map import IdMap, KeyedOffsets, arrow_id_keys, id_keys
 from .ids_files import ids_json_entry
 from .json_list import iter_entries, read_entry
@@ -153,7 +154,7 @@ class FileIds(StreamedIds):
         try:
             self._pf = pq.ParquetFile(self.path, buffer_size=1 << 20, pre_buffer=False)
             names = self._pf.schema_arrow.names
-        except Exception as exc:  # pyarrow raises several types for bad files
+        except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {self.path} as Parquet: {exc}") from None
         if "id" not in names:
             raise DataFileError(

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import DataFileError, VectorTypeError
 from ...inputs.files import loads_json
+from ...inputs.rowfiles import arrow_errors
 from ..base import VectorBatch, pack_rows
 from .id_map import KeyedOffsets, column_id_keys, id_keys
 from .vector_checks import check_vector_rows, check_vector_type, require_columns
@@ -67,7 +68,7 @@ class ParquetReader:
         try:
             self.pf = pq.ParquetFile(path, buffer_size=READ_BUFFER, pre_buffer=False)
             schema = self.pf.schema_arrow
-        except Exception as exc:  # pyarrow raises several types for bad files
+        except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {path} as Parquet: {exc}") from None
         names = schema.names
         require_columns(path, names, id_col, vec_col)
