@@ -215,3 +215,30 @@ def test_a_2_gb_line_of_nul_bytes_is_refused_in_bounded_memory(tmp_path: Path) -
         "split it or raise --max-record-bytes"
     )
     assert grown < 3 * DEFAULT_MAX_RECORD_BYTES, grown  # the cap and a piece, never the line
+
+
+def test_store_files_beside_an_index_are_capped_too(tmp_path: Path) -> None:
+    """A ``jsonl:`` store and a FAISS folder's ``ids.jsonl`` are files users hand in too."""
+    from indexcheck.stores.faiss.store import write_faiss_folder
+    from indexcheck.testing import HASH32
+
+    store = _write(
+        tmp_path / "store.jsonl",
+        json.dumps({"id": "a", "vector": [0.5] * 32}).encode() + b"\n",
+        b'{"id": "b", "vector": [' + b"0.1, " * 2000 + b"0.1]}\n",
+    )
+    folder = tmp_path / "idx"
+    write_faiss_folder(folder, ["a", "b"], HASH32.embed(["one", "two"]))
+    (folder / "ids.json").unlink()
+    _write(folder / "ids.jsonl", b'"a"\n', b'"' + b"b" * 4000 + b'"\n')
+    for spec, says in (
+        (f"jsonl:{store}", "store.jsonl line 2"),
+        (f"faiss:{folder}", "ids.jsonl line 2"),
+    ):
+        r = CliRunner().invoke(
+            cli,
+            ["check-index", "--store", spec, "--embedder", "py:indexcheck.testing:HASH32", "--all"],
+        )
+        assert r.exit_code == 2, r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0] and "1 KiB record limit" in lines[0], r.stderr

@@ -27,6 +27,7 @@ import xxhash
 
 from ...errors import DataFileError
 from ...inputs.files import loads_json
+from ...inputs.limits import bounded_lines, record_limit
 from ...inputs.rowfiles import arrow_errors
 from ..files.id_map import IdMap, KeyedOffsets, arrow_id_keys, id_keys
 from .ids_files import ids_json_entry
@@ -170,7 +171,7 @@ class FileIds(StreamedIds):
         """(byte offset, id, text, entries are objects) of every non-blank line."""
         with self.path.open("rb") as f:
             offset, n, as_objects = 0, 0, False
-            for line in f:
+            for _, line in bounded_lines(f, self.path.name):  # each line capped
                 if line.strip():
                     raw = self._parse(line, n)
                     if n == 0:
@@ -241,7 +242,7 @@ class FileIds(StreamedIds):
                 for j, r in enumerate(rows.tolist()):
                     assert self._offsets is not None
                     f.seek(int(self._offsets[r]))
-                    raw = self._parse(f.readline(), r)
+                    raw = self._parse(f.readline(record_limit() + 1), r)
                     ids[j], texts[j] = _line_entry(raw, r, self.has_text, self.path)
             return ids, (texts if self.has_text else None)
         import pyarrow as pa

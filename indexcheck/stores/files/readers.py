@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import DataFileError, VectorTypeError
 from ...inputs.files import loads_json
+from ...inputs.limits import bounded_lines, record_limit
 from ...inputs.rowfiles import arrow_errors
 from ..base import VectorBatch, pack_rows
 from .id_map import KeyedOffsets, column_id_keys, id_keys
@@ -305,9 +306,8 @@ class JsonlReader:
         """(byte offset, line number, row) of every non-blank line from ``start``."""
         with self.path.open("rb") as f:
             f.seek(start)
-            offset, lineno = start, 0
-            for line in f:
-                lineno += 1
+            offset = start
+            for lineno, line in bounded_lines(f, self.path.name):  # each line capped
                 if line.strip():
                     yield offset, lineno, self._parse(line, lineno)
                 offset += len(line)
@@ -358,5 +358,5 @@ class JsonlReader:
         with self.path.open("rb") as f:
             for off in offsets.tolist():
                 f.seek(off)
-                rows.append(self._parse(f.readline(), 0))
+                rows.append(self._parse(f.readline(record_limit() + 1), 0))
         return [self._batch(rows, dimension)] if rows else []
