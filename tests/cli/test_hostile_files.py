@@ -157,86 +157,24 @@ def _chunks(w: Path) -> str:
     return str(w / "data" / "chunks.jsonl")
 
 
+# fmt: off
 CHUNK_COMMANDS: dict[str, Command] = {
-    "check-index": lambda w, f: [
-        "check-index",
-        "--store",
-        _store(w),
-        *EMB,
-        "--sample",
-        "2",
-        "--chunks",
-        str(f),
-    ],
-    "check-index-all": lambda w, f: [
-        "check-index",
-        "--store",
-        _store(w),
-        *EMB,
-        "--all",
-        "--chunks",
-        str(f),
-        "--rows",
-        str(w / "out" / "rows.csv"),
-    ],
-    "embed": lambda w, f: [
-        "embed",
-        *EMB,
-        "--chunks",
-        str(f),
-        "--out",
-        str(w / "out" / "v.parquet"),
-    ],
-    "diff-index": lambda w, f: [
-        "diff-index",
-        "--old",
-        _store(w),
-        "--new",
-        _store(w),
-        "--chunks-old",
-        str(f),
-        "--chunks-new",
-        _chunks(w),
-    ],
-    "check-answers": lambda w, f: [
-        "check-answers",
-        "--answers",
-        str(w / "data" / "answers.jsonl"),
-        "--chunks",
-        str(f),
-    ],
+    "check-index": lambda w, f: ["check-index", "--store", _store(w), *EMB, "--sample", "2", "--chunks", str(f)],
+    "check-index-all": lambda w, f: ["check-index", "--store", _store(w), *EMB, "--all", "--chunks", str(f), "--rows", str(w / "out" / "rows.csv")],
+    "embed": lambda w, f: ["embed", *EMB, "--chunks", str(f), "--out", str(w / "out" / "v.parquet")],
+    "diff-index": lambda w, f: ["diff-index", "--old", _store(w), "--new", _store(w), "--chunks-old", str(f), "--chunks-new", _chunks(w)],
+    "check-answers": lambda w, f: ["check-answers", "--answers", str(w / "data" / "answers.jsonl"), "--chunks", str(f)],
 }
 QUESTION_COMMANDS: dict[str, Command] = {
-    "sweep-threshold": lambda w, f: [
-        "sweep-threshold",
-        "--store",
-        _store(w),
-        *EMB,
-        "--questions",
-        str(f),
-    ],
-    "diagnose": lambda w, f: [
-        "diagnose",
-        "--store",
-        _store(w),
-        *EMB,
-        "--questions",
-        str(f),
-        "--chunks",
-        _chunks(w),
-    ],
+    "sweep-threshold": lambda w, f: ["sweep-threshold", "--store", _store(w), *EMB, "--questions", str(f)],
+    "diagnose": lambda w, f: ["diagnose", "--store", _store(w), *EMB, "--questions", str(f), "--chunks", _chunks(w)],
     "compare-ann": lambda w, f: ["compare-ann", "--store", _store(w), *EMB, "--questions", str(f)],
 }
 ANSWER_COMMANDS: dict[str, Command] = {
     "check-answers": lambda w, f: ["check-answers", "--answers", str(f), "--chunks", _chunks(w)],
-    "judge": lambda w, f: [
-        "judge",
-        "--answers",
-        str(f),
-        "--judge",
-        "py:tests.judge_hook:fixture_judge",
-    ],
+    "judge": lambda w, f: ["judge", "--answers", str(f), "--judge", "py:tests.judge_hook:fixture_judge"],
 }
+# fmt: on
 
 
 ROWS = {
