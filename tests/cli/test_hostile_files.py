@@ -177,21 +177,61 @@ ANSWER_COMMANDS: dict[str, Command] = {
 # fmt: on
 
 
+#: whole-document trace exports (``.json``), read by every --answers reader
+TRACE_FILES: list[tuple[str, bytes, bool]] = [
+    ("t_empty", b"", False),
+    ("t_garbage", bytes(range(256)) * 4, False),
+    ("t_truncated", b'{"resourceSpans": [{"scopeSpans": [', False),
+    ("t_huge_int", b'{"data": [{"id": 1' + b"9" * 5000 + b"}]}", False),
+    ("t_deep", b"[" * 100_000 + b"]" * 100_000, False),
+    ("t_scalar", b"42", False),
+    ("t_nan", b'{"resourceSpans": NaN}', False),
+    (
+        "t_langsmith_bom",
+        b'\xef\xbb\xbf[{"run_type": "chain", "id": "r", "inputs": {"question": "x"}, "outputs": {"answer": "y"}}]',
+        True,
+    ),
+    ("t_otlp_no_spans", b'{"resourceSpans": []}', False),
+    ("t_otlp_scalars", b'{"resourceSpans": [{"scopeSpans": [{"spans": [1, 2]}]}]}', False),
+    (
+        "t_langfuse_nan",
+        b'{"data": [{"id": "t", "observations": NaN, "input": 5, "output": []}]}',
+        False,
+    ),
+    ("t_langfuse_items", b'{"data": [{"id": "t", "observations": [1, "x", null]}]}', False),
+    (
+        "t_langsmith_shapes",
+        b'[{"run_type": "chain", "id": 7, "inputs": 5, "outputs": NaN, "child_runs": 3}]',
+        False,
+    ),
+    (
+        "t_openinference_shapes",
+        b'[{"context": {"span_id": 1, "trace_id": [2]}, "attributes": NaN, "name": {}}]',
+        False,
+    ),
+]
+# fmt: off
+TRACE_COMMANDS: dict[str, Command] = {
+    "check-answers": lambda w, f: ["check-answers", "--answers", str(f), "--chunks", _chunks(w)],
+    "traces-refusals": lambda w, f: ["traces", "refusals", "--answers", str(f), "--chunks", _chunks(w), "--out", str(w / "out" / "q.jsonl")],
+    "judge": lambda w, f: ["judge", "--answers", str(f), "--judge", "py:tests.judge_hook:fixture_judge", "--chunks", _chunks(w)],
+}
+# fmt: on
 ROWS = {
     "chunks": CHUNK_FILES,
     "csv": CSV_FILES,
     "parquet": PARQUET_FILES,
     "questions": QUESTION_FILES,
     "answers": ANSWER_FILES,
+    "traces": TRACE_FILES,
 }
+COMMANDS = {"questions": QUESTION_COMMANDS, "answers": ANSWER_COMMANDS, "traces": TRACE_COMMANDS}
 
 
 def _cases() -> list[object]:
     cases = []
     for group, rows in ROWS.items():
-        commands = {"questions": QUESTION_COMMANDS, "answers": ANSWER_COMMANDS}.get(
-            group, CHUNK_COMMANDS
-        )
+        commands = COMMANDS.get(group, CHUNK_COMMANDS)
         for cmd in commands:
             for name, _, benign in rows:
                 cases.append(pytest.param(group, cmd, name, benign, id=f"{cmd}-{name}"))
@@ -249,11 +289,9 @@ def test_a_hostile_input_file_ends_in_one_clear_line(
         + "\n"
     )
     rows = ROWS[group]
-    suffix = {"csv": ".csv", "parquet": ".parquet"}.get(group, ".jsonl")
+    suffix = {"csv": ".csv", "parquet": ".parquet", "traces": ".json"}.get(group, ".jsonl")
     path = {n: p for n, p, _ in _files(w, [r for r in rows if r[0] == name], suffix)}[name]
-    commands = {"questions": QUESTION_COMMANDS, "answers": ANSWER_COMMANDS}.get(
-        group, CHUNK_COMMANDS
-    )
+    commands = COMMANDS.get(group, CHUNK_COMMANDS)
     before = tree_digest(w / "data", dirs=True)
     code, out, err = _run(commands[command](w, path), monkeypatch)
     _assert_clean_end(code, out, err, benign)
