@@ -142,3 +142,81 @@ def test_a_chunks_file_whose_name_is_not_utf8_is_named_in_one_line(world: Path) 
     assert r.exit_code == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "line 1: column 'text' holds" in lines[0], r.stderr
+
+
+LONG = "x" * 300
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(
+            lambda w: ["check-index", "--store", f"faiss:{w / LONG}", *EMB], id="store-folder"
+        ),
+        pytest.param(
+            lambda w: ["check-index", "--store", f"parquet:{w / LONG}.parquet", *EMB],
+            id="store-file",
+        ),
+        pytest.param(
+            lambda w: [
+                "check-index",
+                "--store",
+                f"faiss:{w / 'idx'}",
+                *EMB,
+                "--sample",
+                "2",
+                "--cache",
+                str(w / LONG),
+            ],
+            id="cache",
+        ),
+        pytest.param(
+            lambda w: [
+                "sweep-threshold",
+                "--store",
+                f"faiss:{w / 'idx'}",
+                *EMB,
+                "--questions",
+                f"{w / LONG}.jsonl",
+            ],
+            id="questions",
+        ),
+        pytest.param(
+            lambda w: [
+                "check-answers",
+                "--answers",
+                f"{w / LONG}.json",
+                "--chunks",
+                str(w / "chunks.jsonl"),
+            ],
+            id="answers",
+        ),
+        pytest.param(
+            lambda w: [
+                "diff-index",
+                "--old",
+                f"faiss:{w / 'idx'}",
+                "--new",
+                f"faiss:{w / 'idx'}",
+                "--workdir",
+                str(w / LONG),
+            ],
+            id="workdir",
+        ),
+        pytest.param(
+            lambda w: [
+                "check-index",
+                "--store",
+                f"faiss:{w / 'idx'}",
+                *EMB,
+                "--chunks",
+                f"{w / LONG}.jsonl",
+            ],
+            id="chunks",
+        ),
+    ],
+)
+def test_an_input_path_over_name_max_is_one_sentence_exit_2(world: Path, args: object) -> None:
+    assert callable(args)
+    line = _refused(args(world), "too long")
+    assert "could not finish" not in line
