@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import DataFileError, InputError, RecordTooLargeError
-from .files import loads_json
+from .files import c_path, loads_json
 from .limits import bounded_lines, record_limit, shown_limit
 
 JSONL = (".jsonl", ".ndjson")
@@ -148,7 +148,8 @@ def parquet_columns(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
     try:
-        return list(pq.ParquetFile(path).schema_arrow.names)
+        with c_path(path) as readable:  # a name that is not UTF-8 too
+            return list(pq.ParquetFile(readable).schema_arrow.names)
     except arrow_errors() as exc:
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
@@ -215,7 +216,8 @@ def _parquet(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
 
     try:
         # pre_buffer=False: otherwise pyarrow keeps every row group read so far in memory
-        pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+        with c_path(path) as readable:  # pyarrow opens its own descriptor
+            pf = pq.ParquetFile(readable, pre_buffer=False, buffer_size=1 << 20)
         batches = pf.iter_batches(1024, columns=list(columns) if columns else None)
         n = 0
         for batch in batches:

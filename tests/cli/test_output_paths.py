@@ -220,3 +220,24 @@ def test_an_input_path_over_name_max_is_one_sentence_exit_2(world: Path, args: o
     assert callable(args)
     line = _refused(args(world), "too long")
     assert "could not finish" not in line
+
+
+def test_parquet_inputs_whose_names_are_not_utf8_are_read(world: Path) -> None:
+    """pyarrow takes UTF-8 path text only: the files are opened through /proc too."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [f"Fact {i}." for i in range(6)]
+    table = pa.table(
+        {
+            "id": [f"c{i}" for i in range(6)],
+            "text": texts,
+            "vector": [v.tolist() for v in HASH32.embed(texts)],
+        }
+    )
+    pq.write_table(table, world / "plain.parquet")
+    store = world / os.fsdecode(b"st\xfe.parquet")
+    os.rename(world / "plain.parquet", store)
+    for extra in (["--sample", "3"], ["--all"], ["--all", "--chunks", str(store)]):
+        r = CliRunner().invoke(cli, ["check-index", "--store", f"parquet:{store}", *EMB, *extra])
+        assert r.exit_code == 0, r.stderr

@@ -26,7 +26,7 @@ import numpy as np
 import xxhash
 
 from ...errors import DataFileError
-from ...inputs.files import loads_json
+from ...inputs.files import c_path, loads_json
 from ...inputs.limits import bounded_lines, record_limit
 from ...inputs.rowfiles import arrow_errors
 from ..files.id_map import IdMap, KeyedOffsets, arrow_id_keys, id_keys
@@ -153,7 +153,8 @@ class FileIds(StreamedIds):
         import pyarrow.parquet as pq
 
         try:
-            self._pf = pq.ParquetFile(self.path, buffer_size=1 << 20, pre_buffer=False)
+            with c_path(self.path) as readable:  # a name that is not UTF-8 too
+                self._pf = pq.ParquetFile(readable, buffer_size=1 << 20, pre_buffer=False)
             names = self._pf.schema_arrow.names
         except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {self.path} as Parquet: {exc}") from None

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DataFileError, VectorTypeError
-from ...inputs.files import loads_json
+from ...inputs.files import c_path, loads_json
 from ...inputs.limits import bounded_lines, record_limit
 from ...inputs.rowfiles import arrow_errors
 from ..base import VectorBatch, pack_rows
@@ -67,7 +67,8 @@ class ParquetReader:
 
         self.path, self.id_col, self.vec_col = path, id_col, vec_col
         try:
-            self.pf = pq.ParquetFile(path, buffer_size=READ_BUFFER, pre_buffer=False)
+            with c_path(path) as readable:  # a name that is not UTF-8 too
+                self.pf = pq.ParquetFile(readable, buffer_size=READ_BUFFER, pre_buffer=False)
             schema = self.pf.schema_arrow
         except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {path} as Parquet: {exc}") from None
@@ -99,9 +100,10 @@ class ParquetReader:
         if private:
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(
-                self.path, buffer_size=READ_BUFFER, pre_buffer=False, metadata=self.pf.metadata
-            )
+            with c_path(self.path) as readable:
+                pf = pq.ParquetFile(
+                    readable, buffer_size=READ_BUFFER, pre_buffer=False, metadata=self.pf.metadata
+                )
         for g in range(len(self.starts) - 1) if groups is None else groups:
             start = int(self.starts[g])
             try:
