@@ -445,6 +445,7 @@ from .inputs.config_file import read_config as read_config  # noqa: E402
 from .inputs.files import read_toml as read_toml  # noqa: E402
 from .inputs.files import require_file as require_file  # noqa: E402
 from .inputs.formats.traces.sniff import FORMATS as TRACE_FORMATS  # noqa: E402
+from .inputs.limits import set_record_limit as set_record_limit  # noqa: E402
 from .inputs.rowfiles import check_output_suffix as check_rows_suffix  # noqa: E402
 from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
@@ -553,6 +554,7 @@ __all__ = [
     "read_config",
     "read_toml",
     "require_file",
+    "set_record_limit",
     "set_waiting",
     "spec_password_warning",
 ]

@@ -60,6 +60,11 @@ class NestingTooDeepError(DataFileError):
     """JSON or TOML nested deeper than the parser can follow (Python's recursion limit)."""
 
 
+class RecordTooLargeError(DataFileError):
+    """One record of a file (a line, a CSV field, a whole JSON document) is over the
+    record limit (``--max-record-bytes``); refused in bounded memory, naming where."""
+
+
 class VectorTypeError(DataFileError):
     """A store's vector column holds strings, bytes, nested lists or other non-numbers."""
 

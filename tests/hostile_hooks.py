@@ -49,3 +49,32 @@ KILL = _Killer()
 def nan_vectors(texts: list[str]) -> Any:
     """A hook whose model is broken: every vector is NaN."""
     return np.full((len(texts), 32), np.nan, dtype=np.float32)
+
+
+class _Slow:
+    """HASH32's vectors, 20 ms per call; or with ``$HOSTILE_BARRIER`` (a folder) and
+    ``$HOSTILE_WRITERS`` (n), the first call waits until n processes have made it there, so
+    runs started together really write at once, and none sleeps after."""
+
+    dimension = 32
+    model_id = "hash:32"
+
+    def __init__(self) -> None:
+        self.waited = False
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import time
+
+        barrier, n = os.environ.get("HOSTILE_BARRIER"), os.environ.get("HOSTILE_WRITERS")
+        if barrier and n and not self.waited:
+            self.waited = True
+            open(os.path.join(barrier, str(os.getpid())), "w").close()
+            deadline = time.monotonic() + 60
+            while len(os.listdir(barrier)) < int(n) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        else:
+            time.sleep(0.02)
+        return _HASH.embed(texts)
+
+
+SLOW = _Slow()

@@ -21,7 +21,7 @@ from .command import EXIT_STOPPED, one_line, one_line_errors
 from .examples import add_examples
 from .guard import CONFIG_META
 from .option_types import finite_floats
-from .options import add_wait_options
+from .options import add_limit_options, add_wait_options
 from .signals import EXIT_BROKEN_PIPE, quiet_stdout, settle, stopped_by
 
 CONFIG_FILE = "indexcheck.toml"
@@ -187,6 +187,7 @@ class Group(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         finite_floats(cmd)
         add_wait_options(cmd)
+        add_limit_options(cmd)
         add_config_option(cmd)
         add_examples(cmd)
         super().add_command(cmd, name)
@@ -204,6 +205,7 @@ class Group(click.Group):
             return super().invoke(ctx)
         finally:
             api.set_waiting()  # --timeout/--max-wait hold for this run only
+            api.set_record_limit(None)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         """click's main, but usage errors are one line: ``error: ...; see CMD --help``."""

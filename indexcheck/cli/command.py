@@ -94,10 +94,10 @@ def one_line_errors(ctx: click.Context | None) -> Iterator[None]:
             quiet_stdout()
             raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
         _debug_traceback()
-        message, _ = api.failure(exc)
+        message, code = api.failure(exc)  # 3, or 2 for a path too long for the system
         click.echo(f"error: {message}", err=True)
-        _failed(ctx, message, EXIT_COULD_NOT_FINISH)
-        raise click.exceptions.Exit(EXIT_COULD_NOT_FINISH) from None
+        _failed(ctx, message, code)
+        raise click.exceptions.Exit(code) from None
 
 
 class Command(click.Command):

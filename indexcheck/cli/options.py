@@ -341,3 +341,32 @@ def add_wait_options(command: click.Command) -> None:
             "[env INDEXCHECK_MAX_WAIT].",
         )
     )
+
+
+def _set_record_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    api.set_record_limit(value)
+
+
+def add_limit_options(command: click.Command) -> None:
+    """Give ``command`` --max-record-bytes (env INDEXCHECK_MAX_RECORD_BYTES): the size one
+    line, CSV field or (16 times it) whole JSON document of an input file may take; every
+    subcommand of a group gets it too."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_limit_options(sub)
+        return
+    if any(p.name == "max_record_bytes" for p in command.params):
+        return
+    command.params.append(
+        click.Option(
+            ["--max-record-bytes"],
+            type=click.IntRange(1),
+            metavar="BYTES",
+            envvar="INDEXCHECK_MAX_RECORD_BYTES",
+            default=None,
+            expose_value=False,
+            callback=_set_record_limit,
+            help="Bytes one line or record of an input file may take (default 64 MiB; a "
+            "whole JSON document 16 times it) [env INDEXCHECK_MAX_RECORD_BYTES].",
+        )
+    )

@@ -13,11 +13,84 @@ import click
 
 from ..errors import InputError
 
+#: where nothing is ever created: a probe file there fails, or is not ours to make
+_DEVICE_FOLDERS = ("/dev", "/proc", "/sys")
+
+
+def _shown(path: Path) -> str:
+    """A path as its bytes, with bytes that are not UTF-8 written as escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _limit(base: Path, name: str, fallback: int) -> int:
+    try:
+        return os.pathconf(base, name)
+    except (OSError, ValueError):
+        return fallback
+
+
+def _path_problem(path: Path) -> str | None:
+    """Why ``path`` could never be created, read from the path alone (None when it could):
+    a name over the file system's NAME_MAX, or the whole path over PATH_MAX, in bytes."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:  # pyarrow, matplotlib and the reports take UTF-8 names only
+        return "its name is not valid UTF-8, which not every writer can create"
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        base = base.parent
+    if os.path.abspath(path).startswith(tuple(f + "/" for f in _DEVICE_FOLDERS)):
+        return None  # /dev/fd/63 and the like name what exists already
+    name_max = _limit(base, "PC_NAME_MAX", 255)
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            return (
+                f"the name {_shown(Path(part))[:40]}... is {size} bytes, longer than the "
+                f"{name_max} bytes a file name may take here"
+            )
+    size = len(os.fsencode(os.path.abspath(path)))
+    path_max = _limit(base, "PC_PATH_MAX", 4096)
+    if size >= path_max:
+        return f"it is {size} bytes long, over the system's {path_max}-byte limit on a path"
+    return None
+
+
+def _special(path: Path) -> bool:
+    """A FIFO, device or socket, or a path in /dev, /proc or /sys (``/dev/stdout``,
+    ``/dev/fd/63`` of ``>(jq .)``): written through, and never probed by creating a file
+    beside it."""
+    try:
+        if os.path.abspath(path).startswith(tuple(f + "/" for f in _DEVICE_FOLDERS)):
+            return path.exists()
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    import stat
+
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _check_path(option: str, value: Path, fix: str = "pass another path") -> bool:
+    """Refuse (exit 2) an output path that could never be created; True when it is a
+    special file to be written through (its writability asked of the OS, nothing made)."""
+    why = _path_problem(value)
+    if why is not None:
+        raise InputError(f"{option} {_shown(value)} cannot be written ({why}); {fix}")
+    if _special(value):
+        if not os.access(value, os.W_OK):
+            raise InputError(f"{option} {_shown(value)} is not writable; {fix}")
+        return True
+    return False
+
 
 def _nearest_existing(path: Path) -> Path:
     for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
+        try:
+            if candidate.exists():
+                return candidate
+        except OSError:  # a name or path too long to even ask about
+            continue
     return Path.cwd()
 
 
@@ -68,6 +141,8 @@ def check_json_path(ctx: click.Context | None, param: object, value: str | None)
     if value is None or value == "-":
         return value
     path = Path(value)
+    if _check_path("--json", path):
+        return value
     if path.is_dir():
         raise InputError(
             f"--json {value} is a folder; pass a file path such as {path / 'result.json'}"
@@ -98,6 +173,7 @@ def check_folder_output(
     def check(ctx: click.Context | None, param: object, value: Path | None) -> Path | None:
         if value is None:
             return value
+        _check_path(option, value, "pass another folder")
         _dangling(option, value)
         if value.exists() and not value.is_dir():
             raise InputError(f"{option} {value} is a file; pass a folder path")
@@ -124,6 +200,8 @@ def check_file_output(
             from ..api import check_rows_suffix
 
             check_rows_suffix(value, option)
+        if _check_path(option, value):
+            return value
         if value.is_dir():
             raise InputError(f"{option} {value} is a folder; pass a file path")
         folder = value.parent if str(value.parent) else Path(".")

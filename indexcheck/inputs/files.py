@@ -14,6 +14,8 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,33 @@ def require_file(path: str | os.PathLike[str], what: str, fix: str) -> None:
     raise NotAFileError(f"{what} {path} is {found}, not a regular file; {fix}")
 
 
+@contextmanager
+def c_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """``path`` as text a C library can open (faiss's SWIG wrapper takes UTF-8 only): the
+    path itself, or for a name whose bytes are not UTF-8, ``/proc/self/fd/N`` of the file
+    opened here (closed when the block ends). Refused (exit 2) where there is no /proc."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        yield text
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        proc = f"/proc/self/fd/{fd}"
+        if not os.path.exists(proc):
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            raise DataFileError(
+                f"{shown}: the name is not valid UTF-8, which faiss cannot open here; "
+                "rename it (or link it from a UTF-8 name)"
+            )
+        yield proc
+    finally:
+        os.close(fd)
+
+
 def _too_deep(where: str, kind: str) -> NestingTooDeepError:
     return NestingTooDeepError(
         f"{where} nests {kind} deeper than indexcheck can read (about "
@@ -61,12 +90,20 @@ def _too_deep(where: str, kind: str) -> NestingTooDeepError:
 
 
 def loads_json(text: str | bytes, where: str) -> Any:
-    """``json.loads``; a document nested too deeply is :class:`NestingTooDeepError`
-    naming ``where`` (a ``json.JSONDecodeError`` is left to the caller)."""
+    """``json.loads``; a document nested too deeply is :class:`NestingTooDeepError` and
+    an integer too long to convert a DataFileError, both naming ``where`` (a
+    ``json.JSONDecodeError`` is left to the caller)."""
     try:
         return json.loads(text)
     except RecursionError:
         raise _too_deep(where, "JSON arrays or objects") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise DataFileError(
+            f"{where} holds an integer of more than {sys.get_int_max_str_digits()} digits, "
+            "which indexcheck does not read; write it as a string"
+        ) from None
 
 
 def loads_toml(text: str, where: str) -> dict[str, Any]:
@@ -83,8 +120,10 @@ def loads_toml(text: str, where: str) -> dict[str, Any]:
 def read_toml(path: Path, what: str = "config file") -> dict[str, Any]:
     """A TOML file that must be a regular file (never a FIFO or /dev/zero)."""
     require_file(path, what, "pass the path of an indexcheck.toml file")
-    text = path.read_text(encoding="utf-8")
+    from .limits import read_document
+
+    text = read_document(path, str(path)).decode("utf-8-sig")
     return loads_toml(text, str(path))
 
 
-__all__ = ["kind_of", "loads_json", "loads_toml", "read_toml", "require_file"]
+__all__ = ["c_path", "kind_of", "loads_json", "loads_toml", "read_toml", "require_file"]

@@ -15,14 +15,14 @@ others refused by :func:`check_output_suffix`), atomically
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..errors import DataFileError, InputError
-from .files import loads_json
+from ..errors import DataFileError, InputError, RecordTooLargeError
+from .files import c_path, loads_json
+from .limits import bounded_lines, record_limit, shown_limit
 
 JSONL = (".jsonl", ".ndjson")
 DELIMITED = {".csv": ",", ".tsv": "\t"}
@@ -40,12 +40,12 @@ def decode_error_line(path: Path) -> str:
     """``FILE line N`` of the first line of ``path`` that is not valid UTF-8 (or the file)."""
     try:
         with path.open("rb") as f:
-            for lineno, raw in enumerate(f, 1):
+            for lineno, raw in bounded_lines(f, path.name):
                 try:
                     raw.decode("utf-8")
                 except UnicodeDecodeError:
                     return f"{path} line {lineno}"
-    except OSError:
+    except (OSError, RecordTooLargeError):
         pass
     return str(path)
 
@@ -134,21 +134,31 @@ def iter_rows(
         yield from _parquet(path, columns)
 
 
+def arrow_errors() -> tuple[type[Exception], ...]:
+    """What pyarrow raises for a file it cannot read (its own errors, which also subclass
+    ValueError, TypeError, OSError or MemoryError, and the OS's): caught by name, so a bug
+    elsewhere is never reworded as "cannot read"."""
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError, ValueError)
+
+
 def parquet_columns(path: Path) -> list[str]:
     """The column names of a Parquet file (read from its footer only)."""
     import pyarrow.parquet as pq
 
     try:
-        return list(pq.ParquetFile(path).schema_arrow.names)
-    except Exception as exc:  # pyarrow raises several types for unreadable files
+        with c_path(path) as readable:  # a name that is not UTF-8 too
+            return list(pq.ParquetFile(readable).schema_arrow.names)
+    except arrow_errors() as exc:
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
 
 def _jsonl(path: Path) -> Iterator[Row]:
     with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
+        for lineno, raw in bounded_lines(f, path.name):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError:
                 raise utf8_error(path, f"{path} line {lineno}") from None
             if not line.strip():
@@ -165,11 +175,23 @@ def _jsonl(path: Path) -> Iterator[Row]:
             yield f"{path.name} line {lineno}", row
 
 
+def _decoded(lines: Iterator[tuple[int, bytes]]) -> Iterator[str]:
+    """Each line as text; a byte order mark opening the file (Excel's "CSV UTF-8") is
+    dropped, as it is from a JSON Lines file."""
+    for lineno, raw in lines:
+        yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+
+
 def _delimited(path: Path, delimiter: str, empty_is_null: bool) -> Iterator[Row]:
+    limit = record_limit()
+    # a field quoted over many short lines is capped by the csv module's own field limit
+    csv.field_size_limit(limit)
+    reader: csv.DictReader[str] | None = None
     try:
         with path.open("rb") as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-            reader = csv.DictReader(text, delimiter=delimiter)
+            lines = _decoded(bounded_lines(raw, path.name))
+            # strict: a quote never closed is an error, never a field running to the end
+            reader = csv.DictReader(lines, delimiter=delimiter, strict=True)
             for row in reader:
                 if None in row:
                     raise DataFileError(
@@ -180,6 +202,12 @@ def _delimited(path: Path, delimiter: str, empty_is_null: bool) -> Iterator[Row]
     except UnicodeDecodeError:
         raise utf8_error(path) from None
     except csv.Error as exc:
+        line = f"{path.name} line {reader.line_num if reader else 1}"
+        if "field larger than field limit" in str(exc):
+            raise RecordTooLargeError(
+                f"{line}: a quoted field exceeds the {shown_limit(limit)} record limit; "
+                "split it or raise --max-record-bytes"
+            ) from None
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
 
@@ -188,7 +216,8 @@ def _parquet(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
 
     try:
         # pre_buffer=False: otherwise pyarrow keeps every row group read so far in memory
-        pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+        with c_path(path) as readable:  # pyarrow opens its own descriptor
+            pf = pq.ParquetFile(readable, pre_buffer=False, buffer_size=1 << 20)
         batches = pf.iter_batches(1024, columns=list(columns) if columns else None)
         n = 0
         for batch in batches:
@@ -197,7 +226,7 @@ def _parquet(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
                 yield f"{path.name} row {n}", row
     except DataFileError:
         raise
-    except Exception as exc:  # pyarrow raises several types for unreadable files
+    except arrow_errors() as exc:
         raise DataFileError(f"cannot read {path}: {exc}") from None
 
 
@@ -243,6 +272,7 @@ def write_table_file(path: Path, schema: Any, tables: Iterable[Any]) -> None:
 __all__ = [
     "OUTPUT_SUFFIXES",
     "SUFFIXES",
+    "arrow_errors",
     "check_output_suffix",
     "check_suffix",
     "decode_error_line",

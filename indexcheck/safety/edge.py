@@ -6,12 +6,13 @@ control characters quoted from user data shown, never sent.
 
 from __future__ import annotations
 
+import errno
 import os
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..errors import EXIT_COULD_NOT_FINISH, IndexcheckError
+from ..errors import EXIT_COULD_NOT_FINISH, EXIT_INPUT, IndexcheckError
 from .noise import install_cli_logging
 from .redact import install_log_scrubber, scrub
 from .secrets import warnings_to
@@ -36,12 +37,22 @@ def one_line(text: str) -> str:
 
 def failure(exc: BaseException) -> tuple[str, int]:
     """The one line and the exit code a front end ends with for ``exc``: an indexcheck
-    error's own message and code; a full disk named as such; anything else 'could not
-    finish' (exit 3) with its type."""
+    error's own message and code; a path too long for the file system (ENAMETOOLONG, met
+    wherever a given path is first opened) bad input, exit 2; a full disk named as such;
+    anything else 'could not finish' (exit 3) with its type."""
     from ..output.files import disk_full
 
     if isinstance(exc, IndexcheckError):
         return one_line(str(exc)), exc.exit_code
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        # only a path the user gave is ever that long: bad input, wherever it was opened
+        shown = os.fsencode(exc.filename or "").decode("utf-8", "backslashreplace")
+        name = f"the path {shown[:60]}{'...' if len(shown) > 60 else ''}" if shown else "a path"
+        message = (
+            f"{name} is too long for the file system ({exc.strerror}); pass a shorter "
+            "path or a shorter name"
+        )
+        return one_line(message), EXIT_INPUT
     if disk_full(exc):  # SQLite or a writer deep in a library: name the cause
         message = (
             f"the disk is full ({exc}); free some space or write the outputs "

@@ -40,6 +40,17 @@ from .statuses import ERRORS, MESSAGES
 from .vectors import spilled_blocks
 
 
+def _remove_new(folder: Path, before: set[str]) -> None:
+    """Remove what this run wrote in ``folder`` (names not there before it began)."""
+    for entry in folder.iterdir():
+        if entry.name in before:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
 def _empty(store: VectorStore) -> bool:
     """True when the store holds no vector (its count says 0 and a scan finds none)."""
     if row_count(store):
@@ -91,45 +102,55 @@ def diff_index(
     own = workdir is None
     folder = Path(tempfile.mkdtemp(prefix="indexcheck-diff-")) if own else Path(workdir or ".")
     folder.mkdir(parents=True, exist_ok=True)
+    before = set() if own else {p.name for p in folder.iterdir()}
     try:
         with one_blas_thread():  # the readers' threads are the parallelism
             side_old, side_new, result = _diffed(
                 old, new, folder, chunks_old, chunks_new, memory_limit, min_cosine, say
             )
         d_old = side_old.dimension
+    except BaseException:  # a failed or stopped run: its half-written spill is scratch
+        if not own:
+            _remove_new(folder, before)
+        raise
     finally:
         if own:
             shutil.rmtree(folder, ignore_errors=True)
-    result.new_count = side_new.rows
-    result.old_count = side_old.rows
-    d_new = store_dimension(new)
-    if d_new and d_old and d_new != d_old:
-        result.findings.append(
-            DiffFinding(
-                "dimension_mismatch",
-                "error",
-                f"the old index holds {d_old}-d vectors and the new one {d_new}-d: "
-                "they were built with different models",
-                [],
-                {"old_dimension": d_old, "new_dimension": d_new},
+    try:
+        result.new_count = side_new.rows
+        result.old_count = side_old.rows
+        d_new = store_dimension(new)
+        if d_new and d_old and d_new != d_old:
+            result.findings.append(
+                DiffFinding(
+                    "dimension_mismatch",
+                    "error",
+                    f"the old index holds {d_old}-d vectors and the new one {d_new}-d: "
+                    "they were built with different models",
+                    [],
+                    {"old_dimension": d_old, "new_dimension": d_new},
+                )
             )
-        )
-    if embedder is not None:
-        from .new_texts import check_new_texts
+        if embedder is not None:
+            from .new_texts import check_new_texts
 
-        check_new_texts(settings, result, new, chunks_new, embedder, say, engine)
-    checked_new = int((result.new_texts or {}).get("checked", 0) or 0)
-    if result.compared == 0 and checked_new == 0:
-        # no text in both indexes and none re-embedded: nothing was verified, never a pass
-        result.findings.append(
-            DiffFinding(
-                "nothing_compared",
-                "error",
-                "no text is in both indexes and no new text was re-embedded, so nothing was "
-                "verified; check that --old/--new (and --chunks-old/--chunks-new) are the "
-                "right pair, or add --embedder to check the new texts",
+            check_new_texts(settings, result, new, chunks_new, embedder, say, engine)
+        checked_new = int((result.new_texts or {}).get("checked", 0) or 0)
+        if result.compared == 0 and checked_new == 0:
+            # no text in both indexes and none re-embedded: nothing was verified, never a pass
+            result.findings.append(
+                DiffFinding(
+                    "nothing_compared",
+                    "error",
+                    "no text is in both indexes and no new text was re-embedded, so nothing was "
+                    "verified; check that --old/--new (and --chunks-old/--chunks-new) are the "
+                    "right pair, or add --embedder to check the new texts",
+                )
             )
-        )
+    except BaseException:  # stopped while re-embedding: the spill kept so far is scratch
+        if not own:
+            _remove_new(folder, before)
+        raise
     _finish(result)
     return result
 

@@ -26,6 +26,8 @@ import numpy as np
 
 from ...errors import DataFileError, InputError
 from ..embed_text import safe_format
+from ..files import c_path, loads_json
+from ..limits import read_document
 
 DOCSTORE = "docstore.json"
 INDEX_STORE = "index_store.json"
@@ -156,7 +158,7 @@ class LlamaIndexIndex:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_json(read_document(path).decode("utf-8-sig"), str(path))
     except FileNotFoundError:
         raise DataFileError(
             f"{path} does not exist; a LlamaIndex persist folder (StorageContext.persist) "
@@ -283,7 +285,8 @@ def _read_faiss(path: Path, nodes_dict: Mapping[str, str]) -> tuple[list[str], n
     import faiss
 
     try:
-        index = faiss.read_index(str(path))
+        with c_path(path) as readable:
+            index = faiss.read_index(readable)
     except RuntimeError as exc:
         raise DataFileError(f"{path} is not a faiss index: {exc}") from None
     n = int(index.ntotal)

@@ -26,7 +26,9 @@ import numpy as np
 import xxhash
 
 from ...errors import DataFileError
-from ...inputs.files import loads_json
+from ...inputs.files import c_path, loads_json
+from ...inputs.limits import bounded_lines, record_limit
+from ...inputs.rowfiles import arrow_errors
 from ..files.id_map import IdMap, KeyedOffsets, arrow_id_keys, id_keys
 from .ids_files import ids_json_entry
 from .json_list import iter_entries, read_entry
@@ -151,9 +153,10 @@ class FileIds(StreamedIds):
         import pyarrow.parquet as pq
 
         try:
-            self._pf = pq.ParquetFile(self.path, buffer_size=1 << 20, pre_buffer=False)
+            with c_path(self.path) as readable:  # a name that is not UTF-8 too
+                self._pf = pq.ParquetFile(readable, buffer_size=1 << 20, pre_buffer=False)
             names = self._pf.schema_arrow.names
-        except Exception as exc:  # pyarrow raises several types for bad files
+        except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {self.path} as Parquet: {exc}") from None
         if "id" not in names:
             raise DataFileError(
@@ -169,7 +172,7 @@ class FileIds(StreamedIds):
         """(byte offset, id, text, entries are objects) of every non-blank line."""
         with self.path.open("rb") as f:
             offset, n, as_objects = 0, 0, False
-            for line in f:
+            for _, line in bounded_lines(f, self.path.name):  # each line capped
                 if line.strip():
                     raw = self._parse(line, n)
                     if n == 0:
@@ -240,7 +243,7 @@ class FileIds(StreamedIds):
                 for j, r in enumerate(rows.tolist()):
                     assert self._offsets is not None
                     f.seek(int(self._offsets[r]))
-                    raw = self._parse(f.readline(), r)
+                    raw = self._parse(f.readline(record_limit() + 1), r)
                     ids[j], texts[j] = _line_entry(raw, r, self.has_text, self.path)
             return ids, (texts if self.has_text else None)
         import pyarrow as pa

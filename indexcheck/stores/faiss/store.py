@@ -25,6 +25,7 @@ import numpy as np
 import xxhash
 
 from ...errors import DataFileError, InputError, SpecError
+from ...inputs.files import c_path
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
 from ..blocked_search import blocked_knn
 from ..local import exact_knn
@@ -84,7 +85,8 @@ class FaissStore(BaseStore):
             flat = f.read(4) in FLAT_FOURCC
         try:
             flags = faiss.IO_FLAG_MMAP_IFC if flat else 0
-            index = faiss.read_index(str(index_path), flags)
+            with c_path(index_path) as readable:  # a folder name that is not UTF-8 too
+                index = faiss.read_index(readable, flags)
         except RuntimeError as exc:
             raise DataFileError(f"{index_path} is not a faiss index: {exc}") from None
         self._rows: ListedIds | StreamedIds

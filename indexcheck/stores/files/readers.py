@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 
 from ...errors import DataFileError, VectorTypeError
-from ...inputs.files import loads_json
+from ...inputs.files import c_path, loads_json
+from ...inputs.limits import bounded_lines, record_limit
+from ...inputs.rowfiles import arrow_errors
 from ..base import VectorBatch, pack_rows
 from .id_map import KeyedOffsets, column_id_keys, id_keys
 from .vector_checks import check_vector_rows, check_vector_type, require_columns
@@ -65,9 +67,10 @@ class ParquetReader:
 
         self.path, self.id_col, self.vec_col = path, id_col, vec_col
         try:
-            self.pf = pq.ParquetFile(path, buffer_size=READ_BUFFER, pre_buffer=False)
+            with c_path(path) as readable:  # a name that is not UTF-8 too
+                self.pf = pq.ParquetFile(readable, buffer_size=READ_BUFFER, pre_buffer=False)
             schema = self.pf.schema_arrow
-        except Exception as exc:  # pyarrow raises several types for bad files
+        except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {path} as Parquet: {exc}") from None
         names = schema.names
         require_columns(path, names, id_col, vec_col)
@@ -97,9 +100,10 @@ class ParquetReader:
         if private:
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(
-                self.path, buffer_size=READ_BUFFER, pre_buffer=False, metadata=self.pf.metadata
-            )
+            with c_path(self.path) as readable:
+                pf = pq.ParquetFile(
+                    readable, buffer_size=READ_BUFFER, pre_buffer=False, metadata=self.pf.metadata
+                )
         for g in range(len(self.starts) - 1) if groups is None else groups:
             start = int(self.starts[g])
             try:
@@ -304,9 +308,8 @@ class JsonlReader:
         """(byte offset, line number, row) of every non-blank line from ``start``."""
         with self.path.open("rb") as f:
             f.seek(start)
-            offset, lineno = start, 0
-            for line in f:
-                lineno += 1
+            offset = start
+            for lineno, line in bounded_lines(f, self.path.name):  # each line capped
                 if line.strip():
                     yield offset, lineno, self._parse(line, lineno)
                 offset += len(line)
@@ -357,5 +360,5 @@ class JsonlReader:
         with self.path.open("rb") as f:
             for off in offsets.tolist():
                 f.seek(off)
-                rows.append(self._parse(f.readline(), 0))
+                rows.append(self._parse(f.readline(record_limit() + 1), 0))
         return [self._batch(rows, dimension)] if rows else []

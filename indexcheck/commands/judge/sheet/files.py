@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import DataFileError
+from ....inputs.rowfiles import arrow_errors
 from ....safety.textsafe import visible
 
 NESTED = ("cited", "checks")
@@ -121,7 +122,7 @@ def load_run_dir(run_dir: Path, run_id: str) -> RunFiles:
         name = "claims.parquet"
         try:
             raw = pq.read_table(run_dir / name).to_pylist()
-        except Exception as exc:  # pyarrow raises several types for unreadable files
+        except arrow_errors() as exc:  # pyarrow raises several types for bad files
             raise DataFileError(f"cannot read {run_dir / name}: {exc}") from None
         claims = [{k: json.loads(v) if k in NESTED and v else v for k, v in r.items()} for r in raw]
         for r in claims:

@@ -70,12 +70,24 @@ def otlp_id(value: Any, size: int) -> str | None:
         return value
 
 
+def _objects(value: Any, where: str) -> list[dict[str, Any]]:
+    """``value`` as a list of JSON objects (missing: none); anything else is refused,
+    naming ``where`` (``resourceSpans: NaN`` was a TypeError through the catch-all)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise DataFileError(f"{where} must be a list of objects; export the traces as OTLP JSON")
+    return value
+
+
 def _spans(where: str, request: dict[str, Any]) -> list[Span]:
     out: list[Span] = []
-    for r, rs in enumerate(request.get("resourceSpans") or []):
-        for s, ss in enumerate(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []):
-            for n, sp in enumerate(ss.get("spans") or []):
-                at = f"{where}resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
+    for r, rs in enumerate(_objects(request.get("resourceSpans"), f"{where}resourceSpans")):
+        scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")
+        for s, ss in enumerate(_objects(scopes, f"{where}resourceSpans[{r}].scopeSpans")):
+            at_scope = f"{where}resourceSpans[{r}].scopeSpans[{s}].spans"
+            for n, sp in enumerate(_objects(ss.get("spans"), at_scope)):
+                at = f"{at_scope}[{n}]"
                 trace_id, span_id = otlp_id(sp.get("traceId"), 32), otlp_id(sp.get("spanId"), 16)
                 if not trace_id or not span_id:
                     missing = "traceId" if not trace_id else "spanId"

@@ -10,6 +10,7 @@ from typing import Any
 
 from ....errors import DataFileError
 from ...files import loads_json
+from ...limits import read_document
 from ...rowfiles import JSONL, PARQUET, iter_rows, utf8_error
 
 Record = tuple[str, dict[str, Any]]
@@ -18,7 +19,7 @@ Record = tuple[str, dict[str, Any]]
 def load_json(path: Path) -> Any:
     """A whole-file JSON document; bad JSON names its line and column (exit 2)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_document(path).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise utf8_error(path) from None
     try:
