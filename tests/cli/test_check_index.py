@@ -103,7 +103,7 @@ def test_json_to_stdout_is_pure_json(small_kb: dict[str, Path]) -> None:
     ("args", "message"),
     [
         (["--chunks", "nope.jsonl"], "chunks file nope.jsonl does not exist"),
-        (["--store", "weaviate:x"], "unknown store 'weaviate'"),
+        (["--store", "nosuchdb:x"], "unknown store 'nosuchdb'"),
         (["--store", "noscheme"], "has no scheme"),
         (["--embedder", "openai:x"], "unknown embedder 'openai:x'"),
         (["--sample", "500"], "--sample 500 is larger than the corpus (120 chunks)"),
