@@ -35,6 +35,8 @@ from .inputs.answers import read_answers as read_answers  # the face's answers r
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.questions import Question
+from .output.schemas import load as json_schema  # each --json result kind's JSON Schema
+from .output.schemas import schema_for as schema_for
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
@@ -494,11 +496,13 @@ __all__ = [
     "verify_sheet",
     "SheetOutcome",
     # presenting results
+    "json_schema",
     "json_to_stdout",
     "judge_report",
     "judge_summary",
     "questions_summary",
     "render_summary",
+    "schema_for",
     "sections",
     "sweep_plots",
     "write_ci_junit",
