@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import sys
 import types
 import typing
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ...errors import InputError
 
@@ -110,16 +113,22 @@ def _scalar_kinds(hint: Any, names: dict[str, Any]) -> set[type] | None:
 
 
 def _type_problem(value: Any, kinds: set[type]) -> str | None:
-    if bool in kinds and isinstance(value, bool):
+    """What ``value`` should be instead, or None when it is one of ``kinds`` (a numpy
+    integer counts as an integer, a numpy float as a number; a bool is neither)."""
+    if isinstance(value, bool | np.bool_):
+        return None if bool in kinds else _wanted(kinds)
+    if int in kinds and isinstance(value, numbers.Integral):
         return None
-    if int in kinds and isinstance(value, int) and not isinstance(value, bool):
-        return None
-    if float in kinds and isinstance(value, int | float) and not isinstance(value, bool):
+    if float in kinds and isinstance(value, numbers.Real):
         return None if math.isfinite(value) else "a finite number"
-    wanted = [
-        _KINDS[k] for k in (float, int, bool) if k in kinds and not (k is int and float in kinds)
-    ]
-    return " or ".join(wanted) + (" or None" if type(None) in kinds else "")
+    return _wanted(kinds)
+
+
+def _wanted(kinds: set[type]) -> str:
+    names = [_KINDS[k] for k in (float, int, bool) if k in kinds]
+    if float in kinds and int in kinds:
+        names.remove(_KINDS[int])
+    return " or ".join(names) + (" or None" if type(None) in kinds else "")
 
 
 __all__ = [

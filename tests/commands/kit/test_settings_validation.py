@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 import pytest
 
 import indexcheck
@@ -71,6 +72,13 @@ def test_the_face_refuses_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="recall_target"):
         indexcheck.sweep_threshold(f"faiss:{tmp_path / 'absent'}", tmp_path / "q.jsonl",
                                    recall_target=2.0)  # fmt: skip
+
+
+def test_numpy_numbers_are_numbers() -> None:
+    s = CheckIndexSettings(sample=np.int64(5), min_cosine=np.float32(0.5), stream=np.bool_(True))
+    assert s.sample == 5
+    with pytest.raises(InputError, match="sample must be an integer or None, got np.True_"):
+        CheckIndexSettings(sample=np.bool_(True))
 
 
 def test_the_defaults_are_valid() -> None:
