@@ -427,6 +427,7 @@ from .inputs.rowfiles import check_output_suffix as check_rows_suffix  # noqa: E
 from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
+from .output.render import blocks as _blocks  # noqa: E402, F401 (a result's notebook summary)
 from .output.render.judge import judge_report as judge_report  # noqa: E402
 from .output.render.judge_terminal import render as judge_summary  # noqa: E402
 from .output.render.plots import sweep_plots as sweep_plots  # noqa: E402

@@ -50,9 +50,8 @@ class Notebook:
         frame = pd.DataFrame.from_records(data) if data else pd.DataFrame()
         return frame.convert_dtypes()
 
-    def _repr_html_(self) -> str:
-        from .registry import sections
-        from .render.blocks import summary_html
+    def _repr_html_(self) -> str | None:
+        from .registry import sections, summary_html
 
         try:
             found = sections(self)

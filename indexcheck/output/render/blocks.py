@@ -10,6 +10,7 @@ from typing import Any
 from ...safety.redact import scrub
 from ...safety.textsafe import escape_html, xml_safe
 from ..model import Code, Image, Section, Table, Text, V, fmt
+from ..registry import register_html
 from .html_fragments import Html
 
 
@@ -78,5 +79,7 @@ _NOTEBOOK_CSS = (
     "color:#7d4e00}"
 )
 
+
+register_html(summary_html)
 
 __all__ = ["blocks_html", "cell_html", "summary_html"]
