@@ -13,9 +13,10 @@ DEMO   := reports/demo
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# the demo's environment: indexcheck and its core dependencies, nothing else
+# the demo's environment: indexcheck and its core dependencies, nothing else; not
+# byte-compiled at install (half the install's CPU): Python compiles what the demo imports
 $(CORE): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e .
 	touch $(CORE)
 
 # the tests' environment: every extra, the model checked, the headless browser

@@ -35,6 +35,8 @@ from .inputs.answers import read_answers as read_answers  # the face's answers r
 from .inputs.chunk_stream import ChunkSource
 from .inputs.corpus import Corpus
 from .inputs.questions import Question
+from .output.schemas import load as json_schema  # each --json result kind's JSON Schema
+from .output.schemas import schema_for as schema_for
 from .stores.base import VectorStore
 
 if TYPE_CHECKING:
@@ -450,6 +452,7 @@ from .inputs.rowfiles import check_output_suffix as check_rows_suffix  # noqa: E
 from .output.guard import OutputPlan as OutputPlan  # noqa: E402
 from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
+from .output.render import blocks as _blocks  # noqa: E402, F401 (a result's notebook summary)
 from .output.render.judge import judge_report as judge_report  # noqa: E402
 from .output.render.judge_terminal import render as judge_summary  # noqa: E402
 from .output.render.plots import sweep_plots as sweep_plots  # noqa: E402
@@ -519,11 +522,13 @@ __all__ = [
     "verify_sheet",
     "SheetOutcome",
     # presenting results
+    "json_schema",
     "json_to_stdout",
     "judge_report",
     "judge_summary",
     "questions_summary",
     "render_summary",
+    "schema_for",
     "sections",
     "sweep_plots",
     "write_ci_junit",

@@ -61,7 +61,8 @@ def test_the_demo_env_is_light_and_quick_from_a_cold_cache(tmp_path: Path) -> No
         pytest.skip("make is not installed")
     if not os.environ.get("INDEXCHECK_DEMO_ENV"):
         # it downloads every core wheel from the package index with an empty cache (minutes,
-        # and the 90 s target is not met yet: 127 s measured), so it runs on demand:
+        # and the 90 s target is not met on a loaded machine: 127-380 s measured), so it runs
+        # on demand:
         # INDEXCHECK_DEMO_ENV=1 pytest -s -m slow tests/test_demo_env.py
         pytest.skip("set INDEXCHECK_DEMO_ENV=1 to build the demo env from a cold cache")
     cache = tmp_path / "pip-cache"
@@ -89,7 +90,10 @@ def test_the_demo_env_is_light_and_quick_from_a_cold_cache(tmp_path: Path) -> No
     }
     wheel = next(dist.glob("indexcheck-*.whl"))
     python = venv / "bin" / "python"
-    seconds["install"] = _run([str(python), "-m", "pip", "install", "-q", str(wheel)], env)
+    # as the Makefile's demo install: no byte-compiling at install (the demo compiles what
+    # it imports on first use)
+    install = [str(python), "-m", "pip", "install", "-q", "--no-compile", str(wheel)]
+    seconds["install"] = _run(install, env)
     size = disk_usage(venv)
     # the Makefile's own recipe; its install stamp is this venv's (made from the wheel)
     (venv / ".installed-core").touch()

@@ -10,7 +10,7 @@ module, so every kind and type is registered before a result is rendered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError
@@ -94,6 +94,22 @@ def section(title: str, r: Payload, verdict: str | None, *blocks: Block) -> Sect
     return Section(title, verdict or ok_verdict(r["ok"]), list(blocks))
 
 
+HtmlSummary = Callable[[str, str, Sequence[Section]], str]
+_HTML: list[HtmlSummary] = []
+
+
+def register_html(render: HtmlSummary) -> None:
+    """Register the renderer of a result's HTML summary (a notebook's ``_repr_html_``):
+    ``render(title, verdict, sections)``; :mod:`.render.blocks` registers its own."""
+    _HTML[:] = [render]
+
+
+def summary_html(title: str, verdict: str, shown: Sequence[Section]) -> str | None:
+    """The HTML summary of ``shown`` sections, or None when no renderer is registered (the
+    face registers it: a result made through :mod:`indexcheck.api` always has one)."""
+    return _HTML[0](title, verdict, shown) if _HTML else None
+
+
 def kind_of(payload: Payload) -> str:
     """Which command produced a result dict (its manifest, else its registered keys)."""
     cmd = (payload.get("manifest") or {}).get("command")
@@ -125,8 +141,10 @@ __all__ = [
     "Payload",
     "kind_of",
     "register",
+    "register_html",
     "register_sections",
     "section",
     "sections",
     "sections_of",
+    "summary_html",
 ]

@@ -4,7 +4,8 @@ A newcomer finds any command's logic, result and report under ``commands/<comman
 package imports only the kit and the packages below it in ``ORDER`` (ci runs every check,
 so it sits on top; probe-scale's scale is what every other command converts with, so it
 sits at the bottom). The kit (``commands/kit/``) imports no command package;
-``commands/reports.py`` imports every command's report, so that each registers its renderer.
+``commands/reports.py`` imports every command's report, so that each registers its renderer,
+and ``commands/schemas.py`` every result type, to write the JSON Schemas of their ``--json``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ ORDER = (
     "ci",
 )
 #: the modules at the root of commands/ that may import every command package
-TOP = ("reports.py", "__init__.py")
+TOP = ("reports.py", "schemas.py", "__init__.py")
 
 
 def _module_of(path: Path) -> list[str]:

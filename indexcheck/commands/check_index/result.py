@@ -7,12 +7,15 @@ from typing import Any
 
 import numpy as np
 
+from ...output.notebook import Notebook
 from .findings import ChunkCheck, Finding, as_risk_note
 
 
 @dataclass
-class CheckIndexResult:
+class CheckIndexResult(Notebook):
     """What check-index found; ``ok`` is True only when no error finding exists."""
+
+    frames = ("chunks", "findings")
 
     ok: bool
     checked: int

@@ -12,6 +12,7 @@ from ...engines import entered_engine
 from ...output.manifest import Run, stamp
 from ...stores.opening import opened
 from .. import check_index as package  # its functions looked up at call time
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .result import CheckIndexResult
 from .settings import CheckIndexSettings
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...inputs.embed_text import EmbedTemplate
+from ..kit.settings import AT_LEAST_0, AT_LEAST_1, COSINE, SEED, Settings, bound
 
 
 @dataclass(frozen=True)
-class CheckIndexSettings:
+class CheckIndexSettings(Settings):
     """Every check-index option; a ``template`` string is parsed here (InputError, exit 2)."""
 
     #: a spec (``faiss:./index``) or an opened store
@@ -23,17 +24,17 @@ class CheckIndexSettings:
     #: a spec, an opened embedder, or None for the default
     embedder: Any = None
     #: chunks drawn with ``default_rng(seed)``; None checks every chunk
-    sample: int | None = 100
-    seed: int = 0
-    min_cosine: float = 0.999
+    sample: int | None = field(default=100, metadata=AT_LEAST_1)
+    seed: int = field(default=0, metadata=SEED)
+    min_cosine: float = field(default=0.999, metadata=COSINE)
     #: neighbours searched first for a shifted chunk
-    window: int = 16
+    window: int = field(default=16, metadata=AT_LEAST_0)
     #: more chunks embedded, at most, to explain the low ones of a sample
-    diagnose_budget: int = 2000
+    diagnose_budget: int = field(default=2000, metadata=AT_LEAST_0)
     #: check just these chunk ids
     only: Sequence[str] | None = None
     #: size the sample to prove the fault rate under this
-    max_fault_rate: float | None = None
+    max_fault_rate: float | None = field(default=None, metadata=bound(1e-9, 1, high_open=True))
     #: the text the indexer embedded (``--embed-template``); a string is parsed on
     #: construction, so read it as :attr:`embed_template`
     template: EmbedTemplate | str | None = None
@@ -41,12 +42,12 @@ class CheckIndexSettings:
     stream: bool = False
     #: with ``stream``: every row written to this file
     rows: str | Path | None = None
-    block: int = 4096
+    block: int = field(default=4096, metadata=AT_LEAST_1)
     #: "local", "ray" (at ``ray_address``) or an engine; None: this process
     engine: Any = None
     ray_address: str | None = None
     #: hosted embedders: batches in flight at once
-    concurrency: int = 1
+    concurrency: int = field(default=1, metadata=bound(1, 64))
     #: SQLite embedding cache
     cache: str | Path | None = None
     trust_pickle: bool = False
@@ -55,6 +56,7 @@ class CheckIndexSettings:
     text_column: str = "text"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if isinstance(self.template, str):
             object.__setattr__(self, "template", EmbedTemplate.parse(self.template))
 

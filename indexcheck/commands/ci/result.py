@@ -5,16 +5,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ...output.notebook import Notebook
 from ..kit.verdicts import Verdict
 from .config import PASS
 from .gates import GateRow
 
 
 @dataclass
-class CiResult:
+class CiResult(Notebook):
     """The run: per-check verdicts, gate rows, the baseline comparison, each check's full
     result (``results``, as their ``to_dict()``), and per-question outcomes for the next
     baseline (``per_question``)."""
+
+    frames = ("gates",)
 
     verdict: Verdict
     checks: dict[str, Verdict]

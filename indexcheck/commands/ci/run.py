@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...output.manifest import Run, stamp
 from ...stores.opening import opened
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .config import CiConfig, needs_embedder
 from .noninferiority import load_baseline
 from .result import CiResult

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..kit.settings import Settings
 from .config import CiConfig
 
 
 @dataclass(frozen=True)
-class CiSettings:
+class CiSettings(Settings):
     """The options of ``run_ci``, as :func:`indexcheck.run_ci` receives them."""
 
     #: the parsed ``[ci]`` table, or the path of the TOML file holding it

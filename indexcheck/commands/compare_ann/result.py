@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from ...output.notebook import Notebook
 from ..kit.ground_truth import GroundTruth
 
 if TYPE_CHECKING:
@@ -87,8 +88,10 @@ def row_dict(row: FetchRow) -> dict[str, Any]:
 
 
 @dataclass
-class AnnResult:
+class AnnResult(Notebook):
     """What compare-ann found; ``ok`` when some fetch depth reaches the target miss rate."""
+
+    frames = ("by_fetch", "worst_queries")
 
     ok: bool
     k: int

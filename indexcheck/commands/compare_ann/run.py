@@ -12,6 +12,7 @@ from ...inputs.given import corpus_of
 from ...output.manifest import Run, stamp
 from ...stores.opening import opened, swept_opener
 from ..kit.exact import engine_scope
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .compare import compare_ann, fetch_depths
 from .result import AnnResult
 from .settings import CompareAnnSettings, swept

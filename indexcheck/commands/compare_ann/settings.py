@@ -4,29 +4,30 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ..kit.settings import AT_LEAST_0, AT_LEAST_1, SEED, SHARE, Settings
 
 
 @dataclass(frozen=True)
-class CompareAnnSettings:
+class CompareAnnSettings(Settings):
     """Every compare-ann option as the face receives it (specs or opened objects, paths)."""
 
     #: a spec string or an opened store (a sweep needs the spec)
     store: Any = None
     #: how many stored vectors to sample, float32 (q, d) vectors, or a QuerySet
     queries: Any = 500
-    k: int = 4
+    k: int = field(default=4, metadata=AT_LEAST_1)
     #: fetch depths, each >= k (None: k and the defaults deeper than k)
     fetch: Sequence[int] | None = (4, 10, 20, 50)
     #: the best-chunk miss rate to reach
-    target: float = 0.01
-    seed: int = 0
+    target: float = field(default=0.01, metadata=SHARE)
+    seed: int = field(default=0, metadata=SEED)
     #: relative size of the move applied to sampled queries (None: the default)
-    noise: float | None = None
+    noise: float | None = field(default=None, metadata=AT_LEAST_0)
     #: a question file (JSONL or CSV) embedded with ``embedder`` to query with
     questions: str | Path | None = None
     #: a query vector file (.npy or Parquet), used as given

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...output.notebook import Notebook
 from ...output.result_json import json_form
 from ..kit.verdicts import Label
 from .metrics import MetricSet
@@ -30,8 +31,10 @@ class QuestionDiagnosis:
 
 
 @dataclass
-class DiagnoseResult:
+class DiagnoseResult(Notebook):
     """Labels per question, counts per label with examples, and metrics exact vs ANN."""
+
+    frames = ("questions",)
 
     ok: bool
     k: int

@@ -16,6 +16,7 @@ from ...inputs.questions import Question
 from ...output.manifest import Run, stamp
 from ...stores.base import VectorStore
 from ...stores.opening import opened
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .result import DiagnoseResult
 from .settings import DiagnoseSettings
 from .system.result import SystemDiagnoseResult

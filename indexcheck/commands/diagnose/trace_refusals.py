@@ -29,6 +29,7 @@ from ...inputs.answers import (
     is_refusal,
 )
 from ...inputs.questions import Question
+from ...output.notebook import Notebook
 from ...safety.textsafe import visible
 
 
@@ -63,8 +64,10 @@ class Refusal:
 
 
 @dataclass
-class RefusalsResult:
+class RefusalsResult(Notebook):
     """The refusals among ``answers`` answers of ``source``."""
+
+    frames = ("refusals",)
 
     source: str
     answers: int

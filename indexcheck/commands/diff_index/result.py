@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from ...output.notebook import Notebook
 from ..kit.finding import Finding
 
 
@@ -45,8 +46,10 @@ DiffFinding = Finding
 
 
 @dataclass
-class DiffResult:
+class DiffResult(Notebook):
     """What diff-index found; ``ok`` is True only when no error finding exists."""
+
+    frames = ("chunks", "findings")
 
     ok: bool
     old_count: int

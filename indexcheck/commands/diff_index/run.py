@@ -14,6 +14,7 @@ from ...output.manifest import Run, stamp
 from ...stores.base import VectorStore
 from ...stores.opening import opened, opened_pair
 from . import chunks_of, diff_index
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .result import DiffResult
 from .settings import DiffIndexSettings
 

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..kit.settings import AT_LEAST_0, COSINE, SEED, Settings
+
 
 @dataclass(frozen=True)
-class DiffIndexSettings:
+class DiffIndexSettings(Settings):
     """Every diff-index option as the face receives it (specs or opened objects, paths)."""
 
     #: the index in production: a spec string or an opened store
@@ -22,10 +24,10 @@ class DiffIndexSettings:
     #: re-embeds ``sample_new`` added/changed texts; None re-embeds nothing
     embedder: Any = None
     #: added/changed texts to re-embed (None: every one)
-    sample_new: int | None = 100
-    seed: int = 0
+    sample_new: int | None = field(default=100, metadata=AT_LEAST_0)
+    seed: int = field(default=0, metadata=SEED)
     #: an unchanged text whose vectors' cosine falls under this is an error
-    min_cosine: float = 0.999
+    min_cosine: float = field(default=0.999, metadata=COSINE)
     #: folder for the spill files (None: a temporary folder, removed after)
     workdir: Path | None = None
     #: DuckDB's memory limit for the join

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..kit.settings import Settings
+
 
 @dataclass(frozen=True)
-class EmbedSettings:
+class EmbedSettings(Settings):
     """Every embed option."""
 
     #: a chunks file (read with ``id_column``/``text_column``) or a Corpus

@@ -22,6 +22,7 @@ from ...errors import InputError
 from ...inputs.answers import AnswerRow
 from ...inputs.corpus import Corpus
 from ...output.model import WORST_ROWS, Section, Table, Text, V, manifest_section, ok_verdict
+from ...output.notebook import Notebook
 from ...output.registry import register_sections
 from ..kit.stats import wilson
 from .kb_index import TextIndex, build_index
@@ -92,8 +93,10 @@ class AnswerCheck:
 
 
 @dataclass
-class AnswerChecksResult:
+class AnswerChecksResult(Notebook):
     """Every answer's flags, the items checked and flagged per kind, and the rates."""
+
+    frames = ("answers",)
 
     ok: bool
     answers: list[AnswerCheck]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ...output.notebook import Notebook
 from ...output.result_json import json_form
 from .claims import CitationStatus, ClaimVerdict
 
@@ -58,8 +59,10 @@ class AnswerResult:
 
 
 @dataclass
-class JudgeResult:
+class JudgeResult(Notebook):
     """The run: answers, counts per verdict and status, the supported rate with its interval."""
+
+    frames = ("claims", "answers")
 
     ok: bool
     judge: str
@@ -83,3 +86,14 @@ class JudgeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return json_form(self, "answer_checks")
+
+    def frame_rows(self, rows: str) -> list[dict[str, Any]]:
+        """``claims``: one row per claim, led by its answer's id and status; else the
+        JSON rows."""
+        if rows != "claims":
+            return super().frame_rows(rows)
+        return [
+            {"answer_id": a["id"], "answer_status": a["status"], **c}
+            for a in self.to_dict()["answers"]
+            for c in a["claims"]
+        ]

@@ -20,6 +20,7 @@ from ...safety.secrets import spec_password_warning
 from ...safety.textsafe import visible
 from ...stores.opening import opened
 from . import AnswerResult, JudgeResult, Prompt, judge_answers, load_prompt
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .answer_checks import AnswerChecksResult, check_answers
 from .settings import CheckAnswersSettings, JudgeSettings
 

@@ -5,11 +5,12 @@ passed down unchanged (field names and defaults are the api keywords')."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...inputs.answers import DEFAULT_ANSWER_REFUSAL_PATTERN
+from ..kit.settings import RETRIES, SEED, Settings
 
 if TYPE_CHECKING:
     from ...inputs.answers import AnswerRow
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class JudgeSettings(Settings):
     """Every option of ``indexcheck judge`` / :func:`indexcheck.api.judge`."""
 
     #: an answers file or trace export, or loaded rows
@@ -30,7 +31,7 @@ class JudgeSettings:
     prompt: str | Path | None = None
     #: a SQLite file of verdicts
     cache: str | Path | None = None
-    retries: int = 2
+    retries: int = field(default=2, metadata=RETRIES)
     #: regex marking refused answers; None: none
     refusal_pattern: str | None = DEFAULT_ANSWER_REFUSAL_PATTERN
     allow_unjudged: bool = False
@@ -48,7 +49,7 @@ class JudgeSettings:
     #: human verdicts (JSONL) to measure the judge's agreement with
     labels: str | Path | None = None
     #: the calibration's resampling seed (and the manifest's)
-    seed: int = 0
+    seed: int = field(default=0, metadata=SEED)
     #: an evidence sheet folder to append this run's rows to (signed with
     #: INDEXCHECK_SHEET_KEY when set)
     sheet: str | Path | None = None
@@ -61,7 +62,7 @@ class JudgeSettings:
 
 
 @dataclass(frozen=True)
-class CheckAnswersSettings:
+class CheckAnswersSettings(Settings):
     """Every option of ``indexcheck check-answers`` / :func:`indexcheck.api.check_answers`."""
 
     #: an answers file or trace export, or loaded rows

@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
+from ...output.notebook import Notebook
 from ...scales.formula import Transform, _from_cos, _to_cos
 from ...scales.transforms import ATOL, CATALOGUE, RTOL
 
 
 @dataclass
-class ScaleResult:
+class ScaleResult(Notebook):
     """What the probe found; ``ok`` is True only when a catalogue formula explains every
     score. ``to_dict()`` writes the conversion formulas as ``to_cosine``/``from_cosine``
     (score ``s``); the methods of the same name convert arrays. ``source`` is ``probed``
@@ -23,6 +24,8 @@ class ScaleResult:
     ``documented`` (not measured). ``framework_scores`` lists the LangChain/LlamaIndex
     relevance functions that apply to this backend score.
     """
+
+    frames = ("candidates", "pairs")
 
     ok: bool
     transform: str | None

@@ -12,6 +12,7 @@ from ...output.manifest import Run, stamp
 from ...stores.base import VectorStore
 from ...stores.opening import opened
 from ..kit.filtered_truth import as_node
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .probe import probe_scale
 from .result import ScaleResult
 from .scale import cache_path, scale_for, write_cache

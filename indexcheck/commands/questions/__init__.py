@@ -27,6 +27,7 @@ from ...errors import InputError
 from ...inputs.corpus import Corpus
 from ...judges.base import Judge
 from ...judges.cache import JudgementCache
+from ...output.notebook import Notebook
 from ..judge import Prompt
 from ..kit.retrieval import refusal_ids
 from . import gates
@@ -43,13 +44,15 @@ LINK_MAX = 0.95
 
 
 @dataclass
-class QuestionSetResult:
+class QuestionSetResult(Notebook):
     """The run: the questions kept, every drop per gate, the calls made and the provenance.
 
     ``questions`` are rows in the question-set format (``id``, ``question``, ``expected`` or
     ``in_scope: false``, ``topic``, ``refusal_expected``) plus ``kind``, ``paraphrase``,
     ``source`` [{id, hash}], ``evidence`` and the generator's identity.
     """
+
+    frames = ("questions", "dropped")
 
     ok: bool
     complete: bool

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ...output.notebook import Notebook
+
 Score = dict[str, float | None]
 
 
@@ -26,8 +28,10 @@ class QuestionRecord:
 
 
 @dataclass
-class SweepResult:
+class SweepResult(Notebook):
     """The sweep: per-question records, one table row per threshold, and the verdict."""
+
+    frames = ("table", "questions")
 
     ok: bool
     k: int

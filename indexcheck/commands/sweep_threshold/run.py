@@ -21,6 +21,7 @@ from ...stores.base import VectorStore
 from ...stores.opening import opened
 from ..probe_scale.setup import ScoreRequest
 from . import SweepResult, prepare, sweep_threshold
+from . import report as _report  # noqa: F401 (its renderer: the result's summary in a notebook)
 from .filters import question_filters
 from .observed import refuse_absent_scores, refuse_filter, sweep_observed
 from .settings import SweepThresholdSettings

@@ -4,11 +4,13 @@ frozen object built once at the face and passed down unchanged."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ..kit.settings import AT_LEAST_1, SHARE, Settings
 
 if TYPE_CHECKING:
     from ...embedders.base import Embedder
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class SweepThresholdSettings:
+class SweepThresholdSettings(Settings):
     """Every option of sweep-threshold; the names and defaults of the api's keywords."""
 
     #: a spec or an opened store (with ``observed``: it only names the scale; None: none)
@@ -30,9 +32,9 @@ class SweepThresholdSettings:
     embedder: str | Embedder | None = None
     #: a chunks file or a Corpus; its truthy ``refusal`` column marks refusal chunks
     chunks: str | Path | Corpus | None = None
-    k: int = 4
-    fetch: int = 20
-    recall_target: float = 0.95
+    k: int = field(default=4, metadata=AT_LEAST_1)
+    fetch: int = field(default=20, metadata=AT_LEAST_1)
+    recall_target: float = field(default=0.95, metadata=SHARE)
     #: ``recall`` or ``youden``: how the recommended threshold is picked
     rule: str = "recall"
     refusal_pattern: str | None = None
@@ -54,6 +56,7 @@ class SweepThresholdSettings:
     trust_pickle: bool = False
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         # a bad filter is refused before any file is read (with observed: refused as given)
         if isinstance(self.filter, str) and self.observed is None:
             from ...filters import parse_filter

@@ -13,7 +13,6 @@ seed, time and embedding cost).
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,11 @@ from typing import Any
 from ...safety.redact import scrub
 from ...safety.textsafe import escape_html, xml_safe
 from ..files import write_atomic
-from ..model import Code, Image, Section, Table, Text, V, fmt
+from ..model import Section, V
 from ..registry import kind_of
+from .blocks import blocks_html, cell_html
 from .builders import Builder
 from .claims import CSS as JUDGE_CSS
-from .html_fragments import Html
 from .markdown import markdown
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -52,13 +51,6 @@ p.note{color:#57606a}
 """
 
 
-def _cell_html(v: Any) -> str:
-    if isinstance(v, V):
-        return f'<td><span class="v v-{escape_html(v)}">{escape_html(v)}</span></td>'
-    num = isinstance(v, int | float) and not isinstance(v, bool)
-    return f"<td{' class=num' if num else ''}>{escape_html(fmt(v))}</td>"
-
-
 def _html(title: str, verdict: str, sections: list[Section]) -> str:
     out = [
         "<!DOCTYPE html>",
@@ -74,37 +66,13 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
         if s.verdict:
             out.append(
                 f'<tr><td><a href="#{s.anchor}">{escape_html(s.title)}</a></td>'
-                f"{_cell_html(V(s.verdict))}</tr>"
+                f"{cell_html(V(s.verdict))}</tr>"
             )
     out.append("</table>")
     for s in sections:
         badge = f' <span class="v v-{s.verdict}">{s.verdict}</span>' if s.verdict else ""
         out.append(f'<h2 id="{s.anchor}">{escape_html(s.title)}{badge}</h2>')
-        for b in s.blocks:
-            if isinstance(b, Html):
-                out.append(b.html)
-            elif isinstance(b, Text):
-                lead = f'<span class="v v-{escape_html(b.badge)}">{escape_html(b.badge)}</span> '
-                out.append(f"<p>{lead if b.badge else ''}{escape_html(b.text)}</p>")
-            elif isinstance(b, Image):
-                data = base64.b64encode(b.path.read_bytes()).decode("ascii")
-                out.append(f'<img alt="{escape_html(b.alt)}" src="data:image/png;base64,{data}">')
-            elif isinstance(b, Code):
-                out.append(
-                    f"<details><summary>{escape_html(b.summary)}</summary>"
-                    f"<pre><code>{escape_html(b.text)}</code></pre></details>"
-                )
-            elif isinstance(b, Table):
-                if b.caption:
-                    out.append(f"<h3>{escape_html(b.caption)}</h3>")
-                if not b.rows:
-                    out.append('<p class="note">None.</p>')
-                    continue
-                head = "".join(f"<th>{escape_html(h)}</th>" for h in b.headers)
-                body = "".join(
-                    "<tr>" + "".join(_cell_html(v) for v in row) + "</tr>" for row in b.rows
-                )
-                out.append(f"<table><tr>{head}</tr>{body}</table>")
+        out += blocks_html(s.blocks)
     out.append("</main></body></html>")
     # the last step: no secret in use, and no character XML 1.0 forbids (so the page
     # parses as XHTML too and no encoder chokes on a lone surrogate from a file name)

@@ -241,7 +241,7 @@ def test_bad_numbers_are_refused_before_any_work() -> None:
 
     ids, texts, vecs = kb(10)
     store = MemoryStore(ids, vecs, texts)
-    with pytest.raises(InputError, match="min-cosine"):
+    with pytest.raises(InputError, match="min_cosine must be a finite number"):
         diff_index(DiffIndexSettings(min_cosine=float("nan")), store, store)
     with pytest.raises(InputError, match="memory-limit"):
         diff_index(DiffIndexSettings(memory_limit="1GB'; DROP TABLE x; --"), store, store)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ....output.model import Section, Table, Text
+from ....output.notebook import Notebook
 from ....output.registry import register_sections
 from .interventions import EXPERIMENTS, IMPLICATES
 
@@ -31,7 +32,8 @@ class SystemQuestion:
 
 
 @dataclass
-class SystemDiagnoseResult:
+class SystemDiagnoseResult(Notebook):
+    frames = ("questions",)
     ok: bool
     system: str
     model_id: str
