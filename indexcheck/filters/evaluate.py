@@ -56,6 +56,8 @@ ENGINE_MISSING: dict[str, Missing] = {
     "pinecone": Missing.EXCLUDE,
     "elasticsearch": Missing.INCLUDE,
     "opensearch": Missing.INCLUDE,
+    # MQL: $ne/$nin are negations; held by the emulator, which follows the MQL pages
+    "mongodb": Missing.INCLUDE,
 }
 
 

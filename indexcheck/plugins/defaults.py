@@ -27,6 +27,7 @@ STORES: dict[str, str] = {
     "redis": "indexcheck.stores.redis.store:RedisStore",
     "elasticsearch": "indexcheck.stores.elasticsearch.store:ElasticsearchStore",
     "opensearch": "indexcheck.stores.opensearch.store:OpenSearchStore",
+    "mongodb": "indexcheck.stores.mongodb.store:MongoStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``
