@@ -27,8 +27,8 @@ Index Fields for Vector Search" (``vector`` fields with ``numDimensions`` and
   ``BadValue`` (2) here, not verified against Atlas. ``saslStart`` always fails with
   ``AuthenticationFailed`` (18): the emulator has no users.
 
-Every command is logged in ``commands`` as (name, db, collection); :func:`writes` lists the
-ones that change data or indexes.
+Every command is logged in ``commands`` as (name, db, collection), its document in
+``bodies``; :func:`writes` lists the ones that change data or indexes.
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ class Collection:
         import faiss
 
         cached = self._graphs.get(name)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
         field = self.vector_field(name)
         path, dim, sim = field["path"], int(field["numDimensions"]), field["similarity"]
         docs, rows = [], []
@@ -119,14 +121,13 @@ class Collection:
             docs.append(doc)
             rows.append(arr)
         X = np.array(rows, dtype=np.float32).reshape(len(rows), dim)
-        if cached is None or cached[0] != self.version:
-            metric = faiss.METRIC_L2 if sim == "euclidean" else faiss.METRIC_INNER_PRODUCT
-            index = faiss.IndexHNSWFlat(dim, 16, metric)
-            index.hnsw.efConstruction = 40
-            if len(rows):
-                index.add(_unit(X) if sim == "cosine" else X)
-            self._graphs[name] = (self.version, index)
-        return docs, X, self._graphs[name][1]
+        metric = faiss.METRIC_L2 if sim == "euclidean" else faiss.METRIC_INNER_PRODUCT
+        index = faiss.IndexHNSWFlat(dim, 16, metric)
+        index.hnsw.efConstruction = 40
+        if len(rows):
+            index.add(_unit(X) if sim == "cosine" else X)
+        self._graphs[name] = (self.version, (docs, X, index))
+        return docs, X, index
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -152,6 +153,7 @@ class Emulator:
         self.version = version
         self.dbs: dict[str, dict[str, Collection]] = {}
         self.commands: list[tuple[str, str, str]] = []
+        self.bodies: list[dict[str, Any]] = []
         self.cursors: dict[int, tuple[str, list[dict[str, Any]]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
@@ -247,6 +249,7 @@ class Emulator:
             logged = "aggregate+write"
         with self._lock:
             self.commands.append((logged, db, target))
+            self.bodies.append(cmd)
             try:
                 handler = getattr(self, "_cmd_" + name.lower(), None)
                 if handler is None:
