@@ -26,7 +26,7 @@ from tests.builders import mongodb as build
 from tests.builders.search_engines import lc_embeddings
 from tests.emulators.mongodb_emulator import Emulator, writes
 from tests.store_contract import check_store_contract
-from tests.stores.searchengine_support import EMBEDDER, N, buggy, chunks_file, corpus
+from tests.stores.searchengine_support import EMBEDDER, buggy, chunks_file, corpus
 
 pytest.importorskip("pymongo")
 pytest.importorskip("langchain_mongodb")
