@@ -28,7 +28,8 @@ Index Fields for Vector Search" (``vector`` fields with ``numDimensions`` and
   ``AuthenticationFailed`` (18): the emulator has no users.
 
 Every command is logged in ``commands`` as (name, db, collection), its document in
-``bodies``; :func:`writes` lists the ones that change data or indexes.
+``bodies``; :func:`writes` lists the ones that change data or indexes. ``failures`` makes
+the next commands fail with given codes (retry tests).
 """
 
 from __future__ import annotations
@@ -154,6 +155,8 @@ class Emulator:
         self.dbs: dict[str, dict[str, Collection]] = {}
         self.commands: list[tuple[str, str, str]] = []
         self.bodies: list[dict[str, Any]] = []
+        #: (code, codeName) replies for the next commands that are not handshakes
+        self.failures: list[tuple[int, str]] = []
         self.cursors: dict[int, tuple[str, list[dict[str, Any]]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
@@ -251,6 +254,9 @@ class Emulator:
             self.commands.append((logged, db, target))
             self.bodies.append(cmd)
             try:
+                if self.failures and name.lower() not in ("ismaster", "hello", "endsessions"):
+                    code, code_name = self.failures.pop(0)
+                    raise Fail(f"injected {code_name}", code, code_name)
                 handler = getattr(self, "_cmd_" + name.lower(), None)
                 if handler is None:
                     raise Fail(f"no such command: '{name}'", 59, "CommandNotFound")

@@ -29,6 +29,7 @@ import numpy as np
 from ...errors import DimensionMismatchError, InputError
 from ...remote.retry import RetryPolicy
 from ...safety.redact import redactor
+from ..arrays import fetched_in_order
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import Hits, gather
 from ..params import Float, Int, Str
@@ -215,13 +216,7 @@ class MongoStore(BaseStore):
         """Stored vectors for ``ids`` in order (one ``find`` on ``_id $in``): float32 (n, d)."""
         keys = self._keys(ids)
         docs = self._call("fetch", lambda: list(self._coll.find({"_id": {"$in": keys}})))
-        b = self._rows(docs)
-        pos = {vid: n for n, vid in enumerate(b.ids)}
-        rows = [b.vectors[pos[i]] if i in pos and b.dims[pos[i]] else None for i in ids]
-        vectors, dims = pack_rows(rows, self._lay.dimension)
-        found = np.array([i in pos for i in ids], dtype=bool)
-        texts = [b.texts[pos[i]] if b.texts and i in pos else None for i in ids]
-        return Fetched(list(ids), vectors, found, dims, texts if self._lay.text else None)
+        return fetched_in_order(self._rows(docs), ids, self._lay.dimension, bool(self._lay.text))
 
     def _search_dimension(self) -> int:
         return self._lay.dimension

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from indexcheck.cli.app import cli
 from indexcheck.commands.check_index import CheckIndexSettings, check_index
 from indexcheck.commands.probe_scale import probe_scale
-from indexcheck.errors import AuthError, FilterError, InputError
+from indexcheck.errors import AuthError, BackendUnavailableError, FilterError, InputError
 from indexcheck.inputs.corpus import corpus_from_pairs
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
@@ -26,7 +26,15 @@ from tests.builders import mongodb as build
 from tests.builders.search_engines import lc_embeddings
 from tests.emulators.mongodb_emulator import Emulator, writes
 from tests.store_contract import check_store_contract
-from tests.stores.searchengine_support import EMBEDDER, buggy, chunks_file, corpus
+from tests.stores.searchengine_support import (
+    EMBEDDER,
+    N,
+    buggy,
+    chunks_file,
+    corpus,
+    fixed_embeddings,
+    unit,
+)
 
 pytest.importorskip("pymongo")
 pytest.importorskip("langchain_mongodb")
@@ -62,27 +70,6 @@ def built(e: Emulator, embedding: Any = None) -> tuple[list[str], list[str]]:
     texts, metas = corpus()
     ids = build.langchain_mongo(e.url, "rag", "docs", texts, metas, embedding or lc_embeddings())
     return ids, texts
-
-
-def unit(n: int = 200, d: int = 16, seed: int = 7) -> np.ndarray:
-    x = np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
-class _FixedEmbeddings:
-    """LangChain embeddings that hand out given vectors by text."""
-
-    def __new__(cls, table: dict[str, list[float]]) -> Any:
-        from langchain_core.embeddings import Embeddings
-
-        class _E(Embeddings):  # type: ignore[misc]
-            def embed_documents(self, texts: list[str]) -> list[list[float]]:
-                return [table[t] for t in texts]
-
-            def embed_query(self, text: str) -> list[float]:
-                return table.get(text) or next(iter(table.values()))
-
-        return _E()
 
 
 # -- the planted-fault suite on LangChain's defaults ------------------------------------------
@@ -214,7 +201,7 @@ def test_probe_scale_names_each_similarity(emu: Emulator, similarity: str, formu
     if similarity == "euclidean":  # not unit length: the formula must hold on raw distances
         vecs = vecs * np.random.default_rng(1).uniform(0.5, 2.0, (len(vecs), 1)).astype(np.float32)
     texts = [f"t{i}" for i in range(len(vecs))]
-    emb = _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True)))
+    emb = fixed_embeddings(texts, vecs)
     build.langchain_mongo(emu.url, "rag", "docs", texts, None, emb, similarity=similarity)
     with open_store(spec(emu, num_candidates=400)) as store:
         info = store.info()
@@ -243,7 +230,7 @@ def test_compare_ann_sends_numcandidates_per_depth_and_exact_true(emu: Emulator)
 def test_a_narrow_breadth_misses_what_exact_search_finds(emu: Emulator) -> None:
     vecs = unit(1000, 16, seed=3)
     texts = [f"t{i}" for i in range(len(vecs))]
-    emb = _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True)))
+    emb = fixed_embeddings(texts, vecs)
     build.langchain_mongo(emu.url, "rag", "docs", texts, None, emb)
     q = unit(50, 16, seed=9)
     with open_store(spec(emu, num_candidates=10)) as narrow:
@@ -284,6 +271,7 @@ def test_every_command_runs_and_sends_no_write(emu: Emulator, tmp_path: Path) ->
         assert r.exit_code in (0, 1), (args[0], r.output)
     log = emu.commands[first:]
     assert writes(log) == [], writes(log)
+    assert {"createSearchIndexes", "update"} <= {c[0] for c in writes(emu.commands[:first])}
     assert {c[0] for c in log} >= {"find", "aggregate", "count"}
 
 
@@ -370,3 +358,14 @@ def test_errors_name_the_fix(emu: Emulator) -> None:
             MONGODB_ERRORS.call("read", c.server_info, where="x", namespace="rag.docs")
         finally:
             c.close()
+
+
+def test_a_retryable_code_is_retried_by_the_base_and_others_are_not(emu: Emulator) -> None:
+    built(emu)
+    with open_store(spec(emu)) as store:
+        store._sleep = lambda s: None  # type: ignore[method-assign]
+        emu.failures.extend([(262, "ExceededTimeLimit"), (262, "ExceededTimeLimit")])
+        assert store.info().count == N
+        emu.failures.append((8000, "AtlasError"))
+        with pytest.raises(BackendUnavailableError, match="code 8000: injected AtlasError"):
+            store.info()
