@@ -39,10 +39,11 @@ def langchain_mongo(
 
 def llamaindex_mongo(
     url: str, db: str, coll: str, ids: list[str], vectors: np.ndarray, texts: list[str],
-    metas: list[dict[str, Any]],
+    metas: list[dict[str, Any]], filters: list[str] | None = None,
 ) -> None:  # fmt: skip
     """LlamaIndex's ``MongoDBAtlasVectorSearch.add`` of TextNodes with given embeddings,
-    and the vector index it creates (``create_vector_search_index``, cosine)."""
+    and the vector index it creates (``create_vector_search_index``, cosine, ``filters``
+    the filter paths, ``metadata.KEY`` for its layout)."""
     from llama_index.core.schema import TextNode
     from llama_index.vector_stores.mongodb import MongoDBAtlasVectorSearch
     from pymongo import AsyncMongoClient
@@ -54,8 +55,9 @@ def llamaindex_mongo(
             mongodb_client=c, async_mongodb_client=ac, db_name=db, collection_name=coll
         )
         store.create_vector_search_index(
-            dimensions=int(vectors.shape[1]), path="embedding", similarity="cosine"
-        )
+            dimensions=int(vectors.shape[1]), path="embedding", similarity="cosine",
+            filters=filters,
+        )  # fmt: skip
         nodes = [
             TextNode(id_=i, text=t, metadata=m, embedding=v.tolist())
             for i, t, m, v in zip(ids, texts, metas, vectors, strict=True)

@@ -7,6 +7,7 @@ credentials never printed."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -303,7 +304,8 @@ def test_llamaindex_layout_is_read_with_no_mapping_given(emu: Emulator) -> None:
     vecs = unit(30, 8)
     ids = [f"node-{i}" for i in range(30)]
     build.llamaindex_mongo(emu.url, "rag", "li", ids, vecs, [f"c{i}" for i in range(30)],
-                           [{"topic": f"T{i % 3}"} for i in range(30)])  # fmt: skip
+                           [{"topic": f"T{i % 3}"} for i in range(30)],
+                           filters=["metadata.topic"])  # fmt: skip
     with open_store(spec(emu, "li")) as store:
         info = store.info()
         assert (info.details["vector_field"], info.details["metadata_field"]) == (
@@ -315,6 +317,9 @@ def test_llamaindex_layout_is_read_with_no_mapping_given(emu: Emulator) -> None:
         b = next(store.iter_vectors(5))
         assert b.metadata is not None and b.metadata[0]["topic"] == "T0"
         assert b.texts is not None and b.texts[0] is not None and "c0" in b.texts[0]
+        # the portable filter's field lands under LlamaIndex's metadata sub-document
+        _, I = store.query(vecs[:1], 30, filter={"topic": "T1"})
+        assert {i for i in I[0] if i is not None} == {ids[i] for i in range(1, 30, 3)}
 
 
 def test_credentials_come_from_the_environment_and_are_never_printed(
@@ -336,6 +341,14 @@ def test_credentials_come_from_the_environment_and_are_never_printed(
     r = run("probe-scale", "--store", "mongodb:?db=rag&collection=docs", "--json", str(out))
     assert r.exit_code == 0, r.output
     assert "$MONGODB_URI" in out.read_text() and emu.url not in out.read_text()
+
+
+def test_without_pymongo_the_error_names_the_pip_install(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pymongo", None)
+    r = run("probe-scale", "--store", spec(emu))
+    assert r.exit_code == 2 and "pip install 'indexcheck[mongodb]'" in r.output, r.output
 
 
 def test_errors_name_the_fix(emu: Emulator) -> None:
