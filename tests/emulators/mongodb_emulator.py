@@ -364,7 +364,7 @@ class Emulator:
         upserted = []
         for i, op in enumerate(cmd.get("updates", [])):
             q, u = op.get("q", {}), op["u"]
-            hits = [k for k, d in coll.docs.items() if matches(d, q)]
+            hits = _by_id(coll, q)
             if not op.get("multi"):
                 hits = hits[:1]
             for k in hits:
@@ -522,6 +522,14 @@ class Emulator:
         s = score(sim, q, X[rows])
         best = np.argsort(-s, kind="stable")[:limit]
         return [dict(docs[rows[i]], __score=float(s[i])) for i in best]
+
+
+def _by_id(coll: Collection, q: dict[str, Any]) -> list[bytes]:
+    """Keys of the documents ``q`` matches; ``{_id: value}`` is one lookup (the _id index)."""
+    if set(q) == {"_id"} and not isinstance(q["_id"], dict):
+        key = _key(q["_id"])
+        return [key] if key in coll.docs else []
+    return [k for k, d in coll.docs.items() if matches(d, q)]
 
 
 def _updated(doc: dict[str, Any], u: Any) -> dict[str, Any]:
