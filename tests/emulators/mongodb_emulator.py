@@ -173,7 +173,9 @@ class Emulator:
         self._server = Server(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
         self.url = f"mongodb://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
