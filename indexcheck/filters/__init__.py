@@ -44,6 +44,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
     from indexcheck.filters.lancedb import to_lancedb
     from indexcheck.filters.llamaindex import to_llamaindex
     from indexcheck.filters.milvus import to_milvus
+    from indexcheck.filters.mongodb import to_mongodb
     from indexcheck.filters.opensearch import to_opensearch
     from indexcheck.filters.pgvector import to_pgvector
     from indexcheck.filters.pinecone import to_pinecone
@@ -69,6 +70,7 @@ def _translators() -> dict[str, Callable[..., Any]]:
         "opensearch": to_opensearch,
         "weaviate": to_weaviate,
         "turbopuffer": to_turbopuffer,
+        "mongodb": to_mongodb,
     }
 
 

@@ -62,6 +62,8 @@ ENGINE_MISSING: dict[str, Missing] = {
     # turbopuffer documents NotEq and NotIn as the inverses of Eq and In; held by the
     # emulator, which follows those pages, not by a real engine
     "turbopuffer": Missing.INCLUDE,
+    # MQL: $ne/$nin are negations; held by the emulator, which follows the MQL pages
+    "mongodb": Missing.INCLUDE,
 }
 
 

@@ -29,6 +29,7 @@ STORES: dict[str, str] = {
     "opensearch": "indexcheck.stores.opensearch.store:OpenSearchStore",
     "weaviate": "indexcheck.stores.weaviate.store:WeaviateStore",
     "turbopuffer": "indexcheck.stores.turbopuffer.store:TurbopufferStore",
+    "mongodb": "indexcheck.stores.mongodb.store:MongoStore",
 }
 
 #: scheme -> "module:function" of the built-in embedders, each ``open(rest) -> Embedder``

@@ -53,7 +53,8 @@ _BACKEND_LIST = [
               "Upstash EUCLIDEAN, Elasticsearch l2_norm, OpenSearch l2"),
     Transform("1/(1+l2)", "l2", True, lambda x: 1 / (1 + x),
               lambda s: np.where(s <= 1, 1 / s - 1, np.nan), "cos = 1-(1/s-1)^2/2",
-              "s = 1/(1+sqrt(2-2*cos))", "relevance = 1/(1+distance) wrappers"),
+              "s = 1/(1+sqrt(2-2*cos))",
+              "MongoDB Atlas euclidean, relevance = 1/(1+distance) wrappers"),
 ]  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpecError
+from .protocol import Fetched, VectorBatch
 
 
 def empty_result(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -42,3 +43,16 @@ def pack_rows(rows: Sequence[Any | None], dimension: int) -> tuple[np.ndarray, n
         if vec.shape[0] == dimension:
             out[i] = vec
     return out, dims
+
+
+def fetched_in_order(got: VectorBatch, ids: Sequence[str], dimension: int,
+                     texts: bool) -> Fetched:  # fmt: skip
+    """The rows of ``got`` (an engine's answer to a fetch, in its own order, repeats and
+    absent ids left out) laid out as ``ids`` asked: float32 (n, d), found, dims, and the
+    texts when the store has a text field (``texts``)."""
+    pos = {vid: i for i, vid in enumerate(got.ids)}
+    rows = [got.vectors[pos[i]] if i in pos and got.dims[pos[i]] else None for i in ids]
+    vectors, dims = pack_rows(rows, dimension)
+    found = np.array([i in pos for i in ids], dtype=bool)
+    held = [got.texts[pos[i]] if got.texts and i in pos else None for i in ids]
+    return Fetched(list(ids), vectors, found, dims, held if texts else None)

@@ -35,6 +35,7 @@ MINUS_DOT = Score("-dot", False)
 HALF_ONE_PLUS_COS = Score("(1+cos)/2", True)
 HALF_ONE_PLUS_DOT = Score("(1+dot)/2", True)
 INV_ONE_PLUS_L2_SQUARED = Score("1/(1+l2^2)", True)
+INV_ONE_PLUS_L2 = Score("1/(1+l2)", True)
 INV_TWO_MINUS_COS = Score("1/(2-cos)", True)
 MAX_INNER_PRODUCT = Score("1+dot|1/(1-dot)", True)
 #: OpenSearch's cosinesimil on nmslib and faiss before 2.19 (``1/(1+d)``, ``d = 1-cos``)
@@ -89,6 +90,12 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
     # turbopuffer's ``$dist``: ``cosine_distance`` is 1-cos (0..2), ``euclidean_squared`` the
     # squared distance; both lower is better (turbopuffer.com/docs/query)
     "turbopuffer": {"cosine_distance": ONE_MINUS_COS, "euclidean_squared": L2_SQUARED},
+    # MongoDB Atlas's vectorSearchScore per index similarity ("About the similarity
+    # functions"): (1+cos)/2, (1+dot)/2, and 1/(1+d) with d the plain Euclidean distance
+    "mongodb": {
+        "cosine": HALF_ONE_PLUS_COS,
+        "dotProduct": HALF_ONE_PLUS_DOT,
+        "euclidean": INV_ONE_PLUS_L2,
 }
 
 

@@ -1,6 +1,6 @@
-"""What the Elasticsearch and OpenSearch store tests share: the corpus, the seed bug as a
-LangChain embeddings wrapper, the chunks file, seeded filters and numpy's truth, and the
-read-only check over an emulator's request log."""
+"""What the Elasticsearch, OpenSearch and MongoDB store tests share: the corpus, the seed
+bug as a LangChain embeddings wrapper, the chunks file, seeded filters and numpy's truth,
+unit vectors handed out by text, and the read-only check over an emulator's request log."""
 
 from __future__ import annotations
 
@@ -97,3 +97,25 @@ def truth(engine: str, vecs: np.ndarray, metas: list[dict[str, Any]], ids: list[
     cos = x @ q / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
     order = [i for i in np.argsort(-cos, kind="stable") if mask[i]]
     return [ids[i] for i in order[:k]]
+
+
+def unit(n: int = 200, d: int = 16, seed: int = 7) -> np.ndarray:
+    """``n`` seeded unit-length float32 (n, d) rows."""
+    x = np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)  # type: ignore[no-any-return]
+
+
+def fixed_embeddings(texts: list[str], vectors: np.ndarray) -> Any:
+    """LangChain embeddings that hand out the given vectors by text (probe-scale's corpus)."""
+    from langchain_core.embeddings import Embeddings
+
+    table = dict(zip(texts, vectors.tolist(), strict=True))
+
+    class _Fixed(Embeddings):  # type: ignore[misc]
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [table[t] for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return table.get(text) or next(iter(table.values()))
+
+    return _Fixed()

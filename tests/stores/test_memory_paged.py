@@ -11,6 +11,11 @@ engines, not indexcheck:
   opening), which counts the page, what the engine's reply left in it, and anything the
   scan keeps. Chroma's scan keeps its set of ids read (about 90 bytes a row): the growth
   from n to 4n must stay under ``CHROMA_ROW_BYTES`` a row. Qdrant keeps nothing a row.
+- MongoDB: the wire-protocol emulator serves from the test process, so the scanning
+  process's peak RSS is indexcheck's and pymongo's (tracemalloc cannot see it: pymongo
+  decodes a batch more than 16 frames below indexcheck's); it must not grow by more than
+  ``MONGODB_ROW_BYTES`` a row. Keeping every document read grew it 3,300 bytes a row
+  (63 -> 110 MB from 5,000 to 20,000 rows; passing: 52 -> 51 MB).
 - Milvus: the Lite server runs in its own process (the ``http://`` spec), so the scanning
   process's peak RSS is indexcheck's and pymilvus's; it must not grow by more than
   ``MILVUS_ROW_BYTES`` a row.
@@ -43,6 +48,8 @@ CHROMA_ROW_BYTES = 160
 QDRANT_ROW_BYTES = 16
 #: growth of the scanning process's peak RSS per added row, Milvus server out of process
 MILVUS_ROW_BYTES = 256
+#: the same for MongoDB (emulator in the test process, a pymongo cursor holds one batch)
+MONGODB_ROW_BYTES = 256
 
 #: opens argv[1], scans it in pages of 1000; with argv[2] == "trace" it measures the Python
 #: memory allocated under indexcheck's frames (tracemalloc from the end of opening) that is
@@ -177,4 +184,34 @@ def test_milvus_scan_process_does_not_grow_with_the_rows(tmp_path: Path) -> None
         f"milvus: the scanning process's peak RSS grew {per_row:.0f} bytes a row from {n} "
         f"to {4 * n} rows ({small:.0f} -> {large:.0f} MB); it should hold one "
         "page"
+    )
+
+
+def test_mongodb_scan_keeps_one_batch() -> None:
+    pytest.importorskip("pymongo")
+    from tests.emulators.mongodb_emulator import Emulator
+
+    emu = Emulator()
+    definition = {"fields": [{"type": "vector", "path": "embedding", "numDimensions": D,
+                              "similarity": "cosine"}]}  # fmt: skip
+
+    def build(n: int) -> str:
+        ids, vectors, texts = _rows(n)
+        coll = emu.collection("rag", f"c{n}")
+        coll.search_indexes["vector_index"] = {"name": "vector_index", "type": "vectorSearch",
+                                               "latestDefinition": definition}  # fmt: skip
+        for i, v, t in zip(ids, vectors.tolist(), texts, strict=True):
+            coll.docs[i.encode()] = {"_id": i, "text": t, "embedding": v}
+        return f"mongodb:{emu.url}?db=rag&collection=c{n}"
+
+    n = 5_000
+    try:
+        small, large = _growth(build, n, False, "rss")
+    finally:
+        emu.stop()
+    per_row = (large - small) * 2**20 / (3 * n)
+    print(f"mongodb: {small:.0f} MB at {n}, {large:.0f} MB at {4 * n}")
+    assert per_row <= MONGODB_ROW_BYTES, (
+        f"mongodb: the scanning process's peak RSS grew {per_row:.0f} bytes a row from {n} "
+        f"to {4 * n} rows ({small:.0f} -> {large:.0f} MB); it should hold one batch"
     )

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import DimensionMismatchError, InputError
 from ...remote.retry import RetryPolicy
+from ..arrays import fetched_in_order
 from ..base import BaseStore, Fetched, StoreInfo, VectorBatch, pack_rows
 from ..hits import Hits, gather
 from ..node_rows import embedded_texts
@@ -189,12 +190,7 @@ class SearchEngineStore(BaseStore):
         }
         got = self._search("fetch", body)
         b = self._rows(list(got["hits"]["hits"]))
-        pos = {vid: i for i, vid in enumerate(b.ids)}
-        rows = [b.vectors[pos[i]] if i in pos and b.dims[pos[i]] else None for i in ids]
-        vectors, dims = pack_rows(rows, self._lay.dimension)
-        found = np.array([i in pos for i in ids], dtype=bool)
-        texts = [b.texts[pos[i]] if b.texts and i in pos else None for i in ids]
-        return Fetched(list(ids), vectors, found, dims, texts if self._lay.text else None)
+        return fetched_in_order(b, ids, self._lay.dimension, bool(self._lay.text))
 
     def _search_dimension(self) -> int:
         return self._lay.dimension

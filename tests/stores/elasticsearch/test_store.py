@@ -31,8 +31,10 @@ from tests.stores.searchengine_support import (
     buggy,
     chunks_file,
     corpus,
+    fixed_embeddings,
     random_filter,
     truth,
+    unit,
     writes,
 )
 
@@ -146,11 +148,6 @@ def test_stale_missing_orphan_and_model_mismatch(emu: Emulator, tmp_path: Path) 
 # -- scores -----------------------------------------------------------------------------------
 
 
-def unit(n: int = 200, d: int = 16, seed: int = 7) -> np.ndarray:
-    x = np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
 @pytest.mark.parametrize(("distance", "similarity", "formula"), [
     ("COSINE", "cosine", "(1+cos)/2"),
     ("DOT_PRODUCT", "dot_product", "(1+dot)/2"),
@@ -161,7 +158,7 @@ def test_probe_scale_names_each_similarity(emu: Emulator, distance: str, similar
                                            formula: str) -> None:  # fmt: skip
     vecs = unit()
     texts = [f"t{i}" for i in range(len(vecs))]
-    emb = _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True)))
+    emb = fixed_embeddings(texts, vecs)
     build.langchain_es(emu.url, "docs", texts, None, emb, distance=distance)
     with open_store(spec(emu, num_candidates=400)) as store:
         info = store.info()
@@ -176,7 +173,7 @@ def test_int8_default_from_8_14_is_said_and_measured(tmp_path: Path) -> None:
     try:
         vecs = unit()
         texts = [f"t{i}" for i in range(len(vecs))]
-        emb = _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True)))
+        emb = fixed_embeddings(texts, vecs)
         ids = build.langchain_es(e.url, "docs", texts, None, emb)
         row = {vid: n for n, vid in enumerate(ids)}
         with open_store(spec(e, num_candidates=400)) as store:
@@ -190,22 +187,6 @@ def test_int8_default_from_8_14_is_said_and_measured(tmp_path: Path) -> None:
             assert err.max() < 0.02  # ... but near it
     finally:
         e.stop()
-
-
-class _FixedEmbeddings:
-    """LangChain embeddings that hand out given vectors by text (probe-scale's corpus)."""
-
-    def __new__(cls, table: dict[str, list[float]]) -> Any:
-        from langchain_core.embeddings import Embeddings
-
-        class _E(Embeddings):  # type: ignore[misc]
-            def embed_documents(self, texts: list[str]) -> list[list[float]]:
-                return [table[t] for t in texts]
-
-            def embed_query(self, text: str) -> list[float]:
-                return table.get(text) or next(iter(table.values()))
-
-        return _E()
 
 
 # -- compare-ann --------------------------------------------------------------------------------
@@ -307,7 +288,7 @@ def test_9x_hides_vectors_from_source_and_the_store_asks_for_them() -> None:
             "docs",
             texts,
             None,
-            _FixedEmbeddings(dict(zip(texts, vecs.tolist(), strict=True))),
+            fixed_embeddings(texts, vecs),
         )
         raw = build.client("elasticsearch", e.url).search(index="docs", size=1)
         assert "vector" not in raw["hits"]["hits"][0]["_source"]  # hidden by default
