@@ -96,6 +96,7 @@ ENGINE_SCORES: dict[str, dict[str, Score]] = {
         "cosine": HALF_ONE_PLUS_COS,
         "dotProduct": HALF_ONE_PLUS_DOT,
         "euclidean": INV_ONE_PLUS_L2,
+    },
 }
 
 

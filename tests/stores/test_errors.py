@@ -335,8 +335,15 @@ def test_remote_stores_translate_and_local_ones_need_not() -> None:
     from indexcheck.stores import BACKENDS, store_class
 
     remote = {"upstash", "pgvector", "chroma", "qdrant", "milvus", "lancedb", "sqlitevec"}
-    remote |= {"pinecone", "redis", "elasticsearch", "opensearch", "weaviate", "turbopuffer",
-               "mongodb"}
+    remote |= {
+        "pinecone",
+        "redis",
+        "elasticsearch",
+        "opensearch",
+        "weaviate",
+        "turbopuffer",
+        "mongodb",
+    }
     for scheme in BACKENDS:
         cls = store_class(scheme)
         # an SDK error table (BaseStore.errors), applied by the base: no store translates itself
