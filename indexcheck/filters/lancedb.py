@@ -6,7 +6,9 @@ LanceDB filters the top-k after the vector search and returns fewer than k rows.
 Every path segment is backtick-quoted (`` `metadata`.`profile` `` for a struct column),
 so a field named like a keyword (``order``) still works; string values are single-quoted
 with ``'`` doubled (DataFusion has no backslash escapes); NUL is refused. SQL NULL rules:
-``!=`` and ``NOT IN`` never match a null. DataFusion will not compare an integer column
+``!=`` and ``NOT IN`` never match a null, and each says so itself (``x IS NOT NULL AND x !=
+a``): DataFusion's simplifier folds ``x != a OR x NOT IN (b)`` into a contradiction's
+negation, ``true``, which let nulls through. DataFusion will not compare an integer column
 with a fractional literal, so fields listed in ``integer_fields`` are cast to DOUBLE
 when the bound is fractional.
 """
@@ -41,10 +43,13 @@ def _cond(c: Cond, struct: str | None, integer_fields: Collection[str]) -> str:
         vals = ", ".join(scalar_literal(v, quote) for v in c.value)
         if c.field in integer_fields and any(isinstance(v, float) for v in c.value):
             t = f"CAST({t} AS DOUBLE)"
-        return f"{t} {'IN' if c.op is Op.IN else 'NOT IN'} ({vals})"
+        if c.op is Op.IN:
+            return f"{t} IN ({vals})"
+        return f"({t} IS NOT NULL AND {t} NOT IN ({vals}))"
     if c.field in integer_fields and isinstance(c.value, float):
         t = f"CAST({t} AS DOUBLE)"
-    return f"{t} {SQL_OPS[c.op]} {scalar_literal(c.value, quote)}"
+    out = f"{t} {SQL_OPS[c.op]} {scalar_literal(c.value, quote)}"
+    return f"({t} IS NOT NULL AND {out})" if c.op is Op.NE else out
 
 
 def to_lancedb(
