@@ -5,7 +5,7 @@ built on the fly; each candidate is re-checked exactly and the nearest by ``|off
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -76,3 +76,27 @@ def _search(run: StreamRun, waiting: list[int], which: np.ndarray, shift: dict[i
             shift[int(wp[hit])] = int(best[hit])
             found += 1
     return found
+
+
+def window_search(
+    fresh: Any,
+    pending: Any,
+    q: int,
+    u: np.ndarray,
+    settings: Any,
+    shift: dict[int, int],
+    waiting: list[int],
+) -> None:
+    """A low chunk ``q`` (unit stored vector ``u`` float32 (d,)) searched among its
+    ``settings.window`` neighbours' fresh vectors: the nearest match goes to ``shift``,
+    else ``q`` waits (``u`` appended to ``pending``) for :func:`global_search`."""
+    n, window = fresh.n, settings.window
+    lo, hi = max(0, q - window), min(n, q + window + 1)
+    sims = fresh.read(lo, hi) @ u
+    match = np.flatnonzero(sims >= settings.min_cosine) + lo
+    match = match[match != q]
+    if match.size:
+        shift[q] = nearest(match, q)
+    else:
+        waiting.append(q)
+        pending.append(u[None, :])
