@@ -20,14 +20,6 @@ from indexcheck.testing import HashEmbedder
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield ray
-    ray.shutdown()
-
-
 def _untimed(data: Any) -> Any:
     """``data`` without the ``*_seconds`` figures (wall clock differs run to run)."""
     if isinstance(data, dict):
