@@ -64,7 +64,7 @@ FORWARDED_ENV = ("MISTRAL_", "OPENAI_", "INDEXCHECK_", "HF_", "SENTENCE_TRANSFOR
 SPLITTABLE = {".parquet": "parquet", ".jsonl": "json"}
 #: the job's runtime environment (JSON, or a JSON file's path), given to ray.init
 RUNTIME_ENV_VAR = "INDEXCHECK_RAY_RUNTIME_ENV"
-DOCS = "docs/engines.md"
+DOCS = "docs/guides/ray.md"
 
 
 def runtime_env_from(value: str | None) -> dict[str, Any] | None:
