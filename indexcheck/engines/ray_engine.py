@@ -76,7 +76,7 @@ def runtime_env_from(value: str | None) -> dict[str, Any] | None:
     if not value or not value.strip():
         return None
     text = value.strip()
-    if not text.startswith("{"):
+    if not text.startswith(("{", "[")):
         try:
             text = Path(text).expanduser().read_text(encoding="utf-8")
         except OSError as exc:
