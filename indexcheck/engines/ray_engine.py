@@ -443,6 +443,15 @@ def _rows_in(block: Any) -> int:
     return int(block.num_rows)
 
 
+def _on_block(block: Any, d: int, start: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(unit fresh vectors float32 (m, d), start, *args)`` on a compared block, where
+    the block is."""
+    from ray.data.block import BlockAccessor
+
+    vectors = np.asarray(BlockAccessor.for_block(block).to_numpy("fresh"), np.float32)
+    return fn(vectors.reshape(-1, d), start, *args)
+
+
 class RemoteFresh:
     """The unit fresh vectors of a compared dataset, read by position like the scratch
     file of the local engine (``n``, ``d``, ``read``, ``take``): the blocks that hold them
@@ -481,6 +490,25 @@ class RemoteFresh:
         if not parts:
             return np.zeros((0, self.d), np.float32)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def map_blocks(self, fn: Callable[..., Any], *args: Any) -> Iterator[tuple[int, Any]]:
+        """(first position, ``fn(vectors, first position, *args)``) per block, in order, each
+        run as a Ray task where the block is (the vectors never come here); ``args`` are
+        sent once. At most ``2 x cluster CPUs`` blocks in flight."""
+        ray = self.ray
+        task = ray.remote(num_cpus=1)(_on_block)
+        shared = [ray.put(a) for a in args]
+        window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        queue: deque[tuple[int, Any]] = deque()
+        for j, ref in enumerate(self.refs):
+            start = int(self.starts[j])
+            queue.append((start, task.remote(ref, self.d, start, fn, *shared)))
+            if len(queue) >= window:
+                at, job = queue.popleft()
+                yield at, ray.get(job)
+        while queue:
+            at, job = queue.popleft()
+            yield at, ray.get(job)
 
     def take(self, positions: np.ndarray) -> np.ndarray:
         """float32 (len(positions), d), in the order asked."""
