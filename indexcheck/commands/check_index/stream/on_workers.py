@@ -60,7 +60,6 @@ def compared_on_workers(
     status: list[np.ndarray] = []
     cosine: list[np.ndarray] = []
     bad_dim: dict[int, int] = {}
-    lows: list[tuple[int, np.ndarray]] = []  # (first LOW position of a block, its vectors)
     start = 0
     for ids, digests, st, cos, dims, low in worked.blocks():
         run.ids.add_hashed(ids, digests)
@@ -69,7 +68,7 @@ def compared_on_workers(
         status.append(st)
         cosine.append(cos)
         for q, u in zip((np.flatnonzero(st == LOW) + start).tolist(), low, strict=True):
-            lows.append((q, u))
+            window_search(worked.fresh, run.pending, q, u, run.settings, shift, waiting)
         start += len(ids)
         run.tick("embedding", start, total)
     run.ids.finish(run.source.source)
@@ -79,8 +78,6 @@ def compared_on_workers(
     if worked.fresh.n != start:
         raise DimensionMismatchError("the workers returned another number of vectors")
     run = dataclasses.replace(run, fresh=worked.fresh)
-    for q, u in lows:
-        window_search(run.fresh, run.pending, q, u, run.settings, shift, waiting)
     all_status = np.concatenate(status)
     return run, (all_status, np.concatenate(cosine), bad_dim, _orphans(run, all_status))
 
