@@ -79,3 +79,12 @@ def fixture_kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         "qvecs": qvecs,
         "faiss": folder,
     }
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    """A local two-CPU Ray, started for a test module and stopped after it."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield ray
+    ray.shutdown()

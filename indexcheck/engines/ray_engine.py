@@ -23,6 +23,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,10 +32,11 @@ from ..errors import (
     BackendUnavailableError,
     BugError,
     IndexcheckError,
+    InputError,
     MissingDependencyError,
 )
 from ..remote.translate import ErrorMap, Rule, doing
-from .ray_worker import EmbedWorker, RateGate, WorkerFailure
+from .ray_worker import CompareWorker, EmbedWorker, RateGate, WorkerFailure
 
 #: Ray's rows of the error table: a head that does not answer the probe, or ray.init's refusal
 RAY_ERRORS = ErrorMap(
@@ -60,7 +62,38 @@ RAY_ERRORS = ErrorMap(
 FORWARDED_ENV = ("MISTRAL_", "OPENAI_", "INDEXCHECK_", "HF_", "SENTENCE_TRANSFORMERS_")
 #: the chunks files Ray Data reads on the workers
 SPLITTABLE = {".parquet": "parquet", ".jsonl": "json"}
-DOCS = "docs/engines.md"
+#: the job's runtime environment (JSON, or a JSON file's path), given to ray.init
+RUNTIME_ENV_VAR = "INDEXCHECK_RAY_RUNTIME_ENV"
+DOCS = "docs/guides/ray.md"
+
+
+def runtime_env_from(value: str | None) -> dict[str, Any] | None:
+    """The job's runtime environment from ``INDEXCHECK_RAY_RUNTIME_ENV``: a JSON object
+    (``{"working_dir": ".", "pip": [...]}``) or the path of a file holding one; None when
+    unset. InputError (exit 2) for anything else."""
+    import json
+
+    if not value or not value.strip():
+        return None
+    text = value.strip()
+    if not text.startswith(("{", "[")):
+        try:
+            text = Path(text).expanduser().read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(
+                f"{RUNTIME_ENV_VAR}={value}: cannot read {exc.filename or value} "
+                f"({exc.strerror}); give a JSON object or the path of a JSON file"
+            ) from None
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{RUNTIME_ENV_VAR} is not valid JSON ({exc.msg} at character {exc.pos}); give "
+            'an object such as {"working_dir": "."}'
+        ) from None
+    if not isinstance(found, dict):
+        raise InputError(f"{RUNTIME_ENV_VAR} must be a JSON object, got {type(found).__name__}")
+    return found
 
 
 def _call(fn: Callable[[Any], Any], item: Any) -> Any:
@@ -163,6 +196,16 @@ def _account(embedder: Any, cost: dict[str, Any], truncated: Iterable[str]) -> N
         cut.update(truncated)
 
 
+def _splittable(embedder: Any, source: Any) -> str | None:
+    """The Ray Data reader of a chunks file the workers can read (``parquet``, ``json``),
+    or None: another source, or a cache file that holds embeddings (the blocks are read on
+    the driver then, so hits are never sent)."""
+    kind = SPLITTABLE.get(str(getattr(source, "suffix", "")).lower())
+    if getattr(source, "path", None) is None or getattr(embedder, "cache", None) is not None:
+        return None
+    return kind
+
+
 class RayEngine:
     """Blocks on the Ray cluster at ``address`` (None: RAY_ADDRESS, else a new local
     cluster)."""
@@ -178,11 +221,18 @@ class RayEngine:
         self.ray = ray
         address = address or os.environ.get("RAY_ADDRESS") or None
         self._owns = False
+        runtime_env = runtime_env_from(os.environ.get(RUNTIME_ENV_VAR))
         if not ray.is_initialized():
             _refuse_unreachable(address)
             with RAY_ERRORS.mapping("connecting", address=address):
-                ray.init(address=address, include_dashboard=False, log_to_driver=False)
+                ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                         runtime_env=runtime_env)  # fmt: skip
             self._owns = True
+        elif runtime_env is not None:
+            raise InputError(
+                f"{RUNTIME_ENV_VAR} is set but Ray was already initialised in this process; "
+                "pass the runtime_env to your own ray.init(runtime_env=...) and unset it"
+            )
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
         self.inflight = inflight or max(2, 2 * self.cpus)
         self._call = ray.remote(_call)
@@ -263,40 +313,43 @@ class RayEngine:
         workers, embedded in ``map_batches`` by an actor pool of EmbedWorker; yields
         (ids, text digests uint64 (m, 2), float32 (m, d)) in file order. None for another
         source, or when a cache file holds embeddings (the blocks are read here then)."""
-        path = getattr(source, "path", None)
-        kind = SPLITTABLE.get(str(getattr(source, "suffix", "")).lower())
-        if path is None or kind is None or getattr(embedder, "cache", None) is not None:
+        kind = _splittable(embedder, source)
+        if kind is None:
             return None
         return self._pipeline(embedder, source, kind, block)
 
-    def _pipeline(
-        self, embedder: Any, source: Any, kind: str, block: int
-    ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
+    def _stage(self, source: Any, kind: str, block: int, worker: type, kwargs: Any) -> Any:
+        """The chunks file read on the workers in blocks of ``block`` rows (in file order,
+        ``id`` and ``text`` columns), mapped by an actor pool of ``worker`` (one actor per
+        cluster CPU but one, the other left to the reads)."""
         import ray.data
 
         ctx = ray.data.DataContext.get_current()
         ctx.execution_options.preserve_order = True
         ctx.enable_progress_bars = False
         cols = {source.id_column: "id", source.text_column: "text"}
-        path = str(os.path.abspath(source.path))
         read: Any = ray.data.read_parquet if kind == "parquet" else ray.data.read_json
-        args: dict[str, Any] = {"ray_remote_args": {"num_cpus": 0.25}}
-        if kind == "parquet":
-            args["columns"] = list(cols)
+        ds = read(str(os.path.abspath(source.path)), num_cpus=0.25).select_columns(list(cols))
+        if any(k != v for k, v in cols.items()):
+            ds = ds.rename_columns(cols)
+        # one file is one block when read: cut it so that every actor gets work
+        ds = ds.repartition(target_num_rows_per_block=block)
+        return ds.map_batches(
+            worker, fn_constructor_kwargs=kwargs, batch_size=block, batch_format="numpy",
+            concurrency=max(1, self.cpus - 1), num_cpus=1,
+        )  # fmt: skip
+
+    def _pipeline(
+        self, embedder: Any, source: Any, kind: str, block: int
+    ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
+        import json
+
         inner = getattr(embedder, "inner", embedder) if hasattr(embedder, "split") else embedder
         kwargs = self._worker_kwargs(embedder)
         try:
             with worker_errors():
-                ds = read(path, **args).select_columns(list(cols))
-                if any(k != v for k, v in cols.items()):
-                    ds = ds.rename_columns(cols)
-                ds = ds.map_batches(
-                    EmbedWorker, fn_constructor_kwargs=kwargs, batch_size=block,
-                    batch_format="numpy", concurrency=max(1, self.cpus - 1), num_cpus=1,
-                )  # fmt: skip
+                ds = self._stage(source, kind, block, EmbedWorker, kwargs)
                 for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
-                    import json
-
                     for meta in out["meta"]:
                         if meta:
                             found = json.loads(meta)
@@ -305,6 +358,25 @@ class RayEngine:
                     yield list(out["id"]), np.asarray(out["digest"], np.uint64), vectors
         finally:
             self._drop_gate()
+
+    def compare_on_workers(
+        self, embedder: Any, source: Any, compare: Any, block: int
+    ) -> ComparedOnWorkers | None:
+        """The chunks read, embedded **and compared** on the workers (``compare`` opens the
+        store there and compares a block, see :class:`.ray_worker.CompareWorker`): None
+        where :meth:`read_on_workers` would be, or when ``compare`` is None (a store the
+        workers cannot read by id). The fresh vectors stay in the cluster's object store."""
+        kind = _splittable(embedder, source)
+        if compare is None or kind is None:
+            return None
+        kwargs = {**self._worker_kwargs(embedder), "compare": compare}
+        inner = getattr(embedder, "inner", embedder) if hasattr(embedder, "split") else embedder
+        try:
+            with worker_errors():
+                done = self._stage(source, kind, block, CompareWorker, kwargs).materialize()
+        finally:
+            self._drop_gate()
+        return ComparedOnWorkers(self.ray, done, inner, int(compare.d))
 
     def _drop_gate(self) -> None:
         if self._gate is not None:
@@ -334,4 +406,124 @@ class RayEngine:
             self.ray.shutdown()
 
 
-__all__ = ["FORWARDED_ENV", "RAY_ERRORS", "RayEngine", "raised", "worker_errors"]
+class ComparedOnWorkers:
+    """A compared dataset left in the cluster's object store: :meth:`blocks` brings back
+    what the result needs, in chunk order; :attr:`fresh` reads unit fresh vectors by
+    position (only the blocks asked for travel)."""
+
+    def __init__(self, ray: Any, done: Any, embedder: Any, d: int) -> None:
+        self.ray, self.done, self.embedder, self.d = ray, done, embedder, d
+        self.fresh = RemoteFresh(ray, done, d)
+
+    def blocks(
+        self,
+    ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(ids, text digests uint64 (m, 2), status uint8 (m,), cosine float32 (m,),
+        stored lengths int32 (m,), the LOW rows' unit stored vectors float32 (k, d), in row
+        order) per block, in chunk order."""
+        import json
+
+        light = self.done.drop_columns(["fresh"])
+        with worker_errors():
+            for out in light.iter_batches(batch_size=None, batch_format="numpy"):
+                for meta in out["meta"]:
+                    if meta:
+                        found = json.loads(meta)
+                        _account(self.embedder, found["cost"], found["truncated"])
+                low = [np.frombuffer(b, np.float32) for b in out["low"] if len(b)]
+                lows = np.stack(low) if low else np.zeros((0, self.d), np.float32)
+                yield (
+                    list(out["id"]), np.asarray(out["digest"], np.uint64),
+                    np.asarray(out["status"], np.uint8), np.asarray(out["cosine"], np.float32),
+                    np.asarray(out["dim"], np.int32), lows,
+                )  # fmt: skip
+
+
+def _rows_in(block: Any) -> int:
+    return int(block.num_rows)
+
+
+def _on_block(block: Any, d: int, start: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(unit fresh vectors float32 (m, d), start, *args)`` on a compared block, where
+    the block is."""
+    from ray.data.block import BlockAccessor
+
+    vectors = np.asarray(BlockAccessor.for_block(block).to_numpy("fresh"), np.float32)
+    return fn(vectors.reshape(-1, d), start, *args)
+
+
+class RemoteFresh:
+    """The unit fresh vectors of a compared dataset, read by position like the scratch
+    file of the local engine (``n``, ``d``, ``read``, ``take``): the blocks that hold them
+    are fetched from the object store, the last few kept."""
+
+    KEEP = 4
+
+    def __init__(self, ray: Any, done: Any, d: int) -> None:
+        self.ray, self.d = ray, d
+        self.refs = done.to_arrow_refs()
+        rows = ray.get([ray.remote(num_cpus=0)(_rows_in).remote(r) for r in self.refs])
+        self.starts = np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])
+        self.n = int(self.starts[-1])
+        self._kept: dict[int, np.ndarray] = {}
+
+    def _block(self, j: int) -> np.ndarray:
+        if j not in self._kept:
+            from ray.data.block import BlockAccessor
+
+            table = self.ray.get(self.refs[j])
+            vectors = BlockAccessor.for_block(table).to_numpy("fresh")
+            if len(self._kept) >= self.KEEP:
+                self._kept.pop(next(iter(self._kept)))
+            self._kept[j] = np.asarray(vectors, np.float32).reshape(-1, self.d)
+        return self._kept[j]
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        """float32 (stop - start, d): the unit fresh vectors at positions start..stop-1."""
+        parts = []
+        j = int(np.searchsorted(self.starts, start, "right")) - 1
+        while start < stop:
+            lo = int(self.starts[j])
+            hi = min(stop, int(self.starts[j + 1]))
+            parts.append(self._block(j)[start - lo : hi - lo])
+            start, j = hi, j + 1
+        if not parts:
+            return np.zeros((0, self.d), np.float32)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def map_blocks(self, fn: Callable[..., Any], *args: Any) -> Iterator[tuple[int, Any]]:
+        """(first position, ``fn(vectors, first position, *args)``) per block, in order, each
+        run as a Ray task where the block is (the vectors never come here); ``args`` are
+        sent once. At most ``2 x cluster CPUs`` blocks in flight."""
+        ray = self.ray
+        task = ray.remote(num_cpus=1)(_on_block)
+        shared = [ray.put(a) for a in args]
+        window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        queue: deque[tuple[int, Any]] = deque()
+        for j, ref in enumerate(self.refs):
+            start = int(self.starts[j])
+            queue.append((start, task.remote(ref, self.d, start, fn, *shared)))
+            if len(queue) >= window:
+                at, job = queue.popleft()
+                yield at, ray.get(job)
+        while queue:
+            at, job = queue.popleft()
+            yield at, ray.get(job)
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """float32 (len(positions), d), in the order asked."""
+        out = np.empty((len(positions), self.d), np.float32)
+        order = np.argsort(positions, kind="stable")
+        for i in order.tolist():
+            out[i] = self.read(int(positions[i]), int(positions[i]) + 1)[0]
+        return out
+
+    def close(self) -> None:
+        self._kept.clear()
+        self.refs = []
+
+
+__all__ = [
+    "FORWARDED_ENV", "RAY_ERRORS", "RUNTIME_ENV_VAR", "ComparedOnWorkers", "RayEngine",
+    "RemoteFresh", "raised", "runtime_env_from", "worker_errors",
+]  # fmt: skip

@@ -168,4 +168,41 @@ class EmbedWorker:
         }
 
 
-__all__ = ["EmbedWorker", "RateGate", "WorkerFailure", "failure_of", "gate_requests"]
+class CompareWorker(EmbedWorker):
+    """The ``map_batches`` stage that also compares: the embedder and the store opened once
+    per worker (``compare`` is the command's picklable comparison: it opens the store and
+    compares a block, see :class:`indexcheck.commands.check_index.stream.compare.StoredCompare`)."""
+
+    def __init__(self, compare: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.compare = compare
+        self.store: Any = None
+        if self.failure is None:
+            try:
+                self.store = compare.opened()
+            except BaseException as exc:
+                self.failure = failure_of(exc)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``id``/``text`` in; ``id``, ``digest``, ``status`` uint8, ``cosine`` float32,
+        ``dim`` int32 (stored lengths), ``low`` (the unit stored vector's bytes of a LOW
+        row, else empty), ``fresh`` float32 (n, d) unit vectors, ``meta`` out."""
+        from ..vectors import normalize_rows
+
+        out = super().__call__(batch)
+        ids = [str(i) for i in out["id"]]
+        fresh = normalize_rows(np.asarray(out["vector"], np.float32))
+        try:
+            st, cos, dims, low_at, low = self.compare(self.store, ids, fresh)
+        except BaseException as exc:
+            raise failure_of(exc) from None
+        lows = np.full(len(ids), b"", object)
+        for r, row in zip(low_at.tolist(), low, strict=True):
+            lows[r] = row.tobytes()
+        del out["vector"]
+        return {**out, "status": st, "cosine": cos, "dim": dims, "low": lows, "fresh": fresh}
+
+
+__all__ = [
+    "CompareWorker", "EmbedWorker", "RateGate", "WorkerFailure", "failure_of", "gate_requests",
+]  # fmt: skip

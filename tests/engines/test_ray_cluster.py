@@ -2,7 +2,8 @@
 
 The default model is opened on each worker from its spec (it does not pickle); the rows and
 findings equal the local engine's on a shifted LangChain FAISS index (texts read here, blocks
-sent to the actor pool) and on a Parquet pair (chunks read on the workers by Ray Data). A
+sent to the actor pool) and on a Parquet pair (chunks read, embedded and compared with the
+stored vectors on the workers by Ray Data). A
 hosted embedder behind the loopback emulator never has more than --concurrency requests in
 flight across the cluster, and one 429's Retry-After holds every worker.
 """
@@ -77,7 +78,7 @@ def _parquet_pair(folder: Path) -> list[str]:
     return [f"parquet:{folder / 'vectors.parquet'}", str(folder / "chunks.parquet")]
 
 
-def test_default_model_on_a_parquet_pair_reads_the_chunks_on_the_workers(
+def test_default_model_on_a_parquet_pair_is_read_and_compared_on_the_workers(
     cluster, tmp_path, monkeypatch
 ) -> None:
     from indexcheck.engines.ray_engine import RayEngine
@@ -86,16 +87,16 @@ def test_default_model_on_a_parquet_pair_reads_the_chunks_on_the_workers(
     args = ["--store", store, "--chunks", chunks, "--block-size", "16"]
     local = _check(args, tmp_path, "local")
     assert local[0] == 1
-    pipelines: list[str] = []
-    real = RayEngine._pipeline
+    compared: list[str] = []
+    real = RayEngine.compare_on_workers
 
-    def spy(self, embedder, source, kind, block):  # type: ignore[no-untyped-def]
-        pipelines.append(kind)
-        return real(self, embedder, source, kind, block)
+    def spy(self, embedder, source, compare, block):  # type: ignore[no-untyped-def]
+        compared.append(compare.store)
+        return real(self, embedder, source, compare, block)
 
-    monkeypatch.setattr(RayEngine, "_pipeline", spy)
+    monkeypatch.setattr(RayEngine, "compare_on_workers", spy)
     _same(local, _check(args, tmp_path, "ray"))
-    assert pipelines == ["parquet"]  # Ray Data read the chunks, not this process
+    assert compared == [store]  # Ray Data read the chunks and compared them on the workers
 
 
 def test_a_model_the_workers_cannot_import_is_exit_2_naming_the_runtime_env(

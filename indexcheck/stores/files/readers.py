@@ -84,6 +84,8 @@ class ParquetReader:
         sizes = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
         self.starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.fast = True
+        #: where :meth:`take` left off: (group, first row, record batch, the read going on)
+        self._cursor: Any = None
 
     def _groups(
         self,
@@ -233,17 +235,41 @@ class ParquetReader:
         return out
 
     def take(self, rows: np.ndarray, dimension: int) -> list[VectorBatch]:
-        """The rows at ``rows`` (sorted, unique row numbers), in that order."""
+        """The rows at ``rows`` (sorted, unique row numbers), in that order. A group is read
+        up to its last asked row, and the read goes on from there when the next call asks
+        for later rows of the same group (blocks of ids asked in file order, as the Ray
+        workers do, decode each group once instead of once a block)."""
         import pyarrow as pa
 
         groups = np.unique(np.searchsorted(self.starts, rows, side="right") - 1)
         out: list[VectorBatch] = []
-        for start, rb in self._groups(READ_ROWS, self.columns, groups.tolist()):
-            lo, hi = np.searchsorted(rows, [start, start + rb.num_rows])
-            if hi > lo:
-                local = pa.array(rows[lo:hi] - start)
-                out.append(self._convert(rb.take(local), dimension, start))
+        for g in groups.tolist():
+            lo_g, hi_g = np.searchsorted(rows, [self.starts[g], self.starts[g + 1]])
+            want = rows[lo_g:hi_g]
+            for start, rb in self._from_row(g, int(want[0])):
+                lo, hi = np.searchsorted(want, [start, start + rb.num_rows])
+                if hi > lo:
+                    local = pa.array(want[lo:hi] - start)
+                    out.append(self._convert(rb.take(local), dimension, start))
+                if start + rb.num_rows > want[-1]:
+                    break
         return out
+
+    def _from_row(self, g: int, row: int) -> Iterator[tuple[int, Any]]:
+        """(first row, record batch) of group ``g`` from the batch holding ``row`` on, going
+        on with the read the last call left off when it had not passed ``row``."""
+        cur = self._cursor
+        if cur is None or cur[0] != g or cur[1] > row:
+            start = int(self.starts[g])
+            cur = (g, start, None, self._groups(READ_ROWS, self.columns, [g]))
+        _g, start, rb, it = cur
+        if rb is not None and start + rb.num_rows > row:
+            yield start, rb
+        for start, rb in it:
+            self._cursor = (g, start, rb, it)
+            if start + rb.num_rows > row:
+                yield start, rb
+        self._cursor = None
 
 
 class VectorSurvey:

@@ -207,14 +207,6 @@ def test_a_killed_run_resumes_from_the_cache_losing_at_most_one_block(tmp_path) 
     assert 0 <= re_embedded <= block
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield ray
-    ray.shutdown()
-
-
 @pytest.mark.slow
 def test_ray_engine_gives_the_local_result(ray_cluster, tmp_path) -> None:
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache

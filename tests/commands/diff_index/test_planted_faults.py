@@ -415,14 +415,6 @@ def _with_new_texts(n_new: int = 600) -> tuple[MemoryStore, MemoryStore]:
     return MemoryStore(ids, vecs, texts), new
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield ray
-    ray.shutdown()
-
-
 def test_new_text_checks_on_ray_equal_the_local_engine(ray_cluster, tmp_path: Path) -> None:
     from indexcheck.commands.diff_index import new_texts as diff_new_texts
     from indexcheck.embedders.cache import CachedEmbedder, EmbeddingCache

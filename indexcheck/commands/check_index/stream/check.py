@@ -27,7 +27,6 @@ from ....errors import DataFileError, DimensionMismatchError, InputError, Output
 from ....inputs.chunk_stream import ChunkSource, CorpusChunks, StoreChunks
 from ....inputs.corpus import Corpus
 from ....stores.base import VectorStore
-from ....vectors import absurd_magnitude
 from ....vectors import normalize_rows as _unit
 from ...kit.verdicts import Status
 from ..findings import ChunkCheck
@@ -36,9 +35,11 @@ from ..prefix import PrefixFit, embedder_spec, find_prefix, with_prefix_finding
 from ..result import CheckIndexResult, check_result
 from ..settings import CheckIndexSettings
 from .chunk_spill import ChunkSpill
+from .compare import ABSURD, DIM, LOW, MISSING, NONFINITE, OK, ZERO, compare_rows
 from .findings import _texts_at, streamed_findings
+from .on_workers import compared_on_workers
 from .scratch import OK_CODE, ScratchRows, cosine_figures, refuse_repeated_ids, write_rows
-from .scratch_search import global_search, nearest
+from .scratch_search import global_search, window_search
 from .state import StreamRun, Tick
 
 BLOCK = 4096
@@ -51,7 +52,9 @@ WHY_SAMPLE = 2000
 PREFIX_SAMPLE = 2000
 PREFIX_SHARE = 0.9
 
-_MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO, _ABSURD = range(7)
+_MISSING, _OK, _LOW, _DIM, _NONFINITE, _ZERO, _ABSURD = (
+    MISSING, OK, LOW, DIM, NONFINITE, ZERO, ABSURD
+)  # fmt: skip
 assert _OK == OK_CODE
 _STATUS = {
     _MISSING: Status.MISSING_VECTOR,
@@ -182,14 +185,20 @@ def _prefixed(
     return fit, fit.matched, spent
 
 
-def _run(run: StreamRun) -> CheckIndexResult:
+Passes = tuple[np.ndarray, np.ndarray, dict[int, int], list[str]]
+"""What the embed and compare passes leave: status uint8 (n,), cosine float32 (n,), the
+stored lengths of the DIM rows by position, the orphan ids."""
+
+
+def _embed_and_compare(run: StreamRun, shift: dict[int, int], waiting: list[int]) -> Passes:
+    """Passes 1 and 2 in this process: every chunk embedded through the engine to the
+    fresh scratch file, then the store read in its own order and compared batch by batch;
+    each low chunk searched among its neighbours (``shift``) or left ``waiting``."""
     store, embedder, source, fresh, pending, ids = (
         run.store, run.embedder, run.source, run.fresh, run.pending, run.ids
     )  # fmt: skip
-    min_cosine, window, block = run.settings.min_cosine, run.settings.window, run.settings.block
-    say, tick = run.say, run.tick
-    d = embedder.dimension
-    say(f"embedding every chunk with {embedder.model_id}")
+    min_cosine, block = run.settings.min_cosine, run.settings.block
+    tick, d = run.tick, embedder.dimension
     _embed_pass(source, embedder, fresh, ids, block, run.engine, tick)
     n = len(ids)
     if n == 0:
@@ -198,10 +207,8 @@ def _run(run: StreamRun) -> CheckIndexResult:
     cosine = np.full(n, np.nan, np.float32)
     bad_dim: dict[int, int] = {}
     orphans: list[str] = []
-    shift: dict[int, int] = {}  # position -> position whose fresh vector it holds
-    waiting: list[int] = []
 
-    say("reading every stored vector")
+    run.say("reading every stored vector")
     scanned = 0
     expect: int | None = 0  # where the next batch starts when the store yields corpus order
     tick("store scan", 0, run.store_count or None)
@@ -219,35 +226,32 @@ def _run(run: StreamRun) -> CheckIndexResult:
         p = pos[keep]
         dims = np.asarray(batch.dims)[keep]
         v = np.asarray(batch.vectors, np.float32)[keep]
-        finite = np.isfinite(v).all(axis=1)
-        nonzero = np.any(v != 0, axis=1)
-        st = np.where(dims == 0, _MISSING, np.where(dims != d, _DIM, _OK)).astype(np.uint8)
-        st[(st == _OK) & ~finite] = _NONFINITE
-        st[(st == _OK) & ~nonzero] = _ZERO
-        st[(st == _OK) & absurd_magnitude(v)] = _ABSURD
+        st, cos, low_u = compare_rows(fresh.take(p), v, dims, d, min_cosine)
         for q, sd in zip(p[st == _DIM], dims[st == _DIM], strict=True):
             bad_dim[int(q)] = int(sd)
-        cmp = np.flatnonzero(st == _OK)
-        u = _unit(v[cmp])
-        f = fresh.take(p[cmp])
-        cos = np.einsum("ij,ij->i", u, f)
-        cosine[p[cmp]] = cos
-        low = cos < min_cosine
-        st[cmp[low]] = _LOW
+        cosine[p] = cos
+        low_at = p[st == _LOW]
         st[st == _MISSING] = _LOW + 10  # seen, but the store has no vector for it
         status[p] = st
-        for r in np.flatnonzero(low):
-            q = int(p[cmp[r]])
-            lo, hi = max(0, q - window), min(n, q + window + 1)
-            sims = fresh.read(lo, hi) @ u[r]
-            match = np.flatnonzero(sims >= min_cosine) + lo
-            match = match[match != q]
-            if match.size:
-                shift[q] = nearest(match, q)
-            else:
-                waiting.append(q)
-                pending.append(u[r : r + 1])
+        for q, u in zip(low_at.tolist(), low_u, strict=True):
+            window_search(fresh, pending, q, u, run.settings, shift, waiting)
     status[status == _LOW + 10] = _MISSING
+    return status, cosine, bad_dim, orphans
+
+
+def _run(run: StreamRun) -> CheckIndexResult:
+    min_cosine, block = run.settings.min_cosine, run.settings.block
+    say = run.say
+    say(f"embedding every chunk with {run.embedder.model_id}")
+    shift: dict[int, int] = {}  # position -> position whose fresh vector it holds
+    waiting: list[int] = []
+    remote = compared_on_workers(run, shift, waiting)
+    if remote is not None:
+        run, passes = remote
+    else:
+        passes = _embed_and_compare(run, shift, waiting)
+    status, cosine, bad_dim, orphans = passes
+    fresh, pending, ids, n = run.fresh, run.pending, run.ids, len(status)
 
     unexplained = global_search(run, waiting, shift)
     fit, prefixed, prefix_embeddings = _prefixed(run, waiting, unexplained)

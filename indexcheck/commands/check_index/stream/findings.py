@@ -31,6 +31,7 @@ from ..shift.kinds import identity, vector_keys
 from ..shift.model import first_copies
 from .chunk_spill import ChunkSpill
 from .scratch import SparseCorpus
+from .scratch_search import fresh_keys
 from .state import StreamRun
 
 
@@ -109,11 +110,13 @@ def streamed_findings(
 def _identity(run: StreamRun, dup_of: dict[int, int]) -> np.ndarray:
     """int64 (n,): each position's embedding identity (:func:`..shift.kinds.identity`),
     from the fresh vectors on the scratch file read a few blocks at a time."""
-    n, step = run.fresh.n, run.settings.block * 4
-    keys = np.empty(n, np.int64)
-    for lo in range(0, n, step):
-        keys[lo : lo + step] = vector_keys(run.fresh.read(lo, min(n, lo + step)))
+    n = run.fresh.n
+    keys = fresh_keys(run.fresh, run.settings.block * 4, _keys_of)
     return identity(first_copies(n, dup_of), np.arange(n, dtype=np.int64), keys)
+
+
+def _keys_of(vectors: np.ndarray, _start: int) -> np.ndarray:
+    return vector_keys(vectors)
 
 
 def _texts_at(source: ChunkSource, need: Iterable[int], block: int) -> dict[int, str]:
