@@ -12,7 +12,8 @@ from .metrics import MetricSet
 
 @dataclass
 class QuestionDiagnosis:
-    """One question's label and the evidence for it (ranks are 0-based; scores on the
+    """One question's label and the evidence for it (ranks are 1-based, as people count:
+    the first result is rank 1; scores on the
     backend's scale, with cosine where the scale converts)."""
 
     id: str
