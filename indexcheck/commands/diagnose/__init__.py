@@ -21,6 +21,7 @@ import numpy as np
 
 from ...embedders.base import Embedder
 from ...errors import InputError
+from ...filters import canonical
 from ...inputs.corpus import Corpus
 from ...inputs.questions import Question
 from ...stores.base import VectorStore
@@ -168,6 +169,8 @@ def diagnose(
         ][:k]
         top = kept[0][0] if kept else None
         d = QuestionDiagnosis(q.id, q.in_scope, q.topic, Label.OK, top_id=top)
+        if run is not None and run.nodes[row] is not None:
+            d.filter = canonical(run.nodes[row])
         if not q.in_scope:
             if not kept:
                 d.label = Label.REFUSED_OK

@@ -28,6 +28,9 @@ class QuestionDiagnosis:
     holds_vector_of: str | None = None
     cosine_to_own_text: float | None = None
     detail: str = ""
+    #: the metadata filter the question was searched with (canonical JSON), or None;
+    #: left out of the JSON of a run without filters
+    filter: str | None = None
 
 
 @dataclass
@@ -49,4 +52,8 @@ class DiagnoseResult:
     the context and the chunks); never a label, never changes ``ok``; absent otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        return json_form(self, "answer_checks")
+        out = json_form(self, "answer_checks")
+        if all(q.filter is None for q in self.questions):  # reads as before filters existed
+            for q in out["questions"]:
+                q.pop("filter", None)
+        return out
