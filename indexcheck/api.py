@@ -427,7 +427,7 @@ from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
 from .output.render.judge import judge_report as judge_report  # noqa: E402
 from .output.render.judge_terminal import render as judge_summary  # noqa: E402
-from .output.render.plots import sweep_plots as sweep_plots  # noqa: E402
+from .output.render.markdown import sweep_report as sweep_plots  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402
 from .remote.waiting import set_override as set_waiting  # noqa: E402

@@ -77,3 +77,13 @@ def write_markdown(result: Any, folder: Path, name: str, title: str | None = Non
     page = markdown(title or f"indexcheck {name}", verdict, sections, folder)
     write_atomic(md, page)
     return [md, *plots]
+
+
+def sweep_report(result: Any, folder: str | Path) -> list[Path]:
+    """sweep-threshold's ``--report``: its page (``sweep-threshold.md``, as every command
+    writes one) and its score plots (PNG, paths into ``result.plots``); returns the files."""
+    from .plots import sweep_plots
+
+    files = sweep_plots(result, folder)
+    page = write_markdown(result, Path(folder), "sweep-threshold")
+    return [page[0], *files, *(p for p in page[1:] if p not in files)]

@@ -149,12 +149,8 @@ def threshold_figures(result: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def sweep_plots(result: Any, folder: str | Path) -> list[Path]:
-    """Write sweep-threshold's page (``sweep-threshold.md``) and score plots (PNG) into
-    ``folder`` (``--report``); the plots' paths go into ``result.plots``; returns the files."""
-    from .markdown import write_markdown
-
+    """Write sweep-threshold's score plots (PNG) into ``folder`` (``--report``); their
+    paths go into ``result.plots``; returns them."""
     files = threshold_plots(result.to_dict(), Path(folder))
     result.plots = [str(p) for p in files]
-    # the page too, as every command's --report writes one (verdict first, then the rows)
-    page = write_markdown(result, Path(folder), "sweep-threshold")
-    return [page[0], *files, *(p for p in page[1:] if p not in files)]
+    return files
