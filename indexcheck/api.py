@@ -427,7 +427,6 @@ from .output.present import json_to_stdout as json_to_stdout  # noqa: E402
 from .output.present import write_json as write_json  # noqa: E402
 from .output.render.judge import judge_report as judge_report  # noqa: E402
 from .output.render.judge_terminal import render as judge_summary  # noqa: E402
-from .output.render.markdown import sweep_report as sweep_plots  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402
 from .remote.waiting import set_override as set_waiting  # noqa: E402
@@ -454,6 +453,14 @@ def write_report(result: Any, folder: PathLike, name: str | None = None) -> list
     from .output.present import write_report as write
 
     return write(result, folder, name or str(result.manifest.get("command")))
+
+
+def sweep_plots(result: Any, folder: PathLike) -> list[Path]:
+    """sweep-threshold's ``--report``: its page ``sweep-threshold.md`` and its plots."""
+    from .commands import reports  # noqa: F401
+    from .output.render.markdown import sweep_report
+
+    return sweep_report(result, folder)
 
 
 def render_summary(result: Any, console: Any) -> None:
