@@ -76,7 +76,9 @@ def _save(fig: Any, path: Path) -> None:
 
 def _cosines(d: Mapping[str, Any], path: Path) -> None:
     cos = np.asarray(d["cosines"], dtype=np.float64)
-    cosine_histogram(cos, float(d["threshold"]), path, d["title"])
+    at = d.get("positions")
+    pos = None if at is None else np.asarray(at, dtype=np.int64)
+    cosine_histogram(cos, float(d["threshold"]), path, d["title"], pos)
 
 
 def _probe_scale(d: Mapping[str, Any], path: Path) -> None:

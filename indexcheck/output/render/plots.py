@@ -20,22 +20,54 @@ def pyplot() -> Any:
     return plt
 
 
-def cosine_histogram(cosines: np.ndarray, threshold: float, path: Path, title: str) -> Path:
-    """Histogram of stored-vs-fresh cosines (float (m,)) with the threshold marked."""
+def cosine_figure(
+    cosines: np.ndarray, threshold: float, title: str, positions: np.ndarray | None = None
+) -> Any:
+    """Histogram of stored-vs-fresh cosines (float (m,)) with the threshold marked, whole
+    counts on its axis; with ``positions`` (int (m,)) cosine by position beside it, where a
+    shifted index shows as a step."""
+    from matplotlib.ticker import MaxNLocator
+
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    wide = positions is not None and positions.size == cosines.size
+    fig, axes = plt.subplots(1, 2 if wide else 1, figsize=(12 if wide else 7, 4), dpi=110)
+    ax = axes[0] if wide else axes
     lo = float(min(np.min(cosines), threshold)) if cosines.size else threshold
     bins = np.linspace(min(lo, 0.99) - 1e-3, 1.0005, 41) if lo > 0.9 else 40
     ax.hist(cosines, bins=bins, color="#0072B2", edgecolor="white")
     ax.axvline(threshold, color="#D55E00", linestyle="--", label=f"threshold {threshold:g}")
     ax.set_xlabel("cosine(stored vector, fresh embedding of its text)")
     ax.set_ylabel("chunks")
-    ax.set_title(title)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="upper left")
+    if wide:
+        assert positions is not None
+        side = axes[1]
+        low = cosines < threshold
+        side.scatter(positions[~low], cosines[~low], s=6, color="#0072B2", label="ok")
+        side.scatter(positions[low], cosines[low], s=6, color="#D55E00", label="under")
+        side.axhline(threshold, color="#000000", linestyle=":", linewidth=1)
+        side.set_xlabel("position in the corpus")
+        side.set_ylabel("cosine")
+        side.xaxis.set_major_locator(MaxNLocator(integer=True))
+        side.set_title("cosine by position")
+    fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def cosine_histogram(
+    cosines: np.ndarray,
+    threshold: float,
+    path: Path,
+    title: str,
+    positions: np.ndarray | None = None,
+) -> Path:
+    """Write :func:`cosine_figure` as a PNG to ``path``; returns it."""
+    fig = cosine_figure(cosines, threshold, title, positions)
     with replacing(path) as tmp:
         fig.savefig(tmp)
-    plt.close(fig)
+    pyplot().close(fig)
     return path
 
 
