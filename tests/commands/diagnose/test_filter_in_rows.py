@@ -6,10 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 import indexcheck.commands.reports  # noqa: F401  (registers the renderers)
 from indexcheck.commands.diagnose import DiagnoseSettings, diagnose
 from indexcheck.commands.diagnose.report import diagnose_summary
@@ -18,6 +14,7 @@ from indexcheck.output.model import Text
 from indexcheck.output.present import write_report
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
+from tests.builders import parquet_metadata
 
 N = 60
 #: long metadata whose keys sort before the tested one: a 120-character cut loses it
@@ -28,20 +25,7 @@ def test_the_filter_and_the_tested_field_are_shown(tmp_path: Path) -> None:
     texts = [f"note {i} about {['kidney', 'lung'][i % 2]} care plan {i}" for i in range(N)]
     meta = [{**LONG, "profile": ["ckd", "copd"][i % 2]} for i in range(N)]
     meta[4] = {**LONG, "profile": "copd"}  # the metadata bug: c4 is a kidney chunk
-    path = tmp_path / "kb.parquet"
-    pq.write_table(
-        pa.table(
-            {
-                "id": [f"c{i}" for i in range(N)],
-                "vector": pa.array(
-                    np.asarray(HashEmbedder(32).embed(texts)).tolist(), pa.list_(pa.float32())
-                ),
-                "text": texts,
-                "metadata": pa.array(meta),
-            }
-        ),
-        path,
-    )
+    path = parquet_metadata.build(tmp_path / "kb.parquet", texts, meta)
     qfile = tmp_path / "q.jsonl"
     rows = [
         {"id": f"q{i}", "question": texts[i], "expected": [f"c{i}"], "filter": {"profile": "ckd"}}
