@@ -455,7 +455,6 @@ from .output.present import write_json as write_json  # noqa: E402
 from .output.render import blocks as _blocks  # noqa: E402, F401 (a result's notebook summary)
 from .output.render.judge import judge_report as judge_report  # noqa: E402
 from .output.render.judge_terminal import render as judge_summary  # noqa: E402
-from .output.render.plots import sweep_plots as sweep_plots  # noqa: E402
 from .plugins import hookimpl as hookimpl  # noqa: E402
 from .plugins import manager as plugin_manager  # noqa: E402
 from .remote.waiting import set_override as set_waiting  # noqa: E402
@@ -482,6 +481,14 @@ def write_report(result: Any, folder: PathLike, name: str | None = None) -> list
     from .output.present import write_report as write
 
     return write(result, folder, name or str(result.manifest.get("command")))
+
+
+def sweep_plots(result: Any, folder: PathLike) -> list[Path]:
+    """sweep-threshold's ``--report``: its page ``sweep-threshold.md`` and its plots."""
+    from .commands import reports  # noqa: F401
+    from .output.render.markdown import sweep_report
+
+    return sweep_report(result, folder)
 
 
 def render_summary(result: Any, console: Any) -> None:

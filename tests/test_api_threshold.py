@@ -22,7 +22,7 @@ def test_convert_threshold_gives_the_cli_json() -> None:
     r = CliRunner().invoke(cli, ["convert-threshold", "0.8", "--from", "(1+cos)/2", "--json", "-"])
     assert r.exit_code == 0, r.output
     # the CLI's JSON is to_dict() with the schema version first
-    assert {"schema_version": 1, **out.to_dict()} == json.loads(r.stdout[r.stdout.index("{") :])
+    assert {"schema_version": 2, **out.to_dict()} == json.loads(r.stdout[r.stdout.index("{") :])
     assert out.to_dict()["result"] == pytest.approx(0.6) and out.manifest == {}
     with pytest.raises(InputError, match="pass --from or --store, not both"):
         api.convert_threshold(0.8, "cos", store="memory:x")

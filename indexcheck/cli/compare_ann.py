@@ -1,9 +1,10 @@
 """``indexcheck compare-ann``: how often approximate search misses the best chunk, and how
 deep to fetch (ask f, re-rank exactly, keep k) to bring that under a target.
 
-Exit codes: 0 a setting tried reaches the target (a fetch depth of the index as
-configured, or with ``--sweep`` a swept value and a fetch depth: the recommendation names
-the smallest), 1 none does, 2 bad input, 3 could not finish.
+Exit codes: 0 a setting tried reaches the target with its 95% interval (a fetch depth of
+the index as configured, or with ``--sweep`` a swept value and a fetch depth: the
+recommendation names the smallest) or the index searches exactly (CANNOT_FAIL), 1 none
+does or too few queries to tell (INSUFFICIENT_EVIDENCE), 2 bad input, 3 could not finish.
 """
 
 from __future__ import annotations

@@ -4,8 +4,11 @@ Options ``--indexcheck-store SPEC``, ``--indexcheck-embedder SPEC`` and
 ``--indexcheck-trust-pickle``; session-scoped fixtures ``indexcheck_store`` and
 ``indexcheck_embedder``, opened on first use. Each value is looked up as the CLI looks it
 up (command line, ``INDEXCHECK_STORE``/``INDEXCHECK_EMBEDDER``, then ``indexcheck.toml``
-through the CLI's own reader). A test asking for a store when none is configured is skipped,
-saying how to configure one; the embedder falls back to the default model, as the CLI's does.
+through the CLI's own reader). A test asking for a store when none is configured fails
+(an error, so a forgotten option never turns CI green), saying how to configure one; a
+local run opts out with the ini option ``indexcheck_skip_without_store = true`` or
+``INDEXCHECK_SKIP_WITHOUT_STORE=1`` (the test is skipped instead). The embedder falls back
+to the default model, as the CLI's does.
 
 A front end beside the CLI; the assertions live in :mod:`indexcheck.testing.assertions`.
 Only pytest is imported at load time, so a suite that never asks for the fixtures pays
@@ -26,6 +29,11 @@ NO_STORE = (
     "no index configured for indexcheck: pass --indexcheck-store SPEC (e.g. "
     'faiss:./index), set INDEXCHECK_STORE, or put store = "SPEC" under [defaults] in '
     "indexcheck.toml"
+)
+SKIP_ENV = "INDEXCHECK_SKIP_WITHOUT_STORE"
+OPT_OUT = (
+    f"; to skip such tests instead (a local run), set {SKIP_ENV}=1 or "
+    "indexcheck_skip_without_store = true in the [pytest] ini"
 )
 
 
@@ -52,6 +60,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Let the store fixture read pickled docstores (LangChain FAISS) "
         "[indexcheck.toml trust-pickle].",
     )
+    parser.addini(
+        "indexcheck_skip_without_store",
+        "Skip, rather than fail, tests asking for indexcheck_store when no store is "
+        f"configured (local runs) [env {SKIP_ENV}=1].",
+        type="bool",
+        default=False,
+    )
+
+
+def _skips_without_store(config: pytest.Config) -> bool:
+    env = os.environ.get(SKIP_ENV, "").strip().lower()
+    return env in ("1", "true", "yes") or bool(config.getini("indexcheck_skip_without_store"))
 
 
 def setting(config: pytest.Config, name: str) -> tuple[Any, str]:
@@ -90,7 +110,9 @@ def indexcheck_store(pytestconfig: pytest.Config) -> Iterator[Any]:
     """The configured store, opened read-only once per session and closed after it."""
     spec, source = setting(pytestconfig, "store")
     if not spec:
-        pytest.skip(NO_STORE)
+        if _skips_without_store(pytestconfig):
+            pytest.skip(NO_STORE)
+        pytest.fail(f"indexcheck: {NO_STORE}{OPT_OUT}", pytrace=False)
     from .. import open_store
     from ..errors import IndexcheckError
 

@@ -137,8 +137,8 @@ def manifest_section(m: Mapping[str, Any], title: str) -> Section:
 
 
 def rank(r: int | None) -> str:
-    """A 0-based rank shown 1-based; '–' when absent."""
-    return "–" if r is None else str(r + 1)
+    """A rank (1-based, as every result holds it); '–' when absent."""
+    return "–" if r is None else str(r)
 
 
 def interval(x: Mapping[str, Any]) -> str:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+#: 2: every rank is 1-based (diagnose's exact_rank/ann_rank, sweep-threshold's
+#: expected_rank, ci's per-question ranks were 0-based in 1)
+SCHEMA_VERSION = 2
 
 
 def versioned(payload: dict[str, Any]) -> dict[str, Any]:

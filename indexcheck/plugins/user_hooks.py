@@ -11,6 +11,8 @@ did not run.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +22,21 @@ from ..errors import BackendError, SpecError
 class HookExitError(BackendError):
     """A ``py:`` hook called ``sys.exit()``: the run could not finish (exit 3), whatever
     code it asked for; an exit 0 must never pass a check that did not run."""
+
+
+def _import_here(name: str) -> Any:
+    """Import ``name`` as ``python -m`` would from the working folder: the console script
+    puts only its own folder on sys.path, so ``py:mymodule:fn`` would not find
+    ./mymodule.py. The folder goes last, so an installed module of the same name wins."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        top = name.partition(".")[0]
+        if exc.name != top or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(name)
 
 
 def load_hook(target: str, kind: str, method: str) -> tuple[Callable[..., Any], Any, str]:
@@ -32,7 +49,7 @@ def load_hook(target: str, kind: str, method: str) -> tuple[Callable[..., Any], 
             f"py:{target} must be py:module:function, e.g. {example.get(kind, 'py:m:f')}"
         )
     try:
-        module = importlib.import_module(module_name)
+        module = _import_here(module_name)
     except ImportError as exc:
         raise SpecError(f"py: cannot import module '{module_name}': {exc}") from None
     except SystemExit as exc:

@@ -45,7 +45,7 @@ def test_check_index_reads_its_options_from_tool_indexcheck(project: Path) -> No
     code, out, err = run("check-index", "--json", "r.json")
     assert code == 0, err
     result = json.loads((project / "r.json").read_text())
-    assert result["schema_version"] == 1 and result["checked"] == 12
+    assert result["schema_version"] == 2 and result["checked"] == 12
 
 
 def test_indexcheck_toml_wins_over_pyproject(project: Path) -> None:

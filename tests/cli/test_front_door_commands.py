@@ -44,7 +44,7 @@ def _recording(monkeypatch: pytest.MonkeyPatch, name: str) -> list[dict[str, Any
 def _json(stdout: str) -> dict[str, Any]:
     """The CLI's --json result as the library's ``to_dict()`` has it (no schema_version)."""
     data: dict[str, Any] = json.loads(stdout[stdout.index("{") :])
-    assert data.pop("schema_version") == 1
+    assert data.pop("schema_version") == 2
     return data
 
 

@@ -14,7 +14,7 @@ def test_a_written_result_opens_with_the_schema_version(tmp_path: Path) -> None:
     write_json(tmp_path / "r.json", {"ok": True, "checked": 3})
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert list(data) == ["schema_version", "ok", "checked"]
-    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert data["schema_version"] == SCHEMA_VERSION == 2
 
 
 def test_a_failed_run_carries_it_too() -> None:

@@ -554,7 +554,7 @@ def test_json_output_is_streamed_and_still_scrubbed(
     monkeypatch.setenv("MISTRAL_API_KEY", secret)
     payload = {"rows": [{"id": f"c{i}", "cos": i / 7} for i in range(50)], "note": "é"}
     # every --json result starts with its schema version
-    want = json.dumps({"schema_version": 1, **payload}, indent=2, ensure_ascii=False) + "\n"
+    want = json.dumps({"schema_version": 2, **payload}, indent=2, ensure_ascii=False) + "\n"
     from indexcheck.output import present as options
 
     def whole_text(*args: object, **kwargs: object) -> str:

@@ -124,7 +124,7 @@ def test_the_entry_point_loads_the_plugin_and_no_indexcheck_turns_it_off(
     monkeypatch.delenv("INDEXCHECK_STORE", raising=False)
     pytester.makepyfile(test_index="def test_store(indexcheck_store):\n    pass\n")
     on = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
-    on.assert_outcomes(skipped=1)
+    on.assert_outcomes(errors=1)
     on.stdout.fnmatch_lines(["*no index configured for indexcheck*"])
     off = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:indexcheck")
     off.assert_outcomes(errors=1)
@@ -171,15 +171,31 @@ def test_the_readme_test_index_runs(pytester: pytest.Pytester, kb: dict[str, str
     assert "check-index failed: shift: one positional shift from" in bad.stdout.str()
 
 
-def test_no_store_configured_skips_saying_how(
+def test_no_store_configured_fails_saying_how(
+    pytester: pytest.Pytester, kb: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forgotten --indexcheck-store must not turn CI green: the test errors, saying how."""
+    monkeypatch.delenv("INDEXCHECK_STORE", raising=False)
+    monkeypatch.delenv("INDEXCHECK_EMBEDDER", raising=False)
+    monkeypatch.delenv("INDEXCHECK_SKIP_WITHOUT_STORE", raising=False)
+    pytester.makepyfile(test_index=ALIGNED)
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no index configured for indexcheck: pass --indexcheck-store*"])
+    result.stdout.fnmatch_lines(["*indexcheck_skip_without_store*"])  # and how to opt out
+
+
+def test_a_local_run_can_opt_out_of_failing_without_a_store(
     pytester: pytest.Pytester, kb: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("INDEXCHECK_STORE", raising=False)
-    monkeypatch.delenv("INDEXCHECK_EMBEDDER", raising=False)
+    monkeypatch.delenv("INDEXCHECK_SKIP_WITHOUT_STORE", raising=False)
     pytester.makepyfile(test_index=ALIGNED)
-    result = run(pytester)
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*no index configured for indexcheck: pass --indexcheck-store*"])
+    run(pytester, "-o", "indexcheck_skip_without_store=true").assert_outcomes(skipped=1)
+    monkeypatch.setenv("INDEXCHECK_SKIP_WITHOUT_STORE", "1")
+    skipped = run(pytester)
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(["*no index configured for indexcheck*"])
 
 
 def test_the_store_comes_from_the_environment_then_indexcheck_toml(

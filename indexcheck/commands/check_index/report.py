@@ -19,13 +19,19 @@ def _check_index(r: Payload, verdict: str | None) -> list[Section]:
         f"{r['below_threshold']} under {r['threshold']:g}."
     )
     sec = section("check-index: stored vectors vs fresh embeddings", r, verdict, Text(said))
-    cos = [c["cosine"] for c in r["chunks"] if c["cosine"] is not None]
-    if cos:
+    rows = [c for c in r["chunks"] if c["cosine"] is not None]
+    if rows:
         title = (
-            f"check-index: {r['counts'].get('ok', 0)}/{r['checked']} chunks at "
-            f">= {r['threshold']:g}"
+            f"check-index {verdict or ok_verdict(r['ok'])}: {r['counts'].get('ok', 0)}/"
+            f"{r['checked']} chunks at >= {r['threshold']:g}"
         )
-        data = {"cosines": cos, "threshold": float(r["threshold"]), "title": title}
+        data = {
+            "cosines": [c["cosine"] for c in rows],
+            "threshold": float(r["threshold"]),
+            "title": title,
+        }
+        if all(c.get("position") is not None for c in rows):
+            data["positions"] = [c["position"] for c in rows]
         sec.blocks.append(
             Plot("cosine-histogram", data, "check-index-cosines", "histogram of cosines")
         )

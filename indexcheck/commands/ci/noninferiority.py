@@ -64,6 +64,12 @@ def baseline_outcomes(data: Mapping[str, Any], where: str = "the baseline") -> d
     """``{"k", "question_set", "questions": {id: {hit_at_k, reciprocal_rank, expected,
     ann_rank}}}`` from a ci JSON (``per_question``) or a diagnose JSON (``questions`` with
     ``ann_rank`` and ``k``)."""
+    # schema 1 wrote ranks 0-based; read every baseline 1-based, as people count
+    shift = 1 if data.get("schema_version", 1) < 2 else 0
+
+    def _rank(r: Any) -> int | None:
+        return None if r is None else int(r) + shift
+
     try:
         pq = data.get("per_question")
         if isinstance(pq, dict):
@@ -73,7 +79,7 @@ def baseline_outcomes(data: Mapping[str, Any], where: str = "the baseline") -> d
                     "hit_at_k": float(r["hit_at_k"]),
                     "reciprocal_rank": float(r["reciprocal_rank"]),
                     "expected": list(r.get("expected") or []),
-                    "ann_rank": r.get("ann_rank"),
+                    "ann_rank": _rank(r.get("ann_rank")),
                 }
                 for r in pq["questions"]
             }
@@ -84,10 +90,10 @@ def baseline_outcomes(data: Mapping[str, Any], where: str = "the baseline") -> d
             for r in data["questions"]:
                 if not r.get("in_scope", True):
                     continue
-                rank = r.get("ann_rank")
+                rank = _rank(r.get("ann_rank"))
                 rows[str(r["id"])] = {
-                    "hit_at_k": 1.0 if rank is not None and rank < k else 0.0,
-                    "reciprocal_rank": 0.0 if rank is None else 1.0 / (int(rank) + 1),
+                    "hit_at_k": 1.0 if rank is not None and rank <= k else 0.0,
+                    "reciprocal_rank": 0.0 if rank is None else 1.0 / rank,
                     "expected": [],
                     "ann_rank": rank,
                 }

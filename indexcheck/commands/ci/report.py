@@ -211,8 +211,8 @@ def ci_summary(result: CiResult) -> list[Section]:
         fetch = (result.per_question or {}).get("fetch", "fetch")
         absent = f"absent from the top {fetch}"
         for q in base["regressions"][:REGRESSIONS_SHOWN]:
-            before = absent if q["baseline_rank"] is None else q["baseline_rank"] + 1
-            after = absent if q["current_rank"] is None else q["current_rank"] + 1
+            before = absent if q["baseline_rank"] is None else q["baseline_rank"]
+            after = absent if q["current_rank"] is None else q["current_rank"]
             sec.blocks.append(Text(f"  {q['id']}: rank {before} -> {after} ({q['label']})"))
         more = base["regression_count"] - REGRESSIONS_SHOWN
         if more > 0:

@@ -184,8 +184,8 @@ def _run_diagnose(
                 "label": d.label,
                 "exact_rank": d.exact_rank,
                 "ann_rank": r,
-                "hit_at_k": 1 if r is not None and r < c.k else 0,
-                "reciprocal_rank": 0.0 if r is None else 1.0 / (r + 1),
+                "hit_at_k": 1 if r is not None and r <= c.k else 0,
+                "reciprocal_rank": 0.0 if r is None else 1.0 / r,
             }
         )
     per_question = {

@@ -38,12 +38,14 @@ from .metrics import (
 )
 from .plans import exact_plan_warnings, main_filter, plan_of
 from .queries import QuerySet, as_query_set
-from .result import AnnResult, FetchRow, Truths, row_dict
+from .result import AnnResult, AnnVerdict, FetchRow, Truths, clears, row_dict
 from .settings import CompareAnnSettings, swept, vector_cache_dir
 from .truth import MatrixLookup, true_truth
 from .wording import (
+    cannot_fail,
     compression_warnings,
     effort_param,
+    insufficient,
     recommendation,
     sentences,
     sweep_none,
@@ -180,14 +182,30 @@ def compare_ann(
             row.search_recall_at_k = float(search.hits.sum() / max(int(search.slots.sum()), 1))
             row.search_best_miss_rate = float((~search.best_found).sum() / q)
         rows.append(row)
-    recommended = next((r.fetch for r in rows if r.best_miss_rate <= target), None)
+    # PASS from the interval's bound; the observed rate alone is not evidence enough
+    recommended = next((r.fetch for r in rows if clears(r, target)), None)
+    observed = next((r for r in rows if r.best_miss_rate <= target), None)
     compression = compression_of(store)
     loss = None
     if truths.lookup is not None and truths.true is not None:
         loss = compression_loss(xq, truths, k, tol)
     warnings = exact_plan_warnings(rows) + compression_warnings(compression, truths, loss, target)
     effort = effort_param(info.backend, info.details, compression)
-    said = recommendation(rows, k, target, recommended, effort, loss)
+    exact = not info.approximate and all(r.best_misses == 0 for r in rows)
+    if exact:
+        verdict, recommended = AnnVerdict.CANNOT_FAIL, rows[0].fetch
+        said = cannot_fail(
+            store.spec, " > ".join(compression.get("layers") or []) or "no ANN index"
+        )
+    elif recommended is not None:
+        verdict = AnnVerdict.PASS
+        said = recommendation(rows, k, target, recommended, effort, loss)
+    elif observed is not None:
+        verdict = AnnVerdict.INSUFFICIENT_EVIDENCE
+        said = insufficient(observed, k, target)
+    else:
+        verdict = AnnVerdict.FAIL
+        said = recommendation(rows, k, target, None, effort, loss)
     if ft is not None:
         fields = list(dict.fromkeys(x for n in ft.groups.nodes.values() for x in fields_of(n)))
         short = short_sentence(rows, k, info.backend, info.details, fields)
@@ -198,7 +216,8 @@ def compare_ann(
     for w in worst_queries if ft is not None else []:
         w["filter"] = ft.groups.keys[w["index"]]
     result = AnnResult(
-        ok=recommended is not None,
+        ok=verdict in (AnnVerdict.PASS, AnnVerdict.CANNOT_FAIL),
+        verdict=verdict,
         k=k,
         target=target,
         queries=q,
@@ -276,6 +295,7 @@ def sweep_ann(
                 "spec": store.spec,
                 "by_fetch": [row_dict(row) for row in r.by_fetch],
                 "recommended_fetch": r.recommended_fetch,
+                "verdict": r.verdict,
                 "recommendation": r.recommendation,
             }
         )
@@ -315,11 +335,16 @@ def apply_sweep(result: AnnResult, sweep: dict[str, Any]) -> AnnResult:
         text = sweep_recommendation(key, value, row, result.k, result.target, configured, base)
         result.recommendation = sentences([text, *result.warnings])
         result.recommended_setting = {key: value, "fetch": depth}
-        result.ok = True
+        result.ok, result.verdict = True, AnnVerdict.PASS
         return result
-    if base is None:
-        text = sweep_none(key, runs, result.k, result.target, result.compression_loss)
-        result.recommendation = sentences([text, *result.warnings])
+    if base is None and result.verdict == AnnVerdict.FAIL:
+        unsure = [r for r in runs if r.get("verdict") == AnnVerdict.INSUFFICIENT_EVIDENCE]
+        if unsure:  # a swept value's observed rate is within the target, its interval not
+            result.recommendation = f"{key}={unsure[0]['value']}: {unsure[0]['recommendation']}"
+            result.verdict = AnnVerdict.INSUFFICIENT_EVIDENCE
+        else:
+            text = sweep_none(key, runs, result.k, result.target, result.compression_loss)
+            result.recommendation = sentences([text, *result.warnings])
         result.ok = False
     return result
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...output.model import WORST_ROWS, Plot, Section, Table, Text, ok_verdict
+from ...output.model import WORST_ROWS, Plot, Section, Table, Text
 from ...output.registry import Payload, register, section
 from ...output.summary_kit import summary
 from ..kit.filter_summaries import ann_filter_lines, short_cell, short_suffix
@@ -14,6 +14,7 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
         f"{r['queries']} queries ({r['query_source']}), k={r['k']}, ground truth "
         f"{r['ground_truth']}. {r['recommendation']}"
     )
+    verdict = verdict or r.get("verdict")
     sec = section("compare-ann: approximate vs exact search", r, verdict, Text(said))
     if r.get("compression"):
         from .wording import compression_line
@@ -55,6 +56,23 @@ def _compare_ann(r: Payload, verdict: str | None) -> list[Section]:
 
 
 WORST_SHOWN = 5  # compare-ann's worst queries
+
+
+def worst_line(w: Payload) -> str:
+    """One worst query: where its best chunk was missed (or the recall it lost where it
+    was found at every depth), and the best chunk's 1-based position at the deepest fetch."""
+    missed = ", ".join(str(f) for f in w["missed_at_fetch"])
+    if missed:
+        how = f"missed at fetch {missed}"
+    else:
+        low = min(w["recall_at_k"].items(), key=lambda kv: kv[1])
+        how = f"found at every depth, recall@k {_pct(low[1])} at fetch {low[0]}"
+    pos = w["best_position_at_max_fetch"]
+    return (
+        f"{w['query']} best chunk {w['exact_best_id']} {how}; rank at fetch {w['max_fetch']}: "
+        f"{pos if pos is not None else 'absent'}"
+        + (f"; filter {w['filter']}" if w.get("filter") else "")
+    )
 
 
 def _pct(x: float | None) -> str:
@@ -114,7 +132,7 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
     if result.sweep:
         param = result.sweep["param"]
         title += f", as configured ({param}={result.store['details'].get(param, 'as saved')})"
-    sec = summary(ok_verdict(result.ok), Table(headers, rows, title, right=tuple(headers)))
+    sec = summary(result.verdict, Table(headers, rows, title, right=tuple(headers)))
     line = compression_line(result.compression, result.truth_vectors)
     if line:
         sec.blocks.append(Text(line))
@@ -129,16 +147,8 @@ def compare_ann_summary(result: AnnResult) -> list[Section]:
         param = (result.sweep or {})["param"]
         sec.blocks.append(Text(f"{param}={run['value']}: best-chunk miss {rates}; {reach}"))
     for w in result.worst_queries[:WORST_SHOWN]:
-        missed = ", ".join(str(f) for f in w["missed_at_fetch"]) or "none"
-        pos = w["best_position_at_max_fetch"]
-        sec.blocks.append(
-            Text(
-                f"  worst: {w['query']} best chunk {w['exact_best_id']} missed at fetch {missed}; "
-                f"ANN position at fetch {w['max_fetch']}: {pos if pos is not None else 'absent'}"
-                + (f"; filter {w['filter']}" if w.get("filter") else "")
-            )
-        )
-    sec.blocks.append(Text(result.recommendation, badge=ok_verdict(result.ok)))
+        sec.blocks.append(Text(f"  worst: {worst_line(w)}"))
+    sec.blocks.append(Text(result.recommendation, badge=result.verdict))
     return [sec]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from ...output.notebook import Notebook
@@ -10,6 +11,26 @@ from ..kit.ground_truth import GroundTruth
 
 if TYPE_CHECKING:
     from .truth import MatrixLookup, TrueVectors
+
+
+class AnnVerdict(StrEnum):
+    """compare-ann's verdict, from the 95% interval of the best-chunk miss rate.
+
+    PASS: at some depth the interval's upper bound is within the target; CANNOT_FAIL: the
+    index searches exactly, so nothing can be missed (exit 0, never PASS);
+    INSUFFICIENT_EVIDENCE: only the observed rate is within it (exit 1); FAIL: not even
+    the observed rate is (exit 1)."""
+
+    PASS = "PASS"
+    CANNOT_FAIL = "CANNOT_FAIL"
+    INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+    FAIL = "FAIL"
+
+
+def clears(row: FetchRow, target: float) -> bool:
+    """Whether a depth's 95% interval on the best-chunk miss rate is within ``target``."""
+    high = row.best_miss_rate_interval[1]
+    return high is not None and high <= target
 
 
 @dataclass
@@ -89,7 +110,8 @@ def row_dict(row: FetchRow) -> dict[str, Any]:
 
 @dataclass
 class AnnResult(Notebook):
-    """What compare-ann found; ``ok`` when some fetch depth reaches the target miss rate."""
+    """What compare-ann found; ``ok`` when some fetch depth's 95% interval on the miss rate
+    is within the target (``verdict`` PASS) or the index searches exactly (CANNOT_FAIL)."""
 
     frames = ("by_fetch", "worst_queries")
 
@@ -130,6 +152,7 @@ class AnnResult(Notebook):
     filters: list[dict[str, Any]] | None = None
     #: per query, its filter (canonical JSON), when the run is filtered
     query_filters: list[str | None] | None = None
+    verdict: str = AnnVerdict.FAIL
     truth: Truths | None = field(default=None, repr=False, compare=False)
     """The ground truths used (not serialised), so a sweep can reuse them."""
 
@@ -146,4 +169,4 @@ class AnnResult(Notebook):
         return next(r for r in self.by_fetch if r.fetch == fetch)
 
 
-__all__ = ["AnnResult", "FetchRow", "Truths", "row_dict"]
+__all__ = ["AnnResult", "AnnVerdict", "FetchRow", "Truths", "clears", "row_dict"]

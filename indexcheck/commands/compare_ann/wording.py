@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,56 @@ def sentences(parts: Sequence[str]) -> str:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.2f}%".replace(".00%", "%")
+
+
+def _bound(x: float | None) -> str:
+    """An interval's bound, two significant figures (0/55 reaches 6.5%, 0/400 0.95%)."""
+    return "-" if x is None else f"{100 * x:.2g}%"
+
+
+#: z for the two-sided 95% Wilson interval the rows carry
+_Z2 = 1.959963984540054**2
+
+
+def queries_for(target: float) -> int | None:
+    """Queries without a miss that bring the 95% Wilson upper bound to ``target`` (None
+    for a target of 0, which no sample can show)."""
+    if target <= 0:
+        return None
+    return int(math.ceil(_Z2 * (1 - target) / target - 1e-9))
+
+
+def cannot_fail(spec: str, how: str) -> str:
+    """The sentence for an index that searches exactly: nothing the check measures can miss."""
+    return (
+        f"the check cannot fail here: {spec} searches exactly ({how}), so every fetch depth "
+        "finds the best chunk by construction (recall@k 1); compare-ann measures an "
+        "approximate index: run it on the index your application searches"
+    )
+
+
+def insufficient(row: FetchRow, k: int, target: float) -> str:
+    """The sentence when a depth's observed miss rate is within ``target`` but its 95%
+    interval is not: too few queries to tell."""
+    high = row.best_miss_rate_interval[1]
+    if row.best_misses == 0:
+        seen = f"no miss in {row.queries} queries"
+    else:
+        seen = (
+            f"the best chunk is missed in {_pct(row.best_miss_rate)} of queries "
+            f"({row.best_misses}/{row.queries})"
+        )
+    need = queries_for(target)
+    if need is None:
+        more = "no sample can show a miss rate of 0: set --target above 0"
+    elif row.best_misses == 0:
+        more = f"run with at least {need} queries (--queries, or more --questions)"
+    else:
+        more = "run with more queries (--queries, or more --questions)"
+    return (
+        f"{_how(row.fetch, k)}: {seen}, but the 95% interval reaches {_bound(high)}, above "
+        f"the target {_pct(target)}: too few queries to show the target is met; {more}"
+    )
 
 
 #: an example --sweep per search-effort parameter
@@ -81,7 +132,8 @@ def recommendation(
         r = next(r for r in rows if r.fetch == best)
         return (
             f"{_how(best, k)}: the best chunk is missed in {_pct(r.best_miss_rate)} of queries "
-            f"({r.best_misses}/{r.queries}), at most the target {_pct(target)}"
+            f"({r.best_misses}/{r.queries}; 95% interval up to "
+            f"{_bound(r.best_miss_rate_interval[1])}, within the target {_pct(target)})"
         )
     low = min(rows, key=lambda r: (r.best_miss_rate, r.fetch))
     tried = ", ".join(str(r.fetch) for r in rows)
@@ -132,8 +184,9 @@ def sweep_recommendation(
         now = f"as configured ({as_set}) {_how(configured_fetch, k)} reaches it too, at more effort"
     return (
         f"set {key}={value} and {_how(int(row['fetch']), k)}: the best chunk is missed in "
-        f"{_pct(row['best_miss_rate'])} of queries ({row['best_misses']}/{row['queries']}), "
-        f"at most the target {_pct(target)}; {now}"
+        f"{_pct(row['best_miss_rate'])} of queries ({row['best_misses']}/{row['queries']}; "
+        f"95% interval up to {_bound(row['best_miss_rate_interval'][1])}, within the target "
+        f"{_pct(target)}); {now}"
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...embedders.base import Embedder
 from ...errors import InputError
+from ...filters import canonical
 from ...inputs.corpus import Corpus
 from ...inputs.questions import Question
 from ...stores.base import VectorStore
@@ -168,6 +169,8 @@ def diagnose(
         ][:k]
         top = kept[0][0] if kept else None
         d = QuestionDiagnosis(q.id, q.in_scope, q.topic, Label.OK, top_id=top)
+        if run is not None and run.nodes[row] is not None:
+            d.filter = canonical(run.nodes[row])
         if not q.in_scope:
             if not kept:
                 d.label = Label.REFUSED_OK
@@ -184,12 +187,13 @@ def diagnose(
             out.append(d)
             continue
         exact_ids = [c for c in exact_I[row] if c is not None]
-        d.exact_rank = next((r for r, c in enumerate(exact_ids) if c in q.expected), None)
-        d.ann_rank = next((r for r, c in enumerate(ann_ids) if c in q.expected), None)
+        # 0-based positions here; the result holds 1-based ranks, as people count
+        er = next((r for r, c in enumerate(exact_ids) if c in q.expected), None)
+        ar = next((r for r, c in enumerate(ann_ids) if c in q.expected), None)
+        d.exact_rank = None if er is None else er + 1
+        d.ann_rank = None if ar is None else ar + 1
         d.expected_id = (
-            exact_ids[d.exact_rank]
-            if d.exact_rank is not None
-            else (ann_ids[d.ann_rank] if d.ann_rank is not None else q.expected[0])
+            exact_ids[er] if er is not None else (ann_ids[ar] if ar is not None else q.expected[0])
         )
         bad = [alignment[e] for e in q.expected if e in alignment and alignment[e].status != "ok"]
         out_why = None if run is None or bad else filtered_out(run, row, q, missing)
@@ -202,23 +206,23 @@ def diagnose(
             d.holds_vector_of = bad[0].holds_vector_of
             d.cosine_to_own_text = bad[0].cosine
             d.detail = misaligned_detail(bad[0], story.get(bad[0].id))
-        elif d.exact_rank is None:
+        elif er is None:
             d.label = Label.NOT_RETRIEVED
             d.detail = f"expected chunk not in the exact top {fetch}"
-        elif short_why is not None and (d.ann_rank is None or d.ann_rank >= k):
+        elif short_why is not None and (ar is None or ar >= k):
             d.label, d.detail = Label.SHORT_RESULTS, short_why
-        elif d.ann_rank is None:
+        elif ar is None:
             d.label = Label.ANN_MISS
-            d.detail = f"exact rank {d.exact_rank + 1}, absent from the backend's top {fetch}"
-        elif d.ann_rank >= k:
+            d.detail = f"exact rank {d.exact_rank}, absent from the backend's top {fetch}"
+        elif ar >= k:
             d.label = Label.RANKED_OUT
-            d.score = both(float(ann.D[row, d.ann_rank]))
-            d.detail = f"ranked {d.ann_rank + 1} by the backend, cut by k={k}"
+            d.score = both(float(ann.D[row, ar]))
+            d.detail = f"ranked {d.ann_rank} by the backend, cut by k={k}"
         else:
-            d.score = both(float(ann.D[row, d.ann_rank]))
-            if not passes(float(ann.D[row, d.ann_rank])):
+            d.score = both(float(ann.D[row, ar]))
+            if not passes(float(ann.D[row, ar])):
                 d.label = Label.BELOW_THRESHOLD
-                d.detail = f"rank {d.ann_rank + 1}, score under the threshold"
+                d.detail = f"rank {d.ann_rank}, score under the threshold"
         out.append(d)
 
     if answers is not None:  # past retrieval: what the model received and did with it

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...embedders.base import Embedder
-from ...filters import ENGINE_MISSING, Missing, canonical, evaluate
+from ...filters import ENGINE_MISSING, Missing, canonical, evaluate, fields_of
 from ...inputs.questions import Question
 from ...stores.base import VectorStore
 from ..kit.exact import family_of
@@ -56,9 +56,22 @@ def filtered_run(
     return FilteredRun(ann, truth.ids, ft, list(filters))
 
 
-def _shown(meta: Any) -> str:
+def _shown(meta: Any, tested: list[str] | None = None) -> str:
+    """The chunk's metadata as JSON, the keys the filter tests first and never cut: only
+    what follows them is shortened past 120 characters."""
     text = json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= 120 else text[:117] + "..."
+    if len(text) <= 120:
+        return text
+    if not isinstance(meta, dict):
+        return text[:117] + "..."
+    tops = list(dict.fromkeys(f.split(".")[0] for f in tested or []))
+    first = {key: meta[key] for key in tops if key in meta}
+    head = json.dumps(first, ensure_ascii=False, sort_keys=True, default=str)[:-1]
+    rest = {key: v for key, v in sorted(meta.items()) if key not in first}
+    tail = json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)[1:]
+    room = max(0, 120 - len(head))
+    more = tail if len(tail) <= room else tail[: max(0, room - 4)] + "...}"
+    return head + (", " if first and rest else "") + more if rest else head + "}"
 
 
 def filtered_out(run: FilteredRun, row: int, q: Question, missing: Any) -> str | None:
@@ -75,7 +88,8 @@ def filtered_out(run: FilteredRun, row: int, q: Question, missing: Any) -> str |
         return None
     e, m = known[0]
     return (
-        f"expected chunk '{e}' has metadata {_shown(m)}, which the question's filter "
+        f"expected chunk '{e}' has metadata {_shown(m, fields_of(node))}, which the "
+        "question's filter "
         f"{canonical(node)} does not match: fix the chunk's metadata or the filter"
     )
 

@@ -48,11 +48,14 @@ def _diagnose(r: Payload, verdict: str | None) -> list[Section]:
         metric_rows.append([name.replace("_at_k", f"@{r['k']}"), *cells])
     sec.blocks.append(Table(["metric", "exact ranking", "backend ranking"], metric_rows))
     failing = [q for q in r["questions"] if q["label"] not in _GOOD]
+    filtered = any(q.get("filter") for q in r["questions"])
+    heads = ["question", "label", "exact rank", "backend rank", "detail"]
     sec.blocks.append(
         Table(
-            ["question", "label", "exact rank", "backend rank", "detail"],
+            heads + (["filter"] if filtered else []),
             [
                 [q["id"], q["label"], rank(q["exact_rank"]), rank(q["ann_rank"]), q["detail"]]
+                + ([q.get("filter") or "–"] if filtered else [])
                 for q in failing[:WORST_ROWS]
             ],
             shown_caption("questions that did not end where they should", len(failing)),
@@ -100,7 +103,8 @@ def diagnose_summary(result: DiagnoseResult) -> list[Section]:
     sec = summary(ok_verdict(result.ok), labels, metrics)
     failing = [d for d in result.questions if d.label not in GOOD_LABELS]
     for d in failing[:FAILING_SHOWN]:
-        sec.blocks.append(Text(f"  {d.id}: {d.label}  {d.detail}"))
+        under = f"  (filter {d.filter})" if d.filter else ""
+        sec.blocks.append(Text(f"  {d.id}: {d.label}  {d.detail}{under}"))
     if len(failing) > FAILING_SHOWN:
         more = len(failing) - FAILING_SHOWN
         sec.blocks.append(Text(f"  ... and {more} more (every question is in --json)"))

@@ -13,7 +13,8 @@ from .metrics import MetricSet
 
 @dataclass
 class QuestionDiagnosis:
-    """One question's label and the evidence for it (ranks are 0-based; scores on the
+    """One question's label and the evidence for it (ranks are 1-based, as people count:
+    the first result is rank 1; scores on the
     backend's scale, with cosine where the scale converts)."""
 
     id: str
@@ -28,6 +29,9 @@ class QuestionDiagnosis:
     holds_vector_of: str | None = None
     cosine_to_own_text: float | None = None
     detail: str = ""
+    #: the metadata filter the question was searched with (canonical JSON), or None;
+    #: left out of the JSON of a run without filters
+    filter: str | None = None
 
 
 @dataclass
@@ -51,4 +55,8 @@ class DiagnoseResult(Notebook):
     the context and the chunks); never a label, never changes ``ok``; absent otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        return json_form(self, "answer_checks")
+        out = json_form(self, "answer_checks")
+        if all(q.filter is None for q in self.questions):  # reads as before filters existed
+            for q in out["questions"]:
+                q.pop("filter", None)
+        return out

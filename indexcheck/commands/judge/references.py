@@ -132,7 +132,10 @@ def _standard(name: str, code: str | None, sep: str, year: str, text: str) -> It
     if h is None:
         return None
     joined = code is not None and sep == ":"
-    number = number_token(f"{code}:{year}".encode()) if joined else _year_hash(year)
+    # the knowledge base's tokens keep ":" and "." between digits but not "-": "ISO
+    # 31-0:1992" is indexed as iso, 31, 0:1992, so the part number's last piece is the key
+    last = (code or "").rsplit("-", 1)[-1]
+    number = number_token(f"{last}:{year}".encode()) if joined else _year_hash(year)
     return Item(text, ItemKind.STANDARD, pair=(h, number))
 
 

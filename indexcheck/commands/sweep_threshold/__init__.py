@@ -121,7 +121,7 @@ def sweep_threshold(
             rank = got.rank_of(row, q.expected)
             if rank is not None:
                 rec.expected_id = got.I[row, rank]
-                rec.expected_rank = rank
+                rec.expected_rank = rank + 1  # 1-based, as people count
                 rec.expected_score = _both(float(got.D[row, rank]), to_cosine)
         records.append(rec)
     summary = setup.scale if s.scale is None else s.scale
@@ -156,7 +156,7 @@ def sweep_records(
     exp_key = {
         r.id: key(r.expected_score["backend"] if r.expected_score else None)
         for r in ins
-        if r.expected_rank is not None and r.expected_rank < k
+        if r.expected_rank is not None and r.expected_rank <= k
     }
     top_key = {r.id: key(r.top_score["backend"]) for r in records if r.top_id is not None}
     candidates = sorted(set(exp_key.values()) | set(top_key.values()))

@@ -132,7 +132,7 @@ def sweep_observed(
             rank = next((i for i, p in enumerate(docs) if p.id in want), None)
             if rank is not None:
                 rec.expected_id = docs[rank].id
-                rec.expected_rank = rank
+                rec.expected_rank = rank + 1  # 1-based, as people count
                 rec.expected_score = _both(_score(docs[rank]), to_cosine)
         records.append(rec)
     if not records:

@@ -48,6 +48,21 @@ def _s(score: dict[str, float | None] | None) -> str:
     return b if cos is None else f"{b} (cos {cos:.4f})"
 
 
+def _anchor(result: SweepResult) -> tuple[int, str]:
+    """The table row the terminal centres on, and its mark: the recommendation (" *");
+    with none, the row closest to the recall target: the strictest threshold that keeps
+    the most recall any threshold keeps (" >"), where a failing user decides."""
+    rows = result.table
+    if not rows:
+        return 0, ""
+    if result.recommended_row is not None:
+        return next(i for i, r in enumerate(rows) if r is result.recommended_row), " *"
+    recall = [r["in_scope_recall"]["value"] or 0.0 for r in rows]
+    reach = [i for i, v in enumerate(recall) if v >= result.recall_target]
+    best = max(recall)
+    return (reach or [i for i, v in enumerate(recall) if v == best])[-1], " >"
+
+
 def sweep_threshold_summary(result: SweepResult) -> list[Section]:
     """Key figures, the rows around the recommendation, and the verdict."""
     transform = result.scale.get("transform") or "unknown"
@@ -74,11 +89,11 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
             )
         )
     rows = result.table
-    at = next((i for i, r in enumerate(rows) if r is result.recommended_row), len(rows) - 1)
+    at, mark_at = _anchor(result)
     shown = []
-    for r in rows[max(0, at - 6) : at + 6]:
+    for i, r in enumerate(rows[max(0, at - 6) : at + 6], max(0, at - 6)):
         rec, rej = r["in_scope_recall"], r["out_of_scope_rejection"]
-        mark = " *" if r is result.recommended_row else ""
+        mark = mark_at if i == at else ""
         shown.append(
             [
                 _s(r["threshold"]) + mark,
@@ -89,7 +104,13 @@ def sweep_threshold_summary(result: SweepResult) -> list[Section]:
             ]
         )
     headers = ["threshold", "recall", "oos handled", "false refusals", "false answers"]
-    title = "thresholds around the recommendation (* ), loosest first"
+    if result.recommended_row is not None:
+        title = "thresholds around the recommendation (* ), loosest first"
+    else:
+        title = (
+            f"thresholds around the {100 * result.recall_target:g}% recall target (> the "
+            "strictest keeping the most recall any threshold keeps), loosest first"
+        )
     say(Table(headers, shown, title, right=tuple(headers)))
     say(Text(result.verdict, badge=ok_verdict(result.ok)))
     return [sec]

@@ -16,7 +16,10 @@ from ..files import replacing
 from ..model import Fragment, Image, Plot, Section
 from .plots import cosine_histogram, pyplot, threshold_plots
 
-PALETTE = {"blue": "#4C72B0", "orange": "#DD8452", "red": "#C44E52", "green": "#55A868"}
+#: Okabe-Ito: tells its colours apart with every common colour-vision deficiency
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: "red" is vermillion and "green" bluish green; good-vs-bad pairs use blue and vermillion
+PALETTE = {"blue": "#0072B2", "orange": "#E69F00", "red": "#D55E00", "green": "#009E73"}
 
 
 class Figures:
@@ -73,7 +76,9 @@ def _save(fig: Any, path: Path) -> None:
 
 def _cosines(d: Mapping[str, Any], path: Path) -> None:
     cos = np.asarray(d["cosines"], dtype=np.float64)
-    cosine_histogram(cos, float(d["threshold"]), path, d["title"])
+    at = d.get("positions")
+    pos = None if at is None else np.asarray(at, dtype=np.int64)
+    cosine_histogram(cos, float(d["threshold"]), path, d["title"], pos)
 
 
 def _probe_scale(d: Mapping[str, Any], path: Path) -> None:
@@ -116,16 +121,19 @@ def _compare_ann(r: Mapping[str, Any], path: Path) -> None:
     """Best-chunk miss rate (with each swept setting) and recall@k against fetch depth."""
     rows, k = r["by_fetch"], r["k"]
     xs = [row["fetch"] for row in rows]
-    fig, (ax1, ax2) = pyplot().subplots(1, 2, figsize=(10, 4), dpi=110)
+    fig, (ax1, ax2) = pyplot().subplots(1, 2, figsize=(10, 4.6), dpi=110)
+    verdict = r.get("verdict") or ("PASS" if r.get("ok") else "FAIL")
+    fig.suptitle(f"compare-ann: {verdict} (target best-chunk miss rate {r['target']:g})")
     y, err = _errors(rows, "best_miss_rate")
-    ax1.errorbar(xs, y, yerr=err, marker="o", capsize=3, label="as opened")
+    ax1.errorbar(xs, y, yerr=err, marker="o", capsize=3, label="as opened", color=OKABE_ITO[0])
     sweep = r.get("sweep") or {"param": "", "runs": []}
-    for run in sweep["runs"]:
+    for i, run in enumerate(sweep["runs"]):
         ax1.plot(
             [x["fetch"] for x in run["by_fetch"]],
             [x["best_miss_rate"] for x in run["by_fetch"]],
             marker=".",
             linestyle="--",
+            color=OKABE_ITO[(i + 1) % len(OKABE_ITO)],
             label=f"{sweep['param']}={run['value']}",
         )
     ax1.axhline(r["target"], color=PALETTE["red"], linestyle=":", label=f"target {r['target']:g}")
@@ -133,7 +141,8 @@ def _compare_ann(r: Mapping[str, Any], path: Path) -> None:
     ax1.set_ylabel("best-chunk miss rate")
     ax1.set_title(f"best chunk absent from top-{k}")
     ax1.set_ylim(bottom=0)
-    ax1.legend(loc="best", fontsize=8)
+    # below the axes, never over the data
+    ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8)
     y, err = _errors(rows, "recall_at_k")
     ax2.errorbar(xs, y, yerr=err, marker="o", capsize=3, color=PALETTE["green"])
     ax2.set_xlabel("fetch depth (re-ranked to k)")
@@ -156,7 +165,7 @@ def _diagnose(d: Mapping[str, Any], path: Path) -> None:
     ax.barh(
         labels,
         [counts[x] for x in labels],
-        color=[PALETTE["green"] if x in good else PALETTE["red"] for x in labels],
+        color=[PALETTE["blue"] if x in good else PALETTE["red"] for x in labels],
     )
     ax.invert_yaxis()
     ax.set_xlabel("questions")
@@ -170,7 +179,7 @@ def _baseline(d: Mapping[str, Any], path: Path) -> None:
     for i, x in enumerate(rows):
         if x["difference"] is None:
             continue
-        color = {"PASS": PALETTE["green"], "BLOCK": PALETTE["red"]}.get(
+        color = {"PASS": PALETTE["blue"], "BLOCK": PALETTE["red"]}.get(
             x["verdict"], PALETTE["orange"]
         )
         lo, hi = x["difference"] - x["low"], x["high"] - x["difference"]

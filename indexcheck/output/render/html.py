@@ -40,10 +40,10 @@ th{background:#f6f8fa}tr:nth-child(even) td{background:#fbfcfd}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px}
 .v-PASS{background:#dafbe1;color:#116329}.v-BLOCK,.v-FAIL{background:#ffebe9;color:#a40e26}
-.v-INSUFFICIENT_EVIDENCE,.v-ASSUMED{background:#fff8c5;color:#7d4e00}
+.v-INSUFFICIENT_EVIDENCE,.v-ASSUMED,.v-CANNOT_FAIL{background:#fff8c5;color:#7d4e00}
 .banner{padding:14px 18px;border-radius:8px;font-size:18px;font-weight:600;margin:12px 0}
 .b-PASS{background:#dafbe1;color:#116329}.b-BLOCK,.b-FAIL{background:#ffebe9;color:#a40e26}
-.b-INSUFFICIENT_EVIDENCE,.b-ASSUMED{background:#fff8c5;color:#7d4e00}
+.b-INSUFFICIENT_EVIDENCE,.b-ASSUMED,.b-CANNOT_FAIL{background:#fff8c5;color:#7d4e00}
 img{max-width:100%;height:auto;border:1px solid #d0d7de;margin:6px 0}
 pre{background:#f6f8fa;padding:10px;overflow:auto;font-size:12px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
@@ -97,7 +97,14 @@ def write_report(
         sections += builder.sections(p) if isinstance(p, Mapping) else builder.of(p)
     for i, s in enumerate(sections):
         s.anchor = f"s{i + 1}"
-    order = {"PASS": 0, "ASSUMED": 1, "INSUFFICIENT_EVIDENCE": 2, "FAIL": 3, "BLOCK": 3}
+    order = {
+        "PASS": 0,
+        "ASSUMED": 1,
+        "CANNOT_FAIL": 1,
+        "INSUFFICIENT_EVIDENCE": 2,
+        "FAIL": 3,
+        "BLOCK": 3,
+    }
     verdicts = [s.verdict for s in sections if s.verdict]
     overall = max(verdicts, key=order.__getitem__, default="PASS")
     if overall == "FAIL" and any(

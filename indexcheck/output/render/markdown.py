@@ -54,6 +54,10 @@ def markdown(title: str, verdict: str, sections: list[Section], folder: Path) ->
     return scrub("\n".join(out) + "\n")
 
 
+#: verdicts a page shows as they are: a check that cannot fail, or too few queries to tell
+_QUALIFIED = ("CANNOT_FAIL", "INSUFFICIENT_EVIDENCE")
+
+
 def write_markdown(result: Any, folder: Path, name: str, title: str | None = None) -> list[Path]:
     """Write ``NAME.md`` and its plots (``STEM.png``) into ``folder`` from the result's
     report sections; returns [md, *plots]. ``result``: a result object or its dict."""
@@ -65,7 +69,21 @@ def write_markdown(result: Any, folder: Path, name: str, title: str | None = Non
     sections = Builder(folder, numbered=False).of(result)
     plots = [b.path for s in sections for b in s.blocks if isinstance(b, Image)]
     ok = result.get("ok") if isinstance(result, dict) else result.ok
+    verdict = ok_verdict(ok)
+    lead = sections[0].verdict if sections else None
+    if lead in _QUALIFIED:  # the command's own verdict says more than PASS or FAIL
+        verdict = lead
     md = folder / f"{name}.md"
-    page = markdown(title or f"indexcheck {name}", ok_verdict(ok), sections, folder)
+    page = markdown(title or f"indexcheck {name}", verdict, sections, folder)
     write_atomic(md, page)
     return [md, *plots]
+
+
+def sweep_report(result: Any, folder: str | Path) -> list[Path]:
+    """sweep-threshold's ``--report``: its page (``sweep-threshold.md``, as every command
+    writes one) and its score plots (PNG, paths into ``result.plots``); returns the files."""
+    from .plots import sweep_plots
+
+    files = sweep_plots(result, folder)
+    page = write_markdown(result, Path(folder), "sweep-threshold")
+    return [page[0], *files, *(p for p in page[1:] if p not in files)]

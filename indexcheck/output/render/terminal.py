@@ -21,6 +21,7 @@ STYLE = {
     "BLOCK": "bold red",
     "INSUFFICIENT_EVIDENCE": "bold yellow",
     "ASSUMED": "bold yellow",
+    "CANNOT_FAIL": "bold yellow",
     "error": "red",
     "warning": "yellow",
     "note": "yellow",

@@ -7,6 +7,7 @@ This module knows nothing of reading rows or searching (``lancedb.py`` does both
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -88,6 +89,11 @@ def _import_lancedb() -> Any:
         import lancedb
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependencyError("the lancedb store", "lancedb", "lancedb") from exc
+    # lancedb warns in every forked child (a worker pool, a plugin's subprocess) that its
+    # runtime was reset; indexcheck never uses a table across a fork, so it is noise here
+    warnings.filterwarnings(
+        "ignore", message="lancedb fork support is experimental", category=RuntimeWarning
+    )
     return lancedb
 
 

@@ -142,7 +142,8 @@ def test_faiss_hnsw_sweep_of_ef_search_reaches_the_target(faiss_dirs: dict[str, 
     base = compare_ann(CompareAnnSettings(k=4, fetch=(4, 10)), store, qs)
     assert base.truth is not None
     sweep = sweep_ann(
-        CompareAnnSettings(k=4, fetch=(4, 10), sweep=("efSearch", [4, 16, 128])),
+        # 200 queries can show 3% (1 miss: 95% upper bound 2.8%), not 1% (PASS is the bound)
+        CompareAnnSettings(k=4, fetch=(4, 10), target=0.03, sweep=("efSearch", [4, 16, 128])),
         lambda v: open_store(with_param(spec, "efSearch", v)),
         qs,
         base.truth,
@@ -203,16 +204,18 @@ def test_lancedb_ivf_pq_misses_match_and_over_fetch_reaches_the_target(tmp_path:
     try:
         qs = sample_queries(store, 200, seed=7)
         depths = (4, 10, 20, 50)
-        r = compare_ann(CompareAnnSettings(k=4, fetch=depths, target=0.01), store, qs)
+        # 200 queries can show a 3% target (PASS needs the interval's bound within it)
+        r = compare_ann(CompareAnnSettings(k=4, fetch=depths, target=0.03), store, qs)
         assert r.ground_truth == "backend_exact" and r.store["approximate"]
         expected = independent(store, ids, x, qs.vectors, "cos", 4, depths)
         assert_matches(r, expected)
         assert r.row(4).best_misses > 0  # PQ distances miss real best chunks
         assert r.row(50).recall_at_k > r.row(4).recall_at_k
         assert r.recommended_fetch is not None and r.ok
-        assert expected[r.recommended_fetch][2] / 200 <= 0.01
+        assert expected[r.recommended_fetch][2] / 200 <= 0.03
+        assert r.row(r.recommended_fetch).best_miss_rate_interval[1] <= 0.03
         earlier = [f for f in depths if f < r.recommended_fetch]
-        assert all(expected[f][2] / 200 > 0.01 for f in earlier)
+        assert all(r.row(f).best_miss_rate_interval[1] > 0.03 for f in earlier)
     finally:
         store.close()
 
@@ -405,7 +408,7 @@ def test_cli_exit_0_with_json_and_report(faiss_dirs: dict[str, Path], tmp_path: 
         ],
     )
     assert r.exit_code == 0, r.output
-    assert "PASS fetch 4: the best chunk is missed in 0%" in r.stdout
+    assert "CANNOT_FAIL the check cannot fail here" in r.stdout  # a flat index searches exactly
     data = json.loads(out.read_text())
     for key in (
         "k",
@@ -450,6 +453,8 @@ def test_cli_sweep_that_reaches_the_target_is_the_verdict(
         "4",
         "--fetch",
         "4,10",
+        "--target",
+        "0.04",  # 0 misses in 100 queries: 95% upper bound 3.7%
         "--sweep",
         "efSearch=2,64",
         "--json",

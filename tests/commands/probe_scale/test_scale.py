@@ -486,7 +486,7 @@ def test_cli_convert_threshold() -> None:
     r = run(convert_threshold_cmd, ["-0.5", "--from", "-dot", "--to", "l2^2", "--json", "-"])
     assert r.exit_code == 0
     assert json.loads(r.stdout) == {
-        "schema_version": 1,
+        "schema_version": 2,
         "value": -0.5,
         "from": "-dot",
         "to": "l2^2",
