@@ -16,7 +16,7 @@ from ..output.schemas import DIALECT, Shape, doc_line, schema_id, schema_of, typ
 from .check_index.result import CheckIndexResult
 from .ci.result import CiResult
 from .compare_ann.result import AnnResult, FetchRow
-from .diagnose.result import DiagnoseResult
+from .diagnose.result import DiagnoseResult, QuestionDiagnosis
 from .diagnose.system.result import SystemDiagnoseResult
 from .diagnose.trace_refusals import RefusalsResult
 from .diff_index.result import DiffResult
@@ -27,6 +27,7 @@ from .kit.verdicts import ScaleVerdict
 from .probe_scale.convert import Converted
 from .probe_scale.result import ScaleResult
 from .questions import QuestionSetResult
+from .repair.result import RepairResult
 from .sweep_threshold.result import QuestionRecord, SweepResult
 
 _INT, _NUM, _BOOL, _STR = ({"type": t} for t in ("integer", "number", "boolean", "string"))
@@ -65,6 +66,8 @@ SHAPES: dict[type, Shape] = {
         )
     ),  # fmt: skip
     DiagnoseResult: Shape(optional=("answer_checks",)),
+    # a run without filters leaves each question's filter out
+    QuestionDiagnosis: Shape(optional=("filter",)),
     JudgeResult: Shape(optional=("answer_checks",)),
     CiResult: Shape(dropped=("manifest_facts",), added={"ok": _BOOL}),
     EmbedResult: Shape(dropped=("chunks", "distinct_texts", "written", "ok")),
@@ -73,6 +76,7 @@ SHAPES: dict[type, Shape] = {
     ),
     AnswerCheck: Shape(added={"ok": _BOOL}),
     RefusalsResult: Shape(added={"rate": {"type": ["number", "null"]}}),
+    RepairResult: Shape(added={"ok": _BOOL, "headline": _STR, "full_reindex": _INT}),
 }
 
 #: the result type of each kind (diagnose: retrieval, else ``--system``)
@@ -90,6 +94,7 @@ RESULTS: dict[str, tuple[type, ...]] = {
     "check-answers": (AnswerChecksResult,),
     "questions-generate": (QuestionSetResult,),
     "traces-refusals": (RefusalsResult,),
+    "repair": (RepairResult,),
 }
 
 #: what each kind's result is, as the schema's ``description`` (and the docs' list) says
@@ -117,6 +122,8 @@ DESCRIPTIONS = {
     "questions-generate": "questions generate: the questions kept, every drop per quality gate, "
     "the calls made.",
     "traces-refusals": "traces refusals: the production answers that refused, ready for diagnose.",
+    "repair": "repair: how each chunk of the copy got its vector (kept, moved, embedded), what "
+    "it cost against a full reindex, what was written, and check-index --all on the copy.",
 }
 
 #: the checks whose full results ci writes under ``results``

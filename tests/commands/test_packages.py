@@ -40,6 +40,7 @@ ORDER = (
     "questions",
     "diagnose",
     "ci",
+    "repair",
 )
 #: the modules at the root of commands/ that may import every command package
 TOP = ("reports.py", "schemas.py", "__init__.py")

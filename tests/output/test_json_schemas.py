@@ -107,6 +107,10 @@ def _more_cases(kb: dict[str, Path], tmp: Path) -> dict[str, list[str]]:
         "traces_refusals": [
             "traces", "refusals", "--answers", str(answers), "--chunks", str(kb["chunks"]),
         ],
+        "repair": [
+            "repair", "--store", f"faiss:{kb['buggy']}", "--chunks", str(kb["chunks"]), *EMB,
+            "--out", str(tmp / "repaired"),
+        ],
         "refused": [
             "check-index", "--store", f"faiss:{tmp / 'absent'}", "--chunks", str(kb["chunks"]),
         ],
@@ -130,6 +134,7 @@ EXPECTED_KIND = {
     "check_answers": "check-answers",
     "questions_generate": "questions-generate",
     "traces_refusals": "traces-refusals",
+    "repair": "repair",
     "refused": "failure",
 }
 

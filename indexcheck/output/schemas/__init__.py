@@ -39,6 +39,7 @@ KINDS = (
     "check-answers",
     "questions-generate",
     "traces-refusals",
+    "repair",
     "failure",
 )
 
