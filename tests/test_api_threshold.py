@@ -68,5 +68,6 @@ def test_observed_traces_feed_the_sweep_and_name_their_file(
     with pytest.raises(InputError, match="--filter does not apply to --observed"):
         api.observed_traces(traces, filter='{"a": 1}')
     files = api.sweep_plots(result, tmp_path / "rep")
-    assert [p.name for p in files] == [Path(p).name for p in result.plots]
+    # the page first (sweep-threshold.md, as every command's --report writes one), then plots
+    assert [p.name for p in files] == ["sweep-threshold.md"] + [Path(p).name for p in result.plots]
     assert all(p.is_file() for p in files)

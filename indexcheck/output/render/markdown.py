@@ -84,6 +84,7 @@ def sweep_report(result: Any, folder: str | Path) -> list[Path]:
     writes one) and its score plots (PNG, paths into ``result.plots``); returns the files."""
     from .plots import sweep_plots
 
-    files = sweep_plots(result, folder)
+    files = [Path(p) for p in sweep_plots(result, folder)]
     page = write_markdown(result, Path(folder), "sweep-threshold")
-    return [page[0], *files, *(p for p in page[1:] if p not in files)]
+    names = {f.name for f in files}  # the page's plots are these files, written again
+    return [page[0], *files, *(p for p in page[1:] if Path(p).name not in names)]
