@@ -2,14 +2,12 @@
 stores): the corpus, the seed bug as a LangChain embeddings wrapper, the chunks file, and
 one function per fault that builds through ``build(embeddings) -> (spec, ids)`` and holds
 check-index's verdict through the CLI. Each store's test module calls them with its own
-builder and emulator. Also the seeded random portable filters over metadata with fields
-some rows lack, and the assertions Weaviate's suite makes on a store it cannot build
-through ``Build``."""
+builder and emulator. Also the assertions Weaviate's suite makes on a store it cannot
+build through ``Build`` (its seeded filters are :mod:`tests.stores.seeded_filters`)."""
 
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -128,45 +126,6 @@ def model_mismatch(build: Build, tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     kinds = {f["kind"] for f in data["findings"]}
     assert "model_mismatch" in kinds and not kinds & {"shift", "stale_vector"}, kinds
-
-
-def filter_metadata(n: int) -> list[dict[str, Any]]:
-    """Metadata for the filter suites: numbers, booleans, and ``lang``/``topic`` that some
-    rows lack (where engines differ on ``$ne``/``$nin``)."""
-    metas: list[dict[str, Any]] = []
-    for i in range(n):
-        m: dict[str, Any] = {"year": 2000 + i % 25, "draft": i % 5 == 0, "score": i / 10}
-        if i % 7:
-            m["lang"] = "en" if i % 3 else "de"
-        if i % 4:
-            m["topic"] = f"t{i % 6}"
-        metas.append(m)
-    return metas
-
-
-def random_filter(rng: random.Random) -> dict[str, Any]:
-    """One seeded random portable filter over :func:`filter_metadata`'s fields."""
-    parts: list[dict[str, Any]] = []
-    for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(["topic", "year", "yearin", "draft", "lang", "score", "or"])
-        if kind == "topic":
-            parts.append({"topic": {rng.choice(["$eq", "$ne"]): f"t{rng.randrange(7)}"}})
-        elif kind == "year":
-            parts.append(
-                {"year": {rng.choice(["$gt", "$gte", "$lt", "$lte"]): 2000 + rng.randrange(25)}}
-            )
-        elif kind == "yearin":
-            parts.append({"year": {rng.choice(["$in", "$nin"]): rng.sample(range(2000, 2025), 4)}})
-        elif kind == "draft":
-            parts.append({"draft": rng.choice([True, False])})
-        elif kind == "lang":
-            exists = {"lang": {"$exists": rng.random() < 0.5}}
-            parts.append(rng.choice([exists, {"lang": {"$ne": "en"}}, {"lang": {"$nin": ["de"]}}]))
-        elif kind == "score":
-            parts.append({"score": {rng.choice(["$gt", "$lte"]): rng.randrange(200) / 10 + 0.05}})
-        else:
-            parts.append({"$or": [{"topic": "t1"}, {"year": {"$lt": 2005}}]})
-    return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
 def assert_shift_story(data: dict[str, Any], ids: list[str]) -> None:

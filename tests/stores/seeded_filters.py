@@ -1,6 +1,7 @@
 """Rows and seeded random portable filters for the stores whose engines (or emulators)
-evaluate their own filter language (Pinecone, turbopuffer): every operator, fields some rows
-lack, nested ``$or``; the tests compare each engine's rows and top-k with numpy's."""
+evaluate their own filter language (Pinecone, turbopuffer, Weaviate): every operator,
+fields some rows lack, nested ``$or``; the tests compare each engine's rows and top-k with
+numpy's."""
 
 from __future__ import annotations
 
@@ -17,18 +18,25 @@ def seeded_rows() -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
     ``topic`` on every 4th)."""
     rng = np.random.default_rng(2)
     vecs = rng.standard_normal((N, D)).astype(np.float32)
+    return [f"r{i:03d}" for i in range(N)], vecs, filter_metadata(N)
+
+
+def filter_metadata(n: int) -> list[dict[str, Any]]:
+    """Metadata for the filter suites: numbers, booleans, and ``lang``/``topic`` that some
+    rows lack (where engines differ on ``$ne``/``$nin``)."""
     metas: list[dict[str, Any]] = []
-    for i in range(N):
+    for i in range(n):
         m: dict[str, Any] = {"year": 2000 + i % 25, "draft": i % 5 == 0, "score": i / 10}
         if i % 7:
             m["lang"] = "en" if i % 3 else "de"
         if i % 4:
             m["topic"] = f"t{i % 6}"
         metas.append(m)
-    return [f"r{i:03d}" for i in range(N)], vecs, metas
+    return metas
 
 
 def random_filter(rng: random.Random) -> dict[str, Any]:
+    """One seeded random portable filter over :func:`filter_metadata`'s fields."""
     parts: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(["topic", "year", "yearin", "draft", "lang", "score", "or"])

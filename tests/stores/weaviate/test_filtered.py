@@ -23,7 +23,7 @@ from indexcheck.filters import ENGINE_MISSING, evaluate, parse_filter  # noqa: E
 from indexcheck.stores import open_store  # noqa: E402
 from tests.builders import weaviate as builder  # noqa: E402
 from tests.emulators.weaviate_emulator import WeaviateEmulator  # noqa: E402
-from tests.stores.planted_faults import filter_metadata, random_filter  # noqa: E402
+from tests.stores.seeded_filters import filter_metadata, random_filter  # noqa: E402
 
 N, D, K = 200, 8, 5
 
