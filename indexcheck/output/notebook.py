@@ -26,8 +26,9 @@ class Notebook:
     #: the row lists ``to_pandas`` gives, by their key in ``to_dict()``; the first by default
     frames: ClassVar[tuple[str, ...]] = ()
 
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every result defines it
-        raise NotImplementedError
+    if TYPE_CHECKING:  # every result class defines it; the mixin only reads it
+
+        def to_dict(self) -> dict[str, Any]: ...
 
     def frame_rows(self, rows: str) -> list[dict[str, Any]]:
         """The rows ``to_pandas(rows)`` holds, as dicts (a result may flatten nested ones)."""
