@@ -102,6 +102,20 @@ RATE_LIMITED_ROW = Rule(
     options={"rate_limited": lambda c: True, "retry_after": lambda c: c.retry_after},
 )  # fmt: skip
 
+#: a 5xx is retried like a 429 (after ``Retry-After`` when sent); needs ``status`` and
+#: ``message`` (and ``retry_after``)
+SERVER_ERROR_ROW = Rule(
+    Exception, TransientError, "HTTP {status}: {message}", when=lambda c: (c.status or 0) >= 500,
+    options={"retry_after": lambda c: c.retry_after},
+)  # fmt: skip
+
+#: the last row of a store reached through an SDK: any other HTTP status is the service's
+#: answer, shown with ``who`` (what was being done, where) and its ``message``
+OTHER_STATUS_ROW = Rule(
+    Exception, BackendUnavailableError, "{who}: HTTP {status}: {message}",
+    when=lambda c: c.status is not None,
+)  # fmt: skip
+
 
 def _final_fields(c: Caught) -> dict[str, Any]:
     return {

@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import AuthError, BackendUnavailableError, InputError, TransientError
+from ...errors import AuthError, InputError, TransientError
 from ...remote.http import (
     MALFORMED_ROW,
+    OTHER_STATUS_ROW,
     RATE_LIMITED_ROW,
-    RETRY_AFTER,
+    SERVER_ERROR_ROW,
     malformed_request,
     retry_after,
     server_message,
-    status_at_least,
     status_in,
 )
 from ...remote.translate import Caught, ErrorMap, Rule
@@ -73,13 +73,7 @@ PINECONE_ERRORS = ErrorMap(
         when=status_in(404),
     ),
     RATE_LIMITED_ROW,
-    Rule(
-        Exception,
-        TransientError,
-        "HTTP {status}: {message}",
-        when=status_at_least(500),
-        options=RETRY_AFTER,
-    ),  # fmt: skip
+    SERVER_ERROR_ROW,
     Rule(
         Exception,
         InputError,
@@ -91,12 +85,7 @@ PINECONE_ERRORS = ErrorMap(
         TransientError,
         "could not reach {store.where} ({name})",
     ),
-    Rule(
-        Exception,
-        BackendUnavailableError,
-        "{who}: HTTP {status}: {message}",
-        when=lambda c: c.status is not None,
-    ),
+    OTHER_STATUS_ROW,
     fields=_fields,
     rate_limited="Pinecone still rate-limited {doing} on {store.where} after {attempts} "
     "retries; wait and rerun, or raise ?retries=",
