@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -31,8 +30,10 @@ from tests.stores.searchengine_support import (
     buggy,
     chunks_file,
     corpus,
+    fixed_embeddings,
     random_filter,
     truth,
+    unit,
     writes,
 )
 
@@ -61,29 +62,6 @@ def run(*args: str) -> Any:
 
 def spec(e: Emulator, index: str = "docs", **extra: Any) -> str:
     return f"opensearch:{e.url}?index={index}" + "".join(f"&{k}={v}" for k, v in extra.items())
-
-
-class Fixed:
-    """LangChain embeddings handing out given vectors by text."""
-
-    def __new__(cls, texts: list[str], vecs: np.ndarray) -> Any:
-        from langchain_core.embeddings import Embeddings
-
-        table = dict(zip(texts, vecs.tolist(), strict=True))
-
-        class _E(Embeddings):  # type: ignore[misc]
-            def embed_documents(self, t: list[str]) -> list[list[float]]:
-                return [table[x] for x in t]
-
-            def embed_query(self, text: str) -> list[float]:
-                return table.get(text) or next(iter(table.values()))
-
-        return _E()
-
-
-def unit(n: int = 200, d: int = 16) -> np.ndarray:
-    x = np.random.default_rng(7).standard_normal((n, d)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 def test_contract_on_langchains_default_index(emu: Emulator) -> None:
@@ -119,7 +97,7 @@ def test_probe_scale_measures_each_space_engine_and_version(
     try:
         vecs = unit()
         texts = [f"t{i}" for i in range(len(vecs))]
-        build.langchain_os(e.url, "docs", texts, None, Fixed(texts, vecs), engine=engine,
+        build.langchain_os(e.url, "docs", texts, None, fixed_embeddings(texts, vecs), engine=engine,
                            space_type=space)  # fmt: skip
         with open_store(spec(e)) as store:
             assert store.info().score == formula
