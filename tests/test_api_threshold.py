@@ -71,3 +71,6 @@ def test_observed_traces_feed_the_sweep_and_name_their_file(
     # the page first (sweep-threshold.md, as every command's --report writes one), then plots
     assert [p.name for p in files] == ["sweep-threshold.md"] + [Path(p).name for p in result.plots]
     assert all(p.is_file() for p in files)
+    # each plot drawn once: the folder holds the page and the plots, no second copy
+    on_disk = sorted(str(p.relative_to(tmp_path / "rep")) for p in (tmp_path / "rep").rglob("*"))
+    assert on_disk == sorted(p.name for p in files)

@@ -49,8 +49,9 @@ class Figures:
     def images(self, plot: Plot) -> list[Image]:
         self.count += 1
         stem = f"{self.count:02d}-{plot.stem}" if self.numbered else plot.stem
-        if plot.name == "threshold":  # three figures in a folder of their own
-            paths = threshold_plots(dict(plot.data), self.folder / stem)
+        if plot.name == "threshold":  # three figures; a folder of their own beside others
+            paths = threshold_plots(dict(plot.data), self.folder / stem if self.numbered
+                                    else self.folder)  # fmt: skip
             return [Image(p, p.stem) for p in paths]
         path = self.folder / f"{stem}.png"
         _DRAW[plot.name](plot.data, path)

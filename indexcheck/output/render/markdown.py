@@ -82,9 +82,6 @@ def write_markdown(result: Any, folder: Path, name: str, title: str | None = Non
 def sweep_report(result: Any, folder: str | Path) -> list[Path]:
     """sweep-threshold's ``--report``: its page (``sweep-threshold.md``, as every command
     writes one) and its score plots (PNG, paths into ``result.plots``); returns the files."""
-    from .plots import sweep_plots
-
-    files = [Path(p) for p in sweep_plots(result, folder)]
     page = write_markdown(result, Path(folder), "sweep-threshold")
-    names = {f.name for f in files}  # the page's plots are these files, written again
-    return [page[0], *files, *(p for p in page[1:] if Path(p).name not in names)]
+    result.plots = [str(p) for p in page[1:]]
+    return page

@@ -182,11 +182,3 @@ def threshold_figures(result: dict[str, Any]) -> list[tuple[str, Any]]:
     fig.tight_layout()
     figures.append(("threshold-rates.png", fig))
     return figures
-
-
-def sweep_plots(result: Any, folder: str | Path) -> list[Path]:
-    """Write sweep-threshold's score plots (PNG) into ``folder`` (``--report``); their
-    paths go into ``result.plots``; returns them."""
-    files = threshold_plots(result.to_dict(), Path(folder))
-    result.plots = [str(p) for p in files]
-    return files
