@@ -475,8 +475,8 @@ def sections(result: Any) -> list[Any]:
 
 
 def write_report(result: Any, folder: PathLike, name: str | None = None) -> list[Path]:
-    """Write the result's report page ``NAME.md`` (default: the command's name) and its
-    plots into ``folder``; returns the files written."""
+    """Write the result's report pages ``NAME.html`` and ``NAME.md`` (default: the
+    command's name) and its plots into ``folder``; returns the files written."""
     from .commands import reports  # noqa: F401
     from .output.present import write_report as write
 
@@ -484,9 +484,10 @@ def write_report(result: Any, folder: PathLike, name: str | None = None) -> list
 
 
 def sweep_plots(result: Any, folder: PathLike) -> list[Path]:
-    """sweep-threshold's ``--report``: its page ``sweep-threshold.md`` and its plots."""
+    """sweep-threshold's ``--report``: its pages ``sweep-threshold.html`` and ``.md`` and
+    its plots."""
     from .commands import reports  # noqa: F401
-    from .output.render.markdown import sweep_report
+    from .output.render.html import sweep_report
 
     return sweep_report(result, folder)
 

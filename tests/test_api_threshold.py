@@ -68,8 +68,10 @@ def test_observed_traces_feed_the_sweep_and_name_their_file(
     with pytest.raises(InputError, match="--filter does not apply to --observed"):
         api.observed_traces(traces, filter='{"a": 1}')
     files = api.sweep_plots(result, tmp_path / "rep")
-    # the page first (sweep-threshold.md, as every command's --report writes one), then plots
-    assert [p.name for p in files] == ["sweep-threshold.md"] + [Path(p).name for p in result.plots]
+    # the pages first (sweep-threshold.html and .md, as every command's --report writes
+    # them), then plots
+    pages = ["sweep-threshold.html", "sweep-threshold.md"]
+    assert [p.name for p in files] == pages + [Path(p).name for p in result.plots]
     assert all(p.is_file() for p in files)
     # each plot drawn once: the folder holds the page and the plots, no second copy
     on_disk = sorted(str(p.relative_to(tmp_path / "rep")) for p in (tmp_path / "rep").rglob("*"))

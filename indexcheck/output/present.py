@@ -1,5 +1,5 @@
 """Presenting a result, the same for the CLI and for Python: its JSON (``--json``), its report
-page and plots (``--report``), its terminal summary. No secret in use reaches any of them.
+pages and plots (``--report``), its terminal summary. No secret in use reaches any of them.
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ def write_json(path: str | os.PathLike[str] | None, payload: dict[str, Any]) -> 
 
 
 def write_report(result: Any, folder: str | os.PathLike[str], name: str) -> list[Path]:
-    """Write ``NAME.md`` and its plots into ``folder`` from the result's report sections;
-    returns the files written."""
-    from .render.markdown import write_markdown
+    """Write ``NAME.html`` (self-contained), ``NAME.md`` and their plots into ``folder`` from
+    the result's sections; returns the files written."""
+    from .render.html import write_pages
 
     try:
-        return write_markdown(result, Path(folder), name)
+        return write_pages(result, Path(folder), name)
     except OSError as exc:  # checked before the work; the disk can still fill up
         raise output_error(f"the --report folder {folder}", exc) from None
 

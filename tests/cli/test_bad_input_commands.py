@@ -402,7 +402,7 @@ def _hostile_report(tmp_path: Path, judge: str, rows: list[dict[str, object]]) -
     rep = w.out / "rep"
     r = CliRunner().invoke(cli, _judge(w, rows, "--report", str(rep), judge=judge))
     assert r.exit_code in (0, 1), r.output
-    return (rep / "judge.md").read_text(encoding="utf-8"), (rep / "report.html").read_text(
+    return (rep / "judge.md").read_text(encoding="utf-8"), (rep / "judge.html").read_text(
         encoding="utf-8"
     )
 
@@ -411,7 +411,7 @@ HOSTILE_TEXT = "<script>alert(1)</script> [x](javascript:alert(1)) ![i](http://e
 
 
 def test_reports_show_hostile_claims_and_ids_as_text(tmp_path: Path) -> None:
-    """judge.md and report.html: ids, claims, spans and passages are text, never markup, and
+    """judge.md and judge.html: ids, claims, spans and passages are text, never markup, and
     no control character (C0 or C1, CR included) reaches either file."""
     rows = [answer(HOSTILE_TEXT, contexts=[{"id": HOSTILE_TEXT, "text": TEEN + " " + HOSTILE_TEXT}],
                    answer="Teens can borrow up to 20 items [1].")]  # fmt: skip

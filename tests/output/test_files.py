@@ -619,7 +619,7 @@ def test_disk_full_simulated_anywhere(tmp_path: Path, monkeypatch: pytest.Monkey
     raises ENOSPC in process. The stale ok: true still goes, the message says why."""
     import errno
 
-    import indexcheck.output.render.markdown as markdown
+    import indexcheck.output.render.html as pages
 
     w = _world(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -629,7 +629,7 @@ def test_disk_full_simulated_anywhere(tmp_path: Path, monkeypatch: pytest.Monkey
     def full(path: object, data: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(markdown, "write_atomic", full)
+    monkeypatch.setattr(pages, "write_atomic", full)
     r = CliRunner().invoke(cli, _check(w, "--json", str(result), "--report", str(w.out / "rep")))
     assert r.exit_code == 3, r.stderr
     assert "the disk is full" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -51,7 +51,7 @@ def test_diagnose_ranks_are_1_based_in_json_detail_and_report(
     assert by["q-first"]["ann_rank"] == 1 and by["q-first"]["exact_rank"] == 1
     assert by["q-later"]["ann_rank"] == later and by["q-later"]["label"] == "RANKED_OUT"
     assert f"ranked {later} by the backend" in by["q-later"]["detail"]
-    md = write_report(r, tmp_path / "rep", "diagnose")[0].read_text()
+    md = write_report(r, tmp_path / "rep", "diagnose")[1].read_text()  # [html, md, ...]
     row = next(line for line in md.splitlines() if line.startswith("| q-later |"))
     assert re.search(rf"\| {later} \| {later} \|", row), row
 

@@ -434,7 +434,7 @@ def test_a_secret_echoed_by_a_judge_never_reaches_json_or_reports(
     mistral: MistralEmulator, tmp_path: Path
 ) -> None:
     """A judge reply that quotes the key (kept as ``raw_reply`` of an unparseable answer) is
-    scrubbed from --json, judge.md and report.html."""
+    scrubbed from --json, judge.md and judge.html."""
     mistral.chat.default = chat.text(f"I cannot comply, your key is {CANARY}")
     args, env, out = judge_case(tmp_path, mistral, "mistral")
     env["MISTRAL_API_KEY"] = CANARY
@@ -442,7 +442,7 @@ def test_a_secret_echoed_by_a_judge_never_reaches_json_or_reports(
     assert r.code in (0, 1), r.stderr
     data = json.loads((out / "r.json").read_text())
     assert "your key is ***" in json.dumps(data)
-    assert (out / "report" / "judge.md").exists() and (out / "report" / "report.html").exists()
+    assert (out / "report" / "judge.md").exists() and (out / "report" / "judge.html").exists()
     assert not r.leaks(CANARY)
 
 

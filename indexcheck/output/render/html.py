@@ -1,6 +1,9 @@
-"""One report from any indexcheck result dicts: a self-contained HTML page and Markdown.
+"""The report pages: a self-contained HTML page and its Markdown twin, for one command's
+result (``write_pages``: every command's ``--report``) or for several (``write_report``).
 
-Renderers only: the sections come from :mod:`.builders`, Markdown from :mod:`.markdown`.
+Both pages lead with the verdict and the root cause (:func:`lead_line`), then the rows to
+act on (the result's terminal summary), then its report sections. The sections come from
+:mod:`.builders`, the Markdown from :mod:`.markdown`.
 
 ``write_report(payloads, folder)`` takes the ``to_dict()`` of check-index, probe-scale,
 sweep-threshold, compare-ann, diagnose or ci results (a ci result renders the results of
@@ -13,6 +16,7 @@ seed, time and embedding cost).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,10 +24,10 @@ from typing import Any
 from ...safety.redact import scrub
 from ...safety.textsafe import escape_html, xml_safe
 from ..files import write_atomic
-from ..model import Section, V
+from ..model import Image, Section, Text, V, ok_verdict, terminal
 from ..registry import kind_of
 from .blocks import blocks_html, cell_html
-from .builders import Builder
+from .builders import Builder, result_sections
 from .claims import CSS as JUDGE_CSS
 from .markdown import markdown
 
@@ -51,7 +55,7 @@ p.note{color:#57606a}
 """
 
 
-def _html(title: str, verdict: str, sections: list[Section]) -> str:
+def _html(title: str, verdict: str, sections: list[Section], lead: str | None = None) -> str:
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -60,8 +64,10 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
         f"<title>{escape_html(title)}</title><style>{CSS}{JUDGE_CSS}</style></head><body><main>",
         f"<h1>{escape_html(title)}</h1>",
         f'<div class="banner b-{verdict}">Verdict: {verdict}</div>',
-        "<table><tr><th>section</th><th>verdict</th></tr>",
     ]
+    if lead:
+        out.append(f'<p class="lead">{escape_html(lead)}</p>')
+    out.append("<table><tr><th>section</th><th>verdict</th></tr>")
     for s in sections:
         if s.verdict:
             out.append(
@@ -79,15 +85,90 @@ def _html(title: str, verdict: str, sections: list[Section]) -> str:
     return xml_safe(scrub("\n".join(out) + "\n"))
 
 
-def write_report(
-    payloads: Sequence[Mapping[str, Any] | Any], folder: Path, title: str = "indexcheck report"
+def first_sentence(text: str) -> str:
+    """``text`` up to its first full stop (or question or exclamation mark) that ends a
+    sentence: one followed by a space or the end, so "0.9" and "v1.2" stay whole."""
+    text = " ".join(str(text).split())
+    end = _SENTENCE_END.search(text)
+    return text[: end.start() + 1] if end else text
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def lead_line(result: Any) -> str | None:
+    """What a page says under its verdict, the root cause first: the first sentence of the
+    terminal summary's first error finding, else of its verdict line, else of its first
+    line; for a result dict, of its first finding's message."""
+    if isinstance(result, Mapping):
+        findings = result.get("findings") or []
+        return first_sentence(findings[0]["message"]) if findings else None
+    lines = [
+        b
+        for sec in _summary(result)
+        for b in sec.blocks
+        if isinstance(b, Text) and b.text.strip() and not b.text.startswith("...")
+    ]
+    for pick in (
+        lambda b: b.badge == "error",
+        lambda b: b.badge in VERDICTS,
+        lambda b: b.badge == "warning",
+        lambda b: True,
+    ):
+        b = next((b for b in lines if pick(b)), None)
+        if b is not None:
+            said = first_sentence(b.text)
+            return said if b.badge in (None, *VERDICTS) else f"{b.badge}: {said}"
+    return None
+
+
+def _summary(result: Any) -> list[Section]:
+    """A result object's terminal summary as a page section: the rows a user acts on."""
+    if isinstance(result, Mapping):
+        return []
+    shown = [s for s in terminal(result_sections(result)) if s.blocks]
+    return [Section("summary: what to act on", None, [b for s in shown for b in s.blocks])]
+
+
+#: verdicts in order of severity; a page's overall verdict is its worst
+VERDICTS = {
+    "PASS": 0,
+    "ASSUMED": 1,
+    "CANNOT_FAIL": 1,
+    "INSUFFICIENT_EVIDENCE": 2,
+    "FAIL": 3,
+    "BLOCK": 3,
+}
+
+
+def _write(
+    folder: Path, name: str, title: str, verdict: str, sections: list[Section], lead: str | None
 ) -> list[Path]:
-    """Write ``report.html`` (self-contained), ``report.md`` and PNG plots into ``folder``.
+    """Write NAME.html and NAME.md of ``sections`` under one ``verdict`` and ``lead`` line;
+    returns [html, md]."""
+    for i, s in enumerate(sections):
+        s.anchor = f"s{i + 1}"
+    page = folder / f"{name}.html"
+    write_atomic(page, _html(title, verdict, sections, lead))
+    md = folder / f"{name}.md"
+    write_atomic(md, markdown(title, verdict, sections, folder, lead))
+    return [page, md]
+
+
+def write_report(
+    payloads: Sequence[Mapping[str, Any] | Any],
+    folder: Path,
+    title: str = "indexcheck report",
+    name: str = "report",
+    lead: str | None = None,
+) -> list[Path]:
+    """Write ``NAME.html`` (self-contained), ``NAME.md`` and PNG plots into ``folder``.
 
     ``payloads``: result dicts (``to_dict()`` or the ``--json`` file of any command) or
-    result objects (their ``sections()``).
-    Returns [report.html, report.md, *plots]. Raises InputError for a dict that is not
-    an indexcheck result.
+    result objects (their ``sections()``; one result object also gives its terminal
+    summary, first). ``lead``: the line under the verdict (default :func:`lead_line`).
+    Returns [NAME.html, NAME.md, *plots]. Raises InputError for a dict that is not an
+    indexcheck result.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -95,28 +176,61 @@ def write_report(
     sections: list[Section] = []
     for p in payloads:
         sections += builder.sections(p) if isinstance(p, Mapping) else builder.of(p)
-    for i, s in enumerate(sections):
-        s.anchor = f"s{i + 1}"
-    order = {
-        "PASS": 0,
-        "ASSUMED": 1,
-        "CANNOT_FAIL": 1,
-        "INSUFFICIENT_EVIDENCE": 2,
-        "FAIL": 3,
-        "BLOCK": 3,
-    }
     verdicts = [s.verdict for s in sections if s.verdict]
-    overall = max(verdicts, key=order.__getitem__, default="PASS")
+    overall = max(verdicts, key=VERDICTS.__getitem__, default="PASS")
     if overall == "FAIL" and any(
         kind_of(p if isinstance(p, Mapping) else p.to_dict()) == "ci" for p in payloads
     ):
         overall = "BLOCK"
-    page = folder / "report.html"
-    write_atomic(page, _html(title, overall, sections))
-    md = folder / "report.md"
-    write_atomic(md, markdown(title, overall, sections, folder))
-    plots = sorted(p for p in folder.rglob("*.png"))
-    return [page, md, *plots]
+    one = payloads[0] if len(payloads) == 1 else {}
+    lead = lead or lead_line(one)
+    pages = _write(folder, name, title, overall, _summary(one) + sections, lead)
+    return [*pages, *sorted(folder.rglob("*.png"))]
 
 
-__all__ = ["kind_of", "write_report"]
+#: verdicts a page shows as they are: a check that cannot fail, or too few queries to tell
+_QUALIFIED = ("CANNOT_FAIL", "INSUFFICIENT_EVIDENCE")
+
+
+def write_pages(result: Any, folder: str | Path, name: str, title: str | None = None) -> list[Path]:
+    """A command's ``--report`` pages: ``NAME.html`` (self-contained) and ``NAME.md`` with
+    the verdict and the root cause first, then the terminal summary's rows, then the
+    result's report sections; its plots (``STEM.png``) beside them. ``result``: a result
+    object or its dict. Returns [NAME.html, NAME.md, *plots]."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    sections = Builder(folder, numbered=False).of(result)
+    plots = [b.path for s in sections for b in s.blocks if isinstance(b, Image)]
+    verdict = ok_verdict(result.get("ok") if isinstance(result, Mapping) else result.ok)
+    own = sections[0].verdict if sections else None
+    if own in _QUALIFIED:  # the command's own verdict says more than PASS or FAIL
+        verdict = own
+    pages = _write(
+        folder,
+        name,
+        title or f"indexcheck {name}",
+        verdict,
+        _summary(result) + sections,
+        lead_line(result),
+    )
+    return [*pages, *plots]
+
+
+def sweep_report(result: Any, folder: str | Path) -> list[Path]:
+    """sweep-threshold's ``--report``: its pages (``sweep-threshold.html`` and ``.md``, as
+    every command writes them) and its score plots (PNG, paths into ``result.plots``);
+    returns the files."""
+    pages = write_pages(result, Path(folder), "sweep-threshold")
+    result.plots = [str(p) for p in pages if p.suffix == ".png"]
+    return pages
+
+
+__all__ = [
+    "VERDICTS",
+    "first_sentence",
+    "kind_of",
+    "lead_line",
+    "sweep_report",
+    "write_pages",
+    "write_report",
+]

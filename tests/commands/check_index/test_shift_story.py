@@ -118,9 +118,9 @@ def test_all_tells_one_story_on_a_llamaindex_build(tmp_path) -> None:
     (table,) = [b for b in check_index_summary(r)[0].blocks if isinstance(b, Table)]
     assert table.headers[2] == "document" and table.rows[0][2] == c.doc_of[exp.start]
     # the report: stretches collapsed in <details>, worst rows with document and text
-    from indexcheck.output.render.markdown import write_markdown
+    from indexcheck.output.render.html import write_pages
 
-    md = write_markdown(r, tmp_path / "report", "check-index")[0].read_text()
+    md = write_pages(r, tmp_path / "report", "check-index")[1].read_text()
     assert "<details><summary>the shift&#x27;s" in md or "<details><summary>the shift's" in md
     assert "| document | text |" in md.replace("|document|text|", "| document | text |")
 

@@ -364,7 +364,8 @@ def test_cli_report_is_written_through_the_shared_path_with_data_escaped(
     )
     assert res.exit_code == 1, res.output
     md = (tmp_path / "rep" / "diff-index.md").read_text()
-    assert json.loads(out.read_text())["report"] == [str(tmp_path / "rep" / "diff-index.md")]
+    pages = [str(tmp_path / "rep" / f"diff-index.{ext}") for ext in ("html", "md")]
+    assert json.loads(out.read_text())["report"] == pages
     assert "## diff-index: the new index against the old one — FAIL" in md
     assert "| c11 | c11 | shift |" in md and "diff-index: manifest" in md
     # ids are data, never markup

@@ -4,17 +4,13 @@ passages, data escaped; rendered by headless Chromium."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
-from PIL import Image
 
 from indexcheck.cli.app import cli
+from tests.browser_support import needs_browser, screenshot
 
 ROOT = Path(__file__).resolve().parents[3]
 ANSWERS = ROOT / "fixtures" / "judge" / "answers.jsonl"
@@ -30,15 +26,15 @@ def judge_report(tmp_path: Path, answers: Path = ANSWERS) -> list[Path]:
 
 
 def test_report_has_claims_tables_with_highlighted_spans(tmp_path: Path) -> None:
-    md, page, report_md = judge_report(tmp_path)[:3]
+    page, md = judge_report(tmp_path)[:2]
     text = page.read_text()
-    assert page.name == "report.html" and md.name == "judge.md"
+    assert page.name == "judge.html" and md.name == "judge.md"
     assert text.count('<tr class="c-SUPPORTED">') == 7
     assert text.count('<tr class="c-UNSUPPORTED">') == 3
     assert "<mark>can get a free visitor card valid for 3 months</mark>" in text
     assert "not proven true" in text and "Verdict: FAIL" in text
     assert "**can get a free visitor card valid for 3 months**" in md.read_text()
-    assert "judge: claims against their context" in report_md.read_text()
+    assert "judge: claims against their context" in md.read_text()
 
 
 def test_report_escapes_data(tmp_path: Path) -> None:
@@ -46,32 +42,15 @@ def test_report_escapes_data(tmp_path: Path) -> None:
     rows[0]["id"] = "<script>alert(1)</script>"
     path = tmp_path / "evil.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in rows))
-    page = judge_report(tmp_path, path)[1]
+    page = judge_report(tmp_path, path)[0]
     text = page.read_text()
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
 
-def _browser() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(
-    _browser() is None and not os.environ.get("INDEXCHECK_REQUIRE_BROWSER"),
-    reason="chromium is not installed; run scripts/setup_browser.sh (apt-get install chromium)",
-)
+@needs_browser
 def test_claims_table_renders_in_headless_chromium(tmp_path: Path) -> None:
-    page = judge_report(tmp_path)[1]
-    shot = tmp_path / "shot.png"
-    cmd = [
-        str(_browser()), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
-        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-        "--window-size=1280,2400", page.resolve().as_uri(),
-    ]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    assert shot.is_file(), done.stderr[-2000:]
-    px = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int32).reshape(-1, 3)
+    page = judge_report(tmp_path)[0]
+    px = screenshot(page, (1280, 2400), tmp_path).reshape(-1, 3)
     near = lambda c: int((np.abs(px - np.asarray(c)).sum(axis=1) < 30).sum())  # noqa: E731
     assert near((0xDA, 0xFB, 0xE1)) > 20_000  # green rows: SUPPORTED claims
     assert near((0xFF, 0xEB, 0xE9)) > 10_000  # red rows and the FAIL banner
