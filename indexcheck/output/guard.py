@@ -21,12 +21,9 @@ from .files import (
     write_atomic,
 )
 
-#: the report pages a command writes (default: NAME.md); only these are replaced on failure,
-#: never another command's pages sharing the folder
-_REPORT_PAGES = {
-    "ci": {"report.md", "report.html"},
-    "judge": {"judge.md", "report.md", "report.html"},
-}
+#: the report pages a command writes (default: NAME.md and NAME.html); only these are
+#: replaced on failure, never another command's pages sharing the folder
+_REPORT_PAGES = {"ci": {"report.md", "report.html"}}
 
 
 @dataclass
@@ -39,7 +36,7 @@ class OutputPlan:
 
     @property
     def report_names(self) -> set[str]:
-        return _REPORT_PAGES.get(self.command, {f"{self.command}.md"})
+        return _REPORT_PAGES.get(self.command, {f"{self.command}.md", f"{self.command}.html"})
 
     def output(self, what: str, path: Path, kind: str = "file") -> None:
         self.outputs.append(PathUse(what, Path(path), kind))

@@ -504,13 +504,15 @@ def test_any_failure_replaces_json_junit_report_and_removes_rows(
     r = CliRunner().invoke(cli, [*args, *EMB])
     assert r.exit_code == 0, r.stderr
     assert "PASS" in (report / "check-index.md").read_text() and rows.exists()
+    assert "Verdict: PASS" in (report / "check-index.html").read_text()
     r = CliRunner().invoke(cli, [*args, "--embedder", "py:tests.hostile_hooks:nan_vectors"])
     assert r.exit_code == 3, r.stderr
     failed = json.loads(result.read_text())
     assert (failed["ok"], failed["complete"], failed["command"]) == (False, False, "check-index")
     assert "NaN" in failed["error"]
-    page = (report / "check-index.md").read_text()
-    assert "could not finish (exit 3)" in page and "PASS" not in page
+    for name in ("check-index.md", "check-index.html"):  # both pages, not only the Markdown
+        page = (report / name).read_text()
+        assert "could not finish (exit 3)" in page and "PASS" not in page, name
     assert not rows.exists()
     (report / "report.md").write_text("another command's page\n")
     r = CliRunner().invoke(cli, [*args, "--embedder", "py:tests.hostile_hooks:nan_vectors"])
