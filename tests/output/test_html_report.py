@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -16,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from PIL import Image
 
 from indexcheck.api import run_ci
 from indexcheck.cli.app import cli
@@ -31,6 +27,7 @@ from indexcheck.inputs.questions import load_questions
 from indexcheck.output.render.html import kind_of, write_report
 from indexcheck.stores import open_store
 from indexcheck.testing import HashEmbedder
+from tests.browser_support import needs_browser, screenshot
 from tests.commands.ci.test_gates import make_kb, write_config
 
 VOID = {"meta", "img", "br", "hr", "link", "input"}
@@ -180,32 +177,13 @@ def test_ci_report_option_writes_html_and_markdown(tmp_path: Path) -> None:
     assert "Verdict: PASS" in Path(listed[0]).read_text()
 
 
-def _browser() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(
-    _browser() is None and not os.environ.get("INDEXCHECK_REQUIRE_BROWSER"),
-    reason="chromium is not installed; run scripts/setup_browser.sh (apt-get install chromium)",
-)
+@needs_browser
 def test_report_renders_in_headless_chromium(
     payloads: list[dict[str, Any]], tmp_path: Path
 ) -> None:
-    assert _browser() is not None, "INDEXCHECK_REQUIRE_BROWSER is set but chromium is absent"
     page = write_report(payloads[:1], tmp_path / "rep", title="indexcheck ci")[0]  # ci --report
-    shot = tmp_path / "shot.png"
-    cmd = [
-        str(_browser()), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
-        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-        "--window-size=1280,2000", page.resolve().as_uri(),
-    ]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    assert shot.is_file(), done.stderr[-2000:]
-    img = Image.open(shot).convert("RGB")
-    assert img.size == (1280, 2000)
-    px = np.asarray(img, dtype=np.int32).reshape(-1, 3)
+    img = screenshot(page, (1280, 2000), tmp_path)
+    px = img.reshape(-1, 3)
     assert px.std() > 20  # not blank
     white = (px > 245).all(axis=1).mean()
     assert 0.3 < white < 0.98  # a page with text, tables and a plot on white
