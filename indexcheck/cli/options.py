@@ -286,7 +286,7 @@ output_options = stack(
         type=click.Path(path_type=Path),
         default=None,
         callback=check_report_dir,
-        help="Folder for a Markdown report and PNG plots.",
+        help="Folder for the report pages (HTML and Markdown) and PNG plots.",
     ),
 )
 
