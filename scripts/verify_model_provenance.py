@@ -97,11 +97,8 @@ def varied_texts(n: int = 300, seed: int = 7) -> list[str]:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def check_publisher_files(folder: Path) -> str | None:
@@ -140,7 +137,8 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * w + b
+    out: np.ndarray = (x - mean) / np.sqrt(var + eps) * w + b
+    return out
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -158,7 +156,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
             0.254829592
             + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
         )
-        return np.sign(x) * (1.0 - poly * np.exp(-z * z))
+        approx: np.ndarray = np.sign(x) * (1.0 - poly * np.exp(-z * z))
+        return approx
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
