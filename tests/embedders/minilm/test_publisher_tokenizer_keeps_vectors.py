@@ -63,11 +63,11 @@ def test_every_text_gets_the_token_ids_it_got_before(embedder) -> None:
 def test_vectors_are_bit_for_bit_those_of_the_file_shipped_before(embedder) -> None:
     from tokenizers import Tokenizer
 
-    # every 10th of the 300 texts (4 of them past 256 tokens): the test above already shows
-    # all 300 get the same ids, and a vector is a function of its ids alone (all 300 were
-    # compared once, old code and file against new: equal bit for bit)
-    texts = varied_texts(300)[::10]
-    assert sum(len(embedder._encode(t).ids) == 256 for t in texts) >= 4
+    # every 20th of the 300 texts (8 to 256 tokens, 2 cut at 256): the test above already
+    # shows all 300 get the same ids, and a vector is a function of its ids alone (all 300
+    # were compared once, old code and file against new: equal bit for bit)
+    texts = varied_texts(300)[::20]
+    assert sum(len(embedder._encode(t).ids) == 256 for t in texts) == 2
     after = embedder.embed(texts)
     before_tok = Tokenizer.from_str(_before_bytes().decode("utf-8"))
     before_tok.enable_truncation(256)  # what the embedder set before this change
