@@ -124,6 +124,10 @@ DESCRIPTIONS = {
     "traces-refusals": "traces refusals: the production answers that refused, ready for diagnose.",
     "repair": "repair: how each chunk of the copy got its vector (kept, moved, embedded), what "
     "it cost against a full reindex, what was written, and check-index --all on the copy.",
+    "sheet-verify": "sheet verify: each run's verdict (hash chain, rows, revisions, signature) "
+    "and the problems that belong to no run.",
+    "sheet-diff": "sheet diff: for each answer of two runs, whether their cases are comparable "
+    "(else what changed) and the claims whose verdicts differ.",
 }
 
 #: the checks whose full results ci writes under ``results``
@@ -132,8 +136,8 @@ CI_CHECKS = ("check-index", "probe-scale", "compare-ann", "diagnose", "diff-inde
 
 def result_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of ``kind``'s ``--json`` result."""
-    if kind == "failure":
-        return _failure()
+    if kind in _BY_HAND:  # results written as dicts, not dataclasses
+        return _BY_HAND[kind]()
     first, *others = RESULTS[kind]
     out = schema_of(kind, first, SHAPES, title=f"indexcheck {kind} result")
     out["description"] = DESCRIPTIONS[kind]
@@ -203,6 +207,76 @@ def _failure() -> dict[str, Any]:
         "required": ["schema_version", "ok", "complete", "command", "exit_code", "error"],
         "additionalProperties": False,
     }
+
+
+def _object(
+    kind: str | None, props: dict[str, Any], optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A closed object of ``props`` (all required but ``optional``); with ``kind``, the whole
+    result: titled, described, with its ``$id`` and ``schema_version`` first."""
+    out: dict[str, Any] = {}
+    if kind is not None:
+        props = {"schema_version": {"const": SCHEMA_VERSION}, **props}
+        out = {
+            "$schema": DIALECT,
+            "$id": schema_id(kind),
+            "title": f"indexcheck {kind} result",
+            "description": DESCRIPTIONS[kind],
+        }
+    return {
+        **out,
+        "type": "object",
+        "properties": props,
+        "required": [k for k in props if k not in optional],
+        "additionalProperties": False,
+    }
+
+
+def _array(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+_STR_OR_NULL = {"type": ["string", "null"]}
+
+
+def _sheet_verify() -> dict[str, Any]:
+    from .judge.sheet.verify import Signature
+
+    run = _object(
+        None,
+        {
+            "run_id": _STR,
+            "verified": _BOOL,
+            "problem": _STR_OR_NULL,
+            "rows": _INT,
+            "revisions": _INT,
+            "head": _STR_OR_NULL,
+            "last_hash": _STR_OR_NULL,
+            "signature": {"enum": [s.value for s in Signature]},
+        },
+    )
+    return _object("sheet-verify", {"ok": _BOOL, "runs": _array(run), "problems": _array(_STR)})
+
+
+def _sheet_diff() -> dict[str, Any]:
+    claim = _object(None, {"claim": _STR, "a": _STR_OR_NULL, "b": _STR_OR_NULL})
+    answer = _object(
+        None,
+        {"answer_id": _STR, "compatible": _BOOL, "changed": _array(_STR), "claims": _array(claim)},
+        optional=("claims",),  # only where the cases are comparable
+    )
+    return _object(
+        "sheet-diff",
+        {
+            "run_a": _STR,
+            "run_b": _STR,
+            "run_level_changes": _array({"enum": ["prompt", "judge model"]}),
+            "answers": _array(answer),
+        },
+    )
+
+
+_BY_HAND = {"failure": _failure, "sheet-verify": _sheet_verify, "sheet-diff": _sheet_diff}
 
 
 __all__ = ["CI_CHECKS", "DESCRIPTIONS", "RESULTS", "SHAPES", "all_schemas", "result_schema"]

@@ -117,6 +117,29 @@ def _more_cases(kb: dict[str, Path], tmp: Path) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
+def _sheet_outputs(tmp: Path) -> dict[str, dict[str, Any]]:
+    """sheet verify and sheet diff on a sheet of two judge runs, the second with one
+    question changed (so the diff holds a comparable answer and one that is not)."""
+    answers = ROOT / "fixtures" / "judge" / "answers.jsonl"
+    rows = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
+    rows[2]["question"] = "Does a teen need a parent signature?"
+    changed = tmp / "changed-answers.jsonl"
+    changed.write_text("".join(json.dumps(x) + "\n" for x in rows), encoding="utf-8")
+    sheet = tmp / "sheet"
+    run_ids = []
+    for n, source in enumerate((answers, changed)):
+        judged = _run(
+            ["judge", "--answers", str(source), "--judge", "py:tests.judge_hook:fixture_judge",
+             "--allow-unjudged", "--sheet", str(sheet)],
+            tmp / f"sheet-judge-{n}.json",
+        )  # fmt: skip
+        run_ids.append(judged["sheet"]["run_id"])
+    return {
+        "sheet_verify": _run(["sheet", "verify", "--sheet", str(sheet)], tmp / "verify.json"),
+        "sheet_diff": _run(["sheet", "diff", "--sheet", str(sheet), *run_ids], tmp / "diff.json"),
+    }
+
+
 EXPECTED_KIND = {
     "check_index_good_all": "check-index",
     "check_index_buggy_all": "check-index",
@@ -135,6 +158,8 @@ EXPECTED_KIND = {
     "questions_generate": "questions-generate",
     "traces_refusals": "traces-refusals",
     "repair": "repair",
+    "sheet_verify": "sheet-verify",
+    "sheet_diff": "sheet-diff",
     "refused": "failure",
 }
 
@@ -154,7 +179,8 @@ def outputs(
     args = {case: make(kb, tmp_path) for case, make in CASES.items()}
     args.update(_more_cases(kb, tmp_path))
     try:
-        return {case: _run(a, tmp_path / f"{case}.json") for case, a in args.items()}
+        out = {case: _run(a, tmp_path / f"{case}.json") for case, a in args.items()}
+        return {**out, **_sheet_outputs(tmp_path)}
     finally:
         gs.SCRIPT = None
 
@@ -170,6 +196,9 @@ def test_every_command_s_json_validates_against_its_schema(
     assert outputs["check_index_report"]["report"]  # the --report files, listed
     assert outputs["questions_generate"]["questions"]
     assert [r["id"] for r in outputs["traces_refusals"]["refusals"]] == ["a2"]
+    assert [r["verified"] for r in outputs["sheet_verify"]["runs"]] == [True, True]
+    diffed = {a["answer_id"]: a for a in outputs["sheet_diff"]["answers"]}
+    assert diffed["j03"]["changed"] == ["question"] and diffed["j01"]["claims"] == []
     ci_results = outputs["ci"]["results"]
     assert set(ci_results) == {"check-index", "probe-scale", "compare-ann", "diagnose"}
 
@@ -186,6 +215,8 @@ def test_a_key_no_schema_describes_is_refused(outputs: dict[str, dict[str, Any]]
         ("ci", ("results", "check-index")),
         ("ci", ("gates", 0)),
         ("check_answers", ("answers", 0)),
+        ("sheet_verify", ("runs", 0)),
+        ("sheet_diff", ("answers", 0)),
     ):
         for where in ((), path):
             payload = copy.deepcopy(outputs[case])

