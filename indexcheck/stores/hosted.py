@@ -19,8 +19,18 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from ..errors import InputError, SpecError
+from ..errors import AuthError, InputError, SpecError, TransientError
+from ..remote.http import (
+    MALFORMED_ROW,
+    OTHER_STATUS_ROW,
+    RATE_LIMITED_ROW,
+    SERVER_ERROR_ROW,
+    malformed_request,
+    retry_after,
+    status_row,
+)
 from ..remote.retry import RetryPolicy
+from ..remote.translate import Caught, ErrorMap, Rule
 from ..remote.waiting import current as current_waiting
 from ..safety.secrets import env_secret
 from .base import BaseStore, StoreSpec
@@ -91,14 +101,71 @@ class Naming:
         return name
 
 
-def page_hash(blocks: Iterable[Any]) -> str:
-    """16 hex digits of SHA-256 over ``id NUL vector-bytes`` of every row of ``blocks``
-    (each with ``ids`` and float32 ``vectors``): the fingerprint of a first page."""
-    h = hashlib.sha256()
-    for block in blocks:
-        for i, vid in enumerate(block.ids):
-            h.update(vid.encode() + b"\0" + block.vectors[i].tobytes())
-    return h.hexdigest()[:16]
+@dataclass(frozen=True)
+class Vendor:
+    """The words of one hosted store's rows of the error table: the vendor's ``name``, the
+    ``key_env`` its key comes from and what that key belongs to (``key_owner``), what it
+    holds (``noun``: the index, the namespace), the spec option naming its endpoint, the
+    fix of a 404, the statuses of a refused request, its SDK's transport errors and what
+    else to check when it stays unreachable (``network_fix``)."""
+
+    name: str
+    key_env: str
+    key_owner: str
+    noun: str
+    endpoint: str
+    not_found_fix: str
+    refused: tuple[int, ...]
+    transport: tuple[str, ...]
+    network_fix: str
+
+    def fields(self, c: Caught, status: Any, headers: Any, message: str) -> dict[str, Any]:
+        """What the rows read of an SDK error: its HTTP ``status``, the ``headers`` of the
+        reply (Retry-After) and the server's ``message``, redacted of the key."""
+        store = c.store
+        redact = store._redact if store is not None else str
+        return {
+            "status": status if isinstance(status, int) else None,
+            "retry_after": retry_after(headers or {}),
+            "message": redact(message),
+            "malformed": malformed_request(c.exc),
+            "who": f"{self.name} {c.doing} on {store.where if store is not None else self.noun}",
+            "malformed_fix": f"check {self.key_env} and {self.endpoint} for stray characters",
+        }
+
+    def errors(self, fields: Callable[[Caught], Mapping[str, Any]], *extra: Rule) -> ErrorMap:
+        """The vendor's rows (service: its name in lower case): a malformed request, the
+        key refused (401/403), not found (404), rate limited (429) and 5xx retried, a refused
+        request, the transport, ``extra``, any other status."""
+        return ErrorMap(
+            MALFORMED_ROW,
+            status_row(
+                AuthError,
+                f"{self.name} refused the API key for {{store.where}} (HTTP {{status}}); set "
+                f"{self.key_env} to a key of the {self.key_owner}",
+                401,
+                403,
+            ),
+            status_row(
+                InputError, f"{{who}}: not found (HTTP 404: {{message}}); {self.not_found_fix}", 404
+            ),
+            RATE_LIMITED_ROW,
+            SERVER_ERROR_ROW,
+            status_row(
+                InputError,
+                f"{{who}}: {self.name} refused the request (HTTP {{status}}: {{message}})",
+                *self.refused,
+            ),
+            Rule(self.transport, TransientError, "could not reach {store.where} ({name})"),
+            *extra,
+            OTHER_STATUS_ROW,
+            fields=fields,
+            rate_limited=f"{self.name} still rate-limited {{doing}} on {{store.where}} after "
+            "{attempts} retries; wait and rerun, or raise ?retries=",
+            unavailable=f"{self.name} {{doing}} on {{store.where}} failed after {{attempts}} "
+            f"retries ({{err}}); check the network{self.network_fix}, or rerun later",
+            service=self.name.lower(),
+        )
 
 
 class HostedStore(BaseStore):
@@ -136,6 +203,21 @@ class HostedStore(BaseStore):
     def named(cls, name: str, values: dict[str, Any], sleep: Callable[[float], None]) -> Self:
         """The store of the index ``name`` with the checked options ``values``."""
         raise TypeError(f"{cls.__name__} must implement named")
+
+    def _pace(self, values: Mapping[str, Any]) -> None:
+        """``retry`` and ``timeout`` from the checked spec options (:func:`pacing`)."""
+        self.retry, self.timeout = pacing(values)
+
+    @staticmethod
+    def _page_hash(blocks: Iterable[Any]) -> str:
+        """16 hex digits of SHA-256 over ``id NUL vector-bytes`` of every row of ``blocks``
+        (each with ``ids`` and float32 ``vectors``): what a fingerprint hashes of the first
+        page."""
+        h = hashlib.sha256()
+        for block in blocks:
+            for i, vid in enumerate(block.ids):
+                h.update(vid.encode() + b"\0" + block.vectors[i].tobytes())
+        return h.hexdigest()[:16]
 
     def _search(self, block: np.ndarray, k: int, native: Any) -> Hits:
         raise TypeError(f"{type(self).__name__} must implement _search")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import MissingDependencyError
+from ..base import import_sdk
 from ..params import Int
 from ..searchengine.errors import engine_errors
 from ..searchengine.opening import Target, major_minor, secret
@@ -53,12 +53,7 @@ class ElasticsearchStore(SearchEngineStore):
 
     @classmethod
     def _connect(cls, t: Target) -> Any:
-        try:
-            from elasticsearch import Elasticsearch
-        except ImportError as exc:
-            raise MissingDependencyError(
-                "the elasticsearch store", "elasticsearch", "elasticsearch"
-            ) from exc
+        sdk = import_sdk("elasticsearch", "elasticsearch", "elasticsearch")
         auth: dict[str, Any] = {}
         key = secret(API_KEY_ENV)
         user, password = secret(USER_ENV), secret(PASSWORD_ENV)
@@ -66,8 +61,8 @@ class ElasticsearchStore(SearchEngineStore):
             auth["api_key"] = key
         elif user and password:
             auth["basic_auth"] = (user, password)
-        return Elasticsearch(t.url, max_retries=0, retry_on_timeout=False,
-                             request_timeout=60, **auth)  # fmt: skip
+        return sdk.Elasticsearch(t.url, max_retries=0, retry_on_timeout=False,
+                                 request_timeout=60, **auth)  # fmt: skip
 
     def _new_source(self) -> bool:
         return major_minor(self.version)[0] >= 9

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from ...errors import InputError, MissingDependencyError
+from ...errors import InputError
+from ..base import import_sdk
 from ..metric_table import OPENSEARCH_LEGACY_COSINE
 from ..params import Int
 from ..searchengine.errors import engine_errors
@@ -49,15 +50,11 @@ class OpenSearchStore(SearchEngineStore):
 
     @classmethod
     def _connect(cls, t: Target) -> Any:
-        try:
-            from opensearchpy import OpenSearch
-        except ImportError as exc:
-            raise MissingDependencyError("the opensearch store", "opensearch",
-                                         "opensearch-py") from exc  # fmt: skip
+        sdk = import_sdk("opensearchpy", "opensearch", "opensearch-py")
         user, password = secret(USER_ENV), secret(PASSWORD_ENV)
         auth: dict[str, Any] = {"http_auth": (user, password)} if user and password else {}
-        return OpenSearch(hosts=[t.url], max_retries=0, retry_on_timeout=False, timeout=60,
-                          **auth)  # fmt: skip
+        return sdk.OpenSearch(hosts=[t.url], max_retries=0, retry_on_timeout=False, timeout=60,
+                              **auth)  # fmt: skip
 
     def _check_version(self) -> None:
         if self.values.get("ef_search") is not None and major_minor(self.version) < (2, 16):

@@ -36,16 +36,7 @@ import numpy as np
 from ...errors import IncompleteResultError, InputError, MissingDependencyError
 from ...safety.redact import redactor
 from ..base import Fetched, StoreInfo, VectorBatch, pack_rows
-from ..hosted import (
-    PACING_PARAMS,
-    HostedStore,
-    Naming,
-    api_key,
-    key_hint,
-    pacing,
-    page_hash,
-    shown_spec,
-)
+from ..hosted import PACING_PARAMS, HostedStore, Naming, api_key, key_hint, shown_spec
 from ..node_rows import payload_text
 from ..params import Int, Str, endpoint_url
 from .errors import KEY_ENV, PINECONE_ERRORS
@@ -110,7 +101,7 @@ class PineconeStore(HostedStore):
         )
         self.text_key = str(values.get("text_key") or "text")
         self.fetch_batch = int(values.get("batch", 200))  # type: ignore[misc]
-        self.retry, self.timeout = pacing(values)
+        self._pace(values)
         self.where = f"index '{name}'" + (f" at {self.control}" if self.control else "")
         self.spec = shown_spec(f"pinecone:{name}", values, PARAMS)
         self._sleep_fn = sleep
@@ -198,7 +189,7 @@ class PineconeStore(HostedStore):
         keeps the count and misses that page goes unseen."""
         info = self.info()
         ids = self._list_page(None, FINGERPRINT_SAMPLE)[0] if self.serverless else []
-        digest = page_hash([self._fetch_batch(ids)] if ids else [])
+        digest = self._page_hash([self._fetch_batch(ids)] if ids else [])
         return (
             f"pinecone:{self.name}@{info.details['host']}/{self.namespace!r}:{info.count}:"
             f"{info.dimension}:{info.metric}:{digest}"

@@ -38,16 +38,7 @@ import numpy as np
 from ...errors import IncompleteResultError, InputError, MissingDependencyError, SpecError
 from ...safety.redact import redactor
 from ..base import Fetched, StoreInfo, VectorBatch, pack_rows
-from ..hosted import (
-    PACING_PARAMS,
-    HostedStore,
-    Naming,
-    api_key,
-    key_hint,
-    pacing,
-    page_hash,
-    shown_spec,
-)
+from ..hosted import PACING_PARAMS, HostedStore, Naming, api_key, key_hint, shown_spec
 from ..metric_table import scores_of
 from ..params import Choice, Int, Str, endpoint_url
 from .errors import KEY_ENV, TURBOPUFFER_ERRORS
@@ -119,7 +110,7 @@ class TurbopufferStore(HostedStore):
         self.text_key = str(values["text_key"]) if values.get("text_key") else None
         self.metric_given = str(values["metric"]) if values.get("metric") else None
         self.fetch_batch = int(values.get("batch", 1000))  # type: ignore[misc]
-        self.retry, self.timeout = pacing(values)
+        self._pace(values)
         self.where = f"namespace '{name}' ({urlsplit(base).netloc})"
         self.spec = shown_spec(f"turbopuffer:{name}", values, PARAMS)
         self._sleep_fn = sleep
@@ -235,7 +226,7 @@ class TurbopufferStore(HostedStore):
         of the first id page (up to 100). A change that keeps the count and misses that page
         goes unseen."""
         info = self.info()
-        digest = page_hash(self._pages(FINGERPRINT_SAMPLE, once=True))
+        digest = self._page_hash(self._pages(FINGERPRINT_SAMPLE, once=True))
         return (
             f"turbopuffer:{self.name}@{info.details['server']}:{info.count}:{info.dimension}:"
             f"{info.metric}:{digest}"

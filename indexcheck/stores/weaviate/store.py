@@ -36,7 +36,7 @@ from ...errors import InputError, MissingDependencyError, SpecError
 from ...safety.redact import redactor
 from ...safety.secrets import env_secret
 from ..base import Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
-from ..hosted import PACING_PARAMS, HostedStore, key_hint, pacing, page_hash, shown_spec
+from ..hosted import PACING_PARAMS, HostedStore, key_hint, shown_spec
 from ..params import Choice, Int, Str, http_url
 from .errors import KEY_ENV, WEAVIATE_ERRORS
 
@@ -127,7 +127,7 @@ class WeaviateStore(HostedStore):
         self.tenant = str(values.get("tenant") or "") or None
         self.text_key = str(values.get("text_key") or "text")
         self.page = int(values.get("batch", 200))
-        self.retry, self.timeout = pacing(values)
+        self._pace(values)
         self.where = f"collection '{self.collection}' at {urlsplit(self.url).netloc}"
         self.spec = shown_spec(f"weaviate:{self.url}", values, PARAMS)
         self.requests = self.retries = 0
@@ -299,7 +299,7 @@ class WeaviateStore(HostedStore):
         """Collection, host, vector, count, dimension and metric, plus a hash of the ids and
         vectors of the first cursor page (up to 100 in uuid order)."""
         info = self.info()
-        digest = page_hash(self._pages(FINGERPRINT_SAMPLE, once=True))
+        digest = self._page_hash(self._pages(FINGERPRINT_SAMPLE, once=True))
         return (
             f"weaviate:{self.collection}@{info.details['host']}/{self._vector_name()}"
             f"/{self.tenant or ''}:{info.count}:{info.dimension}:{info.metric}:{digest}"
