@@ -19,23 +19,20 @@ from .command import Command
 from .engine_options import engine_options
 from .finish import finish
 from .options import (
-    chunks_option,
-    embedder_option,
+    IndexInputs,
+    index_inputs,
     min_cosine_option,
     number_option,
     output_file,
     output_options,
     seed_option,
-    store_option,
 )
 from .progress import progress, progress_bars
 from .session import warn_spec
 
 
 @click.command("check-index", cls=Command)
-@store_option
-@embedder_option
-@chunks_option
+@index_inputs
 @number_option("--sample", click.IntRange(1), 100, "Chunks to check.")
 @click.option("--all", "check_all", is_flag=True, help="Check every chunk (and list orphans).")
 @seed_option
@@ -80,13 +77,7 @@ from .session import warn_spec
 @click.pass_context
 def check_index_cmd(
     ctx: click.Context,
-    store_spec: str,
-    trust_pickle: bool,
-    embedder_spec: str,
-    cache_path: Path | None,
-    chunks_path: Path | None,
-    id_column: str,
-    text_column: str,
+    inputs: IndexInputs,
     sample: int,
     check_all: bool,
     seed: int,
@@ -107,15 +98,14 @@ def check_index_cmd(
         raise InputError("--rows needs --all; add --all or drop --rows")
     if check_all and max_fault_rate is not None:
         raise InputError("--max-fault-rate sizes a sample; drop it or drop --all")
-    warn_spec(store_spec)
+    warn_spec(inputs.store)
     with progress_bars() if check_all else _said() as (say, tick):
         result = api.check_index(
-            store_spec, chunks_path, embedder_spec, sample=sample, seed=seed,
+            inputs.store, inputs.chunks, inputs.embedder, sample=sample, seed=seed,
             min_cosine=min_cosine, window=window, max_fault_rate=max_fault_rate,
             template=embed_template, stream=check_all, rows=rows_path, block=block_size,
-            engine=engine, ray_address=ray_address, concurrency=concurrency, cache=cache_path,
-            progress=say, tick=tick, trust_pickle=trust_pickle, id_column=id_column,
-            text_column=text_column,
+            engine=engine, ray_address=ray_address, concurrency=concurrency, progress=say,
+            tick=tick, **inputs.reading(),
         )  # fmt: skip
     ctx.exit(finish(ctx, result))
 

@@ -8,9 +8,11 @@ not, their own help), the group takes a parameter. The output paths' checks are 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 from rich.console import Console
@@ -176,6 +178,47 @@ def chunks_options(required: bool = False, help: str = CHUNKS_HELP) -> Callable[
 
 #: ``--chunks FILE`` (optional) and its columns
 chunks_option = chunks_options()
+
+
+@dataclass(frozen=True)
+class IndexInputs:
+    """What a command re-embedding an index's chunks reads, as one value: ``--store``
+    (``--trust-pickle``), ``--embedder`` (``--cache``) and ``--chunks`` (its columns)."""
+
+    store: str
+    trust_pickle: bool
+    embedder: str
+    cache: Path | None
+    chunks: Path | None
+    id_column: str
+    text_column: str
+
+    def reading(self) -> dict[str, Any]:
+        """The face keywords saying how to read them, named as these fields: cache,
+        trust_pickle and the columns."""
+        return {name: getattr(self, name) for name in READING}
+
+
+#: the fields of :class:`IndexInputs` every such command passes on as face keywords
+READING = ("cache", "trust_pickle", "id_column", "text_column")
+#: the click parameters of :class:`IndexInputs`, in its fields' order
+_INPUT_PARAMS = (
+    "store_spec", "trust_pickle", "embedder_spec", "cache_path", "chunks_path", "id_column",
+    "text_column",
+)  # fmt: skip
+
+
+def index_inputs(f: F) -> F:
+    """``@store_option @embedder_option @chunks_option``, their values handed to the command
+    as one keyword, ``inputs`` (an :class:`IndexInputs`)."""
+
+    @functools.wraps(f)
+    def _command(*args: Any, **kwargs: Any) -> Any:
+        inputs = IndexInputs(*(kwargs.pop(name) for name in _INPUT_PARAMS))
+        return f(*args, inputs=inputs, **kwargs)
+
+    return cast(F, stack(store_option, embedder_option, chunks_option)(_command))
+
 
 #: ``--questions FILE`` (required): the labelled question set
 questions_option = input_file(

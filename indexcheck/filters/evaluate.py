@@ -97,7 +97,9 @@ def _codes(values: np.ndarray) -> np.ndarray:
     return codes
 
 
-def _lookup(row: Any, path: list[str]) -> Any:
+def value_at(row: Any, path: Sequence[str]) -> Any:
+    """``row[a][b]`` for the path ``[a, b]`` through nested mappings (decoded JSON
+    metadata); None where a step is missing."""
     value = row
     for seg in path:
         if not isinstance(value, Mapping) or seg not in value:
@@ -223,14 +225,14 @@ def _column(rows: Any, field: str, n: int) -> np.ndarray:
                 raise AttributeError
             out[:] = [r.get(field) for r in rows]
         except AttributeError:
-            out[:] = [_lookup(r, path) for r in rows]
+            out[:] = [value_at(r, path) for r in rows]
         return out
     names = list(rows.column_names if hasattr(rows, "column_names") else rows.keys())
     if field in names:
         return _to_objects(rows[field])
     if path[0] in names and len(path) > 1:  # a struct/dict column holding nested metadata
         out = np.empty(n, dtype=object)
-        out[:] = [_lookup(v, path[1:]) for v in _to_objects(rows[path[0]])]
+        out[:] = [value_at(v, path[1:]) for v in _to_objects(rows[path[0]])]
         return out
     return np.full(n, None, dtype=object)
 

@@ -17,7 +17,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import AuthError, BackendUnavailableError, InputError, TransientError
-from .translate import Caught, ErrorMap, Rule
+from .translate import Caught, ErrorMap, Message, Rule
+
+Options = Mapping[str, Callable[[Caught], Any]]
 
 # -- what no retry can fix: a malformed request, a final HTTP status ------------------------
 #: exception class names (httpx, httpcore, h11, requests/urllib3, http.client) raised for a
@@ -220,6 +222,13 @@ def status_in(*statuses: int) -> Callable[[Caught], bool]:
     return lambda c: c.status in statuses
 
 
+def status_row(
+    error: type[Exception], message: Message, *statuses: int, options: Options | None = None
+) -> Rule:
+    """The row raising ``error`` with ``message`` for an SDK error of these HTTP statuses."""
+    return Rule(Exception, error, message, when=status_in(*statuses), options=options or {})
+
+
 def status_at_least(low: int) -> Callable[[Caught], bool]:
     """A ``when`` for a row that holds for HTTP statuses of ``low`` and above."""
     return lambda c: c.status is not None and c.status >= low
@@ -253,22 +262,19 @@ HTTP_ERRORS = ErrorMap(
         "a malformed reply from {server} ({name})",
         when=status_between(200, 300),
     ),
-    Rule(
-        Exception, TransientError, "HTTP 429: {message}", when=status_in(429), options=RATE_LIMITED
-    ),
-    Rule(
-        Exception,
+    status_row(TransientError, "HTTP 429: {message}", 429, options=RATE_LIMITED),
+    status_row(
         TransientError,
         "HTTP {status} from {server}: {message}",
-        when=status_in(*TRANSIENT_STATUS),
+        *TRANSIENT_STATUS,
         options=RETRY_AFTER,
     ),
-    Rule(
-        Exception,
+    status_row(
         AuthError,
         "{who}: the server refused the API key (HTTP {status}); set {key_env} to a valid key "
         "for {server}",
-        when=status_in(401, 403),
+        401,
+        403,
     ),
     Rule(
         Exception,

@@ -22,6 +22,7 @@ helpers in :mod:`.arrays`; both are re-exported here, where stores import them f
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -34,6 +35,7 @@ from ..errors import (
     BackendUnavailableError,
     FilterError,
     InputError,
+    MissingDependencyError,
     RateLimitError,
     SpecError,
     TransientError,
@@ -52,6 +54,16 @@ from .protocol import VectorStore as VectorStore
 
 T = TypeVar("T")
 S = TypeVar("S", bound="BaseStore")
+
+
+def import_sdk(module: str, extra: str, package: str) -> Any:
+    """The SDK ``module`` of the store installed by the extra ``extra``, imported when the
+    store opens; MissingDependencyError (exit 2) naming ``pip install 'indexcheck[extra]'``
+    (``package`` is what it installs) when it is absent."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(f"the {extra} store", extra, package) from exc
 
 
 class BaseStore:

@@ -25,6 +25,20 @@ def embedded_texts(docs: Sequence[Any], metas: Sequence[Any], where: str) -> lis
     return out
 
 
+def json_object(raw: Any) -> dict[str, Any]:
+    """The JSON object in a stored text (str, or UTF-8 bytes); ``{}`` for anything else
+    (empty, not JSON, not an object): a row's metadata column."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    if not isinstance(raw, str) or not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 #: the payload keys LlamaIndex adds beside the node's own metadata
 NODE_KEYS = ("_node_content", "_node_type", "doc_id", "document_id", "ref_doc_id")
 

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
 
 from ..errors import SpecError
 
@@ -199,14 +199,24 @@ def with_params(spec: str, **params: Any) -> str:
     return f"{head}?{urlencode(merged)}" if merged else head
 
 
+def http_url(raw: str, not_url: str, credentials: str) -> SplitResult:
+    """``raw`` split, once it is an http(s) URL with a host and neither credentials nor a
+    query (secrets come from the environment); SpecError ``not_url`` or ``credentials``."""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SpecError(not_url)
+    if parts.username or parts.password or parts.query:
+        raise SpecError(credentials)
+    return parts
+
+
 def endpoint_url(raw: str, where: str, example: str, key_env: str) -> str:
     """An http(s) endpoint option (``where``: e.g. ``"pinecone spec: ?host="``), without a
     trailing slash; SpecError for anything else, or for credentials or a query in it (the
     key belongs in ``key_env``)."""
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise SpecError(f"{where} must be a URL such as {example} (got '{raw}')")
-    if parts.username or parts.password or parts.query:
-        raise SpecError(f"{where} holds credentials or a query; remove them, the key goes in "
-                        f"{key_env}")  # fmt: skip
+    http_url(
+        raw,
+        f"{where} must be a URL such as {example} (got '{raw}')",
+        f"{where} holds credentials or a query; remove them, the key goes in {key_env}",
+    )
     return raw.rstrip("/")

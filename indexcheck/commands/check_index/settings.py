@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from ...inputs.embed_text import EmbedTemplate
-from ..kit.settings import AT_LEAST_0, AT_LEAST_1, COSINE, SEED, Settings, bound
+from ..kit.settings import AT_LEAST_0, AT_LEAST_1, COSINE, SEED, EmbeddingRun, bound
 
 
 @dataclass(frozen=True)
-class CheckIndexSettings(Settings):
+class CheckIndexSettings(EmbeddingRun):
     """Every check-index option; a ``template`` string is parsed here (InputError, exit 2)."""
 
     #: a spec (``faiss:./index``) or an opened store
@@ -43,17 +43,8 @@ class CheckIndexSettings(Settings):
     #: with ``stream``: every row written to this file
     rows: str | Path | None = None
     block: int = field(default=4096, metadata=AT_LEAST_1)
-    #: "local", "ray" (at ``ray_address``) or an engine; None: this process
-    engine: Any = None
-    ray_address: str | None = None
     #: hosted embedders: batches in flight at once
     concurrency: int = field(default=1, metadata=bound(1, 64))
-    #: SQLite embedding cache
-    cache: str | Path | None = None
-    trust_pickle: bool = False
-    #: the columns of a ``chunks`` file
-    id_column: str = "id"
-    text_column: str = "text"
 
     def __post_init__(self) -> None:
         super().__post_init__()

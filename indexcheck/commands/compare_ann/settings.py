@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ..kit.settings import AT_LEAST_0, AT_LEAST_1, SEED, SHARE, Settings
+from ..kit.settings import AT_LEAST_0, AT_LEAST_1, SEED, SHARE, EmbeddingRun
 
 
 @dataclass(frozen=True)
-class CompareAnnSettings(Settings):
+class CompareAnnSettings(EmbeddingRun):
     """Every compare-ann option as the face receives it (specs or opened objects, paths)."""
 
     #: a spec string or an opened store (a sweep needs the spec)
@@ -51,14 +51,7 @@ class CompareAnnSettings(Settings):
     truth: Any = None
     #: the vectors as added (TrueVectors), given rather than read
     true_vectors: Any = None
-    #: "local", "ray" (with ray_address) or an engine, for the exact searches
-    engine: Any = None
-    ray_address: str | None = None
-    #: a SQLite file caching embeddings
-    cache: str | Path | None = None
-    trust_pickle: bool = False
-    id_column: str = "id"
-    text_column: str = "text"
+    # engine (the exact searches run there), cache, trust_pickle and the columns: EmbeddingRun
 
 
 def swept(sweep: tuple[str, Sequence[int]] | str | None) -> tuple[str, Sequence[int]] | None:

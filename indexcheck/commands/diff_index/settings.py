@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..kit.settings import AT_LEAST_0, COSINE, SEED, Settings
+from ..kit.settings import AT_LEAST_0, COSINE, SEED, EmbeddingRun
 
 
 @dataclass(frozen=True)
-class DiffIndexSettings(Settings):
+class DiffIndexSettings(EmbeddingRun):
     """Every diff-index option as the face receives it (specs or opened objects, paths)."""
 
     #: the index in production: a spec string or an opened store
@@ -32,15 +32,7 @@ class DiffIndexSettings(Settings):
     workdir: Path | None = None
     #: DuckDB's memory limit for the join
     memory_limit: str = "256MB"
-    #: "local", "ray" (with ray_address) or an engine, for the re-embedding
-    engine: Any = None
-    ray_address: str | None = None
-    #: a SQLite file caching embeddings
-    cache: str | Path | None = None
-    trust_pickle: bool = False
-    #: the columns of a chunks file given as a path
-    id_column: str = "id"
-    text_column: str = "text"
+    # engine (the re-embedding runs there), cache, trust_pickle and the columns: EmbeddingRun
 
 
 __all__ = ["DiffIndexSettings"]

@@ -17,6 +17,7 @@ import sys
 import types
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,23 @@ class Settings:
 
     def __post_init__(self) -> None:
         validate(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingRun(Settings):
+    """The settings every command embedding the chunks it reads shares (check-index,
+    compare-ann, diff-index): where the work runs, the embedding cache, how the store and a
+    chunks file are read. Keyword-only, so each command's own fields keep their order."""
+
+    #: "local", "ray" (at ``ray_address``) or an engine; None: this process
+    engine: Any = None
+    ray_address: str | None = None
+    #: a SQLite file caching embeddings
+    cache: str | Path | None = None
+    trust_pickle: bool = False
+    #: the columns of a chunks file given as a path
+    id_column: str = "id"
+    text_column: str = "text"
 
 
 def validate(settings: Any) -> None:

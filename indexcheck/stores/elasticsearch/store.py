@@ -20,18 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import MissingDependencyError
-from ..base import StoreSpec
+from ..base import import_sdk
 from ..params import Int
 from ..searchengine.errors import engine_errors
-from ..searchengine.opening import (
-    caller,
-    major_minor,
-    secret,
-    sniffed,
-    target,
-    version_of,
-)
+from ..searchengine.opening import Target, major_minor, secret
 from ..searchengine.store import FIELD_PARAMS, SearchEngineStore
 
 API_KEY_ENV = "ELASTIC_API_KEY"
@@ -60,15 +52,8 @@ class ElasticsearchStore(SearchEngineStore):
     breadth = "num_candidates"
 
     @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> ElasticsearchStore:
-        values = cls.check_params(spec.params)
-        t = target(spec, ("num_candidates",))
-        try:
-            from elasticsearch import Elasticsearch
-        except ImportError as exc:
-            raise MissingDependencyError(
-                "the elasticsearch store", "elasticsearch", "elasticsearch"
-            ) from exc
+    def _connect(cls, t: Target) -> Any:
+        sdk = import_sdk("elasticsearch", "elasticsearch", "elasticsearch")
         auth: dict[str, Any] = {}
         key = secret(API_KEY_ENV)
         user, password = secret(USER_ENV), secret(PASSWORD_ENV)
@@ -76,18 +61,8 @@ class ElasticsearchStore(SearchEngineStore):
             auth["api_key"] = key
         elif user and password:
             auth["basic_auth"] = (user, password)
-        client = Elasticsearch(t.url, max_retries=0, retry_on_timeout=False,
-                               request_timeout=60, **auth)  # fmt: skip
-        call = caller(ES_ERRORS, t)
-        try:
-            version = version_of(call("read the server version", client.info))
-            layout = sniffed("elasticsearch", call, client, t, spec.params)
-        except BaseException:
-            client.close()
-            raise
-        store = cls(client, layout, t.spec, t.url, version)
-        store.values = values
-        return store
+        return sdk.Elasticsearch(t.url, max_retries=0, retry_on_timeout=False,
+                                 request_timeout=60, **auth)  # fmt: skip
 
     def _new_source(self) -> bool:
         return major_minor(self.version)[0] >= 9

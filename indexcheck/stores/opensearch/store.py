@@ -24,19 +24,12 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from ...errors import InputError, MissingDependencyError
-from ..base import StoreSpec
+from ...errors import InputError
+from ..base import import_sdk
 from ..metric_table import OPENSEARCH_LEGACY_COSINE
 from ..params import Int
 from ..searchengine.errors import engine_errors
-from ..searchengine.opening import (
-    caller,
-    major_minor,
-    secret,
-    sniffed,
-    target,
-    version_of,
-)
+from ..searchengine.opening import Target, major_minor, secret
 from ..searchengine.store import FIELD_PARAMS, SearchEngineStore
 
 USER_ENV, PASSWORD_ENV = "OPENSEARCH_USERNAME", "OPENSEARCH_PASSWORD"
@@ -56,34 +49,20 @@ class OpenSearchStore(SearchEngineStore):
     breadth = "ef_search"
 
     @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> OpenSearchStore:
-        values = cls.check_params(spec.params)
-        t = target(spec, ("ef_search",))
-        try:
-            from opensearchpy import OpenSearch
-        except ImportError as exc:
-            raise MissingDependencyError("the opensearch store", "opensearch",
-                                         "opensearch-py") from exc  # fmt: skip
+    def _connect(cls, t: Target) -> Any:
+        sdk = import_sdk("opensearchpy", "opensearch", "opensearch-py")
         user, password = secret(USER_ENV), secret(PASSWORD_ENV)
         auth: dict[str, Any] = {"http_auth": (user, password)} if user and password else {}
-        client = OpenSearch(hosts=[t.url], max_retries=0, retry_on_timeout=False, timeout=60,
-                            **auth)  # fmt: skip
-        call = caller(OS_ERRORS, t)
-        try:
-            version = version_of(call("read the server version", client.info))
-            layout = sniffed("opensearch", call, client, t, spec.params)
-            store = cls(client, layout, t.spec, t.url, version)
-            store.values = values
-            if values.get("ef_search") is not None and major_minor(version) < (2, 16):
-                raise InputError(
-                    f"OpenSearch {version} at {t.url} takes no ef_search per query "
-                    "(method_parameters came in 2.16); drop ?ef_search= (the index setting "
-                    "knn.algo_param.ef_search applies) or upgrade"
-                )
-        except BaseException:
-            client.close()
-            raise
-        return store
+        return sdk.OpenSearch(hosts=[t.url], max_retries=0, retry_on_timeout=False, timeout=60,
+                              **auth)  # fmt: skip
+
+    def _check_version(self) -> None:
+        if self.values.get("ef_search") is not None and major_minor(self.version) < (2, 16):
+            raise InputError(
+                f"OpenSearch {self.version} at {self.where} takes no ef_search per query "
+                "(method_parameters came in 2.16); drop ?ef_search= (the index setting "
+                "knn.algo_param.ef_search applies) or upgrade"
+            )
 
     def _engine(self) -> str:
         """The mapping's engine, else the server's default for its version and space."""

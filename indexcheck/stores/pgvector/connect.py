@@ -17,10 +17,10 @@ from ...errors import (
     BackendUnavailableError,
     DimensionMismatchError,
     InputError,
-    MissingDependencyError,
     SpecError,
 )
 from ...remote.translate import Caught, ErrorMap, Rule
+from ..base import import_sdk
 from ..params import StoreSpec
 from .sql import _SECRET_PARAMS, METRICS
 
@@ -42,11 +42,8 @@ LIBPQ_KEYS = (
 
 
 def import_psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError as err:
-        raise MissingDependencyError("the pgvector store", "pgvector", "psycopg[binary]") from err
-    return psycopg
+    """psycopg 3, or MissingDependencyError naming the extra."""
+    return import_sdk("psycopg", "pgvector", "psycopg[binary]")
 
 
 def scrub(text: str, secret: str | None) -> str:

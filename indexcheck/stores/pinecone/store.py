@@ -24,25 +24,21 @@ positions for a shift come from ``--chunks``) and fetches them page by page (flo
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
-from ...errors import IncompleteResultError, InputError, MissingDependencyError, SpecError
-from ...remote.retry import RetryPolicy
-from ...remote.waiting import current as current_waiting
+from ...errors import IncompleteResultError, InputError, MissingDependencyError
 from ...safety.redact import redactor
-from ...safety.secrets import env_secret
-from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
-from ..hits import gather
+from ..base import Fetched, StoreInfo, VectorBatch, pack_rows
+from ..hosted import PACING_PARAMS, HostedStore, Naming, api_key, key_hint, shown_spec
 from ..node_rows import payload_text
-from ..params import Float, Int, Str, endpoint_url
+from ..params import Int, Str, endpoint_url
 from .errors import KEY_ENV, PINECONE_ERRORS
 
 __all__ = ["KEY_ENV", "PineconeStore"]
@@ -53,36 +49,37 @@ MAX_TOP_K = 10000  # topK of a query that includes neither values nor metadata
 FINGERPRINT_SAMPLE = 100  # vectors of the first list page hashed by fingerprint()
 DEFAULT_NAMESPACE = "__default__"  # the namespace APIs' name for ""
 PARAMS = ("namespace", "host", "text_key", "batch", "retries", "retry_interval", "timeout")
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,44}\Z")
 
 
-class PineconeStore(BaseStore):
+class PineconeStore(HostedStore):
     """Read-only view of one namespace of a Pinecone index."""
 
     scheme = "pinecone"
     label = "Pinecone"
-    ordered = False
     order_source = "Pinecone list order (ids sorted bytewise, no build order)"
     params = {
         "namespace": Str(),
         "host": Str(),
         "text_key": Str(),
         "batch": Int(min=1, max=MAX_FETCH),
-        "retries": Int(min=0, max=100),
-        "retry_interval": Float(min=0, max=60),
-        "timeout": Float(min=0.001, max=3600),
+        **PACING_PARAMS,
     }
-    param_hints = {"api_key": f"the key goes in {KEY_ENV} only"}
-    query_batch = 16
+    param_hints = key_hint(KEY_ENV)
     errors = PINECONE_ERRORS
-    k_message = "k must be at least 1 for a Pinecone query, got {k}"
     dimension_message = (
         "query vectors have dimension {got} but the Pinecone index {store.name} holds {want}; "
         "embed with the index's model"
     )
-    no_exact_message = (
-        "Pinecone offers no exact search; use the exact search indexcheck runs over vectors "
-        "read with iter_vectors"
+    max_k = MAX_TOP_K
+    naming = Naming(
+        re.compile(r"[a-z0-9][a-z0-9-]{0,44}\Z"), ".",
+        "pinecone spec: write the index name, pinecone:INDEX (got '{name}'); a local endpoint "
+        "goes in ?host=",
+        "pinecone spec: an index name is 1-45 lowercase letters, digits or hyphens, e.g. "
+        "pinecone:docs?namespace=prod (got '{name}')",
+    )  # fmt: skip
+    max_k_message = (
+        "Pinecone returns at most {max_k} matches per query, asked for k={k}; ask for k <= {max_k}"
     )
 
     def __init__(self, name: str, api_key: str, values: dict[str, Any], *,
@@ -92,7 +89,6 @@ class PineconeStore(BaseStore):
             from pinecone import Pinecone
         except ImportError as exc:
             raise MissingDependencyError("the pinecone store", "pinecone", "pinecone") from exc
-        waiting = current_waiting()
         self.name = name
         ns = str(values.get("namespace", ""))
         self.namespace = "" if ns == DEFAULT_NAMESPACE else ns
@@ -105,15 +101,9 @@ class PineconeStore(BaseStore):
         )
         self.text_key = str(values.get("text_key") or "text")
         self.fetch_batch = int(values.get("batch", 200))  # type: ignore[misc]
-        self.timeout = float(values.get("timeout", waiting.timeout))
-        interval = float(values.get("retry_interval", 0.5))
-        self.retry = RetryPolicy(
-            max_retries=int(values.get("retries", 5)), base_delay=interval,
-            max_delay=max(20.0, interval), max_wait=waiting.max_wait,
-        )  # fmt: skip
+        self._pace(values)
         self.where = f"index '{name}'" + (f" at {self.control}" if self.control else "")
-        shown = {k: str(values[k]) for k in PARAMS if k in values}
-        self.spec = f"pinecone:{name}" + (f"?{urlencode(shown)}" if shown else "")
+        self.spec = shown_spec(f"pinecone:{name}", values, PARAMS)
         self._sleep_fn = sleep
         self._redact = redactor(api_key)
         self._pc: Any = Pinecone(api_key=api_key, host=self.control)
@@ -126,25 +116,11 @@ class PineconeStore(BaseStore):
         self._index: Any = None
 
     @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None,
-                  sleep: Callable[[float], None] = time.sleep) -> PineconeStore:  # fmt: skip
+    def named(cls, name: str, values: dict[str, Any],
+              sleep: Callable[[float], None]) -> PineconeStore:  # fmt: skip
         """Open ``pinecone:INDEX?...``; the key comes from PINECONE_API_KEY."""
-        values = cls.check_params(spec.params)
-        name = spec.location.strip()
-        if "://" in name or "." in name:
-            raise SpecError(
-                f"pinecone spec: write the index name, pinecone:INDEX (got '{name}'); a local "
-                "endpoint goes in ?host="
-            )
-        if not _NAME.match(name):
-            raise SpecError(
-                "pinecone spec: an index name is 1-45 lowercase letters, digits or hyphens, "
-                f"e.g. pinecone:docs?namespace=prod (got '{name}')"
-            )
-        key = env_secret(KEY_ENV)
-        if not key:
-            raise InputError(f"{KEY_ENV} is not set; export the API key of the index's project")
-        return cls(name, key, values, sleep=sleep)
+        return cls(name, api_key(KEY_ENV, "export the API key of the index's project"), values,
+                   sleep=sleep)  # fmt: skip
 
     # -- requests ----------------------------------------------------------------------------
     def _opts(self) -> dict[str, Any]:
@@ -212,16 +188,11 @@ class PineconeStore(BaseStore):
         vectors of the first list page (serverless; up to 100 in id order). A change that
         keeps the count and misses that page goes unseen."""
         info = self.info()
-        h = hashlib.sha256()
-        if self.serverless:
-            ids, _ = self._list_page(None, FINGERPRINT_SAMPLE)
-            got = self._fetch_batch(ids) if ids else None
-            for i, vid in enumerate(ids):
-                h.update(vid.encode() + b"\0")
-                h.update(got.vectors[i].tobytes() if got is not None else b"")
+        ids = self._list_page(None, FINGERPRINT_SAMPLE)[0] if self.serverless else []
+        digest = self._page_hash([self._fetch_batch(ids)] if ids else [])
         return (
             f"pinecone:{self.name}@{info.details['host']}/{self.namespace!r}:{info.count}:"
-            f"{info.dimension}:{info.metric}:{h.hexdigest()[:16]}"
+            f"{info.dimension}:{info.metric}:{digest}"
         )
 
     def _text(self, meta: dict[str, Any]) -> str | None:
@@ -298,30 +269,6 @@ class PineconeStore(BaseStore):
                 include_values=False, include_metadata=False, **where, **self._opts()))  # fmt: skip
             out.append([(float(m.score), str(m.id)) for m in res.matches or []])
         return out
-
-    def _knn(self, vectors: np.ndarray, k: int, native: Any) -> tuple[np.ndarray, np.ndarray]:
-        if k > MAX_TOP_K:
-            raise InputError(
-                f"Pinecone returns at most {MAX_TOP_K} matches per query, asked for k={k}; "
-                f"ask for k <= {MAX_TOP_K}"
-            )
-        return gather(vectors, k, self.query_batch, lambda part: self._search(part, k, native))
-
-    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Pinecone's own (approximate) top-k: D float32 (q, k) in its score (cos, dot, or
-        squared l2), NaN where fewer came back; I object (q, k) ids, None where missing."""
-        return self._knn(vectors, k, None)
-
-    def _native_filter(self, node: Any) -> Any:
-        """Pinecone's metadata filter dict (:mod:`indexcheck.filters.pinecone`)."""
-        from ...filters import translate
-
-        return translate(node, "pinecone")
-
-    def _filtered_query_batch(
-        self, vectors: np.ndarray, k: int, native: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
-        return self._knn(vectors, k, native)
 
     def close(self) -> None:
         index, self._index = self._index, None

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ...filters.evaluate import value_at
+from ..node_rows import json_object
 from .schema import DTYPES, Schema
 
 SEPARATOR = ":"
@@ -57,24 +59,7 @@ def _number(text: str) -> Any:
 
 def _at(doc: Any, path: str) -> Any:
     """The value at a simple JSON path (``$.a.b`` or ``a.b``) of a decoded document."""
-    parts = [p for p in path.removeprefix("$").split(".") if p]
-    value = doc
-    for part in parts:
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def _json_dict(raw: Any) -> dict[str, Any]:
-    text = _text(raw)
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    return value_at(doc, [p for p in path.removeprefix("$").split(".") if p])
 
 
 class Decoder:
@@ -126,9 +111,9 @@ class Decoder:
             return doc.get(name) if s.key_type == "JSON" else doc.get(name.encode())
 
         if s.layout == "langchain" and get("_metadata_json") is not None:
-            return _json_dict(get("_metadata_json"))
+            return json_object(get("_metadata_json"))
         if s.layout == "llamaindex" and get("_node_content") is not None:
-            meta = _json_dict(get("_node_content")).get("metadata")
+            meta = json_object(get("_node_content")).get("metadata")
             if isinstance(meta, dict):
                 return meta
         if s.key_type == "JSON":

@@ -18,13 +18,13 @@ from ...errors import (
     AuthError,
     BackendUnavailableError,
     InputError,
-    MissingDependencyError,
     SpecError,
     TransientError,
 )
 from ...remote.translate import Caught, ErrorMap, Rule
 from ...safety.redact import redact_url, remember
 from ...safety.secrets import env_secret
+from ..base import import_sdk
 from ..params import StoreSpec
 
 TIMEOUT_S = 30.0
@@ -106,11 +106,7 @@ REDIS_ERRORS = ErrorMap(
 
 def import_redis() -> Any:
     """redis-py, or MissingDependencyError naming the extra."""
-    try:
-        import redis
-    except ImportError as exc:
-        raise MissingDependencyError("the redis store", "redis", "redis") from exc
-    return redis
+    return import_sdk("redis", "redis", "redis")
 
 
 def server_url(location: str) -> tuple[str, str | None, str | None]:

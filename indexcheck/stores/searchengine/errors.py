@@ -18,7 +18,7 @@ from ...remote.http import (
     RETRY_AFTER,
     retry_after,
     status_at_least,
-    status_in,
+    status_row,
 )
 from ...remote.translate import Caught, ErrorMap, Rule
 
@@ -76,26 +76,19 @@ def engine_errors(label: str, service: str, credentials: str) -> ErrorMap:
             f"the server at {{where}} did not answer as {label} ({{reason}}); if it is "
             "OpenSearch, use an opensearch: spec",
         ),
-        Rule(
-            Exception,
+        status_row(
             AuthError,
             f"{label} at {{where}} refused the credentials (HTTP {{status}}) while trying to "
             f"{{doing}}; set {credentials} to a user or key that can read '{{index}}'",
-            when=status_in(401, 403),
+            401,
+            403,
         ),
-        Rule(
-            Exception,
+        status_row(
             InputError,
             f"{label} at {{where}} has no index '{{index}}' ({{reason}}); fix ?index=",
-            when=status_in(404),
+            404,
         ),
-        Rule(
-            Exception,
-            TransientError,
-            "HTTP 429: {reason}",
-            when=status_in(429),
-            options=RATE_LIMITED,
-        ),  # fmt: skip
+        status_row(TransientError, "HTTP 429: {reason}", 429, options=RATE_LIMITED),
         Rule(
             Exception,
             TransientError,

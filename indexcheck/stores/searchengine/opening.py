@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
-from ...errors import SpecError
 from ...remote.translate import ErrorMap
 from ...safety.secrets import env_secret
 from ..base import StoreSpec
+from ..params import http_url
 from .layout import Layout, one_index, sniff
 
 SHOWN = ("index", "vector", "text", "metadata")
@@ -29,17 +29,13 @@ class Target:
 def target(spec: StoreSpec, extra: tuple[str, ...] = ()) -> Target:
     """The URL and index of ``scheme:URL?index=NAME``; credentials in the URL are refused."""
     url = spec.location.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise SpecError(
-            f"{spec.scheme} spec needs the server's http(s) URL before '?', e.g. "
-            f"{spec.scheme}:http://localhost:9200?index=docs (got '{url or 'nothing'}')"
-        )
-    if parts.username or parts.password or parts.query:
-        raise SpecError(
-            f"put no credentials or query string in the {spec.scheme} URL; credentials come "
-            "from the environment only (see docs/stores.md)"
-        )
+    http_url(
+        url,
+        f"{spec.scheme} spec needs the server's http(s) URL before '?', e.g. "
+        f"{spec.scheme}:http://localhost:9200?index=docs (got '{url or 'nothing'}')",
+        f"put no credentials or query string in the {spec.scheme} URL; credentials come "
+        "from the environment only (see docs/stores.md)",
+    )
     index = spec.require("index", f"name the index, e.g. {spec.scheme}:{url}?index=docs")
     shown = {k: spec.params[k] for k in (*SHOWN, *extra) if spec.params.get(k)}
     return Target(url, index, f"{spec.scheme}:{url}?{urlencode(shown)}")

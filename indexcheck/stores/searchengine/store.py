@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from ...errors import DimensionMismatchError, InputError
+from ...filters.evaluate import value_at
 from ...remote.retry import RetryPolicy
 from ..arrays import fetched_in_order
-from ..base import BaseStore, Fetched, StoreInfo, VectorBatch, pack_rows
+from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
 from ..hits import Hits, gather
 from ..node_rows import embedded_texts
 from ..params import Str
 from .layout import Layout
+from .opening import Target, caller, sniffed, target, version_of
 
 PAGE = 1000  # documents per scan page
 FETCH_BATCH = 500  # ids per ``ids`` query
@@ -40,14 +42,7 @@ FIELD_PARAMS = {"index": Str(), "vector": Str(), "text": Str(), "metadata": Str(
 
 def dotted(source: dict[str, Any], path: str) -> Any:
     """``source[a][b]`` for ``a.b`` (or the flat key ``a.b`` when a writer used one)."""
-    if path in source:
-        return source[path]
-    node: Any = source
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+    return source[path] if path in source else value_at(source, path.split("."))
 
 
 class SearchEngineStore(BaseStore):
@@ -73,7 +68,36 @@ class SearchEngineStore(BaseStore):
         self.requests = 0
         self._vectors_hidden = False
 
+    @classmethod
+    def from_spec(cls, spec: StoreSpec, options: Any = None) -> Self:
+        """Open ``scheme:URL?index=NAME``: the options and the URL checked, the client built
+        (:meth:`_connect`), the server's version and the index's layout read; the client is
+        closed when any of it fails."""
+        values = cls.check_params(spec.params)
+        t = target(spec, (cls.breadth,))
+        client = cls._connect(t)
+        assert cls.errors is not None  # every engine sets its rows
+        call = caller(cls.errors, t)
+        try:
+            version = version_of(call("read the server version", client.info))
+            layout = sniffed(cls.scheme, call, client, t, spec.params)
+            store = cls(client, layout, t.spec, t.url, version)
+            store.values = values
+            store._check_version()
+        except BaseException:
+            client.close()
+            raise
+        return store
+
     # -- what differs per engine ------------------------------------------------------------
+    @classmethod
+    def _connect(cls, t: Target) -> Any:
+        """The engine's official client for ``t.url``, credentials from the environment."""
+        raise TypeError(f"{cls.__name__} must implement _connect")
+
+    def _check_version(self) -> None:
+        """Refuse (exit 2) options this server's version does not take; none by default."""
+
     def _pages(self, body: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
         """Every hit of ``body`` (query, _source), a page at a time, in index order."""
         raise TypeError(f"{type(self).__name__} must implement _pages")

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ...errors import BackendUnavailableError, InputError, MissingDependencyError, SpecError
+from ...errors import BackendUnavailableError, InputError, SpecError
 from ...remote.translate import ErrorMap, Rule, doing
+from ..base import import_sdk
 
 SPEC_HINT = "e.g. sqlitevec:vec.db?table=langchain or sqlitevec:embeddings.db?collection=docs"
 
@@ -52,20 +53,12 @@ SQLITEVEC_ERRORS = ErrorMap(
 
 def import_apsw() -> Any:
     """apsw, or MissingDependencyError naming the extra."""
-    try:
-        import apsw
-    except ImportError as exc:
-        raise MissingDependencyError("the sqlitevec store", "sqlitevec", "apsw") from exc
-    return apsw
+    return import_sdk("apsw", "sqlitevec", "apsw")
 
 
 def extension_path() -> str:
     """The sqlite-vec loadable library, or MissingDependencyError naming the extra."""
-    try:
-        import sqlite_vec
-    except ImportError as exc:
-        raise MissingDependencyError("the sqlitevec store", "sqlitevec", "sqlite-vec") from exc
-    return str(sqlite_vec.loadable_path())
+    return str(import_sdk("sqlite_vec", "sqlitevec", "sqlite-vec").loadable_path())
 
 
 def connect(location: str) -> tuple[Any, Path]:

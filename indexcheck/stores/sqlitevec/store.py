@@ -15,7 +15,6 @@ rowid, fetches ask 500 ids at a time, exact search streams the same pages.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from ...errors import InputError, SpecError
 from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch
 from ..hits import gather
 from ..metric_table import scores_of
+from ..node_rows import json_object
 from ..params import Choice, Str
 from . import rows as sql
 from .exact import exact_blocks
@@ -35,18 +35,6 @@ from .opening import SQLITEVEC_ERRORS, connect
 FETCH_BATCH = 500
 QUERY_BATCH = 64
 PAGE_ROWS = 4096
-
-
-def _json(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", "replace")
-    if not isinstance(raw, str) or not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 class SqliteVecStore(BaseStore):
@@ -127,7 +115,7 @@ class SqliteVecStore(BaseStore):
         extra = sql.extra_columns(lay)
         metas = []
         for r in page:
-            meta = _json(r[4]) if lay.metadata else {}
+            meta = json_object(r[4]) if lay.metadata else {}
             meta.update(zip(extra, r[5:], strict=False))
             metas.append(meta)
         return VectorBatch(

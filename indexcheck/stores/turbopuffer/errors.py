@@ -12,20 +12,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import AuthError, InputError, TransientError
-from ...remote.http import (
-    MALFORMED_ROW,
-    OTHER_STATUS_ROW,
-    RATE_LIMITED_ROW,
-    SERVER_ERROR_ROW,
-    malformed_request,
-    retry_after,
-    server_message,
-    status_in,
-)
-from ...remote.translate import Caught, ErrorMap, Rule
+from ...errors import TransientError
+from ...remote.http import server_message
+from ...remote.translate import Caught, Rule
+from ..hosted import Vendor
 
 KEY_ENV = "TURBOPUFFER_API_KEY"
+TURBOPUFFER = Vendor(
+    name="turbopuffer",
+    key_env=KEY_ENV,
+    key_owner="organisation that holds the namespace",
+    noun="the namespace",
+    endpoint="?base_url=",
+    not_found_fix="check the namespace name (turbopuffer:NAMESPACE) and ?region= (the region "
+    "the namespace lives in)",
+    refused=(400, 409, 422),
+    transport=("APIConnectionError", "APITimeoutError", "httpx.*", "urllib3.*", "aiohttp.*"),
+    network_fix=", ?region= and ?base_url=",
+)
 
 
 def _message(body: Any) -> str:
@@ -39,58 +43,14 @@ def _message(body: Any) -> str:
 
 
 def _fields(c: Caught) -> dict[str, Any]:
-    store, exc = c.store, c.exc
-    status = getattr(exc, "status_code", None)
-    response = getattr(exc, "response", None)
-    redact = store._redact if store is not None else str
+    exc = c.exc
     body = getattr(exc, "body", None)
-    return {
-        "status": status if isinstance(status, int) else None,
-        "retry_after": retry_after(getattr(response, "headers", None) or {}),
-        "message": redact(_message(body))
-        if body
-        else redact(c.text.splitlines()[0] if c.text else c.name),  # fmt: skip
-        "malformed": malformed_request(exc),
-        "who": f"turbopuffer {c.doing} on {store.where if store is not None else 'the namespace'}",
-        "malformed_fix": f"check {KEY_ENV} and ?base_url= for stray characters",
-    }
+    message = _message(body) if body else (c.text.splitlines()[0] if c.text else c.name)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return TURBOPUFFER.fields(c, getattr(exc, "status_code", None), headers, message)
 
 
-TURBOPUFFER_ERRORS = ErrorMap(
-    MALFORMED_ROW,
-    Rule(
-        Exception,
-        AuthError,
-        "turbopuffer refused the API key for {store.where} (HTTP {status}); set "
-        f"{KEY_ENV} to a key of the organisation that holds the namespace",
-        when=status_in(401, 403),
-    ),
-    Rule(
-        Exception,
-        InputError,
-        "{who}: not found (HTTP 404: {message}); check the namespace name "
-        "(turbopuffer:NAMESPACE) and ?region= (the region the namespace lives in)",
-        when=status_in(404),
-    ),
-    RATE_LIMITED_ROW,
-    SERVER_ERROR_ROW,
-    Rule(
-        Exception,
-        InputError,
-        "{who}: turbopuffer refused the request (HTTP {status}: {message})",
-        when=status_in(400, 409, 422),
-    ),
-    Rule(
-        ("APIConnectionError", "APITimeoutError", "httpx.*", "urllib3.*", "aiohttp.*"),
-        TransientError,
-        "could not reach {store.where} ({name})",
-    ),
+TURBOPUFFER_ERRORS = TURBOPUFFER.errors(
+    _fields,
     Rule("APIResponseValidationError", TransientError, "a malformed reply from {store.where}"),
-    OTHER_STATUS_ROW,
-    fields=_fields,
-    rate_limited="turbopuffer still rate-limited {doing} on {store.where} after {attempts} "
-    "retries; wait and rerun, or raise ?retries=",
-    unavailable="turbopuffer {doing} on {store.where} failed after {attempts} retries ({err}); "
-    "check the network, ?region= and ?base_url=, or rerun later",
-    service="turbopuffer",
 )

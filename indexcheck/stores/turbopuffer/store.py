@@ -25,26 +25,22 @@ from ``--chunks``.
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import re
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from ...errors import IncompleteResultError, InputError, MissingDependencyError, SpecError
-from ...remote.retry import RetryPolicy
-from ...remote.waiting import current as current_waiting
 from ...safety.redact import redactor
-from ...safety.secrets import env_secret
-from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
-from ..hits import gather
+from ..base import Fetched, StoreInfo, VectorBatch, pack_rows
+from ..hosted import PACING_PARAMS, HostedStore, Naming, api_key, key_hint, shown_spec
 from ..metric_table import scores_of
-from ..params import Choice, Float, Int, Str, endpoint_url
+from ..params import Choice, Int, Str, endpoint_url
 from .errors import KEY_ENV, TURBOPUFFER_ERRORS
 
 __all__ = ["KEY_ENV", "TurbopufferStore"]
@@ -55,7 +51,6 @@ REGION_ENV = "TURBOPUFFER_REGION"
 REGION_URL = "https://{region}.turbopuffer.com"
 PARAMS = ("region", "base_url", "text_key", "metric", "batch", "retries", "retry_interval",
           "timeout")  # fmt: skip
-_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
 _REGION = re.compile(r"[a-z0-9-]{1,64}\Z")
 _VECTOR_TYPE = re.compile(r"\[(\d+)\]f(16|32)\Z")
 _OWN = frozenset({"id", "vector", "$dist"})
@@ -71,12 +66,10 @@ def _vector_of(raw: Any) -> list[float] | None:
     return [float(x) for x in raw]
 
 
-class TurbopufferStore(BaseStore):
+class TurbopufferStore(HostedStore):
     """Read-only view of one turbopuffer namespace."""
 
     scheme = "turbopuffer"
-    label = "turbopuffer"
-    ordered = False
     order_source = "turbopuffer id order (no build order)"
     params = {
         "region": Str(),
@@ -84,18 +77,25 @@ class TurbopufferStore(BaseStore):
         "text_key": Str(),
         "metric": Choice(*scores_of("turbopuffer")),
         "batch": Int(min=1, max=MAX_TOP_K),
-        "retries": Int(min=0, max=100),
-        "retry_interval": Float(min=0, max=60),
-        "timeout": Float(min=0.001, max=3600),
+        **PACING_PARAMS,
     }
-    param_hints = {"api_key": f"the key goes in {KEY_ENV} only"}
-    query_batch = 16
+    param_hints = key_hint(KEY_ENV)
     has_exact = True
     errors = TURBOPUFFER_ERRORS
-    k_message = "k must be at least 1 for a turbopuffer query, got {k}"
     dimension_message = (
         "query vectors have dimension {got} but the turbopuffer namespace {store.name} holds "
         "{want}; embed with the namespace's model"
+    )
+    max_k = MAX_TOP_K
+    naming = Naming(
+        re.compile(r"[A-Za-z0-9_.-]{1,128}\Z"), "/",
+        "turbopuffer spec: write the namespace, turbopuffer:NAMESPACE (got '{name}'); an "
+        "endpoint goes in ?region= or ?base_url=",
+        "turbopuffer spec: a namespace is 1-128 letters, digits, '-', '_' or '.', e.g. "
+        "turbopuffer:docs?region=gcp-us-central1 (got '{name}')",
+    )  # fmt: skip
+    max_k_message = (
+        "turbopuffer returns at most {max_k} rows per query, asked for k={k}; ask for k <= {max_k}"
     )
 
     def __init__(self, name: str, api_key: str, base: str, values: dict[str, Any], *,
@@ -106,20 +106,13 @@ class TurbopufferStore(BaseStore):
             raise MissingDependencyError(
                 "the turbopuffer store", "turbopuffer", "turbopuffer"
             ) from exc
-        waiting = current_waiting()
         self.name, self.base = name, base
         self.text_key = str(values["text_key"]) if values.get("text_key") else None
         self.metric_given = str(values["metric"]) if values.get("metric") else None
         self.fetch_batch = int(values.get("batch", 1000))  # type: ignore[misc]
-        self.timeout = float(values.get("timeout", waiting.timeout))
-        interval = float(values.get("retry_interval", 0.5))
-        self.retry = RetryPolicy(
-            max_retries=int(values.get("retries", 5)), base_delay=interval,
-            max_delay=max(20.0, interval), max_wait=waiting.max_wait,
-        )  # fmt: skip
+        self._pace(values)
         self.where = f"namespace '{name}' ({urlsplit(base).netloc})"
-        shown = {k: str(values[k]) for k in PARAMS if k in values}
-        self.spec = f"turbopuffer:{name}" + (f"?{urlencode(shown)}" if shown else "")
+        self.spec = shown_spec(f"turbopuffer:{name}", values, PARAMS)
         self._sleep_fn = sleep
         self._redact = redactor(api_key)
         # SDK retries off: one failed request reaches the base, which retries it per policy.
@@ -144,21 +137,9 @@ class TurbopufferStore(BaseStore):
         self._schema: dict[str, Any] | None = None
 
     @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None,
-                  sleep: Callable[[float], None] = time.sleep) -> TurbopufferStore:  # fmt: skip
+    def named(cls, name: str, values: dict[str, Any],
+              sleep: Callable[[float], None]) -> TurbopufferStore:  # fmt: skip
         """Open ``turbopuffer:NAMESPACE?...``; the key comes from TURBOPUFFER_API_KEY."""
-        values = cls.check_params(spec.params)
-        name = spec.location.strip()
-        if "://" in name or "/" in name:
-            raise SpecError(
-                f"turbopuffer spec: write the namespace, turbopuffer:NAMESPACE (got '{name}'); "
-                "an endpoint goes in ?region= or ?base_url="
-            )
-        if not _NAME.match(name):
-            raise SpecError(
-                "turbopuffer spec: a namespace is 1-128 letters, digits, '-', '_' or '.', "
-                f"e.g. turbopuffer:docs?region=gcp-us-central1 (got '{name}')"
-            )
         if values.get("region") and values.get("base_url"):
             raise SpecError("turbopuffer spec: give ?region= or ?base_url=, not both")
         if values.get("base_url"):
@@ -175,9 +156,7 @@ class TurbopufferStore(BaseStore):
                 raise SpecError(f"turbopuffer spec: ?region= is a region name such as "
                                 f"gcp-us-central1 (got '{region}')")  # fmt: skip
             base = REGION_URL.format(region=region)
-        key = env_secret(KEY_ENV)
-        if not key:
-            raise InputError(f"{KEY_ENV} is not set; export an API key of the organisation")
+        key = api_key(KEY_ENV, "export an API key of the organisation")
         return cls(name, key, base, values, sleep=sleep)
 
     # -- requests ----------------------------------------------------------------------------
@@ -247,13 +226,10 @@ class TurbopufferStore(BaseStore):
         of the first id page (up to 100). A change that keeps the count and misses that page
         goes unseen."""
         info = self.info()
-        h = hashlib.sha256()
-        for block in self._pages(FINGERPRINT_SAMPLE, once=True):
-            for i, vid in enumerate(block.ids):
-                h.update(vid.encode() + b"\0" + block.vectors[i].tobytes())
+        digest = self._page_hash(self._pages(FINGERPRINT_SAMPLE, once=True))
         return (
             f"turbopuffer:{self.name}@{info.details['server']}:{info.count}:{info.dimension}:"
-            f"{info.metric}:{h.hexdigest()[:16]}"
+            f"{info.metric}:{digest}"
         )
 
     def _id_values(self, ids: list[str]) -> list[Any]:
@@ -331,8 +307,8 @@ class TurbopufferStore(BaseStore):
         memory holds one page."""
         yield from self._pages(max(1, min(int(batch), self.fetch_batch)))
 
-    def _search(self, block: np.ndarray, k: int, how: str,
-                native: Any) -> list[list[tuple[float, str]]]:  # fmt: skip
+    def _search(self, block: np.ndarray, k: int, native: Any,
+                how: str = "ANN") -> list[list[tuple[float, str]]]:  # fmt: skip
         out = []
         where = {} if native is None else {"filters": native}
         for v in block:
@@ -340,24 +316,10 @@ class TurbopufferStore(BaseStore):
             out.append([(float(getattr(r, "$dist")), str(r.id)) for r in res.rows or []])
         return out
 
-    def _knn(self, vectors: np.ndarray, k: int, how: str,
-             native: Any) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        if k > MAX_TOP_K:
-            raise InputError(
-                f"turbopuffer returns at most {MAX_TOP_K} rows per query, asked for k={k}; "
-                f"ask for k <= {MAX_TOP_K}"
-            )
-        return gather(vectors, k, self.query_batch,
-                      lambda part: self._search(part, k, how, native))  # fmt: skip
-
-    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """turbopuffer's ANN top-k: D float32 (q, k) in its ``$dist`` (1-cos or squared l2),
-        NaN where fewer came back; I object (q, k) ids, None where missing."""
-        return self._knn(vectors, k, "ANN", None)
-
     def _exact_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """turbopuffer's exhaustive kNN, same shapes and scale as :meth:`_query_batch`."""
-        return self._knn(vectors, k, "kNN", None)
+        """turbopuffer's exhaustive kNN, same shapes and scale as :meth:`_query_batch` (its
+        ``$dist``: 1-cos or squared l2)."""
+        return self._knn(vectors, k, None, "kNN")
 
     def _native_filter(self, node: Any) -> Any:
         """turbopuffer's ``filters`` array (:mod:`indexcheck.filters.turbopuffer`), typed by
@@ -365,11 +327,6 @@ class TurbopufferStore(BaseStore):
         from ...filters import translate
 
         return translate(node, "turbopuffer", types=self._types())
-
-    def _filtered_query_batch(
-        self, vectors: np.ndarray, k: int, native: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
-        return self._knn(vectors, k, "ANN", native)
 
     def close(self) -> None:
         client, self._client = self._client, None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Unpack
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -37,16 +37,14 @@ from ...errors import (
     IncompleteResultError,
     InputError,
     MissingDependencyError,
-    SpecError,
 )
 from ...remote.http import retry_after
 from ...remote.retry import RetryPolicy
 from ...remote.waiting import Pacing, PacingKeywords
-from ...remote.waiting import current as current_waiting
 from ...safety.redact import redactor
-from ...safety.secrets import env_secret
-from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, empty_result, pack_rows
-from ..params import Float, Int, Str
+from ..base import Fetched, StoreInfo, StoreSpec, VectorBatch, empty_result, pack_rows
+from ..hosted import PACING_PARAMS, HostedStore, api_key, pacing, shown_spec
+from ..params import Int, Str, http_url
 from .errors import TOKEN_ENV, UPSTASH_ERRORS, URL_ENV
 
 if TYPE_CHECKING:
@@ -55,30 +53,25 @@ if TYPE_CHECKING:
 __all__ = ["TOKEN_ENV", "URL_ENV", "UpstashStore", "open_store"]
 
 MAX_READS = 1000  # Upstash's max_reads_per_request: ids per fetch, limit per range
-QUERY_BATCH = 16  # query vectors per batch-query request
 FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprint()
 SCORES = {"COSINE": "(1+cos)/2", "EUCLIDEAN": "1/(1+l2^2)", "DOT_PRODUCT": "(1+dot)/2"}
 PARAMS = ("namespace", "text_field", "retries", "retry_interval", "timeout", "batch")
 
 
-class UpstashStore(BaseStore):
+class UpstashStore(HostedStore):
     """Read-only view of one namespace of an Upstash Vector index."""
 
     scheme = "upstash"
     #: Upstash ranges by id: no build order
-    ordered = False
     order_source = "upstash order (no build order)"
     params = {
         "namespace": Str(),
         "text_field": Str(),
-        "retries": Int(min=0, max=100),
-        "retry_interval": Float(min=0, max=60),
-        "timeout": Float(min=0.001, max=3600),
+        **PACING_PARAMS,
         "batch": Int(min=1, max=MAX_READS),
     }
     param_hints = {"token": "tokens go in UPSTASH_VECTOR_REST_TOKEN only"}
     fetch_batch = MAX_READS
-    query_batch = QUERY_BATCH
     errors = UPSTASH_ERRORS
     label = "Upstash"
     k_message = "k must be at least 1 for an Upstash query, got {k}"
@@ -86,10 +79,6 @@ class UpstashStore(BaseStore):
     dimension_message = (
         "query vectors have dimension {got} but the Upstash index at {store.host} holds "
         "{want}; embed with the index's model"
-    )
-    no_exact_message = (
-        "Upstash offers no exact search; use the exact search indexcheck runs over "
-        "vectors read with iter_vectors"
     )
 
     def __init__(
@@ -150,47 +139,26 @@ class UpstashStore(BaseStore):
             raise InputError(
                 f"no Upstash URL: write upstash:https://<index>.upstash.io or set {URL_ENV}"
             )
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise SpecError(
-                "upstash spec: the URL must look like https://<index>.upstash.io; "
-                f"copy UPSTASH_VECTOR_REST_URL from the Upstash console (got '{parts.scheme}:')"
-            )
-        if parts.username or parts.password or parts.query:
-            raise SpecError(
-                "upstash spec: remove credentials and query strings from the URL; "
-                f"the token goes in {TOKEN_ENV}"
-            )
-        token = env_secret(TOKEN_ENV)  # stray whitespace stripped (warned), controls refused
-        if not token:
-            raise InputError(
-                f"{TOKEN_ENV} is not set; export the index's REST token (read-only is enough)"
-            )
+        http_url(
+            url,
+            "upstash spec: the URL must look like https://<index>.upstash.io; "
+            "copy UPSTASH_VECTOR_REST_URL from the Upstash console "
+            f"(got '{urlsplit(url).scheme}:')",
+            "upstash spec: remove credentials and query strings from the URL; "
+            f"the token goes in {TOKEN_ENV}",
+        )
+        # stray whitespace stripped (warned), controls refused
+        token = api_key(TOKEN_ENV, "export the index's REST token (read-only is enough)")
         p = spec.params
-        waiting = current_waiting()  # --timeout / --max-wait; the spec's own keys win
-        retries = int(values.get("retries", 5))
-        interval = float(values.get("retry_interval", 0.5))
-        timeout = float(values.get("timeout", waiting.timeout))
-        batch = int(values.get("batch", MAX_READS))
-        shown = {k: p[k] for k in PARAMS if k in p}
-        clean = f"upstash:{url.rstrip('/')}" + (f"?{urlencode(shown)}" if shown else "")
+        retry, timeout = pacing(values)  # --timeout / --max-wait; the spec's own keys win
         return cls(
             url,
             token,
             namespace=p.get("namespace", ""),
             text_field=p.get("text_field") or "text",
-            batch=batch,
-            spec=clean,
-            pacing=Pacing(
-                retry=RetryPolicy(
-                    max_retries=retries,
-                    base_delay=interval,
-                    max_delay=max(20.0, interval),
-                    max_wait=waiting.max_wait,
-                ),
-                timeout=timeout,
-                sleep=sleep,
-            ),
+            batch=int(values.get("batch", MAX_READS)),
+            spec=shown_spec(f"upstash:{url.rstrip('/')}", p, PARAMS),
+            pacing=Pacing(retry=retry, timeout=timeout, sleep=sleep),
         )
 
     # -- requests: statuses for the error table, counts -------------------------------------
@@ -204,9 +172,6 @@ class UpstashStore(BaseStore):
     def _before_call(self) -> None:
         self._status, self._retry_after = None, None
         self.requests += 1
-
-    def _on_retry(self) -> None:
-        self.retries += 1
 
     # -- the VectorStore protocol -----------------------------------------------------------
     def info(self) -> StoreInfo:
@@ -358,12 +323,6 @@ class UpstashStore(BaseStore):
         where = {"filter": filter} if filter else {}
         queries = [{"vector": v.tolist(), "top_k": k, **where} for v in block]
         return self._index.query_many(queries=queries, namespace=self.namespace)
-
-    def _native_filter(self, node: Any) -> Any:
-        """Upstash's metadata filter string (values quoted, keys checked)."""
-        from ...filters import translate
-
-        return translate(node, "upstash")
 
     def _filtered_query_batch(
         self, block: np.ndarray, k: int, native: Any

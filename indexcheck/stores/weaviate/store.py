@@ -23,23 +23,21 @@ the cursor (``after``, uuid order: no build order, positions for a shift come fr
 
 from __future__ import annotations
 
-import hashlib
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from ...errors import InputError, MissingDependencyError, SpecError
-from ...remote.retry import RetryPolicy
-from ...remote.waiting import current as current_waiting
 from ...safety.redact import redactor
 from ...safety.secrets import env_secret
-from ..base import BaseStore, Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
-from ..hits import gather
-from ..params import Choice, Float, Int, Str
+from ..base import Fetched, StoreInfo, StoreSpec, VectorBatch, pack_rows
+from ..hosted import PACING_PARAMS, HostedStore, key_hint, shown_spec
+from ..params import Choice, Int, Str, http_url
 from .errors import KEY_ENV, WEAVIATE_ERRORS
 
 __all__ = ["KEY_ENV", "WeaviateStore"]
@@ -64,27 +62,23 @@ NODE_CONTENT = "_node_content"
 
 def _endpoint(raw: str) -> tuple[str, str, int, bool]:
     """(url, host, port, https) of the REST endpoint ``raw``."""
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise SpecError(
-            f"weaviate spec: write the REST URL, e.g. weaviate:http://localhost:8080"
-            f"?collection=Docs (got '{raw}')"
-        )
-    if parts.username or parts.password or parts.query:
-        raise SpecError(
-            f"weaviate spec: remove credentials from the URL; the key goes in {KEY_ENV}"
-        )
+    parts = http_url(
+        raw,
+        f"weaviate spec: write the REST URL, e.g. weaviate:http://localhost:8080"
+        f"?collection=Docs (got '{raw}')",
+        f"weaviate spec: remove credentials from the URL; the key goes in {KEY_ENV}",
+    )
+    assert parts.hostname is not None  # http_url refuses a URL without one
     https = parts.scheme == "https"
     port = parts.port or (443 if https else 80)
     return raw.rstrip("/"), parts.hostname, port, https
 
 
-class WeaviateStore(BaseStore):
+class WeaviateStore(HostedStore):
     """Read-only view of one collection (one named vector, one tenant) of a Weaviate."""
 
     scheme = "weaviate"
     label = "Weaviate"
-    ordered = False
     order_source = "Weaviate cursor order (uuid order, no build order)"
     params = {
         "collection": Str(),
@@ -95,25 +89,29 @@ class WeaviateStore(BaseStore):
         "tenant": Str(),
         "text_key": Str(),
         "batch": Int(min=1, max=MAX_RESULTS),
-        "retries": Int(min=0, max=100),
-        "retry_interval": Float(min=0, max=60),
-        "timeout": Float(min=0.001, max=3600),
+        **PACING_PARAMS,
     }
-    param_hints = {"api_key": f"the key goes in {KEY_ENV} only"}
+    param_hints = key_hint(KEY_ENV)
     fetch_batch = 200
-    query_batch = 16
     errors = WEAVIATE_ERRORS
-    k_message = "k must be at least 1 for a Weaviate query, got {k}"
     dimension_message = (
         "query vectors have dimension {got} but the Weaviate collection {store.collection} "
         "holds {want}; embed with the collection's model"
     )
-    no_exact_message = (
-        "Weaviate offers no exact search; use the exact search indexcheck runs over vectors "
-        "read with iter_vectors"
+    max_k = MAX_RESULTS
+    max_k_message = (
+        "Weaviate returns at most {max_k} objects per query (QUERY_MAXIMUM_RESULTS), asked for "
+        "k={k}; ask for k <= {max_k}"
     )
 
-    def __init__(self, url: str, values: dict[str, Any], api_key: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        values: dict[str, Any],
+        api_key: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         try:
             import weaviate  # noqa: F401
         except ImportError as exc:
@@ -129,19 +127,11 @@ class WeaviateStore(BaseStore):
         self.tenant = str(values.get("tenant") or "") or None
         self.text_key = str(values.get("text_key") or "text")
         self.page = int(values.get("batch", 200))
-        waiting = current_waiting()
-        self.timeout = float(values.get("timeout", waiting.timeout))
-        interval = float(values.get("retry_interval", 0.5))
-        self.retry = RetryPolicy(
-            max_retries=int(values.get("retries", 5)),
-            base_delay=interval,
-            max_delay=max(20.0, interval),
-            max_wait=waiting.max_wait,
-        )
+        self._pace(values)
         self.where = f"collection '{self.collection}' at {urlsplit(self.url).netloc}"
-        shown = {k: str(values[k]) for k in PARAMS if k in values}
-        self.spec = f"weaviate:{self.url}?{urlencode(shown)}"
+        self.spec = shown_spec(f"weaviate:{self.url}", values, PARAMS)
         self.requests = self.retries = 0
+        self._sleep_fn = sleep
         self._key = api_key
         self._redact = redactor(api_key) if api_key else str
         self._client: Any = None
@@ -150,7 +140,9 @@ class WeaviateStore(BaseStore):
         self._dim: int | None = None
 
     @classmethod
-    def from_spec(cls, spec: StoreSpec, options: Any = None) -> WeaviateStore:
+    def from_spec(
+        cls, spec: StoreSpec, options: Any = None, sleep: Callable[[float], None] = time.sleep
+    ) -> WeaviateStore:
         """Open ``weaviate:URL?collection=...``; the key comes from WEAVIATE_API_KEY."""
         values = cls.check_params(spec.params)
         url = spec.location.strip()
@@ -160,15 +152,9 @@ class WeaviateStore(BaseStore):
                 "weaviate spec: name the collection, e.g. weaviate:http://localhost:8080"
                 "?collection=Docs"
             )
-        return cls(url, values, env_secret(KEY_ENV))
+        return cls(url, values, env_secret(KEY_ENV), sleep=sleep)
 
     # -- requests ----------------------------------------------------------------------------
-    def _before_call(self) -> None:
-        self.requests += 1
-
-    def _on_retry(self) -> None:
-        self.retries += 1
-
     def _connect(self) -> Any:
         import weaviate
         from weaviate.classes.init import AdditionalConfig, Auth, Timeout
@@ -313,14 +299,10 @@ class WeaviateStore(BaseStore):
         """Collection, host, vector, count, dimension and metric, plus a hash of the ids and
         vectors of the first cursor page (up to 100 in uuid order)."""
         info = self.info()
-        h = hashlib.sha256()
-        for b in self._pages(FINGERPRINT_SAMPLE, once=True):
-            for i, vid in enumerate(b.ids):
-                h.update(vid.encode() + b"\0" + b.vectors[i].tobytes())
+        digest = self._page_hash(self._pages(FINGERPRINT_SAMPLE, once=True))
         return (
             f"weaviate:{self.collection}@{info.details['host']}/{self._vector_name()}"
-            f"/{self.tenant or ''}:{info.count}:{info.dimension}:{info.metric}:"
-            f"{h.hexdigest()[:16]}"
+            f"/{self.tenant or ''}:{info.count}:{info.dimension}:{info.metric}:{digest}"
         )
 
     def _text(self, props: dict[str, Any]) -> str | None:
@@ -433,19 +415,14 @@ class WeaviateStore(BaseStore):
             )
         return out
 
-    def _knn(self, vectors: np.ndarray, k: int, native: Any) -> tuple[np.ndarray, np.ndarray]:
-        if k > MAX_RESULTS:
-            raise InputError(
-                f"Weaviate returns at most {MAX_RESULTS} objects per query "
-                f"(QUERY_MAXIMUM_RESULTS), asked for k={k}; ask for k <= {MAX_RESULTS}"
-            )
-        self._checked_score()  # certainty on a non-cosine collection: refused before a search
-        return gather(vectors, k, self.query_batch, lambda part: self._search(part, k, native))
-
-    def _query_batch(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Weaviate's own (HNSW) top-k: D float32 (q, k) in its distance (or certainty), NaN
-        where fewer came back; I object (q, k) uuids, None where missing."""
-        return self._knn(vectors, k, None)
+    def _knn(
+        self, vectors: np.ndarray, k: int, native: Any, *how: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The HNSW top-k in Weaviate's distance (or certainty), once the certainty asked
+        for is known to be computable."""
+        if k <= self.max_k:
+            self._checked_score()  # certainty on a non-cosine collection: refused before a search
+        return super()._knn(vectors, k, native, *how)
 
     def _native_filter(self, node: Any) -> Any:
         """The client's ``Filter`` (:mod:`indexcheck.filters.weaviate`), typed by the schema."""
@@ -454,11 +431,6 @@ class WeaviateStore(BaseStore):
         cfg = self._collection() and self._config
         null_state = bool(getattr(cfg.inverted_index_config, "index_null_state", False))
         return translate(node, "weaviate", properties=self.properties(), null_state=null_state)
-
-    def _filtered_query_batch(
-        self, vectors: np.ndarray, k: int, native: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
-        return self._knn(vectors, k, native)
 
     def close(self) -> None:
         client, self._client, self._coll = self._client, None, None
