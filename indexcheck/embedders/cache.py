@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import DataFileError, OutputError
 from ..inputs.corpus import text_hash
+from ..output.result_json import picked
 from .base import Embedder, EmbedStats
 from .cache_file import (
     APPLICATION_ID,
@@ -155,13 +156,7 @@ class CacheAudit:
         return self.sampled - self.matched
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "hits": self.hits,
-            "sampled": self.sampled,
-            "matched": self.matched,
-            "mismatched": self.mismatched,
-            "requests": self.requests,
-            "texts": self.texts,
+        return picked(self, "hits", "sampled", "matched", "mismatched", "requests", "texts") | {
             "min_cosine": AUDIT_MIN_COSINE,
             "seed": self.seed,
             "rule": f"max({AUDIT_MIN}, {AUDIT_SHARE:.0%} of hits), at most {AUDIT_MAX}",

@@ -16,4 +16,10 @@ def json_form(result: Any, *optional: str) -> dict[str, Any]:
     return out
 
 
-__all__ = ["json_form"]
+def picked(obj: Any, *names: str) -> dict[str, Any]:
+    """The named attributes (fields or properties) of ``obj``, in that order: the plain part
+    of a hand-written JSON form, beside which its computed and renamed keys are added."""
+    return {name: getattr(obj, name) for name in names}
+
+
+__all__ = ["json_form", "picked"]

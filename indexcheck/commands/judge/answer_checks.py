@@ -24,6 +24,7 @@ from ...inputs.corpus import Corpus
 from ...output.model import WORST_ROWS, Section, Table, Text, V, manifest_section, ok_verdict
 from ...output.notebook import Notebook
 from ...output.registry import register_sections
+from ...output.result_json import picked
 from ..kit.stats import wilson
 from .kb_index import TextIndex, build_index
 from .references import REFERENCE_KINDS, Item, ItemKind, extract
@@ -82,14 +83,8 @@ class AnswerCheck:
         return not self.flags
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "ok": self.ok,
-            "items": self.items,
-            "in_context": self.in_context,
-            "in_knowledge_base_only": self.in_knowledge_base_only,
-            "flags": [f.to_dict() for f in self.flags],
-        }
+        plain = picked(self, "id", "ok", "items", "in_context", "in_knowledge_base_only")
+        return plain | {"flags": [f.to_dict() for f in self.flags]}
 
 
 @dataclass
