@@ -92,7 +92,10 @@ DROPPED = "dropped_item"
 DUPLICATED = "duplicated_item"
 PERMUTED = "permuted_in_batches"
 BATCH_MISPLACED = "batch_misplaced"
-BUGS = (SKIP_REPEAT, DROPPED, DUPLICATED, PERMUTED, BATCH_MISPLACED)
+CACHE_HITS_FIRST = "cache_hits_first"
+BUGS = (SKIP_REPEAT, DROPPED, DUPLICATED, PERMUTED, BATCH_MISPLACED, CACHE_HITS_FIRST)
+#: the batch each bug strikes inside (the indexer's or the client's batches)
+BATCH = {PERMUTED: 16, CACHE_HITS_FIRST: 32}
 
 
 def replay(bug: str, texts: list[str], batch: int, at: int) -> list[int]:
@@ -124,6 +127,16 @@ def replay(bug: str, texts: list[str], batch: int, at: int) -> list[int]:
         j = at // batch
         starts[j], starts[j + 1] = starts[j + 1], starts[j]
         return [p for s in starts for p in range(s, min(n, s + batch))]
+    if bug == CACHE_HITS_FIRST:  # a text cache returns ``hits + misses`` for each batch
+        out, cache = [], {}
+        for s in range(0, n, batch):
+            inside = range(s, min(n, s + batch))
+            hits = [cache[texts[p]] for p in inside if texts[p] in cache]
+            misses = [p for p in inside if texts[p] not in cache]
+            for p in misses:  # stored under their text: the misses are embedded right
+                cache.setdefault(texts[p], p)
+            out += hits + misses
+        return out
     raise ValueError(bug)
 
 

@@ -147,13 +147,13 @@ def story_finding(
             shifted, explained, corpus, lambda p, h: int(src[p]) if ident[src[p]] == ident[h] else h
         )
         return found, [c for c in shifted if c.position not in explained]
-    kf = fit_kind(ident, checked, held)
+    kf = fit_kind(ident, checked, held, first_copies(n, dup_of) if dup_of else None)
     if kf is None:
         return None, shifted
     if pin is not None and kf.blocks:
         b = kf.blocks[0]
         kf.blocks[0] = replace(b, start=pin(b.start, b.offset))
-    elif pin is not None and kf.batch:  # the first chunk of its batch holding another's
+    elif pin is not None and kf.batch and kf.source is None:  # the first chunk of its batch
         first = int(kf.explained[0])
         lo = first // kf.batch * kf.batch
         kf.explained = np.unique(np.append(kf.explained, pin(first, -(first - lo), kf.batch)))

@@ -20,8 +20,10 @@ from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
 from tests.builders.misaligned_index import (
+    BATCH,
     BATCH_MISPLACED,
     BUGS,
+    CACHE_HITS_FIRST,
     DROPPED,
     DUPLICATED,
     PERMUTED,
@@ -39,6 +41,7 @@ NAMED = {
     DUPLICATED: "duplicated item",
     PERMUTED: "permuted inside batches of 16",
     BATCH_MISPLACED: "misplaced batch",
+    CACHE_HITS_FIRST: "cache returned its hits before its misses inside each batch of 32",
 }
 TERMINAL_LINES = 60
 
@@ -61,7 +64,7 @@ def built(corpus, tmp_path_factory):  # type: ignore[no-untyped-def]
                               for i, t in zip(c.ids, c.texts, strict=True)))  # fmt: skip
     out = {}
     for bug in BUGS:
-        spec, source = build(root, c, bug, batch=16 if bug == PERMUTED else 64)
+        spec, source = build(root, c, bug, batch=BATCH.get(bug, 64))
         out[bug] = (spec, source)
     return chunks, out
 
@@ -101,6 +104,8 @@ def test_one_story_per_bug(bug, mode, corpus, built, tmp_path) -> None:  # type:
     assert NAMED[bug] in head, head
     assert d["start_position"] == start, head
     assert f"position {start}" in head and "re-embed" in head, head
+    if bug == CACHE_HITS_FIRST:  # the fix says what to change in the cache
+        assert "by the texts' positions" in head, head
     # the first lines printed are the root finding's
     lines = output.splitlines()
     assert lines[0].startswith("error shift: ")

@@ -6,6 +6,11 @@ holders' pattern: which position's fresh embedding each shifted chunk holds.
   duplicate; one more at each further drop) from one point on, whatever the repeats;
 - ``batch_misplaced``: a block of chunks holds another block's vectors (concurrent batches
   collected as they finished): blocks of constant offset no shorter than their length;
+- ``cache_hits_first``: a text cache returned each batch's hits before its misses
+  (``hits + misses``) and the indexer zipped them by position: predicted from the repeats
+  alone (a text whose first copy lies in an earlier batch is a hit) for the batch size the
+  holders point to, batches restarting at each ``OUTER`` block (LlamaIndex inserts 2048
+  nodes at a time);
 - ``permuted_in_batches``: a batch's results came back in another order: every holder
   lies in its chunk's batch (size inferred), in both directions;
 - ``permuted``: the honest fallback when no single pattern fits.
@@ -27,7 +32,12 @@ DUPLICATED_ITEM = "duplicated_item"
 BATCH_MISPLACED = "batch_misplaced"
 PERMUTED_IN_BATCHES = "permuted_in_batches"
 PERMUTED = "permuted"
+CACHE_HITS_FIRST = "cache_hits_first"
 FIT_SHARE = 0.9
+#: the indexer's outer blocks inside which the embedding batches restart (None: one block)
+OUTER = (None, 2048)
+#: batch sizes tried for ``cache_hits_first``: the smallest that hold the holders best
+BATCH_CANDIDATES = 8
 #: a block needs this many observed chunks to count (fewer are another fault)
 BLOCK_MIN = 2
 MAX_BLOCKS = 16
@@ -85,6 +95,10 @@ class KindFit:
     blocks: list[Block] = field(default_factory=list)
     batch: int = 0
     predicted: int = 0
+    #: the first position the kind predicts shifted (-1: the first explained one)
+    start: int = -1
+    #: batches the prediction shifts (``cache_hits_first``)
+    batches: int = 0
 
 
 def _agrees(same: np.ndarray, p: int, h: int, k: int) -> bool:
@@ -122,10 +136,13 @@ def _source_of(n: int, blocks: list[Block]) -> np.ndarray:
     return src
 
 
-def fit_kind(same: np.ndarray, checked: np.ndarray, held: np.ndarray) -> KindFit | None:
+def fit_kind(
+    same: np.ndarray, checked: np.ndarray, held: np.ndarray, first: np.ndarray | None = None
+) -> KindFit | None:
     """The kind that explains at least ``FIT_SHARE`` of the shifted checked chunks, or None.
     ``checked`` int64 (m,) sorted checked positions with a comparable vector, ``held``
-    int64 (m,) the position whose fresh vector each holds (-1: its own, or none)."""
+    int64 (m,) the position whose fresh vector each holds (-1: its own, or none);
+    ``first`` int64 (n,) each text's first copy (the repeats a text cache hits)."""
     sh = held >= 0
     p, h = checked[sh], held[sh]
     if len(p) < 2:
@@ -133,6 +150,8 @@ def fit_kind(same: np.ndarray, checked: np.ndarray, held: np.ndarray) -> KindFit
     n = len(same)
     major = [b for b in blocks_of(same, p, h) if b.observed >= BLOCK_MIN]
     got = _fit_blocks(same, checked, held, p, major) if 0 < len(major) <= MAX_BLOCKS else None
+    if got is None and first is not None and bool((first != np.arange(n)).any()):
+        got = _fit_hits_first(same, first, checked, held)
     if got is None:
         got = _fit_batches(same, p, h)
     if got is None:
@@ -170,13 +189,71 @@ def _fit_blocks(
     return KindFit(kind, explained, src, major)
 
 
+def _inside_shares(n: int, p: np.ndarray, h: np.ndarray) -> dict[int, float]:
+    """Batch size -> the share of (at most 4000 of) the holders inside their chunk's batch."""
+    pick = np.linspace(0, len(p) - 1, min(len(p), 4000)).astype(np.int64)
+    ps, hs = p[pick], h[pick]
+    return {b: float(np.mean(ps // b == hs // b)) for b in range(2, min(MAX_BATCH, n // 2) + 1)}
+
+
+def batch_starts(n: int, batch: int, outer: int | None) -> np.ndarray:
+    """int64 (n,): the first position of each position's batch (restarting at ``outer``)."""
+    pos = np.arange(n, dtype=np.int64)
+    o = outer or max(n, 1)
+    out: np.ndarray = pos // o * o + pos % o // batch * batch
+    return out
+
+
+def hits_first_source(first: np.ndarray, batch: int, outer: int | None = None) -> np.ndarray:
+    """int64 (n,): whose fresh vector each position holds when a text cache returns each
+    batch's hits (texts first seen in an earlier batch, holding their first copy's vector)
+    before its misses, both in input order."""
+    n = len(first)
+    pos = np.arange(n, dtype=np.int64)
+    lo = batch_starts(n, batch, outer)
+    hit = first < lo
+    order = np.lexsort((pos, ~hit, lo))  # slot -> the input whose vector comes back there
+    out: np.ndarray = np.where(hit[order], first[order], order)
+    return out
+
+
+def _fit_hits_first(
+    same: np.ndarray, first: np.ndarray, checked: np.ndarray, held: np.ndarray
+) -> KindFit | None:
+    """``cache_hits_first`` for the batch size (among the ``BATCH_CANDIDATES`` smallest
+    that keep the holders inside their batch best) whose prediction agrees with at least
+    ``FIT_SHARE`` of the shifted checked chunks and of the checked chunks it shifts."""
+    n = len(same)
+    sh = held >= 0
+    shares = _inside_shares(n, checked[sh], held[sh])
+    if not shares:
+        return None
+    top = max(shares.values())
+    sizes = sorted(b for b, s in shares.items() if s >= top - 0.05)[:BATCH_CANDIDATES]
+    best: KindFit | None = None
+    for batch in sizes:
+        for outer in OUTER:
+            if outer is not None and outer >= n:
+                continue
+            src = hits_first_source(first, batch, outer)
+            moved = same[src] != same
+            pred = moved[checked]
+            agree = sh & pred & (same[src[checked]] == same[np.maximum(held, 0)])
+            k = int(agree.sum())
+            if k < 2 or k < FIT_SHARE * int(pred.sum()) or k < FIT_SHARE * int(sh.sum()):
+                continue
+            if best is None or k > len(best.explained):
+                start = int(np.flatnonzero(moved)[0])
+                lo = batch_starts(n, batch, outer)
+                best = KindFit(CACHE_HITS_FIRST, checked[agree], src, batch=batch, start=start,
+                               batches=len(np.unique(lo[moved])))  # fmt: skip
+    return best
+
+
 def _fit_batches(same: np.ndarray, p: np.ndarray, h: np.ndarray) -> KindFit | None:
     """Holders inside their chunk's batch: the smallest batch size (from ``max |offset|``
     + 1 to ``MAX_BATCH``) that keeps the most of them there, at least ``FIT_SHARE``."""
-    n = len(same)
-    pick = np.linspace(0, len(p) - 1, min(len(p), 4000)).astype(np.int64)
-    ps, hs = p[pick], h[pick]
-    shares = {b: float(np.mean(ps // b == hs // b)) for b in range(2, min(MAX_BATCH, n // 2) + 1)}
+    shares = _inside_shares(len(same), p, h)
     if not shares:
         return None
     top = max(shares.values())
@@ -208,7 +285,7 @@ def holder(fit: KindFit, same: np.ndarray, p: int, h: int) -> int:
 def kind_details(fit: KindFit, ids: Any, all_checked: bool, checked: int) -> dict[str, Any]:
     """The root finding's figures: start, chunks, blocks (``stretches``) or batches."""
     ex = fit.explained
-    start = fit.blocks[0].start if fit.blocks else int(ex[0])
+    start = fit.blocks[0].start if fit.blocks else fit.start if fit.start >= 0 else int(ex[0])
     d: dict[str, Any] = {
         "model": fit.kind,
         "start_position": start,
@@ -231,7 +308,10 @@ def kind_details(fit: KindFit, ids: Any, all_checked: bool, checked: int) -> dic
             for b in fit.blocks
         ]  # fmt: skip
         d["stretches_total"] = len(fit.blocks)
-    if fit.batch:
+    if fit.batch and fit.source is not None:  # every batch the prediction shifts
+        d["batch_size"] = fit.batch
+        d["batches_affected"] = fit.batches
+    elif fit.batch:
         per = np.unique(ex // fit.batch, return_counts=True)
         d["batch_size"] = fit.batch
         d["batches_affected"] = int(len(per[0]))
@@ -273,10 +353,19 @@ def headline(fit: KindFit, d: dict[str, Any], start_id: str, tail_ok: bool) -> s
             "the order they finished, not the order sent; fix: keep each batch's results "
             f"with its inputs and re-embed positions {b.start}-{fit.blocks[-1].end}"
         )
+    if fit.kind == CACHE_HITS_FIRST:
+        return (
+            f"a cache returned its hits before its misses inside each batch of {fit.batch} "
+            f"from {at} on: each batch's cached texts got the first vectors back and the "
+            "texts embedded afresh the rest, zipped with the texts by position; fix: zip the "
+            "cache's results back by the texts' positions (fill each miss into its own slot) "
+            f"and re-embed the {d['batches_affected']} affected batches from position {s} on"
+        )
     return (
         f"results permuted inside batches of {fit.batch} from {at} on: chunks hold the "
         "vector of another chunk of their own batch, never of another batch; the provider "
-        "or a concurrent client returned each batch in another order and the indexer zipped "
-        "it in request order; fix: map each result to its input by index and re-embed the "
-        f"{d['batches_affected']} affected batches"
+        "or a concurrent client returned each batch in another order, or a cache returned "
+        "its hits before its misses, and the indexer zipped it in request order; fix: map "
+        f"each result to its input by index and re-embed the {d['batches_affected']} "
+        "affected batches"
     )
