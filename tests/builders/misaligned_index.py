@@ -186,6 +186,30 @@ def build(
     return f"faiss:{folder}", source
 
 
+def build_pgvector(
+    server: Any, corpus: Corpus, bug: str, batch: int = 64, at: int = 700
+) -> tuple[str, np.ndarray]:
+    """The same bug through LangChain's ``PGVector`` (langchain-postgres) into its shared
+    ``langchain_pg_embedding`` table, collection ``manpages``, in a database of its own on
+    the test ``server`` (ids are unique across collections); (spec, oracle)."""
+    from langchain_postgres import PGVector
+
+    from tests.pg_support import database
+
+    name = "manpages"
+    dsn = database(server, f"kinds_{bug}")
+    emb = _Buggy(bug, batch, at)
+    url = dsn.replace("postgresql://", "postgresql+psycopg://", 1)
+    store = PGVector(emb, connection=url, collection_name=name, pre_delete_collection=True)
+    store.add_texts(corpus.texts, ids=corpus.ids)  # one embed_documents call, zipped by position
+    order = replay(bug, corpus.texts, batch, at)
+    source = np.full(len(corpus.ids), -1, np.int64)
+    m = min(len(order), len(corpus.ids))
+    source[:m] = order[:m]
+    base = dsn.split("?", 1)[0]
+    return f"pgvector:{base}?table=langchain_pg_embedding&collection={name}", source
+
+
 def embedding_identity(texts: list[str]) -> np.ndarray:
     """int64 (n,): the first position whose text reads the same to the window embedder."""
     first: dict[str, int] = {}

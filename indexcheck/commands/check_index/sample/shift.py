@@ -110,9 +110,13 @@ def shift_findings(
     findings = []
     same = fresh_identity(corpus, fresh.vectors)
 
-    def pin(start: int, offset: int, batch: int = 0) -> int:
-        """A constant offset's start, by bisection; with ``batch``, the first chunk from
-        ``start + offset`` on holding another vector of that batch (at most PIN_BATCH)."""
+    def pin(start: int, offset: int, batch: int = 0, last: bool = False) -> int:
+        """A constant offset's start, by bisection; with ``last``, its end from ``start``
+        (which holds it) on; with ``batch``, the first chunk from ``start + offset`` on
+        holding another vector of that batch (at most PIN_BATCH)."""
+        if last:
+            after = [q for q in by_pos if q > start]
+            return _bisect_last(start, min(after, default=len(corpus)), offset, has_offset)
         before = [q for q in by_pos if q < start]
         lo = max(before) if before else -1
         if not batch:
@@ -166,6 +170,17 @@ def _bisect(lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool
         else:
             lo = mid
     return hi
+
+
+def _bisect_last(lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool]) -> int:
+    """The last position before ``hi`` with ``offset``; ``lo`` has it, ``hi`` does not."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if has_offset(mid, offset):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def fresh_identity(corpus: Corpus, vectors: Mapping[int, np.ndarray]) -> np.ndarray:

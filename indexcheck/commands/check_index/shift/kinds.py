@@ -99,6 +99,8 @@ class KindFit:
     start: int = -1
     #: batches the prediction shifts (``cache_hits_first``)
     batches: int = 0
+    #: the indexer's blocks inside which the batches restart (None: one block)
+    outer: int | None = None
 
 
 def _agrees(same: np.ndarray, p: int, h: int, k: int) -> bool:
@@ -164,6 +166,14 @@ def fit_kind(
     return got
 
 
+def with_blocks(fit: KindFit, same: np.ndarray, blocks: list[Block]) -> None:
+    """Give ``fit`` these blocks (their starts and ends pinned) and the prediction they make."""
+    n = len(same)
+    fit.blocks = blocks
+    fit.source = _source_of(n, blocks)
+    fit.predicted = int((same[fit.source] != same[np.arange(n)]).sum())
+
+
 def _fit_blocks(
     same: np.ndarray, checked: np.ndarray, held: np.ndarray, p: np.ndarray, major: list[Block]
 ) -> KindFit | None:
@@ -175,8 +185,9 @@ def _fit_blocks(
     agree = sh & (same[src[checked]] == same[np.maximum(held, 0)]) & (src[checked] != checked)
     explained = checked[agree]
     signs = {b.offset > 0 for b in major}
-    to_end = not bool(((checked > major[-1].end) & ~sh).any())  # nothing right after it
-    drift = to_end and len(signs) == 1 and all(abs(b.offset) <= b.end - b.start for b in major)
+    # a drift may stop before the end: the indexer's call that the item fell out of ends
+    # there (LlamaIndex inserts 2048 nodes at a time)
+    drift = len(signs) == 1 and all(abs(b.offset) <= b.end - b.start for b in major)
     drift = drift and all(
         abs(b.offset) - abs(a.offset) in (0, 1) for a, b in zip(major, major[1:], strict=False)
     )
@@ -196,11 +207,22 @@ def _inside_shares(n: int, p: np.ndarray, h: np.ndarray) -> dict[int, float]:
     return {b: float(np.mean(ps // b == hs // b)) for b in range(2, min(MAX_BATCH, n // 2) + 1)}
 
 
+def batch_lo(x: Any, batch: int, outer: int | None) -> Any:
+    """The first position of the batch of ``x`` (an int or an int64 array), the batches
+    restarting at each multiple of ``outer``."""
+    o = outer or 1 << 62
+    return x // o * o + x % o // batch * batch
+
+
+def batch_hi(p: int, batch: int, outer: int | None, n: int) -> int:
+    """One past the last position of the batch of ``p``."""
+    lo = int(batch_lo(p, batch, outer))
+    return min(n, lo + batch, lo // outer * outer + outer if outer else n)
+
+
 def batch_starts(n: int, batch: int, outer: int | None) -> np.ndarray:
     """int64 (n,): the first position of each position's batch (restarting at ``outer``)."""
-    pos = np.arange(n, dtype=np.int64)
-    o = outer or max(n, 1)
-    out: np.ndarray = pos // o * o + pos % o // batch * batch
+    out: np.ndarray = batch_lo(np.arange(n, dtype=np.int64), batch, outer)
     return out
 
 
@@ -230,6 +252,9 @@ def _fit_hits_first(
         return None
     top = max(shares.values())
     sizes = sorted(b for b, s in shares.items() if s >= top - 0.05)[:BATCH_CANDIDATES]
+    # a hit's holder is its text's nearest copy, often in another batch: the true size
+    # may hold fewer holders inside than its multiples do
+    sizes = sorted({d for b in sizes for d in range(2, b + 1) if b % d == 0 and d >= b // 4})
     best: KindFit | None = None
     for batch in sizes:
         for outer in OUTER:
@@ -246,28 +271,36 @@ def _fit_hits_first(
                 start = int(np.flatnonzero(moved)[0])
                 lo = batch_starts(n, batch, outer)
                 best = KindFit(CACHE_HITS_FIRST, checked[agree], src, batch=batch, start=start,
-                               batches=len(np.unique(lo[moved])))  # fmt: skip
+                               batches=len(np.unique(lo[moved])), outer=outer)  # fmt: skip
     return best
 
 
 def _fit_batches(same: np.ndarray, p: np.ndarray, h: np.ndarray) -> KindFit | None:
     """Holders inside their chunk's batch: the smallest batch size (from ``max |offset|``
     + 1 to ``MAX_BATCH``) that keeps the most of them there, at least ``FIT_SHARE``."""
-    shares = _inside_shares(len(same), p, h)
+    n = len(same)
+    shares = _inside_shares(n, p, h)
     if not shares:
         return None
     top = max(shares.values())
     if top < FIT_SHARE:
         return None
     batch = min(b for b, s in shares.items() if s >= top - 0.05)  # twins blur the share
-    inside = p // batch == h // batch
+    outers = [o for o in OUTER if o is None or o < n]
+    outer = max(outers, key=lambda o: int((batch_lo(p, batch, o) == batch_lo(h, batch, o)).sum()))
+    inside = batch_lo(p, batch, outer) == batch_lo(h, batch, outer)
     for i in np.flatnonzero(~inside):  # a holder that reads like one inside the batch
-        lo = int(p[i]) // batch * batch
-        twins = np.flatnonzero(same[lo : lo + batch] == same[h[i]]) + lo
+        lo = int(batch_lo(int(p[i]), batch, outer))
+        hi = batch_hi(lo, batch, outer, n)
+        twins = np.flatnonzero(same[lo:hi] == same[h[i]]) + lo
         inside[i] = bool((twins != p[i]).any())
-    if len(np.unique(p[inside] // batch)) < 2 or not ((h - p) > 0).any() or not ((h - p) < 0).any():
+    if len(np.unique(batch_lo(p[inside], batch, outer))) < 2:
         return None
-    return KindFit(PERMUTED_IN_BATCHES, p[inside], None, batch=batch, predicted=int(inside.sum()))
+    if not ((h - p) > 0).any() or not ((h - p) < 0).any():
+        return None
+    return KindFit(
+        PERMUTED_IN_BATCHES, p[inside], None, batch=batch, predicted=int(inside.sum()), outer=outer
+    )
 
 
 def holder(fit: KindFit, same: np.ndarray, p: int, h: int) -> int:
@@ -275,8 +308,8 @@ def holder(fit: KindFit, same: np.ndarray, p: int, h: int) -> int:
     if fit.source is not None:
         s = int(fit.source[p])
         return s if same[s] == same[h] else h
-    lo = p // fit.batch * fit.batch
-    hi = min(len(same), lo + fit.batch)
+    lo = int(batch_lo(p, fit.batch, fit.outer))
+    hi = batch_hi(p, fit.batch, fit.outer, len(same))
     twins = np.flatnonzero(same[lo:hi] == same[h]) + lo
     twins = twins[twins != p]
     return int(twins[np.argmin(np.abs(twins - p))]) if twins.size else h
@@ -312,11 +345,11 @@ def kind_details(fit: KindFit, ids: Any, all_checked: bool, checked: int) -> dic
         d["batch_size"] = fit.batch
         d["batches_affected"] = fit.batches
     elif fit.batch:
-        per = np.unique(ex // fit.batch, return_counts=True)
+        per = np.unique(batch_lo(ex, fit.batch, fit.outer), return_counts=True)
         d["batch_size"] = fit.batch
         d["batches_affected"] = int(len(per[0]))
         d["batches"] = [
-            {"batch": int(b), "start": int(b) * fit.batch, "chunks": int(c)}
+            {"start": int(b), "chunks": int(c)}
             for b, c in zip(per[0][:1000], per[1][:1000], strict=True)
         ]
     return d
@@ -339,10 +372,11 @@ def headline(fit: KindFit, d: dict[str, Any], start_id: str, tail_ok: bool) -> s
             if fit.kind == DROPPED_ITEM
             else "an input came back twice and the indexer zipped the rest by position"
         )
+        redo = f"from position {s} on" if tail_ok else f"positions {s}-{fit.blocks[-1].end}"
         return (
             f"one {what} at {at}: from there {end} each chunk holds the vector {k} "
             f"position(s) {where} it; {cause}; fix: pair each vector with its input (check "
-            f"the count returned per batch) and re-embed from position {s} on"
+            f"the count returned per batch) and re-embed {redo}"
         )
     if fit.kind == BATCH_MISPLACED:
         b = fit.blocks[0]
