@@ -11,6 +11,10 @@ embedding: :class:`WindowHashEmbedder` simulates it).
 ``IndexcheckEmbeddings`` and zips the vectors it returns with the chunks by position, as an
 indexer does (``FAISS.from_embeddings``); it returns the store spec and the oracle
 ``source`` (int64 (n,): the position whose fresh embedding each chunk holds, -1 none).
+:func:`build_pgvector` does the same through LangChain's ``PGVector``. The bugs: the
+positional cache that skips repeats, a dropped and a duplicated item, results sorted by
+length inside each batch, two batches swapped, and a text cache that returns each batch's
+hits before its misses (``cache_hits_first``, :data:`BATCH` 32).
 """
 
 from __future__ import annotations
