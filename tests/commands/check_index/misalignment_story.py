@@ -120,3 +120,20 @@ def assert_one_story(
     if mode == "--all":
         assert d["chunks_affected"] == d["chunks_predicted"] == len(shifted)
         assert {ids[p] for p in shifted} == set(root["chunk_ids"])
+
+
+def check_replay(
+    bug: str,
+    mode: str,
+    built: tuple[Any, np.ndarray, Path, dict[str, tuple[str, np.ndarray]]],
+    tmp_path: Path,
+    batch: int,
+    outer: int | None = None,
+) -> None:
+    """Run check-index (``mode`` "--all" or "--sample": 300 chunks) on ``bug``'s replay in
+    ``built`` (corpus, identity, chunks file, bug -> (spec, oracle)) and assert its story."""
+    corpus, same, chunks, specs = built
+    spec, source = specs[bug]
+    extra = ["--all"] if mode == "--all" else ["--sample", "300"]
+    output, data = run_check(spec, chunks, tmp_path, *extra)
+    assert_one_story(bug, mode, corpus.ids, same, source, output, data, batch, outer)

@@ -13,32 +13,21 @@ from __future__ import annotations
 import pytest
 
 from tests.builders.misaligned_index import BATCH, BUGS, build, embedding_identity, manpage_corpus
-from tests.commands.check_index.misalignment_story import assert_one_story, chunks_file, run_check
+from tests.commands.check_index.misalignment_story import check_replay, chunks_file
 
 
 @pytest.fixture(scope="module")
-def corpus():  # type: ignore[no-untyped-def]
+def built(tmp_path_factory):  # type: ignore[no-untyped-def]
     c = manpage_corpus()
     assert len(c.ids) >= 2000
-    same = embedding_identity(c.texts)
     assert sum(len(t.split()) > 256 for t in c.texts) >= 50  # long sections, one embedding
-    return c, same
-
-
-@pytest.fixture(scope="module")
-def built(corpus, tmp_path_factory):  # type: ignore[no-untyped-def]
-    c, _ = corpus
     root = tmp_path_factory.mktemp("kinds")
     chunks = chunks_file(root, c.ids, c.texts)
-    return chunks, {bug: build(root, c, bug, batch=BATCH.get(bug, 64)) for bug in BUGS}
+    specs = {bug: build(root, c, bug, batch=BATCH.get(bug, 64)) for bug in BUGS}
+    return c, embedding_identity(c.texts), chunks, specs
 
 
 @pytest.mark.parametrize("mode", ["--all", "--sample"])
 @pytest.mark.parametrize("bug", BUGS)
-def test_one_story_per_bug(bug, mode, corpus, built, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    c, same = corpus
-    chunks, specs = built
-    spec, source = specs[bug]
-    extra = ["--all"] if mode == "--all" else ["--sample", "300"]
-    output, data = run_check(spec, chunks, tmp_path, *extra)
-    assert_one_story(bug, mode, c.ids, same, source, output, data, BATCH.get(bug, 64))
+def test_one_story_per_bug(bug, mode, built, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    check_replay(bug, mode, built, tmp_path, BATCH.get(bug, 64))

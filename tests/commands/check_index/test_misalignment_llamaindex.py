@@ -10,7 +10,7 @@ import pytest
 
 from tests.builders import misaligned_llamaindex as li
 from tests.builders.misaligned_index import BUGS, embedding_identity, manpage_corpus
-from tests.commands.check_index.misalignment_story import assert_one_story, chunks_file, run_check
+from tests.commands.check_index.misalignment_story import check_replay, chunks_file
 
 pytest.importorskip("llama_index.core")
 
@@ -26,8 +26,4 @@ def built(tmp_path_factory):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("mode", ["--all", "--sample"])
 @pytest.mark.parametrize("bug", BUGS)
 def test_one_story_per_bug_through_llamaindex(bug, mode, built, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    c, same, chunks, specs = built
-    spec, source = specs[bug]
-    extra = ["--all"] if mode == "--all" else ["--sample", "300"]
-    output, data = run_check(spec, chunks, tmp_path, *extra)
-    assert_one_story(bug, mode, c.ids, same, source, output, data, li.EMBED_BATCH, li.INSERT_BATCH)
+    check_replay(bug, mode, built, tmp_path, li.EMBED_BATCH, li.INSERT_BATCH)

@@ -22,7 +22,7 @@ from tests.builders.misaligned_index import (
 )
 from tests.commands.check_index.misalignment_story import (
     TERMINAL_LINES,
-    assert_one_story,
+    check_replay,
     chunks_file,
     run_check,
 )
@@ -44,11 +44,7 @@ def built(pg_server, tmp_path_factory):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("mode", ["--all", "--sample"])
 @pytest.mark.parametrize("bug", PG_BUGS)
 def test_one_story_per_bug_on_pgvector(bug, mode, built, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    c, same, chunks, specs = built
-    spec, source = specs[bug]
-    extra = ["--all"] if mode == "--all" else ["--sample", "300"]
-    output, data = run_check(spec, chunks, tmp_path, *extra)
-    assert_one_story(bug, mode, c.ids, same, source, output, data, BATCH.get(bug, 64))
+    check_replay(bug, mode, built, tmp_path, BATCH.get(bug, 64))
 
 
 def test_without_build_order_one_finding_says_how_to_name_the_bug(built, tmp_path) -> None:  # type: ignore[no-untyped-def]

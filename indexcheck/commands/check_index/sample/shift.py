@@ -116,7 +116,7 @@ def shift_findings(
         holding another vector of that batch (at most PIN_BATCH)."""
         if last:
             after = [q for q in by_pos if q > start]
-            return _bisect_last(start, min(after, default=len(corpus)), offset, has_offset)
+            return _bisect(start, min(after, default=len(corpus)), offset, has_offset, last=True)
         before = [q for q in by_pos if q < start]
         lo = max(before) if before else -1
         if not batch:
@@ -161,26 +161,18 @@ def shift_findings(
     return findings
 
 
-def _bisect(lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool]) -> int:
-    """The first position after ``lo`` with ``offset``; ``hi`` has it, ``lo`` does not."""
+def _bisect(
+    lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool], last: bool = False
+) -> int:
+    """The first position after ``lo`` with ``offset`` (``hi`` has it, ``lo`` does not);
+    with ``last``, the last one before ``hi`` (``lo`` has it, ``hi`` does not)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if has_offset(mid, offset):
+        if has_offset(mid, offset) != last:
             hi = mid
         else:
             lo = mid
-    return hi
-
-
-def _bisect_last(lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool]) -> int:
-    """The last position before ``hi`` with ``offset``; ``lo`` has it, ``hi`` does not."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if has_offset(mid, offset):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return lo if last else hi
 
 
 def fresh_identity(corpus: Corpus, vectors: Mapping[int, np.ndarray]) -> np.ndarray:
