@@ -156,6 +156,8 @@ def fit_kind(
         got = _fit_hits_first(same, first, checked, held)
     if got is None:
         got = _fit_batches(same, p, h)
+        if got is not None and _hits_then_misses(got, same, checked, held):
+            got.kind = CACHE_HITS_FIRST  # a warm cache: its hits are not the repeats alone
     if got is None:
         return None
     if got.source is not None:  # checked chunks it calls shifted must be shifted
@@ -273,6 +275,49 @@ def _fit_hits_first(
                 best = KindFit(CACHE_HITS_FIRST, checked[agree], src, batch=batch, start=start,
                                batches=len(np.unique(lo[moved])), outer=outer)  # fmt: skip
     return best
+
+
+def _hits_then_misses(
+    fit: KindFit, same: np.ndarray, checked: np.ndarray, held: np.ndarray
+) -> bool:
+    """Every chunk checked (--all) and, in at least ``FIT_SHARE`` of the batches with
+    shifted chunks, the holders read as ``hits + misses``: the chunks holding a later
+    vector of their batch (the cache's hits) all come first, then those holding an
+    earlier one (its misses), each side in input order. A holder that reads like several
+    chunks of the batch (a repeated text) is the one that keeps that order."""
+    n = len(same)
+    sh = held >= 0
+    starts = np.unique(batch_lo(checked[sh], fit.batch, fit.outer))
+    good = 0
+    for lo in starts.tolist():
+        hi = batch_hi(lo, fit.batch, fit.outer, n)
+        i0, i1 = np.searchsorted(checked, [lo, hi])
+        if i1 - i0 < hi - lo:  # a sample sees too little of a batch to tell
+            return False
+        good += _reads_as_hits_first(same, lo, hi, held[i0:i1])
+    return len(starts) >= 2 and good >= FIT_SHARE * len(starts)
+
+
+def _reads_as_hits_first(same: np.ndarray, lo: int, hi: int, held: np.ndarray) -> bool:
+    """One batch ``lo..hi-1``, ``held`` (hi - lo,) as in :func:`fit_kind`."""
+    twins: dict[int, list[int]] = {}
+    for q in range(lo, hi):
+        twins.setdefault(int(same[q]), []).append(q)
+    last_hit, last_miss, misses = -1, -1, False
+    for q in range(lo, hi):
+        h = int(held[q - lo])
+        if h < 0:
+            continue
+        cands = [c for c in twins.get(int(same[h]), []) if c != q]
+        hit = [c for c in cands if c > max(q, last_hit)]
+        if hit and not misses:
+            last_hit = hit[0]
+            continue
+        miss = [c for c in cands if last_miss < c < q]
+        if not miss:
+            return False
+        misses, last_miss = True, miss[0]
+    return True
 
 
 def _fit_batches(same: np.ndarray, p: np.ndarray, h: np.ndarray) -> KindFit | None:
