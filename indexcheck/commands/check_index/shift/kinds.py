@@ -38,6 +38,10 @@ FIT_SHARE = 0.9
 OUTER = (None, 2048)
 #: batch sizes tried for ``cache_hits_first``: the smallest that hold the holders best
 BATCH_CANDIDATES = 8
+#: the candidates are compared on the positions before this one (then the best is
+#: predicted everywhere), and at most this many batches are read for the warm cache's order
+FIT_WINDOW = 200_000
+BATCHES_READ = 400
 #: a block needs this many observed chunks to count (fewer are another fault)
 BLOCK_MIN = 2
 MAX_BLOCKS = 16
@@ -257,24 +261,49 @@ def _fit_hits_first(
     # a hit's holder is its text's nearest copy, often in another batch: the true size
     # may hold fewer holders inside than its multiples do
     sizes = sorted({d for b in sizes for d in range(2, b + 1) if b % d == 0 and d >= b // 4})
-    best: KindFit | None = None
+    w = min(n, FIT_WINDOW)  # candidates compared on a prefix, the winner predicted everywhere
+    best: tuple[int, int, int | None] | None = None
     for batch in sizes:
         for outer in OUTER:
             if outer is not None and outer >= n:
                 continue
-            src = hits_first_source(first, batch, outer)
-            moved = same[src] != same
-            pred = moved[checked]
-            agree = sh & pred & (same[src[checked]] == same[np.maximum(held, 0)])
-            k = int(agree.sum())
-            if k < 2 or k < FIT_SHARE * int(pred.sum()) or k < FIT_SHARE * int(sh.sum()):
-                continue
-            if best is None or k > len(best.explained):
-                start = int(np.flatnonzero(moved)[0])
-                lo = batch_starts(n, batch, outer)
-                best = KindFit(CACHE_HITS_FIRST, checked[agree], src, batch=batch, start=start,
-                               batches=len(np.unique(lo[moved])), outer=outer)  # fmt: skip
-    return best
+            k = _hits_first_agree(same, first[:w], checked, held, batch, outer)
+            if k is not None and (best is None or k > best[0]):
+                best = (k, batch, outer)
+    if best is None:
+        return None
+    _, batch, outer = best
+    src = hits_first_source(first, batch, outer)
+    moved = same[src] != same
+    agree = sh & moved[checked] & (same[src[checked]] == same[np.maximum(held, 0)])
+    if int(agree.sum()) < FIT_SHARE * int(moved[checked].sum()):
+        return None
+    lo = batch_starts(n, batch, outer)
+    return KindFit(CACHE_HITS_FIRST, checked[agree], src, batch=batch,
+                   start=int(np.flatnonzero(moved)[0]), batches=len(np.unique(lo[moved])),
+                   outer=outer)  # fmt: skip
+
+
+def _hits_first_agree(
+    same: np.ndarray,
+    first: np.ndarray,
+    checked: np.ndarray,
+    held: np.ndarray,
+    batch: int,
+    outer: int | None,
+) -> int | None:
+    """How many checked chunks before ``len(first)`` the prediction explains, when it
+    explains ``FIT_SHARE`` of those it shifts and of those shifted there; else None."""
+    w = len(first)
+    inside = checked < w
+    c, h = checked[inside], held[inside]
+    src = hits_first_source(first, batch, outer)
+    pred = same[src[c]] != same[c]
+    agree = (h >= 0) & pred & (same[src[c]] == same[np.maximum(h, 0)])
+    k = int(agree.sum())
+    if k < 2 or k < FIT_SHARE * int(pred.sum()) or k < FIT_SHARE * int((h >= 0).sum()):
+        return None
+    return k
 
 
 def _hits_then_misses(
@@ -288,6 +317,7 @@ def _hits_then_misses(
     n = len(same)
     sh = held >= 0
     starts = np.unique(batch_lo(checked[sh], fit.batch, fit.outer))
+    starts = starts[np.linspace(0, len(starts) - 1, min(len(starts), BATCHES_READ)).astype(int)]
     good = 0
     for lo in starts.tolist():
         hi = batch_hi(lo, fit.batch, fit.outer, n)
