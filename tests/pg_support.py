@@ -297,3 +297,20 @@ def pg_server() -> Iterator[PgServer]:
         yield server
     finally:
         stop_shared_server()
+
+
+def database(server: PgServer, name: str) -> str:
+    """A DSN for database ``name`` on the test server, created with pgvector on first use.
+
+    One database per mode: ``langchain_pg_embedding.id`` is unique across collections, so
+    the same chunk ids cannot live in two builds of one database."""
+    import psycopg
+
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = server.dsn.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return dsn

@@ -11,6 +11,10 @@ embedding: :class:`WindowHashEmbedder` simulates it).
 ``IndexcheckEmbeddings`` and zips the vectors it returns with the chunks by position, as an
 indexer does (``FAISS.from_embeddings``); it returns the store spec and the oracle
 ``source`` (int64 (n,): the position whose fresh embedding each chunk holds, -1 none).
+:func:`build_pgvector` does the same through LangChain's ``PGVector``. The bugs: the
+positional cache that skips repeats, a dropped and a duplicated item, results sorted by
+length inside each batch, two batches swapped, and a text cache that returns each batch's
+hits before its misses (``cache_hits_first``, :data:`BATCH` 32).
 """
 
 from __future__ import annotations
@@ -92,7 +96,12 @@ DROPPED = "dropped_item"
 DUPLICATED = "duplicated_item"
 PERMUTED = "permuted_in_batches"
 BATCH_MISPLACED = "batch_misplaced"
-BUGS = (SKIP_REPEAT, DROPPED, DUPLICATED, PERMUTED, BATCH_MISPLACED)
+CACHE_HITS_FIRST = "cache_hits_first"
+BUGS = (SKIP_REPEAT, DROPPED, DUPLICATED, PERMUTED, BATCH_MISPLACED, CACHE_HITS_FIRST)
+#: the same cache warmed by an earlier run: its hits are no longer the repeats alone
+CACHE_WARM = "cache_hits_first_warm"
+#: the batch each bug strikes inside (the indexer's or the client's batches)
+BATCH = {PERMUTED: 16, CACHE_HITS_FIRST: 32, CACHE_WARM: 32}
 
 
 def replay(bug: str, texts: list[str], batch: int, at: int) -> list[int]:
@@ -124,6 +133,19 @@ def replay(bug: str, texts: list[str], batch: int, at: int) -> list[int]:
         j = at // batch
         starts[j], starts[j + 1] = starts[j + 1], starts[j]
         return [p for s in starts for p in range(s, min(n, s + batch))]
+    if bug in (CACHE_HITS_FIRST, CACHE_WARM):  # a text cache returns ``hits + misses``
+        out, cache = [], {}
+        if bug == CACHE_WARM:  # an earlier run embedded every third distinct text
+            firsts = {t: p for p, t in reversed(list(enumerate(texts)))}
+            cache = {t: p for t, p in firsts.items() if random.Random(t).random() < 1 / 3}
+        for s in range(0, n, batch):
+            inside = range(s, min(n, s + batch))
+            hits = [cache[texts[p]] for p in inside if texts[p] in cache]
+            misses = [p for p in inside if texts[p] not in cache]
+            for p in misses:  # stored under their text: the misses are embedded right
+                cache.setdefault(texts[p], p)
+            out += hits + misses
+        return out
     raise ValueError(bug)
 
 
@@ -171,6 +193,30 @@ def build(
     m = min(len(order), len(corpus.ids))
     source[:m] = order[:m]
     return f"faiss:{folder}", source
+
+
+def build_pgvector(
+    server: Any, corpus: Corpus, bug: str, batch: int = 64, at: int = 700
+) -> tuple[str, np.ndarray]:
+    """The same bug through LangChain's ``PGVector`` (langchain-postgres) into its shared
+    ``langchain_pg_embedding`` table, collection ``manpages``, in a database of its own on
+    the test ``server`` (ids are unique across collections); (spec, oracle)."""
+    from langchain_postgres import PGVector
+
+    from tests.pg_support import database
+
+    name = "manpages"
+    dsn = database(server, f"kinds_{bug}")
+    emb = _Buggy(bug, batch, at)
+    url = dsn.replace("postgresql://", "postgresql+psycopg://", 1)
+    store = PGVector(emb, connection=url, collection_name=name, pre_delete_collection=True)
+    store.add_texts(corpus.texts, ids=corpus.ids)  # one embed_documents call, zipped by position
+    order = replay(bug, corpus.texts, batch, at)
+    source = np.full(len(corpus.ids), -1, np.int64)
+    m = min(len(order), len(corpus.ids))
+    source[:m] = order[:m]
+    base = dsn.split("?", 1)[0]
+    return f"pgvector:{base}?table=langchain_pg_embedding&collection={name}", source
 
 
 def embedding_identity(texts: list[str]) -> np.ndarray:

@@ -13,7 +13,15 @@ from ...inputs.corpus import Corpus
 from ..kit.finding import Finding as Finding  # re-exported: the rows and findings of check-index
 from ..kit.verdicts import Status
 from .shift.chains import blame_stretches, describe_chain, shift_chains
-from .shift.kinds import PERMUTED, fit_kind, headline, holder, kind_details
+from .shift.kinds import (
+    PERMUTED,
+    batch_lo,
+    fit_kind,
+    headline,
+    holder,
+    kind_details,
+    with_blocks,
+)
 from .shift.model import SKIP_REPEAT, first_copies, fit, story
 from .text_differs import ADVICE, LowCosineVerdict
 
@@ -147,15 +155,18 @@ def story_finding(
             shifted, explained, corpus, lambda p, h: int(src[p]) if ident[src[p]] == ident[h] else h
         )
         return found, [c for c in shifted if c.position not in explained]
-    kf = fit_kind(ident, checked, held)
+    kf = fit_kind(ident, checked, held, first_copies(n, dup_of) if dup_of else None)
     if kf is None:
         return None, shifted
-    if pin is not None and kf.blocks:
-        b = kf.blocks[0]
-        kf.blocks[0] = replace(b, start=pin(b.start, b.offset))
-    elif pin is not None and kf.batch:  # the first chunk of its batch holding another's
+    if pin is not None and kf.blocks:  # a sample: each block's true start and end
+        pinned = [
+            replace(b, start=pin(b.start, b.offset), end=pin(b.end, b.offset, last=True))
+            for b in kf.blocks
+        ]
+        with_blocks(kf, ident, pinned)
+    elif pin is not None and kf.batch and kf.source is None:  # the first chunk of its batch
         first = int(kf.explained[0])
-        lo = first // kf.batch * kf.batch
+        lo = int(batch_lo(first, kf.batch, kf.outer))
         kf.explained = np.unique(np.append(kf.explained, pin(first, -(first - lo), kf.batch)))
     d = kind_details(kf, corpus.ids, all_checked, len(checked))
     start = d["start_position"]
@@ -167,6 +178,18 @@ def story_finding(
         + ". "
         + _kind_count(d, all_checked, len(checked))
     )
+    if kf.blocks and start - 1 in dup_of:  # the item before it is a repeated text
+        trig = start - 1
+        d["preceding_duplicate"] = {
+            "id": corpus.ids[trig],
+            "position": trig,
+            "duplicate_of": corpus.ids[dup_of[trig]],
+            "text": _snippet(corpus, dup_of[trig]),
+        }
+        msg += (
+            f"; it starts right after '{corpus.ids[trig]}' (position {trig}), whose text "
+            f"repeats '{corpus.ids[dup_of[trig]]}'"
+        )
     explained = set(kf.explained.tolist())
     _prefer(shifted, explained, corpus, lambda p, h: holder(kf, ident, p, h))
     ids = [corpus.ids[p] for p in kf.explained.tolist()]
@@ -362,12 +385,38 @@ def chain_findings(
         groups.setdefault(first, [corpus.ids[first]]).append(corpus.ids[p])
     chains = shift_chains(holds, groups.values())
     text_of = {cid: corpus.texts[corpus.position[cid]] for g in groups.values() for cid in g}
+    if len(chains.chains) > RUNS_LISTED:
+        return [_chains_finding(list(chains.chains), text_of)]
     findings = []
     for chain in chains.chains:
         msg, details = describe_chain(chain, text_of)
         details["order"] = CHAIN_ORDER
         findings.append(Finding("shift", "error", msg, list(chain.ids), details))
     return findings
+
+
+#: chains listed in the details of the one finding that stands for many
+CHAINS_LISTED = 200
+
+
+def _chains_finding(chains: list[Any], text_of: dict[str, str]) -> Finding:
+    """One finding for many ``holds_vector_of`` chains: without a build order no single
+    pattern can be named, and one story per chain would bury the first lines."""
+    chains.sort(key=lambda ch: -len(ch.ids))
+    ids = [cid for ch in chains for cid in ch.ids]
+    first = chains[0].ids
+    walk = " -> ".join(f"'{c}'" for c in first[:4]) + (" -> …" if len(first) > 4 else "")
+    listed = [describe_chain(ch, text_of)[1] for ch in chains[:CHAINS_LISTED]]
+    msg = (
+        f"vectors are permuted: {len(ids)} chunks hold another chunk's vector, along "
+        f"{len(chains)} holds_vector_of chains; the store keeps no build order, so no single "
+        "pattern can be named from it: rerun with --chunks listing the chunks in build order "
+        f"to name the bug, where it starts and its fix (the longest chain: {walk}; every "
+        "chain in details.chains)"
+    )
+    details: dict[str, Any] = {"order": CHAIN_ORDER, "chains_total": len(chains)}
+    details["chains"] = listed
+    return Finding("shift", "error", msg, ids, details)
 
 
 def _sampled_shift_finding(checks: list[ChunkCheck], corpus: Corpus) -> Finding:

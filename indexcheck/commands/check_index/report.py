@@ -120,13 +120,12 @@ def check_index_summary(result: CheckIndexResult) -> list[Section]:
         if f not in roots:
             sec.blocks.append(Text(f"{f.kind}: {f.message}", badge=f.severity))
     m: dict[str, Any] = result.manifest.get("embedding", {})
-    if result.chunks_truncated:
-        sec.blocks.append(
-            Text(
-                f"chunks in the JSON: only the {len(result.chunks)} rows that are not ok "
-                "(over 100,000 checked); --rows FILE writes every row"
-            )
-        )
+    if result.chunks_truncated:  # say which rows the JSON holds, and where the rest are
+        n_bad = sum(c.status != Status.OK for c in result.chunks)
+        kept = f"only the {n_bad} rows that are not ok" if n_bad else "none, every chunk is ok"
+        rows = result.manifest.get("rows")
+        rest = f"every row is in {rows}" if rows else "--rows FILE writes every row"
+        sec.blocks.append(Text(f"chunks in the JSON: {kept} (over 100,000 checked); {rest}"))
     if result.targets_dropped:
         sec.blocks.append(
             Text(

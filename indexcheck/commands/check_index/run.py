@@ -34,7 +34,8 @@ def run_check_index(
         )  # fmt: skip
         s, e = stack.enter_context(found)
         result = package.check_index(settings, s, e, corpus, progress, tick, engine=runner)
-        stamp(result, started, s, e, seed=settings.seed, chunks=settings.chunks_path)
+        rows = {"rows": str(settings.rows)} if settings.rows is not None else {}
+        stamp(result, started, s, e, seed=settings.seed, chunks=settings.chunks_path, **rows)
         return result
 
 

@@ -110,9 +110,13 @@ def shift_findings(
     findings = []
     same = fresh_identity(corpus, fresh.vectors)
 
-    def pin(start: int, offset: int, batch: int = 0) -> int:
-        """A constant offset's start, by bisection; with ``batch``, the first chunk from
-        ``start + offset`` on holding another vector of that batch (at most PIN_BATCH)."""
+    def pin(start: int, offset: int, batch: int = 0, last: bool = False) -> int:
+        """A constant offset's start, by bisection; with ``last``, its end from ``start``
+        (which holds it) on; with ``batch``, the first chunk from ``start + offset`` on
+        holding another vector of that batch (at most PIN_BATCH)."""
+        if last:
+            after = [q for q in by_pos if q > start]
+            return _bisect(start, min(after, default=len(corpus)), offset, has_offset, last=True)
         before = [q for q in by_pos if q < start]
         lo = max(before) if before else -1
         if not batch:
@@ -157,15 +161,18 @@ def shift_findings(
     return findings
 
 
-def _bisect(lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool]) -> int:
-    """The first position after ``lo`` with ``offset``; ``hi`` has it, ``lo`` does not."""
+def _bisect(
+    lo: int, hi: int, offset: int, has_offset: Callable[[int, int], bool], last: bool = False
+) -> int:
+    """The first position after ``lo`` with ``offset`` (``hi`` has it, ``lo`` does not);
+    with ``last``, the last one before ``hi`` (``lo`` has it, ``hi`` does not)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if has_offset(mid, offset):
+        if has_offset(mid, offset) != last:
             hi = mid
         else:
             lo = mid
-    return hi
+    return lo if last else hi
 
 
 def fresh_identity(corpus: Corpus, vectors: Mapping[int, np.ndarray]) -> np.ndarray:

@@ -244,7 +244,8 @@ def describe_chain(
             quoted = f' ("{excerpt(r.ids[0])}")' if text_of else ""
             msg += (
                 f"; the chain {side} a text stored under {len(r.ids)} ids "
-                f"({', '.join(repr(i) for i in r.ids)}){quoted}: a cache filled by position "
+                f"({', '.join(repr(i) for i in r.ids[:3])}{', …' if len(r.ids) > 3 else ''})"
+                f"{quoted}: a cache filled by position "
                 "slips at a repeat"
             )
     details: dict[str, object] = {
