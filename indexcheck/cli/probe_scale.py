@@ -3,12 +3,14 @@ scores follow, and what a threshold means on another scale."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .. import api
 from .command import Command
 from .finish import finish
-from .options import json_option, number_option, seed_option, store_option
+from .options import json_option, number_option, output_options, seed_option, store_option
 from .progress import progress
 from .session import warn_spec
 
@@ -32,7 +34,7 @@ from .session import warn_spec
     help="Probe the search run under this metadata filter (not cached: the unfiltered "
     "scale stays the one later commands read).",
 )
-@json_option
+@output_options
 @click.pass_context
 def probe_scale_cmd(
     ctx: click.Context,
@@ -44,6 +46,7 @@ def probe_scale_cmd(
     no_cache: bool,
     filter_text: str | None,
     json_path: str | None,
+    report_dir: Path | None,
 ) -> None:
     """Measure which formula the store's scores follow (cos, dot or l2 based) and how to
     convert a threshold to and from cosine. Exit 0 when a known formula fits, 1 when none does.

@@ -94,6 +94,7 @@ def _commands(kb: dict[str, Path], app: dict[str, str]) -> dict[str, list[str]]:
     questions = str(kb["questions"])
     return {
         "check-index": ["check-index", "--store", buggy, "--chunks", chunks, *EMB, "--all"],
+        "probe-scale": ["probe-scale", "--store", good, "--probes", "4", "--no-cache"],
         "sweep-threshold": [
             "sweep-threshold", "--store", good, "--questions", questions, *EMB, "-k", "4",
             "--fetch", "10",
@@ -249,8 +250,9 @@ def test_data_is_never_markup_on_any_page(runs: dict[str, dict[str, Any]]) -> No
             shown.add(case)
         md = run["md"].read_text(encoding="utf-8")
         assert SCRIPT not in md and IMG not in md, case
-    # every page of a command that was handed the hostile data shows it, escaped
-    assert shown >= set(runs) - {"diagnose-system", "compare-ann"}, sorted(shown)
+    # every page of a command that was handed the hostile data shows it, escaped (probe-scale
+    # and compare-ann read vectors only)
+    assert shown >= set(runs) - {"diagnose-system", "compare-ann", "probe-scale"}, sorted(shown)
 
 
 def _first_viewports(pages: list[Path], tmp: Path) -> list[np.ndarray]:
