@@ -65,6 +65,8 @@ SPLITTABLE = {".parquet": "parquet", ".jsonl": "json"}
 #: the job's runtime environment (JSON, or a JSON file's path), given to ray.init
 RUNTIME_ENV_VAR = "INDEXCHECK_RAY_RUNTIME_ENV"
 DOCS = "docs/guides/ray.md"
+#: the rate gate, on the driver's node, comes back if its process dies
+RESTART = {"max_restarts": -1, "max_task_retries": -1}
 
 
 def runtime_env_from(value: str | None) -> dict[str, Any] | None:
@@ -264,37 +266,41 @@ class RayEngine:
         gate = None
         if getattr(base, "hosted", False):
             gate = f"indexcheck-gate-{uuid.uuid4().hex[:12]}"
-            remote = self.ray.remote(num_cpus=0)(RateGate)
-            self._gate = remote.options(name=gate).remote(concurrency)
+            remote = self.ray.remote(num_cpus=0, **RESTART)(RateGate)
+            self._gate = remote.options(name=gate, scheduling_strategy=self._here()).remote(
+                concurrency
+            )
         env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
         return {"spec": spec, "pickled": pickled, "concurrency": concurrency, "gate": gate,
                 "env": env}  # fmt: skip
 
-    def _actors(self, kwargs: dict[str, Any]) -> list[Any]:
-        remote = self.ray.remote(num_cpus=1)(EmbedWorker)
-        return [remote.remote(**kwargs) for _ in range(self.cpus)]
+    def _here(self) -> Any:
+        """Placed on the driver's node, where it is lost only with the driver."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = self.ray.get_runtime_context().get_node_id()
+        return NodeAffinitySchedulingStrategy(node, soft=True)
 
     def embed_blocks(self, embedder: Any, blocks: Iterable[list[str]]) -> Iterator[np.ndarray]:
         """Blocks read here, embedded by one EmbedWorker per cluster CPU (hits of a
-        ``CachedEmbedder`` never sent; what comes back committed to its cache)."""
+        ``CachedEmbedder`` never sent; what comes back committed to its cache). An actor
+        whose process or node is lost is dropped and its blocks sent to the others."""
         cached = hasattr(embedder, "split") and hasattr(embedder, "merge")
         inner = embedder.inner if cached else embedder
-        actors = self._actors(self._worker_kwargs(embedder))
-        turn = iter(range(1 << 62))
+        pool = ActorPool(self.ray, self._worker_kwargs(embedder), self.cpus)
 
         def submit(texts: list[str]) -> Any:
-            actor = actors[next(turn) % len(actors)]
             if not cached:
-                return texts, {}, [], actor.embed.remote(texts)
+                return texts, {}, texts, pool.submit(texts)
             known, todo = embedder.split(texts)
-            return texts, known, todo, actor.embed.remote(todo) if todo else None
+            return texts, known, todo, pool.submit(todo) if todo else None
 
         try:
             with worker_errors():
                 for texts, known, todo, job in self._ordered(submit, blocks):
                     fresh = None
                     if job is not None:
-                        fresh, cost, truncated = self.ray.get(job)
+                        fresh, cost, truncated = pool.get(job, todo)
                         _account(inner, cost, truncated)
                     if not cached:
                         assert fresh is not None
@@ -302,8 +308,7 @@ class RayEngine:
                     else:
                         yield embedder.merge(texts, known, todo, fresh)
         finally:
-            for actor in actors:
-                self.ray.kill(actor)
+            pool.close()
             self._drop_gate()
 
     def read_on_workers(
@@ -404,6 +409,42 @@ class RayEngine:
         self._drop_gate()
         if self._owns:
             self.ray.shutdown()
+
+
+class ActorPool:
+    """``size`` EmbedWorker actors the driver feeds in turn. An actor lost with its
+    process or node (``RayActorError``) leaves the pool and the block it held goes to
+    the next one; a pool left with none is exit 3."""
+
+    def __init__(self, ray: Any, kwargs: dict[str, Any], size: int) -> None:
+        self.ray = ray
+        remote = ray.remote(num_cpus=1, max_restarts=0)(EmbedWorker)
+        self.actors = [remote.remote(**kwargs) for _ in range(size)]
+        self.turn = 0
+
+    def submit(self, texts: list[str]) -> tuple[Any, Any]:
+        if not self.actors:
+            raise BackendUnavailableError("every Ray worker embedding the blocks was lost")
+        actor = self.actors[self.turn % len(self.actors)]
+        self.turn += 1
+        return actor, actor.embed.remote(texts)
+
+    def get(self, job: tuple[Any, Any], texts: list[str]) -> Any:
+        """The job's result; sent again to another actor while its actor is lost."""
+        from ray.exceptions import RayActorError
+
+        while True:
+            actor, ref = job
+            try:
+                return self.ray.get(ref)
+            except RayActorError:
+                if actor in self.actors:
+                    self.actors.remove(actor)
+                job = self.submit(texts)
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
 
 
 class ComparedOnWorkers:
@@ -524,6 +565,6 @@ class RemoteFresh:
 
 
 __all__ = [
-    "FORWARDED_ENV", "RAY_ERRORS", "RUNTIME_ENV_VAR", "ComparedOnWorkers", "RayEngine",
+    "FORWARDED_ENV", "RAY_ERRORS", "RUNTIME_ENV_VAR", "ActorPool", "ComparedOnWorkers", "RayEngine",
     "RemoteFresh", "raised", "runtime_env_from", "worker_errors",
 ]  # fmt: skip

@@ -1,0 +1,119 @@
+"""--engine ray when a whole worker node is lost halfway: on a cluster of a CPU-less head
+and three one-CPU nodes, the node that embeds a block is removed (its raylet, actors and
+object store gone) while check-index --all runs on a Parquet store. With Parquet chunks
+(read, embedded and compared on the workers) Ray Data restarts the actor elsewhere and
+rebuilds the lost blocks; with CSV chunks (read here, blocks sent to the engine's own
+actors) the lost actor's blocks go to the others. Either way the rows and findings are the
+local engine's and the manifest counts every block once. The head's health checks are
+quickened so the lost node is known in seconds, not Ray's default half-minute."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from indexcheck.cli.app import cli
+from tests.engines import lost_node_embedder
+
+pytestmark = pytest.mark.slow
+
+N = 1200
+EMBEDDER = "py:tests.engines.lost_node_embedder:embed"
+
+
+@pytest.fixture(scope="module")
+def cluster():  # type: ignore[no-untyped-def]
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    assert not ray.is_initialized()
+    fast = {"health_check_period_ms": 500, "health_check_failure_threshold": 3,
+            "health_check_timeout_ms": 1000, "health_check_initial_delay_ms": 0}  # fmt: skip
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "include_dashboard": False, "_system_config": fast},
+    )
+    for _ in range(3):
+        c.add_node(num_cpus=1)
+    yield c
+    c.shutdown()
+
+
+def _pair(folder: Path, chunks: str) -> list[str]:
+    ids = [f"c{i}" for i in range(N)]
+    texts = [f"chunk {i} about topic {i % 17}" for i in range(N)]
+    vec = lost_node_embedder.embed(texts)
+    lost_node_embedder.calls = 0
+    vec[500:520] = vec[502:522].copy()  # a shift
+    vec[900] = -vec[900]  # a stale vector
+    arr = pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), vec.shape[1])
+    pq.write_table(pa.table({"id": ids, "vector": arr}), folder / "vectors.parquet")
+    table = pa.table({"id": ids, "text": texts})
+    path = folder / f"chunks.{chunks}"
+    if chunks == "parquet":
+        pq.write_table(table, path)
+    else:
+        table.to_pandas().to_csv(path, index=False)
+    return ["--store", f"parquet:{folder / 'vectors.parquet'}", "--chunks", str(path),
+            "--embedder", EMBEDDER]  # fmt: skip
+
+
+def _run(args: list[str], out: Path, engine: str, address: str | None) -> tuple[int, Any, Any]:
+    rows, report = out / f"rows-{engine}.parquet", out / f"{engine}.json"
+    full = ["check-index", *args, "--all", "--block-size", "100", "--rows", str(rows)]
+    full += ["--json", str(report), "--engine", engine]
+    if address:
+        full += ["--ray-address", address]
+    r = CliRunner().invoke(cli, full)
+    assert r.exit_code in (0, 1), r.output
+    return r.exit_code, pq.read_table(rows).to_pylist(), json.loads(report.read_text())
+
+
+def _remove_the_node_that_writes(marker: Path, cluster: Any, lost: list[str]) -> None:
+    """Wait for the embedder's marker, then remove the node it names (not gracefully)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        node_id = marker.read_text() if marker.exists() else ""
+        if node_id:
+            for node in list(cluster.worker_nodes):
+                if node.node_id == node_id:
+                    cluster.remove_node(node, allow_graceful=False)
+                    lost.append(node_id)
+            return
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("chunks", ["parquet", "csv"])
+def test_a_node_removed_halfway_gives_the_same_rows_and_counts_each_block_once(
+    cluster, chunks, tmp_path, monkeypatch
+) -> None:
+    args = _pair(tmp_path, chunks)
+    local = _run(args, tmp_path, "local", None)
+    assert local[0] == 1 and local[2]["counts"]["shift"] == 20
+    marker = tmp_path / "lost-node"
+    monkeypatch.setenv("INDEXCHECK_TEST_LOSE_MARKER", str(marker))
+    monkeypatch.setenv("INDEXCHECK_TEST_LOSE_AT", "3")  # an actor's third block of twelve
+    monkeypatch.setenv("INDEXCHECK_TEST_DRIVER_PID", str(os.getpid()))
+    lost: list[str] = []
+    killer = threading.Thread(target=_remove_the_node_that_writes, args=(marker, cluster, lost))
+    killer.start()
+    try:
+        remote = _run(args, tmp_path, "ray", cluster.address)
+    finally:
+        killer.join()
+    assert lost, "no node was removed"
+    assert remote[0] == local[0]
+    assert remote[1] == local[1]
+    assert remote[2]["findings"] == local[2]["findings"]
+    assert remote[2]["counts"] == local[2]["counts"]
+    for key in ("requests", "texts", "tokens"):  # every block counted once
+        assert remote[2]["manifest"]["embedding"][key] == local[2]["manifest"]["embedding"][key]
