@@ -4,8 +4,8 @@ object store gone) while check-index --all runs on a Parquet store. With Parquet
 (read, embedded and compared on the workers) Ray Data restarts the actor elsewhere and
 rebuilds the lost blocks; with CSV chunks (read here, blocks sent to the engine's own
 actors) the lost actor's blocks go to the others. Either way the rows and findings are the
-local engine's and the manifest counts every block once. The head's health checks are
-quickened so the lost node is known in seconds, not Ray's default half-minute."""
+local engine's and the manifest counts every block once. The package's cluster
+(conftest.py) knows a lost node in seconds and gets it back after the test."""
 
 from __future__ import annotations
 
@@ -22,37 +22,19 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from tests.engines import lost_node_embedder
+from tests.engines import ray_hash_embedder
 
 pytestmark = pytest.mark.slow
 
 N = 1200
-EMBEDDER = "py:tests.engines.lost_node_embedder:embed"
-
-
-@pytest.fixture(scope="module")
-def cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    assert not ray.is_initialized()
-    fast = {"health_check_period_ms": 500, "health_check_failure_threshold": 3,
-            "health_check_timeout_ms": 1000, "health_check_initial_delay_ms": 0}  # fmt: skip
-    c = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 0, "include_dashboard": False, "_system_config": fast},
-    )
-    for _ in range(3):
-        c.add_node(num_cpus=1)
-    yield c
-    c.shutdown()
+EMBEDDER = "py:tests.engines.ray_hash_embedder:embed"
 
 
 def _pair(folder: Path, chunks: str) -> list[str]:
     ids = [f"c{i}" for i in range(N)]
     texts = [f"chunk {i} about topic {i % 17}" for i in range(N)]
-    vec = lost_node_embedder.embed(texts)
-    lost_node_embedder.calls = 0
+    vec = ray_hash_embedder.embed(texts)
+    ray_hash_embedder.calls = 0
     vec[500:520] = vec[502:522].copy()  # a shift
     vec[900] = -vec[900]  # a stale vector
     arr = pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), vec.shape[1])
@@ -94,7 +76,7 @@ def _remove_the_node_that_writes(marker: Path, cluster: Any, lost: list[str]) ->
 
 @pytest.mark.parametrize("chunks", ["parquet", "csv"])
 def test_a_node_removed_halfway_gives_the_same_rows_and_counts_each_block_once(
-    cluster, chunks, tmp_path, monkeypatch
+    whole, chunks, tmp_path, monkeypatch
 ) -> None:
     args = _pair(tmp_path, chunks)
     local = _run(args, tmp_path, "local", None)
@@ -104,10 +86,10 @@ def test_a_node_removed_halfway_gives_the_same_rows_and_counts_each_block_once(
     monkeypatch.setenv("INDEXCHECK_TEST_LOSE_AT", "3")  # an actor's third block of twelve
     monkeypatch.setenv("INDEXCHECK_TEST_DRIVER_PID", str(os.getpid()))
     lost: list[str] = []
-    killer = threading.Thread(target=_remove_the_node_that_writes, args=(marker, cluster, lost))
+    killer = threading.Thread(target=_remove_the_node_that_writes, args=(marker, whole, lost))
     killer.start()
     try:
-        remote = _run(args, tmp_path, "ray", cluster.address)
+        remote = _run(args, tmp_path, "ray", whole.address)
     finally:
         killer.join()
     assert lost, "no node was removed"

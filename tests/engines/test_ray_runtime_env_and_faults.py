@@ -1,4 +1,4 @@
-"""--engine ray on a real two-node cluster that has only Ray: the user's ``py:`` embedder
+"""--engine ray on a real multi-node cluster that has only Ray: the user's ``py:`` embedder
 reaches the workers through the job's runtime_env (INDEXCHECK_RAY_RUNTIME_ENV, a
 ``working_dir`` the driver uploads), the stored vectors of a JSON Lines and a LanceDB store
 are read and compared on the workers, and a worker process killed halfway leaves the rows
@@ -47,18 +47,6 @@ def embed(texts):
         out[i] = np.random.default_rng(seed).standard_normal(32)
     return out
 """
-
-
-@pytest.fixture(scope="module")
-def cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    assert not ray.is_initialized()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    c.add_node(num_cpus=2)
-    yield c
-    c.shutdown()
 
 
 @pytest.fixture
@@ -111,7 +99,7 @@ def _same(local: tuple[int, Any, Any], remote: tuple[int, Any, Any]) -> None:
 
 
 def _spy(monkeypatch) -> tuple[list[str], list[int]]:  # type: ignore[no-untyped-def]
-    from indexcheck.engines.ray_engine import RayEngine, RemoteFresh
+    from indexcheck.engines.ray.engine import RayEngine, RemoteFresh
 
     compared: list[str] = []
     pulled: list[int] = []
@@ -131,7 +119,7 @@ def _spy(monkeypatch) -> tuple[list[str], list[int]]:  # type: ignore[no-untyped
 
 
 def test_a_py_embedder_only_in_the_working_dir_runs_on_the_workers_jsonl_store(
-    cluster, only_in_working_dir, tmp_path, monkeypatch
+    nodes, only_in_working_dir, tmp_path, monkeypatch
 ) -> None:
     ids, texts, vec = _corpus()
     vec[300:340] = vec[301:341].copy()  # a shift
@@ -147,12 +135,12 @@ def test_a_py_embedder_only_in_the_working_dir_runs_on_the_workers_jsonl_store(
     local = _run(args, tmp_path, "local", None)
     assert local[0] == 1 and local[2]["counts"]["shift"] == 40
     compared, pulled = _spy(monkeypatch)
-    _same(local, _run(args, tmp_path, "ray", cluster.address))
+    _same(local, _run(args, tmp_path, "ray", nodes.address))
     assert compared == [store] and pulled  # compared there; the shift search read some
 
 
 def test_a_clean_lancedb_store_is_compared_on_the_workers_and_no_fresh_vector_travels(
-    cluster, only_in_working_dir, tmp_path, monkeypatch
+    nodes, only_in_working_dir, tmp_path, monkeypatch
 ) -> None:
     pytest.importorskip("lancedb")
     from tests.builders.lancedb import build
@@ -165,12 +153,12 @@ def test_a_clean_lancedb_store_is_compared_on_the_workers_and_no_fresh_vector_tr
     local = _run(args, tmp_path, "local", None)
     assert local[0] == 0
     compared, pulled = _spy(monkeypatch)
-    _same(local, _run(args, tmp_path, "ray", cluster.address))
+    _same(local, _run(args, tmp_path, "ray", nodes.address))
     assert compared == [store] and pulled == []
 
 
 def test_a_worker_killed_halfway_gives_the_same_rows_and_counts_each_block_once(
-    cluster, only_in_working_dir, tmp_path, monkeypatch
+    nodes, only_in_working_dir, tmp_path, monkeypatch
 ) -> None:
     ids, texts, vec = _corpus()
     vec[500:520] = vec[502:522].copy()
@@ -187,6 +175,6 @@ def test_a_worker_killed_halfway_gives_the_same_rows_and_counts_each_block_once(
     monkeypatch.setenv("INDEXCHECK_TEST_KILL_MARKER", str(marker))
     monkeypatch.setenv("INDEXCHECK_TEST_DRIVER_PID", str(os.getpid()))
     monkeypatch.setenv("INDEXCHECK_TEST_KILL_AT", "3")  # a worker's third block of twelve
-    remote = _run(args, tmp_path, "ray", cluster.address)
+    remote = _run(args, tmp_path, "ray", nodes.address)
     assert marker.exists()  # a worker process died halfway through the run
     _same(local, remote)

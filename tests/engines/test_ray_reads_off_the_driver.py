@@ -1,0 +1,140 @@
+"""What travels back to the driver under --engine ray, counted: with a Parquet pair (read,
+embedded and compared on the workers) no block of fresh vectors ever comes back to the
+driver, neither for the low chunks' window search (windows that cross a worker's block
+are searched where the blocks are) nor for the sample that tells another model from
+another text (each block sends back its best cosines, and the sampled chunks' own fresh
+vectors are picked where they are: at most the sample's rows travel). The rows and
+findings are the local engine's. A store the workers cannot split (FAISS) is read here
+and its blocks of texts are sent to the workers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from indexcheck.cli.app import cli
+from tests.engines import ray_hash_embedder
+
+pytestmark = pytest.mark.slow
+
+N = 1200
+EMBEDDER = "py:tests.engines.ray_hash_embedder:embed"
+
+
+def _pair(folder: Path, vec: np.ndarray, texts: list[str]) -> list[str]:
+    ids = [f"c{i}" for i in range(N)]
+    arr = pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), vec.shape[1])
+    pq.write_table(pa.table({"id": ids, "vector": arr}), folder / "vectors.parquet")
+    pq.write_table(pa.table({"id": ids, "text": texts}), folder / "chunks.parquet")
+    return ["--store", f"parquet:{folder / 'vectors.parquet'}", "--chunks",
+            str(folder / "chunks.parquet"), "--embedder", EMBEDDER]  # fmt: skip
+
+
+def _texts() -> list[str]:
+    return [f"chunk {i} about topic {i % 17}" for i in range(N)]
+
+
+def _run(args: list[str], out: Path, engine: str, address: str | None) -> tuple[int, Any, Any]:
+    rows, report = out / f"rows-{engine}.parquet", out / f"{engine}.json"
+    full = ["check-index", *args, "--all", "--block-size", "100", "--rows", str(rows)]
+    full += ["--json", str(report), "--engine", engine]
+    if address:
+        full += ["--ray-address", address]
+    r = CliRunner().invoke(cli, full)
+    assert r.exit_code in (0, 1), r.output
+    return r.exit_code, pq.read_table(rows).to_pylist(), json.loads(report.read_text())
+
+
+def _same(local: tuple[int, Any, Any], remote: tuple[int, Any, Any]) -> None:
+    assert remote[0] == local[0]
+    assert remote[1] == local[1]
+    assert remote[2]["findings"] == local[2]["findings"]
+    assert remote[2]["counts"] == local[2]["counts"]
+
+
+def _travels(monkeypatch) -> dict[str, list[int]]:  # type: ignore[no-untyped-def]
+    """What comes back to the driver: whole blocks of fresh vectors, and rows picked."""
+    from indexcheck.engines.ray.blocks import RemoteFresh
+
+    seen: dict[str, list[int]] = {"blocks": [], "rows": []}
+    block, take = RemoteFresh._block, RemoteFresh.take
+
+    def pulled(self, j):  # type: ignore[no-untyped-def]
+        seen["blocks"].append(j)
+        return block(self, j)
+
+    def picked(self, positions):  # type: ignore[no-untyped-def]
+        seen["rows"].append(len(positions))
+        return take(self, positions)
+
+    monkeypatch.setattr(RemoteFresh, "_block", pulled)
+    monkeypatch.setattr(RemoteFresh, "take", picked)
+    return seen
+
+
+def test_shifts_across_the_workers_blocks_are_found_with_no_block_coming_back(
+    nodes, tmp_path, monkeypatch
+) -> None:
+    texts = _texts()
+    vec = ray_hash_embedder.embed(texts)
+    ray_hash_embedder.calls = 0
+    vec[190:215] = vec[193:218].copy()  # across the edge at 200: matches in the next block
+    vec[395:405] = vec[392:402].copy()  # across the edge at 400: matches in the block before
+    vec[700:710] = vec[701:711].copy()  # inside a block
+    vec[900] = -vec[900]  # a stale vector
+    args = _pair(tmp_path, vec, texts)
+    local = _run(args, tmp_path, "local", None)
+    assert local[0] == 1 and local[2]["counts"]["shift"] == 45
+    seen = _travels(monkeypatch)
+    _same(local, _run(args, tmp_path, "ray", nodes.address))
+    assert seen["blocks"] == []
+
+
+def test_another_model_is_told_with_no_block_coming_back(nodes, tmp_path, monkeypatch) -> None:
+    texts = _texts()
+    other = np.random.default_rng(7).standard_normal((N, ray_hash_embedder.D)).astype(np.float32)
+    args = _pair(tmp_path, other, texts)
+    local = _run(args, tmp_path, "local", None)
+    assert local[0] == 1
+    assert {f["kind"] for f in local[2]["findings"]} & {"model_mismatch", "wrong_model"}
+    seen = _travels(monkeypatch)
+    _same(local, _run(args, tmp_path, "ray", nodes.address))
+    assert seen["blocks"] == []
+    assert 0 < sum(seen["rows"]) <= 2000  # the sample's own fresh vectors, and no more
+
+
+def test_a_store_the_workers_cannot_split_is_read_here_and_its_texts_sent(
+    nodes, tmp_path, monkeypatch
+) -> None:
+    from indexcheck.engines import RayEngine
+    from indexcheck.stores.faiss.store import write_faiss_folder
+
+    texts = _texts()
+    vec = ray_hash_embedder.embed(texts)
+    ray_hash_embedder.calls = 0
+    vec[300:310] = vec[302:312].copy()
+    ids = [f"c{i}" for i in range(N)]
+    write_faiss_folder(tmp_path / "faiss", ids, vec, texts)
+    args = ["--store", f"faiss:{tmp_path / 'faiss'}", "--embedder", EMBEDDER]
+    local = _run(args, tmp_path, "local", None)
+    sent: list[int] = []
+    real = RayEngine.embed_blocks
+
+    def spy(self, embedder, blocks):  # type: ignore[no-untyped-def]
+        def counted():  # type: ignore[no-untyped-def]
+            for texts in blocks:
+                sent.append(len(texts))
+                yield texts
+
+        return real(self, embedder, counted())
+
+    monkeypatch.setattr(RayEngine, "embed_blocks", spy)
+    _same(local, _run(args, tmp_path, "ray", nodes.address))
+    assert sum(sent) == N  # every text read here went out once, in blocks
