@@ -43,7 +43,7 @@ def _texts() -> list[str]:
 
 def _run(args: list[str], out: Path, engine: str, address: str | None) -> tuple[int, Any, Any]:
     rows, report = out / f"rows-{engine}.parquet", out / f"{engine}.json"
-    full = ["check-index", *args, "--all", "--block-size", "100", "--rows", str(rows)]
+    full = ["check-index", *args, "--all", "--block-size", "200", "--rows", str(rows)]
     full += ["--json", str(report), "--engine", engine]
     if address:
         full += ["--ray-address", address]
@@ -79,31 +79,21 @@ def _travels(monkeypatch) -> dict[str, list[int]]:  # type: ignore[no-untyped-de
     return seen
 
 
-def test_shifts_across_the_workers_blocks_are_found_with_no_block_coming_back(
+def test_shifts_across_blocks_and_another_model_are_found_with_no_block_coming_back(
     nodes, tmp_path, monkeypatch
 ) -> None:
     texts = _texts()
-    vec = ray_hash_embedder.embed(texts)
+    fresh = ray_hash_embedder.embed(texts)
     ray_hash_embedder.calls = 0
-    vec[190:215] = vec[193:218].copy()  # across the edge at 200: matches in the next block
-    vec[395:405] = vec[392:402].copy()  # across the edge at 400: matches in the block before
-    vec[700:710] = vec[701:711].copy()  # inside a block
-    vec[900] = -vec[900]  # a stale vector
+    # most vectors from another model: the sample that tells a model from a text runs
+    vec = np.random.default_rng(7).standard_normal(fresh.shape).astype(np.float32)
+    vec[390:415] = fresh[393:418]  # across the edge at 400: matches in the next block
+    vec[600:610] = fresh[597:607]  # across the edge at 600: matches in the block before
+    vec[700:710] = fresh[701:711]  # inside a block
     args = _pair(tmp_path, vec, texts)
     local = _run(args, tmp_path, "local", None)
     assert local[0] == 1 and local[2]["counts"]["shift"] == 45
-    seen = _travels(monkeypatch)
-    _same(local, _run(args, tmp_path, "ray", nodes.address))
-    assert seen["blocks"] == []
-
-
-def test_another_model_is_told_with_no_block_coming_back(nodes, tmp_path, monkeypatch) -> None:
-    texts = _texts()
-    other = np.random.default_rng(7).standard_normal((N, ray_hash_embedder.D)).astype(np.float32)
-    args = _pair(tmp_path, other, texts)
-    local = _run(args, tmp_path, "local", None)
-    assert local[0] == 1
-    assert {f["kind"] for f in local[2]["findings"]} & {"model_mismatch", "wrong_model"}
+    assert "model_mismatch" in {f["kind"] for f in local[2]["findings"]}
     seen = _travels(monkeypatch)
     _same(local, _run(args, tmp_path, "ray", nodes.address))
     assert seen["blocks"] == []

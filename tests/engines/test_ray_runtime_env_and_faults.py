@@ -136,7 +136,7 @@ def test_a_py_embedder_only_in_the_working_dir_runs_on_the_workers_jsonl_store(
     assert local[0] == 1 and local[2]["counts"]["shift"] == 40
     compared, pulled = _spy(monkeypatch)
     _same(local, _run(args, tmp_path, "ray", nodes.address))
-    assert compared == [store] and pulled  # compared there; the shift search read some
+    assert compared == [store] and pulled == []  # compared there, and searched there too
 
 
 def test_a_clean_lancedb_store_is_compared_on_the_workers_and_no_fresh_vector_travels(
