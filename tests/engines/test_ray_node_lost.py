@@ -9,7 +9,6 @@ local engine's and the manifest counts every block once. The package's cluster
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -19,10 +18,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
-from indexcheck.cli.app import cli
 from tests.engines import ray_hash_embedder
+from tests.engines.runs import check_all, same_result
 
 pytestmark = pytest.mark.slow
 
@@ -49,17 +47,6 @@ def _pair(folder: Path, chunks: str) -> list[str]:
             "--embedder", EMBEDDER]  # fmt: skip
 
 
-def _run(args: list[str], out: Path, engine: str, address: str | None) -> tuple[int, Any, Any]:
-    rows, report = out / f"rows-{engine}.parquet", out / f"{engine}.json"
-    full = ["check-index", *args, "--all", "--block-size", "100", "--rows", str(rows)]
-    full += ["--json", str(report), "--engine", engine]
-    if address:
-        full += ["--ray-address", address]
-    r = CliRunner().invoke(cli, full)
-    assert r.exit_code in (0, 1), r.output
-    return r.exit_code, pq.read_table(rows).to_pylist(), json.loads(report.read_text())
-
-
 def _remove_the_node_that_writes(marker: Path, cluster: Any, lost: list[str]) -> None:
     """Wait for the embedder's marker, then remove the node it names (not gracefully)."""
     deadline = time.monotonic() + 120
@@ -79,7 +66,7 @@ def test_a_node_removed_halfway_gives_the_same_rows_and_counts_each_block_once(
     whole, chunks, tmp_path, monkeypatch
 ) -> None:
     args = _pair(tmp_path, chunks)
-    local = _run(args, tmp_path, "local", None)
+    local = check_all(args, tmp_path, "local")
     assert local[0] == 1 and local[2]["counts"]["shift"] == 20
     marker = tmp_path / "lost-node"
     monkeypatch.setenv("INDEXCHECK_TEST_LOSE_MARKER", str(marker))
@@ -89,13 +76,8 @@ def test_a_node_removed_halfway_gives_the_same_rows_and_counts_each_block_once(
     killer = threading.Thread(target=_remove_the_node_that_writes, args=(marker, whole, lost))
     killer.start()
     try:
-        remote = _run(args, tmp_path, "ray", whole.address)
+        remote = check_all(args, tmp_path, "ray", whole.address)
     finally:
         killer.join()
     assert lost, "no node was removed"
-    assert remote[0] == local[0]
-    assert remote[1] == local[1]
-    assert remote[2]["findings"] == local[2]["findings"]
-    assert remote[2]["counts"] == local[2]["counts"]
-    for key in ("requests", "texts", "tokens"):  # every block counted once
-        assert remote[2]["manifest"]["embedding"][key] == local[2]["manifest"]["embedding"][key]
+    same_result(local, remote)

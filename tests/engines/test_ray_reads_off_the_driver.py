@@ -9,18 +9,15 @@ and its blocks of texts are sent to the workers."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
-from indexcheck.cli.app import cli
 from tests.engines import ray_hash_embedder
+from tests.engines.runs import check_all, same_result
 
 pytestmark = pytest.mark.slow
 
@@ -39,24 +36,6 @@ def _pair(folder: Path, vec: np.ndarray, texts: list[str]) -> list[str]:
 
 def _texts() -> list[str]:
     return [f"chunk {i} about topic {i % 17}" for i in range(N)]
-
-
-def _run(args: list[str], out: Path, engine: str, address: str | None) -> tuple[int, Any, Any]:
-    rows, report = out / f"rows-{engine}.parquet", out / f"{engine}.json"
-    full = ["check-index", *args, "--all", "--block-size", "200", "--rows", str(rows)]
-    full += ["--json", str(report), "--engine", engine]
-    if address:
-        full += ["--ray-address", address]
-    r = CliRunner().invoke(cli, full)
-    assert r.exit_code in (0, 1), r.output
-    return r.exit_code, pq.read_table(rows).to_pylist(), json.loads(report.read_text())
-
-
-def _same(local: tuple[int, Any, Any], remote: tuple[int, Any, Any]) -> None:
-    assert remote[0] == local[0]
-    assert remote[1] == local[1]
-    assert remote[2]["findings"] == local[2]["findings"]
-    assert remote[2]["counts"] == local[2]["counts"]
 
 
 def _travels(monkeypatch) -> dict[str, list[int]]:  # type: ignore[no-untyped-def]
@@ -91,11 +70,11 @@ def test_shifts_across_blocks_and_another_model_are_found_with_no_block_coming_b
     vec[600:610] = fresh[597:607]  # across the edge at 600: matches in the block before
     vec[700:710] = fresh[701:711]  # inside a block
     args = _pair(tmp_path, vec, texts)
-    local = _run(args, tmp_path, "local", None)
+    local = check_all(args, tmp_path, "local", block=200)
     assert local[0] == 1 and local[2]["counts"]["shift"] == 45
     assert "model_mismatch" in {f["kind"] for f in local[2]["findings"]}
     seen = _travels(monkeypatch)
-    _same(local, _run(args, tmp_path, "ray", nodes.address))
+    same_result(local, check_all(args, tmp_path, "ray", nodes.address, block=200))
     assert seen["blocks"] == []
     assert 0 < sum(seen["rows"]) <= 2000  # the sample's own fresh vectors, and no more
 
@@ -113,7 +92,7 @@ def test_a_store_the_workers_cannot_split_is_read_here_and_its_texts_sent(
     ids = [f"c{i}" for i in range(N)]
     write_faiss_folder(tmp_path / "faiss", ids, vec, texts)
     args = ["--store", f"faiss:{tmp_path / 'faiss'}", "--embedder", EMBEDDER]
-    local = _run(args, tmp_path, "local", None)
+    local = check_all(args, tmp_path, "local", block=200)
     sent: list[int] = []
     real = RayEngine.embed_blocks
 
@@ -126,5 +105,5 @@ def test_a_store_the_workers_cannot_split_is_read_here_and_its_texts_sent(
         return real(self, embedder, counted())
 
     monkeypatch.setattr(RayEngine, "embed_blocks", spy)
-    _same(local, _run(args, tmp_path, "ray", nodes.address))
+    same_result(local, check_all(args, tmp_path, "ray", nodes.address, block=200))
     assert sum(sent) == N  # every text read here went out once, in blocks
