@@ -175,7 +175,7 @@ def open_embedder(spec: str | None = None) -> Embedder:
         docs, queries = with_prefixes(embedder, parsed)
         docs.queries = queries
         out = docs
-    try:  # what a Ray worker opens it from (indexcheck.engines.ray_worker)
+    try:  # what a Ray worker opens it from (indexcheck.engines.ray.worker)
         out.spec = original  # type: ignore[attr-defined]
     except AttributeError:
         pass

@@ -5,11 +5,11 @@ An engine has these methods, all order-preserving generators:
 - ``embed_blocks(embedder, blocks)``: float32 ``(len(block), d)`` per block of texts;
 - ``read_on_workers(embedder, source, block)``: None when the chunks must be read here,
   else ``(ids, text digests uint64 (m, 2), float32 (m, d))`` per block read and embedded
-  elsewhere (:class:`~.ray_engine.RayEngine` on a Ray Data pipeline);
+  elsewhere (:class:`~.ray.engine.RayEngine` on a Ray Data pipeline);
 - ``map(fn, items)``: ``fn(item)`` for each item (``fn`` and items must pickle for Ray).
 
-:class:`LocalEngine` runs them in this process; :class:`~.ray_engine.RayEngine` on a Ray
-cluster, the embedder opened once per worker from its spec (:mod:`.ray_worker`). Ray is
+:class:`LocalEngine` runs them in this process; :class:`~.ray.engine.RayEngine` on a Ray
+cluster, the embedder opened once per worker from its spec (:mod:`.ray.worker`). Ray is
 imported only when a RayEngine is made.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import InputError
-from .ray_engine import RAY_ERRORS, RayEngine
+from .ray.engine import RAY_ERRORS, RayEngine
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -1,4 +1,5 @@
-"""check-index --all --engine ray on a real two-node Ray cluster on this machine.
+"""check-index --all --engine ray on a real multi-node Ray cluster on this machine (the
+package's, conftest.py).
 
 The default model is opened on each worker from its spec (it does not pickle); the rows and
 findings equal the local engine's on a shifted LangChain FAISS index (texts read here, blocks
@@ -29,22 +30,6 @@ from tests.emulators.mistral_emulator import MistralEmulator, expected_vector
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    c = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False},
-    )
-    c.add_node(num_cpus=2)
-    ray.init(address=c.address, log_to_driver=False)
-    yield c
-    ray.shutdown()
-    c.shutdown()
-
-
 def _check(args: list[str], out: Path, engine: str) -> tuple[int, Any, Any, str]:
     rows, report = out / f"rows-{engine}.parquet", out / f"{engine}.json"
     full = ["check-index", *args, "--all", "--rows", str(rows), "--json", str(report)]
@@ -61,7 +46,7 @@ def _same(local: tuple[int, Any, Any, str], remote: tuple[int, Any, Any, str]) -
     assert remote[2]["counts"] == local[2]["counts"]
 
 
-def test_default_model_on_a_shifted_langchain_faiss_index(cluster, tmp_path) -> None:
+def test_default_model_on_a_shifted_langchain_faiss_index(ray_cluster, tmp_path) -> None:
     built = build_faiss(tmp_path, "shifted")
     args = ["--store", built.spec, "--trust-pickle"]  # its texts: read here, blocks sent
     local = _check(args, tmp_path, "local")
@@ -79,9 +64,9 @@ def _parquet_pair(folder: Path) -> list[str]:
 
 
 def test_default_model_on_a_parquet_pair_is_read_and_compared_on_the_workers(
-    cluster, tmp_path, monkeypatch
+    ray_cluster, tmp_path, monkeypatch
 ) -> None:
-    from indexcheck.engines.ray_engine import RayEngine
+    from indexcheck.engines.ray.engine import RayEngine
 
     store, chunks = _parquet_pair(tmp_path)
     args = ["--store", store, "--chunks", chunks, "--block-size", "16"]
@@ -100,7 +85,7 @@ def test_default_model_on_a_parquet_pair_is_read_and_compared_on_the_workers(
 
 
 def test_a_model_the_workers_cannot_import_is_exit_2_naming_the_runtime_env(
-    cluster, tmp_path, monkeypatch
+    ray_cluster, tmp_path, monkeypatch
 ) -> None:
     hooks = tmp_path / "hooks"
     hooks.mkdir()
@@ -117,7 +102,7 @@ def test_a_model_the_workers_cannot_import_is_exit_2_naming_the_runtime_env(
     sys.modules.pop("only_here_hook", None)
 
 
-def test_hosted_embedder_is_paced_across_the_cluster(cluster, tmp_path, monkeypatch) -> None:
+def test_hosted_embedder_is_paced_across_the_cluster(ray_cluster, tmp_path, monkeypatch) -> None:
     c = framework_corpus()
     vec = np.stack([expected_vector(t) for t in c.texts])
     arr = pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), vec.shape[1])

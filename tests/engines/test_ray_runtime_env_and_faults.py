@@ -1,4 +1,4 @@
-"""--engine ray on a real two-node cluster that has only Ray: the user's ``py:`` embedder
+"""--engine ray on a real multi-node cluster that has only Ray: the user's ``py:`` embedder
 reaches the workers through the job's runtime_env (INDEXCHECK_RAY_RUNTIME_ENV, a
 ``working_dir`` the driver uploads), the stored vectors of a JSON Lines and a LanceDB store
 are read and compared on the workers, and a worker process killed halfway leaves the rows
@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from indexcheck.cli.app import cli
+from tests.engines.runs import check_all, same_result
 
 pytestmark = pytest.mark.slow
 
@@ -47,18 +46,6 @@ def embed(texts):
         out[i] = np.random.default_rng(seed).standard_normal(32)
     return out
 """
-
-
-@pytest.fixture(scope="module")
-def cluster():  # type: ignore[no-untyped-def]
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    assert not ray.is_initialized()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    c.add_node(num_cpus=2)
-    yield c
-    c.shutdown()
 
 
 @pytest.fixture
@@ -88,30 +75,8 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def _run(args: list[str], out: Path, engine: str, address: str | None) -> tuple[int, Any, Any]:
-    rows, report = out / f"rows-{engine}.jsonl", out / f"{engine}.json"
-    full = ["check-index", *args, "--all", "--block-size", "100", "--rows", str(rows)]
-    full += ["--json", str(report), "--engine", engine]
-    if address:
-        full += ["--ray-address", address]
-    r = CliRunner().invoke(cli, full)
-    assert r.exit_code in (0, 1), r.output
-    table = [json.loads(line) for line in rows.read_text().splitlines()]
-    return r.exit_code, table, json.loads(report.read_text())
-
-
-def _same(local: tuple[int, Any, Any], remote: tuple[int, Any, Any]) -> None:
-    assert remote[0] == local[0]
-    assert remote[1] == local[1]
-    assert remote[2]["findings"] == local[2]["findings"]
-    assert remote[2]["counts"] == local[2]["counts"]
-    # every block counted once: the embedding figures of the manifest are the local ones
-    for key in ("requests", "texts", "tokens"):
-        assert remote[2]["manifest"]["embedding"][key] == local[2]["manifest"]["embedding"][key]
-
-
 def _spy(monkeypatch) -> tuple[list[str], list[int]]:  # type: ignore[no-untyped-def]
-    from indexcheck.engines.ray_engine import RayEngine, RemoteFresh
+    from indexcheck.engines.ray.engine import RayEngine, RemoteFresh
 
     compared: list[str] = []
     pulled: list[int] = []
@@ -131,7 +96,7 @@ def _spy(monkeypatch) -> tuple[list[str], list[int]]:  # type: ignore[no-untyped
 
 
 def test_a_py_embedder_only_in_the_working_dir_runs_on_the_workers_jsonl_store(
-    cluster, only_in_working_dir, tmp_path, monkeypatch
+    nodes, only_in_working_dir, tmp_path, monkeypatch
 ) -> None:
     ids, texts, vec = _corpus()
     vec[300:340] = vec[301:341].copy()  # a shift
@@ -144,15 +109,15 @@ def test_a_py_embedder_only_in_the_working_dir_runs_on_the_workers_jsonl_store(
     store = f"jsonl:{tmp_path / 'v.jsonl'}"
     args = ["--store", store, "--chunks", str(tmp_path / "c.jsonl")]
     args += ["--embedder", only_in_working_dir]
-    local = _run(args, tmp_path, "local", None)
+    local = check_all(args, tmp_path, "local", rows="jsonl")
     assert local[0] == 1 and local[2]["counts"]["shift"] == 40
     compared, pulled = _spy(monkeypatch)
-    _same(local, _run(args, tmp_path, "ray", cluster.address))
-    assert compared == [store] and pulled  # compared there; the shift search read some
+    same_result(local, check_all(args, tmp_path, "ray", nodes.address, rows="jsonl"))
+    assert compared == [store] and pulled == []  # compared there, and searched there too
 
 
 def test_a_clean_lancedb_store_is_compared_on_the_workers_and_no_fresh_vector_travels(
-    cluster, only_in_working_dir, tmp_path, monkeypatch
+    nodes, only_in_working_dir, tmp_path, monkeypatch
 ) -> None:
     pytest.importorskip("lancedb")
     from tests.builders.lancedb import build
@@ -162,15 +127,15 @@ def test_a_clean_lancedb_store_is_compared_on_the_workers_and_no_fresh_vector_tr
     _jsonl(tmp_path / "c.jsonl", [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)])
     args = ["--store", store, "--chunks", str(tmp_path / "c.jsonl")]
     args += ["--embedder", only_in_working_dir]
-    local = _run(args, tmp_path, "local", None)
+    local = check_all(args, tmp_path, "local", rows="jsonl")
     assert local[0] == 0
     compared, pulled = _spy(monkeypatch)
-    _same(local, _run(args, tmp_path, "ray", cluster.address))
+    same_result(local, check_all(args, tmp_path, "ray", nodes.address, rows="jsonl"))
     assert compared == [store] and pulled == []
 
 
 def test_a_worker_killed_halfway_gives_the_same_rows_and_counts_each_block_once(
-    cluster, only_in_working_dir, tmp_path, monkeypatch
+    nodes, only_in_working_dir, tmp_path, monkeypatch
 ) -> None:
     ids, texts, vec = _corpus()
     vec[500:520] = vec[502:522].copy()
@@ -182,11 +147,11 @@ def test_a_worker_killed_halfway_gives_the_same_rows_and_counts_each_block_once(
     pq.write_table(pa.table({"id": ids, "vector": arr}), tmp_path / "v.parquet")
     args = ["--store", f"parquet:{tmp_path / 'v.parquet'}", "--chunks", str(tmp_path / "c.jsonl")]
     args += ["--embedder", only_in_working_dir]
-    local = _run(args, tmp_path, "local", None)
+    local = check_all(args, tmp_path, "local", rows="jsonl")
     marker = tmp_path / "killed"
     monkeypatch.setenv("INDEXCHECK_TEST_KILL_MARKER", str(marker))
     monkeypatch.setenv("INDEXCHECK_TEST_DRIVER_PID", str(os.getpid()))
     monkeypatch.setenv("INDEXCHECK_TEST_KILL_AT", "3")  # a worker's third block of twelve
-    remote = _run(args, tmp_path, "ray", cluster.address)
+    remote = check_all(args, tmp_path, "ray", nodes.address, rows="jsonl")
     assert marker.exists()  # a worker process died halfway through the run
-    _same(local, remote)
+    same_result(local, remote)

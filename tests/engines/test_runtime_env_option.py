@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexcheck.cli.app import cli
-from indexcheck.engines.ray_engine import runtime_env_from
+from indexcheck.engines.ray.engine import runtime_env_from
 from indexcheck.errors import InputError
 
 

@@ -23,7 +23,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
         1,
         "the library raises OSError/ValueError/HF errors when a model cannot load",
     ),
-    "engines/ray_engine.py": (
+    "engines/ray/engine.py": (
         2,
         "Ray's errors mapped (re-raised when unmapped); an object Ray cannot pickle named",
     ),

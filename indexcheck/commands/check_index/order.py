@@ -12,7 +12,7 @@ When at least half the comparable chunks are low and none holds another chunk's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,23 +74,39 @@ def mismatch_verdict(
     return MismatchWhy(status, {"explanation": why.details})
 
 
-def own_nearest_blocks(
-    stored: np.ndarray,
-    own_fresh: np.ndarray,
-    read: Callable[[int, int], np.ndarray],
-    n: int,
-    block: int,
+def nearest_other(
+    f: np.ndarray, start: int, stored: np.ndarray, own_fresh: np.ndarray
 ) -> np.ndarray:
-    """bool (s,): :func:`own_is_nearest` over fresh rows read ``block`` at a time through
-    ``read(start, stop)`` (the streamed check keeps them on disk). ``stored`` and
-    ``own_fresh`` unit float32 (s, d); rows equal to the own one (repeats) do not count."""
+    """float32 (s,): each ``stored`` vector's best cosine among the fresh rows ``f``
+    float32 (m, d) (first position ``start``), the rows equal to its own fresh vector
+    (repeats) left out; -inf where none."""
+    if not f.shape[0]:
+        return np.full(stored.shape[0], -np.inf, np.float32)
+    sims = stored @ f.T
+    sims[(own_fresh @ f.T) >= TWIN_COSINE] = -np.inf
+    out: np.ndarray = sims.max(axis=1)
+    return out
+
+
+def own_nearest_blocks(
+    stored: np.ndarray, own_fresh: np.ndarray, fresh: Any, block: int
+) -> np.ndarray:
+    """bool (s,): :func:`own_is_nearest` over every fresh vector, read ``block`` rows at a
+    time from ``fresh`` (the streamed check's scratch file: ``n``, ``read``), or where
+    they are when an engine left them on its workers (``map_blocks``: only each block's
+    best cosines travel). ``stored`` and ``own_fresh`` unit float32 (s, d)."""
     own_sim = np.einsum("ij,ij->i", stored, own_fresh)
     best = np.full(stored.shape[0], -np.inf, dtype=np.float32)
-    for lo in range(0, n, block):
-        f = read(lo, min(n, lo + block))
-        sims = stored @ f.T
-        sims[(own_fresh @ f.T) >= TWIN_COSINE] = -np.inf
-        best = np.maximum(best, sims.max(axis=1))
+    mapper = getattr(fresh, "map_blocks", None)
+    if mapper is not None:
+        parts: Any = (got for _start, got in mapper(nearest_other, stored, own_fresh))
+    else:
+        parts = (
+            nearest_other(fresh.read(lo, min(fresh.n, lo + block)), lo, stored, own_fresh)
+            for lo in range(0, fresh.n, block)
+        )
+    for part in parts:
+        best = np.maximum(best, part)
     result: np.ndarray = own_sim > best
     return result
 
@@ -117,7 +133,7 @@ def why_low_streamed(
         rows = [rows[int(i)] for i in np.sort(pick)]
     pos = np.asarray([waiting[j] for j in rows], dtype=np.int64)
     stored = pending.take(np.asarray(rows, dtype=np.int64))
-    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh.read, fresh.n, block)
+    near_rows = own_nearest_blocks(stored, fresh.take(pos), fresh, block)
     comparable = comparable.copy()
     comparable[list(explained)] = False
     cand = np.flatnonzero(comparable)

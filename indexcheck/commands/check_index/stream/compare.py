@@ -1,7 +1,7 @@
 """check-index --all: one block of fresh vectors compared with their stored ones.
 
 The same function runs on the driver (pass 2 over the store's batches) and, on Ray, inside
-the ``map_batches`` stage (:meth:`indexcheck.engines.ray_engine.RayEngine.compare_on_workers`),
+the ``map_batches`` stage (:meth:`indexcheck.engines.ray.engine.RayEngine.compare_on_workers`),
 so the status bytes and cosines are the same bytes wherever they were computed.
 """
 
@@ -52,6 +52,7 @@ class StoredCompare:
     trust_pickle: bool
     d: int
     min_cosine: float
+    window: int = 0
 
     def opened(self) -> Any:
         from ....stores.opening import _from_spec
@@ -68,6 +69,18 @@ class StoredCompare:
             vectors = np.zeros((len(ids), self.d), np.float32)
         st, cos, low = compare_rows(fresh, vectors, dims, self.d, self.min_cosine)
         return st, cos, dims, np.flatnonzero(st == LOW), low
+
+    def near(self, fresh: np.ndarray, low_at: np.ndarray, low: np.ndarray) -> np.ndarray:
+        """int32 (m,): for each LOW row of the block (rows ``low_at`` (k,), unit stored
+        vectors ``low`` (k, d)) the offset of its nearest match within ``window`` among the
+        block's unit fresh vectors ``fresh`` (m, d); 0 where none (or not low)."""
+        from .scratch_search import window_matches
+
+        out = np.zeros(len(fresh), np.int32)
+        _key, at = window_matches(fresh, 0, low, low_at, self.window, self.min_cosine)
+        hit = at >= 0
+        out[low_at[hit]] = at[hit] - low_at[hit]
+        return out
 
 
 __all__ = ["ABSURD", "DIM", "LOW", "MISSING", "NONFINITE", "OK", "ZERO", "StoredCompare",

@@ -117,6 +117,29 @@ def fresh_keys(fresh: Any, step: int, keys: Any) -> np.ndarray:
     return out
 
 
+def window_matches(
+    f: np.ndarray, start: int, u: np.ndarray, pos: np.ndarray, window: int, min_cosine: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(key int64 (k,), position int64 (k,)) of each low chunk's nearest match by
+    ``|offset|`` (ties to the chunk before; key max and -1 where none) among the unit fresh
+    vectors ``f`` float32 (m, d) at positions ``start..`` that lie within ``window`` of it:
+    unit stored vectors ``u`` (k, d) of the low chunks at positions ``pos`` (k,). The cosines
+    are row by row (einsum), so a window cut across blocks gives the same bits."""
+    best = np.full(len(pos), -1, np.int64)
+    best_key = np.full(len(pos), np.iinfo(np.int64).max, np.int64)
+    for r, q in enumerate(np.asarray(pos, np.int64).tolist()):
+        lo, hi = max(start, q - window), min(start + f.shape[0], q + window + 1)
+        if lo >= hi:
+            continue
+        sims = np.einsum("ij,j->i", f[lo - start : hi - start], u[r])
+        match = np.flatnonzero(sims >= min_cosine) + lo
+        match = match[match != q]
+        if match.size:
+            best[r] = nearest(match, q)
+            best_key[r] = abs(best[r] - q) * 2 + int(best[r] > q)
+    return best_key, best
+
+
 def window_search(
     fresh: Any,
     pending: Any,
@@ -129,13 +152,21 @@ def window_search(
     """A low chunk ``q`` (unit stored vector ``u`` float32 (d,)) searched among its
     ``settings.window`` neighbours' fresh vectors: the nearest match goes to ``shift``,
     else ``q`` waits (``u`` appended to ``pending``) for :func:`global_search`."""
-    n, window = fresh.n, settings.window
-    lo, hi = max(0, q - window), min(n, q + window + 1)
-    sims = fresh.read(lo, hi) @ u
-    match = np.flatnonzero(sims >= settings.min_cosine) + lo
-    match = match[match != q]
-    if match.size:
-        shift[q] = nearest(match, q)
+    lo, hi = max(0, q - settings.window), min(fresh.n, q + settings.window + 1)
+    _key, at = window_matches(
+        fresh.read(lo, hi), lo, u[None, :], np.asarray([q]), settings.window,
+        settings.min_cosine,
+    )  # fmt: skip
+    settle(q, int(at[0]), u, shift, waiting, pending)
+
+
+def settle(
+    q: int, match: int, u: np.ndarray, shift: dict[int, int], waiting: list[int], pending: Any
+) -> None:
+    """The low chunk ``q``'s window search done: its match (-1: none) goes to ``shift``,
+    else ``q`` waits (its unit stored vector ``u`` appended to ``pending``)."""
+    if match >= 0:
+        shift[q] = match
     else:
         waiting.append(q)
         pending.append(u[None, :])

@@ -5,7 +5,7 @@ one named actor that paces a hosted embedder across the cluster.
 pool the driver feeds when it reads the blocks itself). Its constructor opens the embedder
 from the spec the driver sends (never a pickled model: an OpenVINO or onnxruntime session
 does not pickle); a failure there is kept and raised with the first block, as a
-:class:`WorkerFailure` the driver maps (:func:`indexcheck.engines.ray_engine.raised`).
+:class:`WorkerFailure` the driver maps (:func:`indexcheck.engines.ray.engine.raised`).
 
 :class:`RateGate` holds ``--concurrency`` slots for the whole cluster and one Retry-After
 deadline: every request of every worker takes a slot first and waits out the deadline.
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IndexcheckError, TransientError
-from ..inputs.chunk_stream import text_digests
+from ...errors import IndexcheckError, TransientError
+from ...inputs.chunk_stream import text_digests
 
 _COST = ("requests", "tokens", "texts", "seconds", "retries")
 
@@ -122,7 +122,7 @@ class EmbedWorker:
 
                 self.embedder = cloudpickle.loads(pickled)
             else:
-                from ..embedders import open_embedder
+                from ...embedders import open_embedder
 
                 self.embedder = open_embedder(spec)
             base = _base(self.embedder)
@@ -159,7 +159,7 @@ class EmbedWorker:
         if n:
             import json
 
-            meta[0] = json.dumps({"cost": cost, "truncated": cut})
+            meta[0] = json.dumps({"cost": cost, "truncated": cut, "rows": n})
         return {
             "id": np.asarray([str(i) for i in batch["id"]], object),
             "digest": text_digests(texts),
@@ -186,21 +186,25 @@ class CompareWorker(EmbedWorker):
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """``id``/``text`` in; ``id``, ``digest``, ``status`` uint8, ``cosine`` float32,
         ``dim`` int32 (stored lengths), ``low`` (the unit stored vector's bytes of a LOW
-        row, else empty), ``fresh`` float32 (n, d) unit vectors, ``meta`` out."""
-        from ..vectors import normalize_rows
+        row, else empty), ``near`` int32 (a LOW row's nearest match in its window within
+        this batch, as an offset; 0: none), ``fresh`` float32 (n, d) unit vectors, ``meta``
+        (the first row's: cost, texts cut, the batch's rows) out."""
+        from ...vectors import normalize_rows
 
         out = super().__call__(batch)
         ids = [str(i) for i in out["id"]]
         fresh = normalize_rows(np.asarray(out["vector"], np.float32))
         try:
             st, cos, dims, low_at, low = self.compare(self.store, ids, fresh)
+            near = self.compare.near(fresh, low_at, low)
         except BaseException as exc:
             raise failure_of(exc) from None
         lows = np.full(len(ids), b"", object)
         for r, row in zip(low_at.tolist(), low, strict=True):
             lows[r] = row.tobytes()
         del out["vector"]
-        return {**out, "status": st, "cosine": cos, "dim": dims, "low": lows, "fresh": fresh}
+        return {**out, "status": st, "cosine": cos, "dim": dims, "low": lows, "near": near,
+                "fresh": fresh}  # fmt: skip
 
 
 __all__ = [

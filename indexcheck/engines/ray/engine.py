@@ -2,16 +2,16 @@
 
 A chunks file Ray Data can split (Parquet, JSONL) is read as blocks **on the workers**
 (``ray.data.read_parquet``/``read_json``) and embedded by an actor pool of
-:class:`~.ray_worker.EmbedWorker` in ``map_batches``; only the ids, the texts' 16-byte
+:class:`~.worker.EmbedWorker` in ``map_batches``; only the ids, the texts' 16-byte
 digests and the vectors come back, in order. Other sources (a store's own texts, CSV, a
 Corpus in memory) are read here and their blocks sent to an actor pool of the same class,
 at most two blocks per actor in flight. With ``--cache FILE`` the blocks are read here too:
 the cache is one SQLite file on this machine, so hits are never sent and what comes back is
 committed block by block (a stopped run resumes from it).
 
-A hosted embedder's requests pass one named :class:`~.ray_worker.RateGate` actor:
+A hosted embedder's requests pass one named :class:`~.worker.RateGate` actor:
 ``--concurrency`` requests in flight across the cluster, one Retry-After for every worker.
-What fails on a worker comes back as a :class:`~.ray_worker.WorkerFailure` and is raised
+What fails on a worker comes back as a :class:`~.worker.WorkerFailure` and is raised
 here as what it is (:func:`raised`).
 """
 
@@ -24,19 +24,20 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import (
+from ...errors import (
     BackendUnavailableError,
     BugError,
     IndexcheckError,
     InputError,
     MissingDependencyError,
 )
-from ..remote.translate import ErrorMap, Rule, doing
-from .ray_worker import CompareWorker, EmbedWorker, RateGate, WorkerFailure
+from ...remote.translate import ErrorMap, Rule, doing
+from .blocks import ActorPool, RemoteFresh
+from .worker import CompareWorker, EmbedWorker, RateGate, WorkerFailure
 
 #: Ray's rows of the error table: a head that does not answer the probe, or ray.init's refusal
 RAY_ERRORS = ErrorMap(
@@ -154,7 +155,7 @@ def raised(exc: BaseException) -> BaseException:
         Exception.__init__(error, found.message)
         return error  # type: ignore[no-any-return]
     if found.kind == "import":
-        from .._version import __version__
+        from ..._version import __version__
 
         missing = MissingDependencyError.__new__(MissingDependencyError)
         Exception.__init__(
@@ -264,37 +265,41 @@ class RayEngine:
         gate = None
         if getattr(base, "hosted", False):
             gate = f"indexcheck-gate-{uuid.uuid4().hex[:12]}"
-            remote = self.ray.remote(num_cpus=0)(RateGate)
-            self._gate = remote.options(name=gate).remote(concurrency)
+            remote = self.ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(RateGate)
+            self._gate = remote.options(name=gate, scheduling_strategy=self._here()).remote(
+                concurrency
+            )
         env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
         return {"spec": spec, "pickled": pickled, "concurrency": concurrency, "gate": gate,
                 "env": env}  # fmt: skip
 
-    def _actors(self, kwargs: dict[str, Any]) -> list[Any]:
-        remote = self.ray.remote(num_cpus=1)(EmbedWorker)
-        return [remote.remote(**kwargs) for _ in range(self.cpus)]
+    def _here(self) -> Any:
+        """Placed on the driver's node, where it is lost only with the driver."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = self.ray.get_runtime_context().get_node_id()
+        return NodeAffinitySchedulingStrategy(node, soft=True)
 
     def embed_blocks(self, embedder: Any, blocks: Iterable[list[str]]) -> Iterator[np.ndarray]:
         """Blocks read here, embedded by one EmbedWorker per cluster CPU (hits of a
-        ``CachedEmbedder`` never sent; what comes back committed to its cache)."""
+        ``CachedEmbedder`` never sent; what comes back committed to its cache). An actor
+        whose process or node is lost is dropped and its blocks sent to the others."""
         cached = hasattr(embedder, "split") and hasattr(embedder, "merge")
         inner = embedder.inner if cached else embedder
-        actors = self._actors(self._worker_kwargs(embedder))
-        turn = iter(range(1 << 62))
+        pool = ActorPool(self.ray, self._worker_kwargs(embedder), self.cpus)
 
         def submit(texts: list[str]) -> Any:
-            actor = actors[next(turn) % len(actors)]
             if not cached:
-                return texts, {}, [], actor.embed.remote(texts)
+                return texts, {}, texts, pool.submit(texts)
             known, todo = embedder.split(texts)
-            return texts, known, todo, actor.embed.remote(todo) if todo else None
+            return texts, known, todo, pool.submit(todo) if todo else None
 
         try:
             with worker_errors():
                 for texts, known, todo, job in self._ordered(submit, blocks):
                     fresh = None
                     if job is not None:
-                        fresh, cost, truncated = self.ray.get(job)
+                        fresh, cost, truncated = pool.get(job, todo)
                         _account(inner, cost, truncated)
                     if not cached:
                         assert fresh is not None
@@ -302,8 +307,7 @@ class RayEngine:
                     else:
                         yield embedder.merge(texts, known, todo, fresh)
         finally:
-            for actor in actors:
-                self.ray.kill(actor)
+            pool.close()
             self._drop_gate()
 
     def read_on_workers(
@@ -363,7 +367,7 @@ class RayEngine:
         self, embedder: Any, source: Any, compare: Any, block: int
     ) -> ComparedOnWorkers | None:
         """The chunks read, embedded **and compared** on the workers (``compare`` opens the
-        store there and compares a block, see :class:`.ray_worker.CompareWorker`): None
+        store there and compares a block, see :class:`.worker.CompareWorker`): None
         where :meth:`read_on_workers` would be, or when ``compare`` is None (a store the
         workers cannot read by id). The fresh vectors stay in the cluster's object store."""
         kind = _splittable(embedder, source)
@@ -415,115 +419,47 @@ class ComparedOnWorkers:
         self.ray, self.done, self.embedder, self.d = ray, done, embedder, d
         self.fresh = RemoteFresh(ray, done, d)
 
-    def blocks(
-        self,
-    ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """(ids, text digests uint64 (m, 2), status uint8 (m,), cosine float32 (m,),
-        stored lengths int32 (m,), the LOW rows' unit stored vectors float32 (k, d), in row
-        order) per block, in chunk order."""
+    def blocks(self) -> Iterator[WorkedBlock]:
+        """What the result needs of each block, in chunk order (:class:`WorkedBlock`)."""
         import json
 
         light = self.done.drop_columns(["fresh"])
         with worker_errors():
             for out in light.iter_batches(batch_size=None, batch_format="numpy"):
-                for meta in out["meta"]:
+                batches = []
+                for r, meta in enumerate(out["meta"]):
                     if meta:
                         found = json.loads(meta)
                         _account(self.embedder, found["cost"], found["truncated"])
+                        batches.append((r, int(found["rows"])))
                 low = [np.frombuffer(b, np.float32) for b in out["low"] if len(b)]
                 lows = np.stack(low) if low else np.zeros((0, self.d), np.float32)
-                yield (
+                yield WorkedBlock(
                     list(out["id"]), np.asarray(out["digest"], np.uint64),
                     np.asarray(out["status"], np.uint8), np.asarray(out["cosine"], np.float32),
-                    np.asarray(out["dim"], np.int32), lows,
+                    np.asarray(out["dim"], np.int32), lows, np.asarray(out["near"], np.int64),
+                    batches,
                 )  # fmt: skip
 
 
-def _rows_in(block: Any) -> int:
-    return int(block.num_rows)
+class WorkedBlock(NamedTuple):
+    """A compared block as it comes back: ``ids``, text ``digests`` uint64 (m, 2),
+    ``status`` uint8 (m,), ``cosine`` float32 (m,), stored lengths ``dims`` int32 (m,),
+    the LOW rows' unit stored vectors ``low`` float32 (k, d) in row order, ``near`` int64
+    (m,) a LOW row's nearest match within its window and its worker's batch (an offset; 0:
+    none), and ``batches``: (row, rows) where each worker's batch starts in this block."""
 
-
-def _on_block(block: Any, d: int, start: int, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(unit fresh vectors float32 (m, d), start, *args)`` on a compared block, where
-    the block is."""
-    from ray.data.block import BlockAccessor
-
-    vectors = np.asarray(BlockAccessor.for_block(block).to_numpy("fresh"), np.float32)
-    return fn(vectors.reshape(-1, d), start, *args)
-
-
-class RemoteFresh:
-    """The unit fresh vectors of a compared dataset, read by position like the scratch
-    file of the local engine (``n``, ``d``, ``read``, ``take``): the blocks that hold them
-    are fetched from the object store, the last few kept."""
-
-    KEEP = 4
-
-    def __init__(self, ray: Any, done: Any, d: int) -> None:
-        self.ray, self.d = ray, d
-        self.refs = done.to_arrow_refs()
-        rows = ray.get([ray.remote(num_cpus=0)(_rows_in).remote(r) for r in self.refs])
-        self.starts = np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])
-        self.n = int(self.starts[-1])
-        self._kept: dict[int, np.ndarray] = {}
-
-    def _block(self, j: int) -> np.ndarray:
-        if j not in self._kept:
-            from ray.data.block import BlockAccessor
-
-            table = self.ray.get(self.refs[j])
-            vectors = BlockAccessor.for_block(table).to_numpy("fresh")
-            if len(self._kept) >= self.KEEP:
-                self._kept.pop(next(iter(self._kept)))
-            self._kept[j] = np.asarray(vectors, np.float32).reshape(-1, self.d)
-        return self._kept[j]
-
-    def read(self, start: int, stop: int) -> np.ndarray:
-        """float32 (stop - start, d): the unit fresh vectors at positions start..stop-1."""
-        parts = []
-        j = int(np.searchsorted(self.starts, start, "right")) - 1
-        while start < stop:
-            lo = int(self.starts[j])
-            hi = min(stop, int(self.starts[j + 1]))
-            parts.append(self._block(j)[start - lo : hi - lo])
-            start, j = hi, j + 1
-        if not parts:
-            return np.zeros((0, self.d), np.float32)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    def map_blocks(self, fn: Callable[..., Any], *args: Any) -> Iterator[tuple[int, Any]]:
-        """(first position, ``fn(vectors, first position, *args)``) per block, in order, each
-        run as a Ray task where the block is (the vectors never come here); ``args`` are
-        sent once. At most ``2 x cluster CPUs`` blocks in flight."""
-        ray = self.ray
-        task = ray.remote(num_cpus=1)(_on_block)
-        shared = [ray.put(a) for a in args]
-        window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-        queue: deque[tuple[int, Any]] = deque()
-        for j, ref in enumerate(self.refs):
-            start = int(self.starts[j])
-            queue.append((start, task.remote(ref, self.d, start, fn, *shared)))
-            if len(queue) >= window:
-                at, job = queue.popleft()
-                yield at, ray.get(job)
-        while queue:
-            at, job = queue.popleft()
-            yield at, ray.get(job)
-
-    def take(self, positions: np.ndarray) -> np.ndarray:
-        """float32 (len(positions), d), in the order asked."""
-        out = np.empty((len(positions), self.d), np.float32)
-        order = np.argsort(positions, kind="stable")
-        for i in order.tolist():
-            out[i] = self.read(int(positions[i]), int(positions[i]) + 1)[0]
-        return out
-
-    def close(self) -> None:
-        self._kept.clear()
-        self.refs = []
+    ids: list[str]
+    digests: np.ndarray
+    status: np.ndarray
+    cosine: np.ndarray
+    dims: np.ndarray
+    low: np.ndarray
+    near: np.ndarray
+    batches: list[tuple[int, int]]
 
 
 __all__ = [
     "FORWARDED_ENV", "RAY_ERRORS", "RUNTIME_ENV_VAR", "ComparedOnWorkers", "RayEngine",
-    "RemoteFresh", "raised", "runtime_env_from", "worker_errors",
+    "RemoteFresh", "WorkedBlock", "raised", "runtime_env_from", "worker_errors",
 ]  # fmt: skip
