@@ -13,7 +13,6 @@ from .finish import finish
 from .options import (
     chunks_option,
     embedder_option,
-    folder_option,
     min_cosine_option,
     output_options,
     seed_option,
@@ -34,11 +33,13 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
 @store_option
 @embedder_option
 @chunks_option
-@folder_option(
+@click.option(
     "--out",
-    "out_dir",
-    "NEW folder for the corrected copy: vectors.parquet, and index.faiss + index.pkl "
-    "(LangChain's layout) when the source is a FAISS folder. Never inside the source.",
+    "out_spec",
+    metavar="DIR|KIND:DIR?...",
+    help="NEW folder for the corrected copy: vectors.parquet (and the FAISS index for a "
+    "FAISS source); or a new store of a kind, e.g. chroma:DIR?collection=C, "
+    "lancedb:DIR?table=T, qdrant:DIR?collection=C, faiss:DIR. Never inside the source.",
 )
 @click.option(
     "--verify",
@@ -65,7 +66,7 @@ def repair_cmd(
     chunks_path: Path | None,
     id_column: str,
     text_column: str,
-    out_dir: Path | None,
+    out_spec: str | None,
     verify: int | str,
     seed: int,
     min_cosine: float,
@@ -78,7 +79,7 @@ def repair_cmd(
     wherever it is stored, embed only the ones that exist nowhere, then check the copy."""
     with progress() as say:
         result = api.repair(
-            store_spec, out=out_dir, chunks=chunks_path, embedder=embedder_spec, verify=verify,
+            store_spec, out=out_spec, chunks=chunks_path, embedder=embedder_spec, verify=verify,
             seed=seed, min_cosine=min_cosine, dry_run=dry_run, check=not no_check,
             cache=cache_path, trust_pickle=trust_pickle, id_column=id_column,
             text_column=text_column, progress=say,

@@ -4,7 +4,7 @@
 shift models of :mod:`..check_index.shift.model`) and a seeded sample, embedded, picks the
 reading and checks the reused vectors; :mod:`.mend` embeds only the chunks whose vector no
 row holds (and any reused vector that failed its check) and writes the copy
-(:mod:`.targets`); :func:`.run.run_repair` refuses a bad target before any work
+(:mod:`.targets`, one writer per target kind); :func:`.run.run_repair` refuses a bad target before any work
 (:mod:`.preflight`), opens what the settings name, runs check-index --all on the copy and
 stamps the manifest. The user guide is docs/guides/repair.md.
 """

@@ -3,8 +3,7 @@ vectors that exist nowhere embedded, the copy written (:mod:`.targets`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,10 @@ from .plan import AS_BUILT, READINGS, Way, choose, holders, matches, sample_for
 from .result import ROWS_LISTED, RepairResult
 from .rows import SourceRows
 from .settings import RepairSettings
-from .targets import write_target
+from .targets import Batch, parse_target, source_of, write_copy
+
+#: rows handed to the target's writers at once
+WRITE_ROWS = 8192
 
 
 def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
@@ -124,28 +126,25 @@ def mend(
         dry_run=settings.dry_run,
     )
     if vectors is not None and settings.out is not None:
-        out = Path(settings.out)
-        say(f"writing {out}")
+        target = parse_target(settings.out)
+        say(f"writing {target.text}")
         kept = rows.written()
-        hashes = [text_hash(t) for t in kept.texts]
-        layout = faiss_layout(store)
-        written = write_target(out, kept, vectors[rows.chunk], hashes, layout)
-        result.written = [str(p) for p in written]
-        result.target = str(out)
+        kv = vectors[rows.chunk]
+
+        def batches() -> Iterator[Batch]:
+            for lo in range(0, len(kept), WRITE_ROWS):
+                hi = lo + WRITE_ROWS
+                texts = kept.texts[lo:hi]
+                yield Batch(kept.ids[lo:hi], kv[lo:hi], texts, kept.metadata[lo:hi],
+                            [text_hash(t) for t in texts])  # fmt: skip
+
+        written = write_copy(target, source_of(store), embedder.dimension, batches())
+        result.written = [str(p) for p in written.files]
+        result.target = str(target.folder)
+        result.target_kind = written.kind
+        result.target_spec = written.proof
     result.source_kind = str(getattr(store, "scheme", "") or "") or None
     return result, vectors
 
 
-def faiss_layout(store: Any) -> dict[str, Any] | None:
-    """How a FAISS source is laid out (``langchain`` or ``indexcheck``) and its metric;
-    None for another store kind."""
-    if getattr(store, "scheme", None) != "faiss":
-        return None
-    folder = Path(store.folder)
-    name = getattr(store, "index_name", "") or ""
-    pkl = folder / f"{name or 'index'}.pkl"
-    langchain = pkl.is_file() and (bool(name) or not (folder / "ids.json").is_file())
-    return {"layout": "langchain" if langchain else "indexcheck", "metric": store.metric}
-
-
-__all__ = ["embed_texts", "faiss_layout", "mend"]
+__all__ = ["embed_texts", "mend"]

@@ -8,9 +8,11 @@ from typing import Any
 
 from ...errors import InputError
 from .settings import RepairSettings
+from .targets import TargetSpec, parse_target
 
 #: the schemes whose spec names a local file or folder (the source repair never writes)
-LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus")
+LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus",
+         "qdrant")  # fmt: skip
 
 
 def source_path(store: Any) -> Path | None:
@@ -22,13 +24,14 @@ def source_path(store: Any) -> Path | None:
     if not isinstance(spec, str) or ":" not in spec:
         return None
     scheme, rest = spec.split(":", 1)
-    if scheme not in LOCAL or rest.startswith("//"):
+    if scheme not in LOCAL or rest.startswith("//") or "://" in rest.split("?", 1)[0]:
         return None
     return Path(rest.split("?", 1)[0])
 
 
-def refuse(settings: RepairSettings) -> None:
-    """InputError (exit 2) unless ``settings.out`` is a new path outside the source."""
+def refuse(settings: RepairSettings) -> TargetSpec:
+    """The target ``settings.out`` names; InputError or SpecError (exit 2) unless it is a
+    known kind and a new folder outside the source."""
     if settings.store is None:
         raise InputError("repair needs the index to read: pass --store SPEC")
     if settings.out is None:
@@ -36,7 +39,8 @@ def refuse(settings: RepairSettings) -> None:
             "repair writes a corrected copy and never the store it reads: pass --out DIR, "
             "a new folder"
         )
-    out = Path(settings.out).resolve()
+    target = parse_target(settings.out)
+    out = target.folder.resolve()
     src = source_path(settings.store)
     if src is not None:
         real = src.resolve()
@@ -51,7 +55,10 @@ def refuse(settings: RepairSettings) -> None:
                 "does not contain it"
             )
     if out.exists() and not settings.dry_run:
-        raise InputError(f"--out {settings.out} already exists; pass a new folder or remove it")
+        raise InputError(
+            f"--out {settings.out}: {target.folder} already exists; pass a new folder or remove it"
+        )
+    return target
 
 
 __all__ = ["refuse", "source_path"]

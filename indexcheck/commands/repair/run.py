@@ -20,7 +20,6 @@ from .preflight import refuse
 from .result import RepairResult
 from .rows import read_rows
 from .settings import RepairSettings
-from .targets import PARQUET
 
 
 def run_repair(
@@ -44,6 +43,7 @@ def run_repair(
         say(f"reading every row of {s.spec}")
         rows = read_rows(s, e.dimension, corpus)
         result, _ = mend(settings, s, e, rows, say)
+        result.cache = None if settings.cache is None else str(settings.cache)
         if result.target is not None and settings.check:
             result.target_check = check_target(result, e, settings.min_cosine, say)
             if not result.target_check["ok"]:
@@ -58,10 +58,10 @@ def run_repair(
 def check_target(
     result: RepairResult, embedder: Embedder, min_cosine: float, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    """check-index --all on the copy just written (its FAISS index when there is one, else
-    its Parquet file), with the same embedder: ``ok``, the counts, a one-line summary."""
-    out = Path(str(result.target))
-    spec = f"faiss:{out}" if (out / "index.faiss").is_file() else f"parquet:{out / PARQUET}"
+    """check-index --all on the copy just written, read as the store kind written (a
+    Chroma collection, a FAISS index, ... else its Parquet file), with the same embedder:
+    ``ok``, the counts, a one-line summary."""
+    spec = str(result.target_spec)
     say(f"check-index --all on {spec}")
     before = embedder.stats.texts
     checked = run_check_index(
@@ -71,7 +71,7 @@ def check_target(
             sample=None,
             stream=True,
             min_cosine=min_cosine,
-            trust_pickle=True,  # the pickle repair itself just wrote
+            trust_pickle=True,  # the pickles repair itself just wrote (FAISS, Qdrant)
         )  # fmt: skip
     )
     counts = dict(checked.counts)

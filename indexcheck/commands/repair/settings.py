@@ -19,7 +19,9 @@ class RepairSettings:
 
     #: a spec (``faiss:./index``) or an opened store: read, never written
     store: Any = None
-    #: a NEW folder: ``vectors.parquet`` always, ``index.faiss`` + ``index.pkl`` for FAISS
+    #: a NEW folder (``vectors.parquet``, and a FAISS index for a FAISS source) or a target
+    #: spec naming a new store in a new folder: ``chroma:DIR?collection=C``,
+    #: ``lancedb:DIR?table=T``, ``qdrant:DIR?collection=C``, ``faiss:DIR``, ``parquet:DIR``
     out: str | Path | None = None
     #: a chunks file or a Corpus (the texts as they are now), or None: the store's own
     chunks: Any = None

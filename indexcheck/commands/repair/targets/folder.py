@@ -1,0 +1,111 @@
+"""A file target written whole or not at all: every writer writes into one hidden staging
+folder beside the target, each file is fsynced, and the folder is renamed into place in one
+rename; a failed or killed repair leaves no target, only a hidden ``.NAME.tmp-*`` folder
+(removed when the failure is an exception)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ....errors import OutputError
+from ....output.files import disk_full, publish, staging
+from .chroma import ChromaWriter
+from .faiss import FaissWriter
+from .lancedb import LanceDBWriter
+from .parquet import ParquetWriter
+from .protocol import Batch, Source, Writer
+from .qdrant import QdrantWriter
+from .spec import TargetSpec
+
+
+@dataclass(frozen=True)
+class Written:
+    """The copy as published: its files and the spec check-index reads it with."""
+
+    files: list[Path]
+    proof: str
+    kind: str
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for p in sorted(root.rglob("*")):
+        _fsync(p)
+    _fsync(root)
+
+
+def writers_for(spec: TargetSpec, source: Source) -> tuple[list[Writer], str]:
+    """The writers a target needs (``vectors.parquet`` always, then the store kind's) and
+    the kind check-index proves (the store's, else parquet)."""
+    d = source.details
+    kind = spec.kind
+    if kind == "folder":  # a plain folder: Parquet, and FAISS beside it for a FAISS source
+        kind = "faiss" if source.kind == "faiss" else "parquet"
+    extra: Writer | None = None
+    if kind == "faiss":
+        layout = spec.param("layout", str(d.get("faiss_layout") or "indexcheck"))
+        extra = FaissWriter(layout, source.metric)
+    elif kind == "chroma":
+        own = d.get("collection") if source.kind == "chroma" else None
+        extra = ChromaWriter(spec.param("collection", str(own or "repaired")), source)
+    elif kind == "lancedb":
+        table = str(d.get("table") or "vectors") if source.kind == "lancedb" else "vectors"
+        extra = LanceDBWriter(spec.param("table", table), source)
+    elif kind == "qdrant":
+        own = d.get("collection") if source.kind == "qdrant" else None
+        extra = QdrantWriter(spec.param("collection", str(own or "repaired")), source)
+    return [ParquetWriter(), *([extra] if extra is not None else [])], kind
+
+
+def write_copy(
+    spec: TargetSpec, source: Source, dimension: int, batches: Iterable[Batch]
+) -> Written:
+    """Every batch written through each writer into a staging folder, fsynced, renamed to
+    ``spec.folder`` (which must not exist). OutputError (exit 3) when the disk fills or a
+    file cannot be written; nothing is left at the target then."""
+    out = spec.folder
+    writers, kind = writers_for(spec, source)
+    try:
+        with staging(out) as tmp:
+            work = tmp / out.name
+            work.mkdir()
+            opened: list[Writer] = []
+            try:
+                for w in writers:
+                    w.open(work, dimension)
+                    opened.append(w)
+                for batch in batches:
+                    for w in writers:
+                        w.write(batch)
+                for w in writers:
+                    w.commit()
+            except BaseException:
+                for w in opened:
+                    w.abort()
+                raise
+            names = sorted(p.name for p in work.iterdir())
+            _fsync_tree(work)
+            publish(work, out)
+            _fsync(out.parent if str(out.parent) else Path("."))
+    except OSError as exc:
+        if disk_full(exc):
+            raise OutputError(
+                f"the disk filled while writing {out}; nothing was left there, free space "
+                "and run again (with --cache the embeddings are not paid twice)"
+            ) from None
+        raise OutputError(f"could not write {out}: {exc.strerror or exc}") from None
+    proof = writers[-1].proof(out)
+    return Written([out / n for n in names], proof, kind)
+
+
+__all__ = ["Written", "write_copy", "writers_for"]
