@@ -42,7 +42,7 @@ def run_repair(
     with found as (s, e):
         say(f"reading every row of {s.spec}")
         rows = read_rows(s, e.dimension, corpus)
-        result, _ = mend(settings, s, e, rows, say)
+        result = mend(settings, s, e, rows, say)
         result.cache = None if settings.cache is None else str(settings.cache)
         if result.target is not None and settings.check:
             result.target_check = check_target(result, e, settings.min_cosine, say)
