@@ -34,10 +34,11 @@ def mend(
     embedder: Embedder,
     rows: SourceRows,
     say: Callable[[str], None],
-) -> RepairResult:
+) -> tuple[RepairResult, str | None]:
     """The plan for every chunk of ``rows`` and, unless ``settings.dry_run``, the copy
     written to ``settings.out`` a batch at a time (the stored bits where reused, the
-    embedder's where embedded)."""
+    embedder's where embedded), with the spec check-index opens it with (it may hold a
+    password: ``result.target_spec`` is the same without)."""
     n = len(rows)
     # an unordered store read without --chunks: no build order for a shift to walk
     readings = READINGS if rows.ordered else (AS_BUILT,)
@@ -115,11 +116,11 @@ def mend(
     if result_target is not None:
         target, written = result_target
         result.written = [str(p) for p in written.files]
-        result.target = str(target.folder)
+        result.target = str(target.folder) if written.files else written.shown
         result.target_kind = written.kind
-        result.target_spec = written.proof
+        result.target_spec = written.shown
     result.source_kind = str(getattr(store, "scheme", "") or "") or None
-    return result
+    return result, (result_target[1].proof if result_target is not None else None)
 
 
 __all__ = ["mend"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import BackendUnavailableError, InputError
 from .settings import RepairSettings
 from .targets import TargetSpec, parse_target
+from .targets.pgvector import connect, exists, target_of
+from .targets.spec import SERVER
 
 #: the schemes whose spec names a local file or folder (the source repair never writes)
 LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus",
@@ -29,6 +31,36 @@ def source_path(store: Any) -> Path | None:
     return Path(rest.split("?", 1)[0])
 
 
+def refuse_table(text: str, store: Any) -> None:
+    """InputError (exit 2) when the target table is the source's or exists already."""
+    t = target_of(text)
+    spec = store if isinstance(store, str) else getattr(store, "spec", "")
+    if isinstance(spec, str) and spec.startswith("pgvector:"):
+        src = target_of(spec)
+        same = (src.where, src.dbname, src.schema or "public", src.table)
+        if same == (t.where, t.dbname, t.schema or "public", t.table):
+            raise InputError(
+                f"--out names the source table {t.table}; repair never writes the table it "
+                "reads: pass ?table= a NEW table name"
+            )
+    import psycopg
+
+    try:
+        with connect(t) as conn:
+            found = exists(conn, t, t.table)
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BackendUnavailableError(
+            f"--out: could not reach {t.dbname} at {t.where} ({first}); check the server runs "
+            "and the DSN"
+        ) from None
+    if found:
+        raise InputError(
+            f"--out: table {t.table} already exists in {t.dbname}; pass ?table= a new "
+            "table name, or drop it"
+        )
+
+
 def refuse(settings: RepairSettings) -> TargetSpec:
     """The target ``settings.out`` names; InputError or SpecError (exit 2) unless it is a
     known kind and a new folder outside the source."""
@@ -40,6 +72,9 @@ def refuse(settings: RepairSettings) -> TargetSpec:
             "a new folder"
         )
     target = parse_target(settings.out)
+    if target.kind in SERVER:
+        refuse_table(target.text, settings.store)
+        return target
     out = target.folder.resolve()
     src = source_path(settings.store)
     if src is not None:

@@ -42,10 +42,10 @@ def run_repair(
     with found as (s, e):
         say(f"reading every row of {s.spec}")
         rows = read_rows(s, e.dimension, corpus)
-        result = mend(settings, s, e, rows, say)
+        result, proof = mend(settings, s, e, rows, say)
         result.cache = None if settings.cache is None else str(settings.cache)
         if result.target is not None and settings.check:
-            result.target_check = check_target(result, e, settings.min_cosine, say)
+            result.target_check = check_target(result, proof, e, settings.min_cosine, say)
             if not result.target_check["ok"]:
                 result.problems.append(
                     f"the repaired copy fails check-index --all: {result.target_check['summary']}"
@@ -56,12 +56,16 @@ def run_repair(
 
 
 def check_target(
-    result: RepairResult, embedder: Embedder, min_cosine: float, say: Callable[[str], None]
+    result: RepairResult,
+    proof: str | None,
+    embedder: Embedder,
+    min_cosine: float,
+    say: Callable[[str], None],
 ) -> dict[str, Any]:
     """check-index --all on the copy just written, read as the store kind written (a
     Chroma collection, a FAISS index, ... else its Parquet file), with the same embedder:
     ``ok``, the counts, a one-line summary."""
-    spec = str(result.target_spec)
+    spec = str(proof or result.target_spec)
     say(f"check-index --all on {spec}")
     before = embedder.stats.texts
     checked = run_check_index(
@@ -81,7 +85,7 @@ def check_target(
     )
     return {
         "ok": bool(checked.ok),
-        "store": spec,
+        "store": result.target_spec,
         "checked": checked.checked,
         "counts": counts,
         "min_cosine": checked.min_cosine,

@@ -139,7 +139,7 @@ def test_a_target_inside_the_source_is_exit_2_before_any_work(tmp_path: Path, ki
     ("chroma:{t}/n?colection=x", "did you mean collection?"),
     ("lancedb:{t}/n?tabel=x", "did you mean table?"),
     ("faiss:{t}/n?layout=llama", "must be one of langchain, indexcheck"),
-    ("pgvector:postgresql://h/db?table=new", "not written by repair yet"),
+    ("milvus:{t}/m.db?collection=new", "not written by repair yet"),
     ("chroma:http://127.0.0.1:8000?collection=x", "a NEW local folder"),
 ])  # fmt: skip
 def test_a_bad_target_spec_is_exit_2_with_what_to_do(tmp_path: Path, out: str, says: str) -> None:

@@ -16,18 +16,21 @@ from .chroma import ChromaWriter
 from .faiss import FaissWriter
 from .lancedb import LanceDBWriter
 from .parquet import ParquetWriter
+from .pgvector import PgvectorWriter
 from .protocol import Batch, Source, Writer
 from .qdrant import QdrantWriter
-from .spec import TargetSpec
+from .spec import SERVER, TargetSpec
 
 
 @dataclass(frozen=True)
 class Written:
-    """The copy as published: its files and the spec check-index reads it with."""
+    """The copy as published: its files (none for a table), the spec check-index reads it
+    with (``proof``, which may hold a password) and the same safe to print (``shown``)."""
 
     files: list[Path]
     proof: str
     kind: str
+    shown: str = ""
 
 
 def _fsync(path: Path) -> None:
@@ -73,6 +76,8 @@ def write_copy(
     """Every batch written through each writer into a staging folder, fsynced, renamed to
     ``spec.folder`` (which must not exist). OutputError (exit 3) when the disk fills or a
     file cannot be written; nothing is left at the target then."""
+    if spec.kind in SERVER:
+        return write_table(spec, source, dimension, batches)
     out = spec.folder
     writers, kind = writers_for(spec, source)
     try:
@@ -105,7 +110,33 @@ def write_copy(
             ) from None
         raise OutputError(f"could not write {out}: {exc.strerror or exc}") from None
     proof = writers[-1].proof(out)
-    return Written([out / n for n in names], proof, kind)
+    return Written([out / n for n in names], proof, kind, proof)
 
 
-__all__ = ["Written", "write_copy", "writers_for"]
+def write_table(
+    spec: TargetSpec, source: Source, dimension: int, batches: Iterable[Batch]
+) -> Written:
+    """A new table on a server: a staging table, a batch a transaction, renamed into place
+    at the end or dropped when anything fails. OutputError (exit 3) when the server
+    refuses a write."""
+    import psycopg
+
+    w = PgvectorWriter(spec.text, source)
+    try:
+        w.open(Path(), dimension)
+        for batch in batches:
+            w.write(batch)
+        w.commit()
+    except psycopg.Error as exc:
+        w.abort()
+        raise OutputError(
+            f"could not write table {w.t.table} in {w.t.dbname} at {w.t.where}: "
+            f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}; nothing was left there"
+        ) from None
+    except BaseException:
+        w.abort()
+        raise
+    return Written([], w.proof(Path()), spec.kind, w.shown())
+
+
+__all__ = ["Written", "write_copy", "write_table", "writers_for"]

@@ -2,7 +2,8 @@
 ``--store`` specs (``KIND:LOCATION?key=value``). A plain path is a NEW folder holding
 ``vectors.parquet`` (and a FAISS index for a FAISS source); ``chroma:DIR?collection=C``,
 ``lancedb:DIR?table=T``, ``qdrant:DIR?collection=C``, ``faiss:DIR`` and ``parquet:DIR``
-name a NEW folder holding that kind of store (and ``vectors.parquet`` beside it)."""
+name a NEW folder holding that kind of store (and ``vectors.parquet`` beside it);
+``pgvector:postgresql://...?table=NEW`` a new table in that database."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from ....errors import SpecError
 from ....stores.params import Choice, Param, StoreSpec, Str, check_params
+from ....stores.pgvector.connect import LIBPQ_KEYS
 
 #: target kind -> the options its spec takes (unknown ones refused with a did-you-mean)
 KINDS: dict[str, dict[str, Param]] = {
@@ -23,9 +25,12 @@ KINDS: dict[str, dict[str, Param]] = {
     "chroma": {"collection": Str()},
     "lancedb": {"table": Str()},
     "qdrant": {"collection": Str()},
+    "pgvector": {"table": Str(), "schema": Str(), **{k: Str() for k in LIBPQ_KEYS}},
 }
+#: the kinds written on a server (a staging table renamed), not in a new folder
+SERVER = ("pgvector",)
 #: store kinds repair reads but cannot write a new collection of yet
-NOT_YET = ("pgvector", "milvus", "upstash", "pinecone", "llamaindex", "jsonl", "sqlitevec")
+NOT_YET = ("milvus", "upstash", "pinecone", "llamaindex", "jsonl", "sqlitevec")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_+-]+):(?![\\/]{2})")
 EXAMPLE = "e.g. --out ./fixed or --out chroma:./fixed?collection=docs"
 
@@ -33,7 +38,7 @@ EXAMPLE = "e.g. --out ./fixed or --out chroma:./fixed?collection=docs"
 @dataclass(frozen=True)
 class TargetSpec:
     """A parsed ``--out``: ``kind`` (``folder`` for a plain path), the NEW ``folder`` it
-    writes, and its checked options."""
+    writes (unused for a server kind: ``text`` names the table), and its checked options."""
 
     kind: str
     folder: Path
@@ -56,17 +61,22 @@ def parse_target(out: str | Path) -> TargetSpec:
         raise SpecError(
             f"--out {parsed.scheme}:... is not written by repair yet; pass --out DIR for a "
             "Parquet copy (vectors.parquet) to bulk-load, or one of: "
-            + ", ".join(f"{k}:DIR" for k in KINDS if k != "folder")
+            + ", ".join(f"{k}:DIR" for k in KINDS if k not in ("folder", *SERVER))
+            + ", pgvector:DSN?table=NEW"
         )
     if parsed.scheme not in KINDS or parsed.scheme == "folder":
-        known = [k for k in KINDS if k != "folder"]
+        known = [k for k in KINDS if k not in ("folder", *SERVER)]
         close = difflib.get_close_matches(parsed.scheme, known + list(NOT_YET), n=1)
         guess = f"; did you mean {close[0]}?" if close else ";"
         raise SpecError(
             f"--out {text}: unknown target kind '{parsed.scheme}'{guess} use a folder or one "
-            f"of {', '.join(k + ':DIR' for k in known)} ({EXAMPLE})"
+            f"of {', '.join(k + ':DIR' for k in known)}, pgvector:DSN?table=NEW ({EXAMPLE})"
         )
     loc = parsed.location
+    if parsed.scheme in SERVER:
+        params = check_params(f"--out {parsed.scheme}", parsed.params, KINDS[parsed.scheme])
+        parsed.require("table", "name a NEW table in the source's database, e.g. ?table=fixed")
+        return TargetSpec(parsed.scheme, Path(), params, text)
     if not loc or "://" in loc or loc.startswith("//"):
         raise SpecError(
             f"--out {text}: a {parsed.scheme} target is a NEW local folder, not "
@@ -76,4 +86,4 @@ def parse_target(out: str | Path) -> TargetSpec:
     return TargetSpec(parsed.scheme, Path(loc), params, text)
 
 
-__all__ = ["KINDS", "NOT_YET", "TargetSpec", "parse_target"]
+__all__ = ["KINDS", "NOT_YET", "SERVER", "TargetSpec", "parse_target"]
