@@ -25,12 +25,13 @@ MEANING = {
 #: rows shown per way in the report
 SHOWN = 10
 #: the store kinds whose repaired copy can be of their own kind (``--out KIND:DIR``)
-SAME_KIND = ("parquet", "jsonl", "faiss", "chroma", "lancedb", "qdrant")
+SAME_KIND = ("parquet", "jsonl", "faiss", "chroma", "lancedb", "qdrant", "pgvector")
 #: how ``--out`` names a new store of a kind
 OUT_EXAMPLE = {
     "chroma": "chroma:DIR?collection=NAME",
     "lancedb": "lancedb:DIR?table=NAME",
     "qdrant": "qdrant:DIR?collection=NAME",
+    "pgvector": "pgvector:DSN?table=NEW",
 }
 
 
@@ -75,7 +76,7 @@ def _lines(r: RepairResult) -> list[Text]:
             out.append(
                 Text(
                     f"  a new {kind} collection is not written today: repair writes Parquet, "
-                    "FAISS, Chroma, LanceDB or Qdrant targets; load vectors.parquet with your "
+                    "FAISS, Chroma, LanceDB, Qdrant or pgvector targets; load vectors.parquet with your "
                     "indexer's bulk load",
                     style="warning",
                 )
