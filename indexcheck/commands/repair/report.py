@@ -76,8 +76,8 @@ def _lines(r: RepairResult) -> list[Text]:
             out.append(
                 Text(
                     f"  a new {kind} collection is not written today: repair writes Parquet, "
-                    "FAISS, Chroma, LanceDB, Qdrant or pgvector targets; load vectors.parquet with your "
-                    "indexer's bulk load",
+                    "FAISS, Chroma, LanceDB, Qdrant or pgvector targets; load vectors.parquet "
+                    "with your indexer's bulk load",
                     style="warning",
                 )
             )
