@@ -40,7 +40,8 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
     help="NEW folder for the corrected copy: vectors.parquet (and the FAISS index for a "
     "FAISS source); or a new store of a kind, e.g. chroma:DIR?collection=C, "
     "lancedb:DIR?table=T, qdrant:DIR?collection=C, faiss:DIR; or a new table in the "
-    "source's database: pgvector:DSN?table=NEW. Never the source or inside it.",
+    "source's database: pgvector:DSN?table=NEW; or upstash:URL?namespace=NEW (with --yes). "
+    "Never the source or inside it.",
 )
 @click.option(
     "--verify",
@@ -53,6 +54,7 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
 @seed_option
 @min_cosine_option("A reused vector under this cosine with a fresh embedding is re-embedded.")
 @click.option("--dry-run", is_flag=True, help="Print what would be reused, embedded, dropped.")
+@click.option("--yes", is_flag=True, help="Write a hosted target (an Upstash namespace).")
 @click.option(
     "--no-check", "no_check", is_flag=True, help="Skip check-index --all on the copy (exit 1)."
 )
@@ -72,6 +74,7 @@ def repair_cmd(
     seed: int,
     min_cosine: float,
     dry_run: bool,
+    yes: bool,
     no_check: bool,
     json_path: str | None,
     report_dir: Path | None,
@@ -83,6 +86,6 @@ def repair_cmd(
             store_spec, out=out_spec, chunks=chunks_path, embedder=embedder_spec, verify=verify,
             seed=seed, min_cosine=min_cosine, dry_run=dry_run, check=not no_check,
             cache=cache_path, trust_pickle=trust_pickle, id_column=id_column,
-            text_column=text_column, progress=say,
+            text_column=text_column, progress=say, yes=yes,
         )  # fmt: skip
     ctx.exit(finish(ctx, result))

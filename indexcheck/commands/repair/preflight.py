@@ -10,7 +10,8 @@ from ...errors import BackendUnavailableError, InputError
 from .settings import RepairSettings
 from .targets import TargetSpec, parse_target
 from .targets.pgvector import connect, exists, target_of
-from .targets.spec import SERVER
+from .targets.spec import HOSTED, SERVER
+from .targets.upstash import client, namespace_of
 
 #: the schemes whose spec names a local file or folder (the source repair never writes)
 LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus",
@@ -61,6 +62,22 @@ def refuse_table(text: str, store: Any) -> None:
         )
 
 
+def refuse_namespace(text: str, store: Any) -> None:
+    """InputError (exit 2) when the target namespace is the source's or exists already."""
+    t = namespace_of(text)
+    spec = store if isinstance(store, str) else getattr(store, "spec", "")
+    if isinstance(spec, str) and spec.startswith("upstash:") and namespace_of(spec) == t:
+        raise InputError(
+            f"--out names the source namespace '{t.namespace}'; repair never writes what it "
+            "reads: pass ?namespace= a NEW namespace"
+        )
+    if t.namespace in client(t.url).list_namespaces():
+        raise InputError(
+            f"--out: namespace '{t.namespace}' already exists in {t.url}; pass ?namespace= a "
+            "new name (the default namespace '' always exists)"
+        )
+
+
 def refuse(settings: RepairSettings) -> TargetSpec:
     """The target ``settings.out`` names; InputError or SpecError (exit 2) unless it is a
     known kind and a new folder outside the source."""
@@ -72,6 +89,14 @@ def refuse(settings: RepairSettings) -> TargetSpec:
             "a new folder"
         )
     target = parse_target(settings.out)
+    if target.kind in HOSTED and not settings.yes and not settings.dry_run:
+        raise InputError(
+            f"--out {target.kind}:... writes a new namespace in a hosted index (a paid "
+            "service, and a namespace others may read); add --yes to write it"
+        )
+    if target.kind == "upstash":
+        refuse_namespace(target.text, settings.store)
+        return target
     if target.kind in SERVER:
         refuse_table(target.text, settings.store)
         return target

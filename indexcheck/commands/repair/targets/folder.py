@@ -20,6 +20,7 @@ from .pgvector import PgvectorWriter
 from .protocol import Batch, Source, Writer
 from .qdrant import QdrantWriter
 from .spec import SERVER, TargetSpec
+from .upstash import UpstashWriter
 
 
 @dataclass(frozen=True)
@@ -119,24 +120,39 @@ def write_table(
     """A new table on a server: a staging table, a batch a transaction, renamed into place
     at the end or dropped when anything fails. OutputError (exit 3) when the server
     refuses a write."""
-    import psycopg
+    w: PgvectorWriter | UpstashWriter
+    if spec.kind == "upstash":
+        w = UpstashWriter(spec.text, source)
+        errors: tuple[type[BaseException], ...] = (OSError,)
+        try:
+            from upstash_vector.errors import UpstashError
 
-    w = PgvectorWriter(spec.text, source)
+            errors = (UpstashError, OSError)
+        except ImportError:
+            pass
+        what = f"namespace '{w.target.namespace}'"
+    else:
+        import psycopg
+
+        w = PgvectorWriter(spec.text, source)
+        errors = (psycopg.Error,)
+        what = f"table {w.t.table} in {w.t.dbname} at {w.t.where}"
     try:
         w.open(Path(), dimension)
         for batch in batches:
             w.write(batch)
         w.commit()
-    except psycopg.Error as exc:
+    except errors as exc:
         w.abort()
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise OutputError(
-            f"could not write table {w.t.table} in {w.t.dbname} at {w.t.where}: "
-            f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}; nothing was left there"
+            f"could not write {what}: {type(exc).__name__}: {first}; nothing was left there"
         ) from None
     except BaseException:
         w.abort()
         raise
-    return Written([], w.proof(Path()), spec.kind, w.shown())
+    shown = w.shown() if isinstance(w, PgvectorWriter) else w.proof(Path())
+    return Written([], w.proof(Path()), spec.kind, shown)
 
 
 __all__ = ["Written", "write_copy", "write_table", "writers_for"]

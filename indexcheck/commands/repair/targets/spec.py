@@ -26,11 +26,20 @@ KINDS: dict[str, dict[str, Param]] = {
     "lancedb": {"table": Str()},
     "qdrant": {"collection": Str()},
     "pgvector": {"table": Str(), "schema": Str(), **{k: Str() for k in LIBPQ_KEYS}},
+    "upstash": {"namespace": Str()},
 }
-#: the kinds written on a server (a staging table renamed), not in a new folder
-SERVER = ("pgvector",)
+#: the kinds written on a server (a staging table renamed, or a new namespace), not in a
+#: new folder
+SERVER = ("pgvector", "upstash")
+#: the hosted kinds: writing to them needs --yes
+HOSTED = ("upstash",)
+#: what names the new table or namespace of a server kind
+NEW_NAME = {
+    "pgvector": ("table", "e.g. ?table=fixed"),
+    "upstash": ("namespace", "e.g. ?namespace=fixed"),
+}
 #: store kinds repair reads but cannot write a new collection of yet
-NOT_YET = ("milvus", "upstash", "pinecone", "llamaindex", "jsonl", "sqlitevec")
+NOT_YET = ("milvus", "pinecone", "llamaindex", "jsonl", "sqlitevec")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_+-]+):(?![\\/]{2})")
 EXAMPLE = "e.g. --out ./fixed or --out chroma:./fixed?collection=docs"
 
@@ -62,7 +71,7 @@ def parse_target(out: str | Path) -> TargetSpec:
             f"--out {parsed.scheme}:... is not written by repair yet; pass --out DIR for a "
             "Parquet copy (vectors.parquet) to bulk-load, or one of: "
             + ", ".join(f"{k}:DIR" for k in KINDS if k not in ("folder", *SERVER))
-            + ", pgvector:DSN?table=NEW"
+            + ", pgvector:DSN?table=NEW, upstash:URL?namespace=NEW"
         )
     if parsed.scheme not in KINDS or parsed.scheme == "folder":
         known = [k for k in KINDS if k not in ("folder", *SERVER)]
@@ -75,7 +84,8 @@ def parse_target(out: str | Path) -> TargetSpec:
     loc = parsed.location
     if parsed.scheme in SERVER:
         params = check_params(f"--out {parsed.scheme}", parsed.params, KINDS[parsed.scheme])
-        parsed.require("table", "name a NEW table in the source's database, e.g. ?table=fixed")
+        key, example = NEW_NAME[parsed.scheme]
+        parsed.require(key, f"name a NEW {key} in the source's {parsed.scheme}, {example}")
         return TargetSpec(parsed.scheme, Path(), params, text)
     if not loc or "://" in loc or loc.startswith("//"):
         raise SpecError(
@@ -86,4 +96,4 @@ def parse_target(out: str | Path) -> TargetSpec:
     return TargetSpec(parsed.scheme, Path(loc), params, text)
 
 
-__all__ = ["KINDS", "NOT_YET", "SERVER", "TargetSpec", "parse_target"]
+__all__ = ["HOSTED", "KINDS", "NOT_YET", "SERVER", "TargetSpec", "parse_target"]
