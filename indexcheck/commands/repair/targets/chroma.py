@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .protocol import Batch, Source
+from .protocol import Batch, ClientWriter, Source
 
 #: a store's metric name -> Chroma space
 SPACES = {"cosine": "cosine", "ip": "ip", "dot": "ip", "l2": "l2", "euclid": "l2"}
@@ -20,7 +20,7 @@ def _scalar(v: Any) -> Any:
     return v if isinstance(v, str | int | float | bool) else json.dumps(v, default=str)
 
 
-class ChromaWriter:
+class ChromaWriter(ClientWriter):
     """Writes collection ``name`` into a PersistentClient at the staging folder."""
 
     def __init__(self, name: str, source: Source) -> None:
@@ -47,14 +47,6 @@ class ChromaWriter:
                 documents=batch.texts[lo:hi],
                 metadatas=[m or None for m in metas[lo:hi]],
             )
-
-    def commit(self) -> None:
-        self.abort()
-
-    def abort(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
 
     def proof(self, out: Path) -> str:
         return f"chroma:{out}?collection={self.name}"

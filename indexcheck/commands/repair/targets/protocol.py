@@ -63,4 +63,19 @@ class Writer(Protocol):
         """The spec check-index reads the published copy at ``out`` with."""
 
 
-__all__ = ["Batch", "Source", "Writer"]
+class ClientWriter:
+    """A writer over one SDK client that holds the staging folder open: ``commit`` and
+    ``abort`` both close it (the caller publishes or removes the folder)."""
+
+    _client: Any = None
+
+    def commit(self) -> None:
+        self.abort()
+
+    def abort(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+__all__ = ["Batch", "ClientWriter", "Source", "Writer"]

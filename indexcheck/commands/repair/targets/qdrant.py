@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .protocol import Batch, Source
+from .protocol import Batch, ClientWriter, Source
 
 #: a store's metric name -> Qdrant distance
 DISTANCES = {"cosine": "Cosine", "ip": "Dot", "dot": "Dot", "l2": "Euclid", "euclid": "Euclid",
@@ -31,7 +31,7 @@ def point_id(cid: str) -> int | str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, cid))
 
 
-class QdrantWriter:
+class QdrantWriter(ClientWriter):
     """Writes collection ``name`` into a local-mode client at the staging folder."""
 
     def __init__(self, name: str, source: Source) -> None:
@@ -71,14 +71,6 @@ class QdrantWriter:
                 )  # fmt: skip
             ]
             self._client.upsert(self.name, points=points)
-
-    def commit(self) -> None:
-        self.abort()
-
-    def abort(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
 
     def proof(self, out: Path) -> str:
         text = "page_content" if self.langchain else "text"
