@@ -39,8 +39,9 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
     metavar="DIR|KIND:DIR?...",
     help="NEW folder for the corrected copy: vectors.parquet (and the FAISS index for a "
     "FAISS source); or a new store of a kind, e.g. chroma:DIR?collection=C, "
-    "lancedb:DIR?table=T, qdrant:DIR?collection=C, faiss:DIR; or a new table in the "
-    "source's database: pgvector:DSN?table=NEW; or upstash:URL?namespace=NEW (with --yes). "
+    "lancedb:DIR?table=T, qdrant:DIR?collection=C, milvus:DIR?collection=C, faiss:DIR; "
+    "or a new table in the source's database: pgvector:DSN?table=NEW; or "
+    "upstash:URL?namespace=NEW (with --yes). "
     "Never the source or inside it.",
 )
 @click.option(

@@ -25,13 +25,16 @@ MEANING = {
 #: rows shown per way in the report
 SHOWN = 10
 #: the store kinds whose repaired copy can be of their own kind (``--out KIND:DIR``)
-SAME_KIND = ("parquet", "jsonl", "faiss", "chroma", "lancedb", "qdrant", "pgvector")
+SAME_KIND = ("parquet", "jsonl", "faiss", "chroma", "lancedb", "qdrant", "pgvector", "milvus",
+             "upstash")  # fmt: skip
 #: how ``--out`` names a new store of a kind
 OUT_EXAMPLE = {
     "chroma": "chroma:DIR?collection=NAME",
     "lancedb": "lancedb:DIR?table=NAME",
     "qdrant": "qdrant:DIR?collection=NAME",
     "pgvector": "pgvector:DSN?table=NEW",
+    "milvus": "milvus:DIR?collection=NAME",
+    "upstash": "upstash:URL?namespace=NEW --yes",
 }
 
 
@@ -76,8 +79,8 @@ def _lines(r: RepairResult) -> list[Text]:
             out.append(
                 Text(
                     f"  a new {kind} collection is not written today: repair writes Parquet, "
-                    "FAISS, Chroma, LanceDB, Qdrant or pgvector targets; load vectors.parquet "
-                    "with your indexer's bulk load",
+                    "FAISS, Chroma, LanceDB, Qdrant, Milvus Lite, pgvector or Upstash "
+                    "targets; load vectors.parquet with your indexer's bulk load",
                     style="warning",
                 )
             )

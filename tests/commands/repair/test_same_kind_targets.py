@@ -60,21 +60,30 @@ def _chroma(root: Path) -> str:
     return chroma_builder.build(root / "src", c.ids, v, c.texts, "cosine")
 
 
+def _milvus(root: Path) -> str:
+    from tests.builders import milvus as milvus_builder
+
+    c, v = _corpus_and_vectors()
+    return milvus_builder.build(root / "src", c.ids, v, c.texts, "cosine")
+
+
 def _folder(spec: str) -> Path:
     return Path(spec.split(":", 1)[1].split("?", 1)[0])
 
 
-SOURCES = {"parquet": _parquet, "lancedb": _lancedb, "qdrant": _qdrant}
+SOURCES = {"parquet": _parquet, "lancedb": _lancedb, "qdrant": _qdrant, "milvus": _milvus}
 TARGETS = {
     "chroma": "chroma:{out}?collection=fixed",
     "lancedb": "lancedb:{out}?table=fixed",
     "qdrant": "qdrant:{out}?collection=fixed",
     "faiss": "faiss:{out}",
+    "milvus": "milvus:{out}?collection=fixed",
 }
 
 
 @pytest.mark.parametrize(("source", "target"), [
     ("parquet", "chroma"), ("lancedb", "lancedb"), ("qdrant", "qdrant"), ("parquet", "faiss"),
+    ("milvus", "milvus"),
 ])  # fmt: skip
 def test_a_same_kind_target_is_written_and_proved_on_the_store_itself(
     tmp_path: Path, source: str, target: str
@@ -118,9 +127,9 @@ def test_a_langchain_chroma_source_gives_a_collection_langchain_chroma_searches(
     assert hit.page_content == last and hit.metadata["package"] == corpus.doc_of[-1]
 
 
-@pytest.mark.parametrize("kind", ["chroma", "lancedb", "qdrant", "faiss", "parquet"])
+@pytest.mark.parametrize("kind", ["chroma", "lancedb", "qdrant", "milvus", "faiss", "parquet"])
 def test_a_target_inside_the_source_is_exit_2_before_any_work(tmp_path: Path, kind: str) -> None:
-    builders = {"chroma": _chroma, "lancedb": _lancedb, "qdrant": _qdrant}
+    builders = {"chroma": _chroma, "lancedb": _lancedb, "qdrant": _qdrant, "milvus": _milvus}
     spec = builders.get(kind, _parquet)(tmp_path)
     inside = _folder(spec)  # the source's folder, or its file
     emb = CountingEmbedder(32)
@@ -139,7 +148,7 @@ def test_a_target_inside_the_source_is_exit_2_before_any_work(tmp_path: Path, ki
     ("chroma:{t}/n?colection=x", "did you mean collection?"),
     ("lancedb:{t}/n?tabel=x", "did you mean table?"),
     ("faiss:{t}/n?layout=llama", "must be one of langchain, indexcheck"),
-    ("milvus:{t}/m.db?collection=new", "not written by repair yet"),
+    ("pinecone:idx?namespace=new", "not written by repair yet"),
     ("upstash:http://127.0.0.1:9/x?namespace=n", "add --yes"),
     ("chroma:http://127.0.0.1:8000?collection=x", "a NEW local folder"),
 ])  # fmt: skip

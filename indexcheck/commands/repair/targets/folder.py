@@ -15,6 +15,7 @@ from ....output.files import disk_full, publish, staging
 from .chroma import ChromaWriter
 from .faiss import FaissWriter
 from .lancedb import LanceDBWriter
+from .milvus import MilvusWriter
 from .parquet import ParquetWriter
 from .pgvector import PgvectorWriter
 from .protocol import Batch, Source, Writer
@@ -65,6 +66,9 @@ def writers_for(spec: TargetSpec, source: Source) -> tuple[list[Writer], str]:
     elif kind == "lancedb":
         table = str(d.get("table") or "vectors") if source.kind == "lancedb" else "vectors"
         extra = LanceDBWriter(spec.param("table", table), source)
+    elif kind == "milvus":
+        own = d.get("collection") if source.kind == "milvus" else None
+        extra = MilvusWriter(spec.param("collection", str(own or "repaired")), source)
     elif kind == "qdrant":
         own = d.get("collection") if source.kind == "qdrant" else None
         extra = QdrantWriter(spec.param("collection", str(own or "repaired")), source)

@@ -1,9 +1,11 @@
 """``--out``: where the repaired copy goes, parsed before any work with the grammar of
 ``--store`` specs (``KIND:LOCATION?key=value``). A plain path is a NEW folder holding
 ``vectors.parquet`` (and a FAISS index for a FAISS source); ``chroma:DIR?collection=C``,
-``lancedb:DIR?table=T``, ``qdrant:DIR?collection=C``, ``faiss:DIR`` and ``parquet:DIR``
+``lancedb:DIR?table=T``, ``qdrant:DIR?collection=C``, ``milvus:DIR?collection=C`` (Milvus
+Lite), ``faiss:DIR`` and ``parquet:DIR``
 name a NEW folder holding that kind of store (and ``vectors.parquet`` beside it);
-``pgvector:postgresql://...?table=NEW`` a new table in that database."""
+``pgvector:postgresql://...?table=NEW`` a new table in that database and
+``upstash:URL?namespace=NEW`` a new namespace (hosted: with --yes)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ KINDS: dict[str, dict[str, Param]] = {
     "chroma": {"collection": Str()},
     "lancedb": {"table": Str()},
     "qdrant": {"collection": Str()},
+    "milvus": {"collection": Str()},
     "pgvector": {"table": Str(), "schema": Str(), **{k: Str() for k in LIBPQ_KEYS}},
     "upstash": {"namespace": Str()},
 }
@@ -39,7 +42,7 @@ NEW_NAME = {
     "upstash": ("namespace", "e.g. ?namespace=fixed"),
 }
 #: store kinds repair reads but cannot write a new collection of yet
-NOT_YET = ("milvus", "pinecone", "llamaindex", "jsonl", "sqlitevec")
+NOT_YET = ("pinecone", "llamaindex", "jsonl", "sqlitevec")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_+-]+):(?![\\/]{2})")
 EXAMPLE = "e.g. --out ./fixed or --out chroma:./fixed?collection=docs"
 
