@@ -41,7 +41,7 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
     "FAISS source); or a new store of a kind, e.g. chroma:DIR?collection=C, "
     "lancedb:DIR?table=T, qdrant:DIR?collection=C, milvus:DIR?collection=C, faiss:DIR; "
     "or a new table in the source's database: pgvector:DSN?table=NEW; or "
-    "upstash:URL?namespace=NEW (with --yes). "
+    "upstash:URL?namespace=NEW or pinecone:INDEX?namespace=NEW (with --yes). "
     "Never the source or inside it.",
 )
 @click.option(
@@ -55,7 +55,9 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
 @seed_option
 @min_cosine_option("A reused vector under this cosine with a fresh embedding is re-embedded.")
 @click.option("--dry-run", is_flag=True, help="Print what would be reused, embedded, dropped.")
-@click.option("--yes", is_flag=True, help="Write a hosted target (an Upstash namespace).")
+@click.option(
+    "--yes", is_flag=True, help="Write a hosted target (an Upstash or Pinecone namespace)."
+)
 @click.option(
     "--no-check", "no_check", is_flag=True, help="Skip check-index --all on the copy (exit 1)."
 )

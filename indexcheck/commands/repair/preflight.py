@@ -10,6 +10,9 @@ from ...errors import BackendUnavailableError, InputError
 from .settings import RepairSettings
 from .targets import TargetSpec, parse_target
 from .targets.pgvector import connect, exists, target_of
+from .targets.pinecone import index_client as pinecone_index
+from .targets.pinecone import namespace_of as pinecone_namespace
+from .targets.pinecone import namespaces as pinecone_namespaces
 from .targets.spec import HOSTED, SERVER
 from .targets.upstash import client, namespace_of
 
@@ -78,6 +81,24 @@ def refuse_namespace(text: str, store: Any) -> None:
         )
 
 
+def refuse_pinecone(text: str, store: Any) -> None:
+    """InputError (exit 2) when the target namespace is the source's or holds vectors."""
+    t = pinecone_namespace(text)
+    spec = store if isinstance(store, str) else getattr(store, "spec", "")
+    if isinstance(spec, str) and spec.startswith("pinecone:"):
+        src = pinecone_namespace(spec)
+        if (src.index, src.namespace) == (t.index, t.namespace):
+            raise InputError(
+                f"--out names the source namespace '{t.namespace}'; repair never writes what "
+                "it reads: pass ?namespace= a NEW namespace"
+            )
+    if t.namespace in pinecone_namespaces(pinecone_index(t)):
+        raise InputError(
+            f"--out: namespace '{t.namespace}' of {t.index} already holds vectors; pass "
+            "?namespace= a new name"
+        )
+
+
 def refuse(settings: RepairSettings) -> TargetSpec:
     """The target ``settings.out`` names; InputError or SpecError (exit 2) unless it is a
     known kind and a new folder outside the source."""
@@ -96,6 +117,9 @@ def refuse(settings: RepairSettings) -> TargetSpec:
         )
     if target.kind == "upstash":
         refuse_namespace(target.text, settings.store)
+        return target
+    if target.kind == "pinecone":
+        refuse_pinecone(target.text, settings.store)
         return target
     if target.kind in SERVER:
         refuse_table(target.text, settings.store)

@@ -26,7 +26,7 @@ MEANING = {
 SHOWN = 10
 #: the store kinds whose repaired copy can be of their own kind (``--out KIND:DIR``)
 SAME_KIND = ("parquet", "jsonl", "faiss", "chroma", "lancedb", "qdrant", "pgvector", "milvus",
-             "upstash")  # fmt: skip
+             "upstash", "pinecone")  # fmt: skip
 #: how ``--out`` names a new store of a kind
 OUT_EXAMPLE = {
     "chroma": "chroma:DIR?collection=NAME",
@@ -35,6 +35,7 @@ OUT_EXAMPLE = {
     "pgvector": "pgvector:DSN?table=NEW",
     "milvus": "milvus:DIR?collection=NAME",
     "upstash": "upstash:URL?namespace=NEW --yes",
+    "pinecone": "pinecone:INDEX?namespace=NEW --yes",
 }
 
 
@@ -79,8 +80,8 @@ def _lines(r: RepairResult) -> list[Text]:
             out.append(
                 Text(
                     f"  a new {kind} collection is not written today: repair writes Parquet, "
-                    "FAISS, Chroma, LanceDB, Qdrant, Milvus Lite, pgvector or Upstash "
-                    "targets; load vectors.parquet with your indexer's bulk load",
+                    "FAISS, Chroma, LanceDB, Qdrant, Milvus Lite, pgvector, Upstash or "
+                    "Pinecone targets; load vectors.parquet with your indexer's bulk load",
                     style="warning",
                 )
             )

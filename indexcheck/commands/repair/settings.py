@@ -39,7 +39,7 @@ class RepairSettings:
     #: SQLite embedding cache: a killed repair resumes without paying twice
     cache: str | Path | None = None
     trust_pickle: bool = False
-    #: write a hosted target (an Upstash namespace); without it such a target is exit 2
+    #: write a hosted target (an Upstash or Pinecone namespace); without it such a target is exit 2
     yes: bool = False
     id_column: str = "id"
     text_column: str = "text"

@@ -148,7 +148,8 @@ def test_a_target_inside_the_source_is_exit_2_before_any_work(tmp_path: Path, ki
     ("chroma:{t}/n?colection=x", "did you mean collection?"),
     ("lancedb:{t}/n?tabel=x", "did you mean table?"),
     ("faiss:{t}/n?layout=llama", "must be one of langchain, indexcheck"),
-    ("pinecone:idx?namespace=new", "not written by repair yet"),
+    ("jsonl:{t}/n.jsonl", "not written by repair yet"),
+    ("pinecone:idx?namespace=new", "add --yes"),
     ("upstash:http://127.0.0.1:9/x?namespace=n", "add --yes"),
     ("chroma:http://127.0.0.1:8000?collection=x", "a NEW local folder"),
 ])  # fmt: skip

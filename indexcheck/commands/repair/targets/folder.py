@@ -18,6 +18,7 @@ from .lancedb import LanceDBWriter
 from .milvus import MilvusWriter
 from .parquet import ParquetWriter
 from .pgvector import PgvectorWriter
+from .pinecone import PineconeWriter
 from .protocol import Batch, Source, Writer
 from .qdrant import QdrantWriter
 from .spec import SERVER, TargetSpec
@@ -124,17 +125,20 @@ def write_table(
     """A new table on a server: a staging table, a batch a transaction, renamed into place
     at the end or dropped when anything fails. OutputError (exit 3) when the server
     refuses a write."""
-    w: PgvectorWriter | UpstashWriter
+    w: PgvectorWriter | UpstashWriter | PineconeWriter
+    errors: tuple[type[BaseException], ...] = (OSError,)
     if spec.kind == "upstash":
-        w = UpstashWriter(spec.text, source)
-        errors: tuple[type[BaseException], ...] = (OSError,)
-        try:
-            from upstash_vector.errors import UpstashError
+        from upstash_vector.errors import UpstashError
 
-            errors = (UpstashError, OSError)
-        except ImportError:
-            pass
+        w = UpstashWriter(spec.text, source)
+        errors = (UpstashError, OSError)
         what = f"namespace '{w.target.namespace}'"
+    elif spec.kind == "pinecone":
+        from pinecone.exceptions import PineconeException
+
+        w = PineconeWriter(spec.text, source)
+        errors = (PineconeException, OSError)
+        what = f"namespace '{w.target.namespace}' of {w.target.index}"
     else:
         import psycopg
 

@@ -5,7 +5,8 @@
 Lite), ``faiss:DIR`` and ``parquet:DIR``
 name a NEW folder holding that kind of store (and ``vectors.parquet`` beside it);
 ``pgvector:postgresql://...?table=NEW`` a new table in that database and
-``upstash:URL?namespace=NEW`` a new namespace (hosted: with --yes)."""
+``upstash:URL?namespace=NEW`` and ``pinecone:INDEX?namespace=NEW`` a new namespace
+(hosted: with --yes)."""
 
 from __future__ import annotations
 
@@ -30,19 +31,21 @@ KINDS: dict[str, dict[str, Param]] = {
     "milvus": {"collection": Str()},
     "pgvector": {"table": Str(), "schema": Str(), **{k: Str() for k in LIBPQ_KEYS}},
     "upstash": {"namespace": Str()},
+    "pinecone": {"namespace": Str(), "host": Str()},
 }
 #: the kinds written on a server (a staging table renamed, or a new namespace), not in a
 #: new folder
-SERVER = ("pgvector", "upstash")
+SERVER = ("pgvector", "upstash", "pinecone")
 #: the hosted kinds: writing to them needs --yes
-HOSTED = ("upstash",)
+HOSTED = ("upstash", "pinecone")
 #: what names the new table or namespace of a server kind
 NEW_NAME = {
     "pgvector": ("table", "e.g. ?table=fixed"),
     "upstash": ("namespace", "e.g. ?namespace=fixed"),
+    "pinecone": ("namespace", "e.g. ?namespace=fixed"),
 }
 #: store kinds repair reads but cannot write a new collection of yet
-NOT_YET = ("pinecone", "llamaindex", "jsonl", "sqlitevec")
+NOT_YET = ("llamaindex", "jsonl", "sqlitevec")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_+-]+):(?![\\/]{2})")
 EXAMPLE = "e.g. --out ./fixed or --out chroma:./fixed?collection=docs"
 
@@ -74,7 +77,7 @@ def parse_target(out: str | Path) -> TargetSpec:
             f"--out {parsed.scheme}:... is not written by repair yet; pass --out DIR for a "
             "Parquet copy (vectors.parquet) to bulk-load, or one of: "
             + ", ".join(f"{k}:DIR" for k in KINDS if k not in ("folder", *SERVER))
-            + ", pgvector:DSN?table=NEW, upstash:URL?namespace=NEW"
+            + ", pgvector:DSN?table=NEW, upstash:URL?namespace=NEW, pinecone:INDEX?namespace=NEW"
         )
     if parsed.scheme not in KINDS or parsed.scheme == "folder":
         known = [k for k in KINDS if k not in ("folder", *SERVER)]
