@@ -37,9 +37,8 @@ def source_path(store: Any) -> Path | None:
 
 def refuse_table(text: str, store: Any) -> None:
     """InputError (exit 2) when the target table is the source's or exists already."""
-    t = target_of(text)
-    spec = store if isinstance(store, str) else getattr(store, "spec", "")
-    if isinstance(spec, str) and spec.startswith("pgvector:"):
+    t, spec = target_of(text), _spec_of(store)
+    if spec.startswith("pgvector:"):
         src = target_of(spec)
         same = (src.where, src.dbname, src.schema or "public", src.table)
         if same == (t.where, t.dbname, t.schema or "public", t.table):
@@ -65,38 +64,39 @@ def refuse_table(text: str, store: Any) -> None:
         )
 
 
-def refuse_namespace(text: str, store: Any) -> None:
-    """InputError (exit 2) when the target namespace is the source's or exists already."""
-    t = namespace_of(text)
+def _spec_of(store: Any) -> str:
     spec = store if isinstance(store, str) else getattr(store, "spec", "")
-    if isinstance(spec, str) and spec.startswith("upstash:") and namespace_of(spec) == t:
+    return spec if isinstance(spec, str) else ""
+
+
+def _refuse_namespace(namespace: str, is_source: bool, used: Any, where: str) -> None:
+    """InputError (exit 2) when ``namespace`` is the source's or one of ``used``
+    (a callable giving the names in use, asked only when it is not the source's)."""
+    if is_source:
         raise InputError(
-            f"--out names the source namespace '{t.namespace}'; repair never writes what it "
+            f"--out names the source namespace '{namespace}'; repair never writes what it "
             "reads: pass ?namespace= a NEW namespace"
         )
-    if t.namespace in client(t.url).list_namespaces():
+    if namespace in used():
         raise InputError(
-            f"--out: namespace '{t.namespace}' already exists in {t.url}; pass ?namespace= a "
-            "new name (the default namespace '' always exists)"
+            f"--out: namespace '{namespace}' already exists in {where}; pass ?namespace= a new name"
         )
+
+
+def refuse_namespace(text: str, store: Any) -> None:
+    """InputError (exit 2) when the Upstash namespace is the source's or exists already."""
+    t, spec = namespace_of(text), _spec_of(store)
+    same = spec.startswith("upstash:") and namespace_of(spec) == t
+    _refuse_namespace(t.namespace, same, lambda: client(t.url).list_namespaces(), t.url)
 
 
 def refuse_pinecone(text: str, store: Any) -> None:
-    """InputError (exit 2) when the target namespace is the source's or holds vectors."""
-    t = pinecone_namespace(text)
-    spec = store if isinstance(store, str) else getattr(store, "spec", "")
-    if isinstance(spec, str) and spec.startswith("pinecone:"):
-        src = pinecone_namespace(spec)
-        if (src.index, src.namespace) == (t.index, t.namespace):
-            raise InputError(
-                f"--out names the source namespace '{t.namespace}'; repair never writes what "
-                "it reads: pass ?namespace= a NEW namespace"
-            )
-    if t.namespace in pinecone_namespaces(pinecone_index(t)):
-        raise InputError(
-            f"--out: namespace '{t.namespace}' of {t.index} already holds vectors; pass "
-            "?namespace= a new name"
-        )
+    """InputError (exit 2) when the Pinecone namespace is the source's or holds vectors."""
+    t, spec = pinecone_namespace(text), _spec_of(store)
+    src = pinecone_namespace(spec) if spec.startswith("pinecone:") else None
+    same = src is not None and (src.index, src.namespace) == (t.index, t.namespace)
+    used = lambda: pinecone_namespaces(pinecone_index(t))  # noqa: E731
+    _refuse_namespace(t.namespace, same, used, f"index {t.index}")
 
 
 def refuse(settings: RepairSettings) -> TargetSpec:

@@ -75,7 +75,7 @@ def test_a_new_namespace_is_written_with_yes_proved_and_searched_by_langchain(
 @pytest.mark.parametrize(("extra", "namespace", "says"), [
     ([], "fixed", "add --yes"),
     (["--yes"], "prod", "source namespace"),
-    (["--yes"], "taken", "already holds vectors"),
+    (["--yes"], "taken", "already exists"),
 ])  # fmt: skip
 def test_without_yes_or_at_the_source_or_a_used_namespace_exit_2_before_any_work(
     source: tuple[Any, str, Path], extra: list[str], namespace: str, says: str

@@ -45,9 +45,7 @@ class MilvusWriter:
     def write(self, batch: Batch) -> None:
         rows = [
             {"pk": cid, "vec": v.tolist(), "text": t, "metadata": m}
-            for cid, v, t, m in zip(
-                batch.ids, batch.vectors, batch.texts, batch.metadata, strict=True
-            )  # fmt: skip
+            for cid, v, t, m in batch.rows()
         ]
         for lo in range(0, len(rows), INSERT_ROWS):
             self._client.insert(self.name, rows[lo : lo + INSERT_ROWS])

@@ -79,8 +79,7 @@ class PgvectorWriter:
             sql.Identifier(self.textcol),
         )  # fmt: skip
         with self._conn.cursor().copy(q) as cp:
-            for cid, v, t, m in zip(batch.ids, batch.vectors, batch.texts, batch.metadata,
-                                    strict=True):  # fmt: skip
+            for cid, v, t, m in batch.rows():
                 vec = "[" + ",".join(map(repr, v.tolist())) + "]"
                 cp.write_row((cid, vec, t, json.dumps(m, ensure_ascii=False, default=str)))
         self._conn.commit()

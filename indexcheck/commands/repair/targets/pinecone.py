@@ -85,8 +85,7 @@ class PineconeWriter:
         rows = [
             (cid, v.tolist(), {**{k: _value(x) for k, x in m.items() if x is not None},
                                TEXT_KEY: t})
-            for cid, v, t, m in zip(batch.ids, batch.vectors, batch.texts, batch.metadata,
-                                    strict=True)
+            for cid, v, t, m in batch.rows()
         ]  # fmt: skip
         for lo in range(0, len(rows), UPSERT_ROWS):
             self._index.upsert(vectors=rows[lo : lo + UPSERT_ROWS], namespace=self.target.namespace)

@@ -5,6 +5,7 @@ dimension, ``write`` batches in row order, then ``commit`` (the copy appears who
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +26,10 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def rows(self) -> Iterator[tuple[str, np.ndarray, str, dict[str, Any]]]:
+        """Each row's id, vector float32 (d,), text and metadata."""
+        return zip(self.ids, self.vectors, self.texts, self.metadata, strict=True)
 
     def metadata_json(self) -> list[str]:
         """Each row's metadata as a JSON object string."""

@@ -63,9 +63,7 @@ class UpstashWriter:
     def write(self, batch: Batch) -> None:
         rows = [
             {"id": cid, "vector": v.tolist(), "metadata": m, "data": t}
-            for cid, v, t, m in zip(
-                batch.ids, batch.vectors, batch.texts, batch.metadata, strict=True
-            )  # fmt: skip
+            for cid, v, t, m in batch.rows()
         ]
         for lo in range(0, len(rows), UPSERT_ROWS):
             self._index.upsert(rows[lo : lo + UPSERT_ROWS], namespace=self.target.namespace)
