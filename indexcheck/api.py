@@ -138,6 +138,7 @@ def repair(
     min_cosine: float = 0.999, dry_run: bool = False, check: bool = True,
     cache: PathLike | None = None, trust_pickle: bool = False, id_column: str = "id",
     text_column: str = "text", progress: Say | None = None, yes: bool = False,
+    engine: str | Any = "local", ray_address: str | None = None,
 ) -> RepairResult:  # fmt: skip
     """A corrected copy of ``store`` in the NEW folder ``out`` (``vectors.parquet``, and a
     FAISS index for a FAISS source) or the new store a target spec names
@@ -153,6 +154,7 @@ def repair(
         store=store, out=out, chunks=chunks, embedder=embedder, verify=verify, seed=seed,
         min_cosine=min_cosine, dry_run=dry_run, check=check, cache=cache,
         trust_pickle=trust_pickle, id_column=id_column, text_column=text_column, yes=yes,
+        engine=engine, ray_address=ray_address,
     )  # fmt: skip
     return run_repair(settings, progress)
 

@@ -9,6 +9,7 @@ import click
 
 from .. import api
 from .command import Command
+from .engine_options import engine_options
 from .finish import finish
 from .options import (
     chunks_option,
@@ -61,6 +62,7 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
 @click.option(
     "--no-check", "no_check", is_flag=True, help="Skip check-index --all on the copy (exit 1)."
 )
+@engine_options
 @output_options
 @click.pass_context
 def repair_cmd(
@@ -79,6 +81,8 @@ def repair_cmd(
     dry_run: bool,
     yes: bool,
     no_check: bool,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -89,6 +93,7 @@ def repair_cmd(
             store_spec, out=out_spec, chunks=chunks_path, embedder=embedder_spec, verify=verify,
             seed=seed, min_cosine=min_cosine, dry_run=dry_run, check=not no_check,
             cache=cache_path, trust_pickle=trust_pickle, id_column=id_column,
-            text_column=text_column, progress=say, yes=yes,
+            text_column=text_column, progress=say, yes=yes, engine=engine,
+            ray_address=ray_address,
         )  # fmt: skip
     ctx.exit(finish(ctx, result))

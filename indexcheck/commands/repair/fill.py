@@ -18,13 +18,23 @@ from ...stores.base import VectorStore
 from .rows import SourceRows, scan_source, vectors_at
 from .targets import Batch
 
+#: texts per block an engine embeds at once
+ENGINE_BLOCK = 512
 
-def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """float32 (len(texts), d) as the embedder returns them, each distinct text sent once."""
+
+def embed_texts(embedder: Embedder, texts: list[str], engine: Any = None) -> np.ndarray:
+    """float32 (len(texts), d) as the embedder returns them, each distinct text sent once;
+    through ``engine`` (:mod:`indexcheck.engines`: Ray workers) in blocks when given."""
     if not texts:
         return np.zeros((0, embedder.dimension), np.float32)
     uniq = list(dict.fromkeys(texts))
-    got = np.asarray(embedder.embed(uniq), np.float32)
+    if engine is None:
+        got = np.asarray(embedder.embed(uniq), np.float32)
+    else:
+        blocks = [uniq[lo : lo + ENGINE_BLOCK] for lo in range(0, len(uniq), ENGINE_BLOCK)]
+        got = np.concatenate(
+            [np.asarray(b, np.float32) for b in engine.embed_blocks(embedder, blocks)]
+        )
     if got.shape != (len(uniq), embedder.dimension):
         raise EmbedderOutputError(
             f"{embedder.model_id} returned {got.shape} for {len(uniq)} texts; expected "
@@ -46,6 +56,8 @@ class Plan:
     fresh: np.ndarray
     memo: dict[int, np.ndarray]
     repeated: set[int] = field(default_factory=set)
+    #: where the fresh embeddings are made (None: this process)
+    engine: Any = None
 
 
 def _fill(
@@ -56,7 +68,7 @@ def _fill(
     keys = rows.now[pos].tolist()
     out = np.empty((len(pos), embedder.dimension), np.float32)
     todo = [i for i, k in enumerate(keys) if k not in plan.memo]
-    got = embed_texts(embedder, [texts[i] for i in todo])
+    got = embed_texts(embedder, [texts[i] for i in todo], plan.engine)
     for i, v in zip(todo, got, strict=True):
         if keys[i] in plan.repeated:
             plan.memo[keys[i]] = v

@@ -34,6 +34,7 @@ def mend(
     embedder: Embedder,
     rows: SourceRows,
     say: Callable[[str], None],
+    engine: Any = None,
 ) -> tuple[RepairResult, str | None]:
     """The plan for every chunk of ``rows`` and, unless ``settings.dry_run``, the copy
     written to ``settings.out`` a batch at a time (the stored bits where reused, the
@@ -46,7 +47,7 @@ def mend(
     k = None if settings.verify_all else int(settings.verify)
     sample = sample_for(held, k, settings.seed)
     say(f"embedding {len(sample)} sampled chunks to check the reused vectors")
-    sample_raw = embed_texts(embedder, texts_at(store, rows, sample))
+    sample_raw = embed_texts(embedder, texts_at(store, rows, sample), engine)
     sample_unit = normalize_rows(sample_raw)
     seen = np.unique(np.concatenate([held[r][sample] for r in READINGS]))
     seen = seen[seen >= 0]
@@ -73,7 +74,7 @@ def mend(
         target = parse_target(settings.out)
         say(f"writing {target.text}, embedding {more} texts whose vector exists nowhere")
         memo = {int(k): v for k, v in zip(rows.now[sample].tolist(), sample_raw, strict=True)}
-        plan = Plan(holder, fresh, memo, set(fresh_keys[fresh_counts > 1].tolist()))
+        plan = Plan(holder, fresh, memo, set(fresh_keys[fresh_counts > 1].tolist()), engine)
         batches = repaired_batches(store, embedder, rows, plan)
         written = write_copy(target, source_of(store), embedder.dimension, batches)
         result_target = (target, written)

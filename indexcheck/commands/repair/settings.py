@@ -39,6 +39,10 @@ class RepairSettings:
     #: SQLite embedding cache: a killed repair resumes without paying twice
     cache: str | Path | None = None
     trust_pickle: bool = False
+    #: where the embeddings are made: "local", "ray" or an opened engine
+    engine: Any = "local"
+    #: the Ray cluster to join with engine="ray" (None: a new local one)
+    ray_address: str | None = None
     #: write a hosted target (an Upstash or Pinecone namespace); without it such a target is exit 2
     yes: bool = False
     id_column: str = "id"
