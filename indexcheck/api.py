@@ -137,10 +137,13 @@ def repair(
     embedder: EmbedderLike = None, verify: int | str = 32, seed: int = 0,
     min_cosine: float = 0.999, dry_run: bool = False, check: bool = True,
     cache: PathLike | None = None, trust_pickle: bool = False, id_column: str = "id",
-    text_column: str = "text", progress: Say | None = None,
+    text_column: str = "text", progress: Say | None = None, yes: bool = False,
+    engine: str | Any = "local", ray_address: str | None = None,
 ) -> RepairResult:  # fmt: skip
     """A corrected copy of ``store`` in the NEW folder ``out`` (``vectors.parquet``, and a
-    FAISS index for a FAISS source): each chunk's right vector reused from wherever it is
+    FAISS index for a FAISS source) or the new store a target spec names
+    (``chroma:DIR?collection=C``, ``pgvector:DSN?table=NEW``; a hosted one only with
+    ``yes``): each chunk's right vector reused from wherever it is
     stored, only the ones that exist nowhere embedded; ``verify`` chunks (or ``"all"``)
     checked against a fresh embedding with ``default_rng(seed)``; then check-index --all on
     the copy (``result.ok``). The source is never written; a target inside it is exit 2."""
@@ -150,7 +153,8 @@ def repair(
     settings = RepairSettings(
         store=store, out=out, chunks=chunks, embedder=embedder, verify=verify, seed=seed,
         min_cosine=min_cosine, dry_run=dry_run, check=check, cache=cache,
-        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column,
+        trust_pickle=trust_pickle, id_column=id_column, text_column=text_column, yes=yes,
+        engine=engine, ray_address=ray_address,
     )  # fmt: skip
     return run_repair(settings, progress)
 

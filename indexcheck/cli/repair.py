@@ -9,11 +9,11 @@ import click
 
 from .. import api
 from .command import Command
+from .engine_options import engine_options
 from .finish import finish
 from .options import (
     chunks_option,
     embedder_option,
-    folder_option,
     min_cosine_option,
     output_options,
     seed_option,
@@ -34,11 +34,16 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
 @store_option
 @embedder_option
 @chunks_option
-@folder_option(
+@click.option(
     "--out",
-    "out_dir",
-    "NEW folder for the corrected copy: vectors.parquet, and index.faiss + index.pkl "
-    "(LangChain's layout) when the source is a FAISS folder. Never inside the source.",
+    "out_spec",
+    metavar="DIR|KIND:DIR?...",
+    help="NEW folder for the corrected copy: vectors.parquet (and the FAISS index for a "
+    "FAISS source); or a new store of a kind, e.g. chroma:DIR?collection=C, "
+    "lancedb:DIR?table=T, qdrant:DIR?collection=C, milvus:DIR?collection=C, faiss:DIR; "
+    "or a new table in the source's database: pgvector:DSN?table=NEW; or "
+    "upstash:URL?namespace=NEW or pinecone:INDEX?namespace=NEW (with --yes). "
+    "Never the source or inside it.",
 )
 @click.option(
     "--verify",
@@ -52,8 +57,12 @@ def _verify(ctx: click.Context, param: object, value: str) -> int | str:
 @min_cosine_option("A reused vector under this cosine with a fresh embedding is re-embedded.")
 @click.option("--dry-run", is_flag=True, help="Print what would be reused, embedded, dropped.")
 @click.option(
+    "--yes", is_flag=True, help="Write a hosted target (an Upstash or Pinecone namespace)."
+)
+@click.option(
     "--no-check", "no_check", is_flag=True, help="Skip check-index --all on the copy (exit 1)."
 )
+@engine_options
 @output_options
 @click.pass_context
 def repair_cmd(
@@ -65,12 +74,15 @@ def repair_cmd(
     chunks_path: Path | None,
     id_column: str,
     text_column: str,
-    out_dir: Path | None,
+    out_spec: str | None,
     verify: int | str,
     seed: int,
     min_cosine: float,
     dry_run: bool,
+    yes: bool,
     no_check: bool,
+    engine: str,
+    ray_address: str | None,
     json_path: str | None,
     report_dir: Path | None,
 ) -> None:
@@ -78,9 +90,10 @@ def repair_cmd(
     wherever it is stored, embed only the ones that exist nowhere, then check the copy."""
     with progress() as say:
         result = api.repair(
-            store_spec, out=out_dir, chunks=chunks_path, embedder=embedder_spec, verify=verify,
+            store_spec, out=out_spec, chunks=chunks_path, embedder=embedder_spec, verify=verify,
             seed=seed, min_cosine=min_cosine, dry_run=dry_run, check=not no_check,
             cache=cache_path, trust_pickle=trust_pickle, id_column=id_column,
-            text_column=text_column, progress=say,
+            text_column=text_column, progress=say, yes=yes, engine=engine,
+            ray_address=ray_address,
         )  # fmt: skip
     ctx.exit(finish(ctx, result))

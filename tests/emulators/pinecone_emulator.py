@@ -251,6 +251,9 @@ class PineconeEmulator:
                 target.rows[str(v["id"])] = (np.asarray(values, np.float32), v.get("metadata"))
             target._graph = None
             return {"upsertedCount": len(body.get("vectors", []))}
+        if path == "/vectors/delete" and body.get("deleteAll"):  # a whole namespace
+            idx.namespaces.pop(ns_name, None)
+            return {}
         raise ApiError(404, f"the emulator does not serve {method} {path}")
 
     def _list(self, idx: EmulatedIndex, ns: Namespace, ns_name: str,

@@ -1,45 +1,29 @@
-"""The repair on opened objects: the plan (:mod:`.plan`) checked on a seeded sample, the
-vectors that exist nowhere embedded, the copy written (:mod:`.targets`)."""
+"""The repair on opened objects: the plan (:mod:`.plan`) checked on a seeded sample, then
+the copy written a batch at a time (:mod:`.fill` reads the store again and embeds the
+vectors that exist nowhere; :mod:`.targets` writes)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...embedders.base import Embedder
-from ...errors import EmbedderOutputError
-from ...inputs.corpus import text_hash
 from ...stores.base import VectorStore
 from ...vectors import normalize_rows
+from .fill import Plan, embed_texts, repaired_batches
 from .plan import AS_BUILT, READINGS, Way, choose, holders, matches, sample_for
 from .result import ROWS_LISTED, RepairResult
-from .rows import SourceRows
+from .rows import SourceRows, texts_at, vectors_at
 from .settings import RepairSettings
-from .targets import write_target
-
-
-def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """float32 (len(texts), d) as the embedder returns them, each distinct text sent once."""
-    if not texts:
-        return np.zeros((0, embedder.dimension), np.float32)
-    uniq = list(dict.fromkeys(texts))
-    got = np.asarray(embedder.embed(uniq), np.float32)
-    if got.shape != (len(uniq), embedder.dimension):
-        raise EmbedderOutputError(
-            f"{embedder.model_id} returned {got.shape} for {len(uniq)} texts; expected "
-            f"({len(uniq)}, {embedder.dimension})"
-        )
-    at = {t: i for i, t in enumerate(uniq)}
-    return got[[at[t] for t in texts]]
+from .targets import parse_target, source_of, write_copy
 
 
 def _reason(rows: SourceRows, j: int, reading: str) -> str:
     if j in rows.unusable:
         return rows.unusable[j]
-    if rows.texts[j] != rows.built[j]:
+    if rows.now[j] != rows.built[j]:
         return "text_changed"
     return "shift_tail" if reading != "as_built" else "held_nowhere"
 
@@ -50,10 +34,12 @@ def mend(
     embedder: Embedder,
     rows: SourceRows,
     say: Callable[[str], None],
-) -> tuple[RepairResult, np.ndarray | None]:
-    """The plan for every chunk of ``rows`` and, unless ``settings.dry_run``, the repaired
-    vectors float32 (n, d) (the stored bits where reused, the embedder's where embedded)
-    and the copy written to ``settings.out``."""
+    engine: Any = None,
+) -> tuple[RepairResult, str | None]:
+    """The plan for every chunk of ``rows`` and, unless ``settings.dry_run``, the copy
+    written to ``settings.out`` a batch at a time (the stored bits where reused, the
+    embedder's where embedded), with the spec check-index opens it with (it may hold a
+    password: ``result.target_spec`` is the same without)."""
     n = len(rows)
     # an unordered store read without --chunks: no build order for a shift to walk
     readings = READINGS if rows.ordered else (AS_BUILT,)
@@ -61,34 +47,39 @@ def mend(
     k = None if settings.verify_all else int(settings.verify)
     sample = sample_for(held, k, settings.seed)
     say(f"embedding {len(sample)} sampled chunks to check the reused vectors")
-    sample_raw = embed_texts(embedder, [rows.texts[j] for j in sample.tolist()])
+    sample_raw = embed_texts(embedder, texts_at(store, rows, sample), engine)
     sample_unit = normalize_rows(sample_raw)
-    choice = choose(rows, held, sample, sample_unit, settings.min_cosine)
+    seen = np.unique(np.concatenate([held[r][sample] for r in READINGS]))
+    seen = seen[seen >= 0]
+    seen_vectors = vectors_at(store, rows, seen, embedder.dimension)
+
+    def stored(at: np.ndarray) -> np.ndarray:
+        return seen_vectors[np.searchsorted(seen, at)]
+
+    choice = choose(stored, held, sample, sample_unit, settings.min_cosine)
     holder = held[choice.reading]
+    del held
     way = np.where(holder < 0, 2, np.where(holder == np.arange(n), 0, 1)).astype(np.int8)
     way[~rows.chunk] = 4  # an orphan: not written
-    good = matches(rows, holder[sample], sample_unit, settings.min_cosine)
+    good = matches(stored, holder[sample], sample_unit, settings.min_cosine)
     tried = holder[sample] >= 0
     failed = sample[tried & ~good]
     way[failed] = 3
     names = [Way.KEPT, Way.MOVED, Way.EMBEDDED, Way.FAILED_VERIFICATION]
-    need = np.flatnonzero((way == 2) | (way == 3))
-    in_sample = np.zeros(n, bool)
-    in_sample[sample] = True
-    fresh_needed = need[~in_sample[need]]
-    sampled_texts = {rows.texts[j] for j in sample.tolist()}
-    more = len({rows.texts[j] for j in fresh_needed.tolist()} - sampled_texts)
-    vectors = None
-    if not settings.dry_run:
-        say(f"embedding {len(fresh_needed)} chunks whose vector exists nowhere")
-        extra = embed_texts(embedder, [rows.texts[j] for j in fresh_needed.tolist()])
-        vectors = np.empty((n, embedder.dimension), np.float32)
-        reuse = holder >= 0
-        vectors[reuse] = rows.vectors[holder[reuse]]
-        vectors[fresh_needed] = extra
-        at = {int(j): i for i, j in enumerate(sample.tolist())}
-        for j in need[in_sample[need]].tolist():
-            vectors[j] = sample_raw[at[j]]
+    fresh = (way == 2) | (way == 3)
+    sample_keys = set(rows.now[sample].tolist())
+    fresh_keys, fresh_counts = np.unique(rows.now[fresh], return_counts=True)
+    more = len(set(fresh_keys.tolist()) - sample_keys)
+    if not settings.dry_run and settings.out is not None:
+        target = parse_target(settings.out)
+        say(f"writing {target.text}, embedding {more} texts whose vector exists nowhere")
+        memo = {int(k): v for k, v in zip(rows.now[sample].tolist(), sample_raw, strict=True)}
+        plan = Plan(holder, fresh, memo, set(fresh_keys[fresh_counts > 1].tolist()), engine)
+        batches = repaired_batches(store, embedder, rows, plan)
+        written = write_copy(target, source_of(store), embedder.dimension, batches)
+        result_target = (target, written)
+    else:
+        result_target = None
     reasons: dict[str, int] = {}
     listed: list[dict[str, Any]] = []
     for j in np.flatnonzero((way != 0) & (way != 4)).tolist():
@@ -112,8 +103,8 @@ def mend(
         reasons=reasons,
         embedded=int(counts[2] + counts[3]),
         reused=int(counts[0] + counts[1]),
-        texts_embedded=len(sampled_texts) + (0 if settings.dry_run else more),
-        sample_texts=len(sampled_texts),
+        texts_embedded=len(sample_keys) + (0 if settings.dry_run else more),
+        sample_texts=len(sample_keys),
         texts_to_embed=more if settings.dry_run else 0,
         verified=int(tried.sum()),
         verify_failed=len(failed),
@@ -123,29 +114,14 @@ def mend(
         sample_agree=choice.agree,
         dry_run=settings.dry_run,
     )
-    if vectors is not None and settings.out is not None:
-        out = Path(settings.out)
-        say(f"writing {out}")
-        kept = rows.written()
-        hashes = [text_hash(t) for t in kept.texts]
-        layout = faiss_layout(store)
-        written = write_target(out, kept, vectors[rows.chunk], hashes, layout)
-        result.written = [str(p) for p in written]
-        result.target = str(out)
+    if result_target is not None:
+        target, written = result_target
+        result.written = [str(p) for p in written.files]
+        result.target = str(target.folder) if written.files else written.shown
+        result.target_kind = written.kind
+        result.target_spec = written.shown
     result.source_kind = str(getattr(store, "scheme", "") or "") or None
-    return result, vectors
+    return result, (result_target[1].proof if result_target is not None else None)
 
 
-def faiss_layout(store: Any) -> dict[str, Any] | None:
-    """How a FAISS source is laid out (``langchain`` or ``indexcheck``) and its metric;
-    None for another store kind."""
-    if getattr(store, "scheme", None) != "faiss":
-        return None
-    folder = Path(store.folder)
-    name = getattr(store, "index_name", "") or ""
-    pkl = folder / f"{name or 'index'}.pkl"
-    langchain = pkl.is_file() and (bool(name) or not (folder / "ids.json").is_file())
-    return {"layout": "langchain" if langchain else "indexcheck", "metric": store.metric}
-
-
-__all__ = ["embed_texts", "faiss_layout", "mend"]
+__all__ = ["mend"]

@@ -12,14 +12,17 @@ vectors match (:func:`choose`), and checks them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-import xxhash
 
 from ..check_index.shift.model import DEDUP_BY_POSITION, SKIP_REPEAT, predict
-from .rows import SourceRows
+from .rows import SourceRows, text_keys
+
+#: the stored vectors float32 (m, d) at positions int64 (m,)
+Stored = Callable[[np.ndarray], np.ndarray]
 
 #: the readings of the rows, in the order a tie is settled (no shift first)
 AS_BUILT = "as_built"
@@ -35,12 +38,6 @@ class Way(StrEnum):
     FAILED_VERIFICATION = "failed_verification"  # the reused vector did not match: embedded
 
 
-def text_keys(texts: list[str]) -> np.ndarray:
-    """int64 (n,): xxh3-64 of each text's UTF-8 (the identity texts are compared by)."""
-    h = xxhash.xxh3_64_intdigest
-    return np.fromiter((h(t.encode("utf-8")) for t in texts), np.uint64, len(texts)).view(np.int64)
-
-
 def _dup_of(keys: np.ndarray) -> dict[int, int]:
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     firsts = first[inverse]
@@ -52,8 +49,7 @@ def holders(rows: SourceRows, reading: str) -> np.ndarray:
     """int64 (n,): a row holding each chunk's right vector under ``reading`` (its own row
     when that holds it), -1 where no row does."""
     n = len(rows)
-    built = text_keys(rows.built)
-    now = text_keys(rows.texts) if rows.texts != rows.built else built
+    built, now = rows.built, rows.now
     source = np.arange(n, dtype=np.int64)
     if reading != AS_BUILT:  # the bug walked the stored rows in build order
         st = np.flatnonzero(rows.in_store)
@@ -113,20 +109,20 @@ class Choice:
     tried: dict[str, int]
 
 
-def matches(rows: SourceRows, at: np.ndarray, fresh: np.ndarray, min_cosine: float) -> np.ndarray:
-    """bool (m,): the stored vector at row ``at[i]`` (-1: none) is at cosine >=
+def matches(stored: Stored, at: np.ndarray, fresh: np.ndarray, min_cosine: float) -> np.ndarray:
+    """bool (m,): the stored vector at position ``at[i]`` (-1: none) is at cosine >=
     ``min_cosine`` with unit float32 ``fresh[i]``."""
     ok = at >= 0
     out = np.zeros(len(at), bool)
     if ok.any():
-        v = rows.vectors[at[ok]]
+        v = stored(at[ok])
         v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), np.float32(1e-30))
         out[ok] = np.einsum("ij,ij->i", v, fresh[ok]) >= min_cosine
     return out
 
 
 def choose(
-    rows: SourceRows,
+    stored: Stored,
     held: dict[str, np.ndarray],
     sample: np.ndarray,
     fresh: np.ndarray,
@@ -137,7 +133,7 @@ def choose(
     agree, tried = {}, {}
     for r in READINGS:
         at = held[r][sample]
-        agree[r] = int(matches(rows, at, fresh, min_cosine).sum())
+        agree[r] = int(matches(stored, at, fresh, min_cosine).sum())
         tried[r] = int((at >= 0).sum())
     best = max(READINGS, key=lambda r: (agree[r], -READINGS.index(r)))
     return Choice(best, agree, tried)
@@ -147,6 +143,7 @@ __all__ = [
     "AS_BUILT",
     "READINGS",
     "Choice",
+    "Stored",
     "Way",
     "choose",
     "draw",

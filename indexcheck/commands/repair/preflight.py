@@ -6,11 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import BackendUnavailableError, InputError
 from .settings import RepairSettings
+from .targets import TargetSpec, parse_target
+from .targets.pgvector import connect, exists, target_of
+from .targets.pinecone import index_client as pinecone_index
+from .targets.pinecone import namespace_of as pinecone_namespace
+from .targets.pinecone import namespaces as pinecone_namespaces
+from .targets.spec import HOSTED, SERVER
+from .targets.upstash import client, namespace_of
 
 #: the schemes whose spec names a local file or folder (the source repair never writes)
-LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus")
+LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus",
+         "qdrant")  # fmt: skip
 
 
 def source_path(store: Any) -> Path | None:
@@ -22,13 +30,78 @@ def source_path(store: Any) -> Path | None:
     if not isinstance(spec, str) or ":" not in spec:
         return None
     scheme, rest = spec.split(":", 1)
-    if scheme not in LOCAL or rest.startswith("//"):
+    if scheme not in LOCAL or rest.startswith("//") or "://" in rest.split("?", 1)[0]:
         return None
     return Path(rest.split("?", 1)[0])
 
 
-def refuse(settings: RepairSettings) -> None:
-    """InputError (exit 2) unless ``settings.out`` is a new path outside the source."""
+def refuse_table(text: str, store: Any) -> None:
+    """InputError (exit 2) when the target table is the source's or exists already."""
+    t, spec = target_of(text), _spec_of(store)
+    if spec.startswith("pgvector:"):
+        src = target_of(spec)
+        same = (src.where, src.dbname, src.schema or "public", src.table)
+        if same == (t.where, t.dbname, t.schema or "public", t.table):
+            raise InputError(
+                f"--out names the source table {t.table}; repair never writes the table it "
+                "reads: pass ?table= a NEW table name"
+            )
+    import psycopg
+
+    try:
+        with connect(t) as conn:
+            found = exists(conn, t, t.table)
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BackendUnavailableError(
+            f"--out: could not reach {t.dbname} at {t.where} ({first}); check the server runs "
+            "and the DSN"
+        ) from None
+    if found:
+        raise InputError(
+            f"--out: table {t.table} already exists in {t.dbname}; pass ?table= a new "
+            "table name, or drop it"
+        )
+
+
+def _spec_of(store: Any) -> str:
+    spec = store if isinstance(store, str) else getattr(store, "spec", "")
+    return spec if isinstance(spec, str) else ""
+
+
+def _refuse_namespace(namespace: str, is_source: bool, used: Any, where: str) -> None:
+    """InputError (exit 2) when ``namespace`` is the source's or one of ``used``
+    (a callable giving the names in use, asked only when it is not the source's)."""
+    if is_source:
+        raise InputError(
+            f"--out names the source namespace '{namespace}'; repair never writes what it "
+            "reads: pass ?namespace= a NEW namespace"
+        )
+    if namespace in used():
+        raise InputError(
+            f"--out: namespace '{namespace}' already exists in {where}; pass ?namespace= a new name"
+        )
+
+
+def refuse_namespace(text: str, store: Any) -> None:
+    """InputError (exit 2) when the Upstash namespace is the source's or exists already."""
+    t, spec = namespace_of(text), _spec_of(store)
+    same = spec.startswith("upstash:") and namespace_of(spec) == t
+    _refuse_namespace(t.namespace, same, lambda: client(t.url).list_namespaces(), t.url)
+
+
+def refuse_pinecone(text: str, store: Any) -> None:
+    """InputError (exit 2) when the Pinecone namespace is the source's or holds vectors."""
+    t, spec = pinecone_namespace(text), _spec_of(store)
+    src = pinecone_namespace(spec) if spec.startswith("pinecone:") else None
+    same = src is not None and (src.index, src.namespace) == (t.index, t.namespace)
+    used = lambda: pinecone_namespaces(pinecone_index(t))  # noqa: E731
+    _refuse_namespace(t.namespace, same, used, f"index {t.index}")
+
+
+def refuse(settings: RepairSettings) -> TargetSpec:
+    """The target ``settings.out`` names; InputError or SpecError (exit 2) unless it is a
+    known kind and a new folder outside the source."""
     if settings.store is None:
         raise InputError("repair needs the index to read: pass --store SPEC")
     if settings.out is None:
@@ -36,7 +109,22 @@ def refuse(settings: RepairSettings) -> None:
             "repair writes a corrected copy and never the store it reads: pass --out DIR, "
             "a new folder"
         )
-    out = Path(settings.out).resolve()
+    target = parse_target(settings.out)
+    if target.kind in HOSTED and not settings.yes and not settings.dry_run:
+        raise InputError(
+            f"--out {target.kind}:... writes a new namespace in a hosted index (a paid "
+            "service, and a namespace others may read); add --yes to write it"
+        )
+    if target.kind == "upstash":
+        refuse_namespace(target.text, settings.store)
+        return target
+    if target.kind == "pinecone":
+        refuse_pinecone(target.text, settings.store)
+        return target
+    if target.kind in SERVER:
+        refuse_table(target.text, settings.store)
+        return target
+    out = target.folder.resolve()
     src = source_path(settings.store)
     if src is not None:
         real = src.resolve()
@@ -51,7 +139,10 @@ def refuse(settings: RepairSettings) -> None:
                 "does not contain it"
             )
     if out.exists() and not settings.dry_run:
-        raise InputError(f"--out {settings.out} already exists; pass a new folder or remove it")
+        raise InputError(
+            f"--out {settings.out}: {target.folder} already exists; pass a new folder or remove it"
+        )
+    return target
 
 
 __all__ = ["refuse", "source_path"]

@@ -24,8 +24,19 @@ MEANING = {
 }
 #: rows shown per way in the report
 SHOWN = 10
-#: the store kinds whose repaired copy is of their own kind (a file, or a FAISS folder)
-SAME_KIND = ("parquet", "jsonl", "faiss")
+#: the store kinds whose repaired copy can be of their own kind (``--out KIND:DIR``)
+SAME_KIND = ("parquet", "jsonl", "faiss", "chroma", "lancedb", "qdrant", "pgvector", "milvus",
+             "upstash", "pinecone")  # fmt: skip
+#: how ``--out`` names a new store of a kind
+OUT_EXAMPLE = {
+    "chroma": "chroma:DIR?collection=NAME",
+    "lancedb": "lancedb:DIR?table=NAME",
+    "qdrant": "qdrant:DIR?collection=NAME",
+    "pgvector": "pgvector:DSN?table=NEW",
+    "milvus": "milvus:DIR?collection=NAME",
+    "upstash": "upstash:URL?namespace=NEW --yes",
+    "pinecone": "pinecone:INDEX?namespace=NEW --yes",
+}
 
 
 def _verdict(r: RepairResult) -> str:
@@ -62,14 +73,25 @@ def _lines(r: RepairResult) -> list[Text]:
         out.append(Text("  dry run: nothing written"))
     elif r.target is not None:
         out.append(Text(f"  written: {', '.join(r.written)}"))
-        if r.source_kind not in SAME_KIND and r.source_kind is not None:
+        kind = r.source_kind
+        if kind in OUT_EXAMPLE and r.target_kind != kind:
+            out.append(Text(f"  a new {kind} store of the copy: --out {OUT_EXAMPLE[kind]}"))
+        elif kind not in SAME_KIND and kind is not None:
             out.append(
                 Text(
-                    f"  a new {r.source_kind} collection is not written today: repair writes "
-                    "Parquet or FAISS targets; load vectors.parquet with your indexer's bulk load",
+                    f"  a new {kind} collection is not written today: repair writes Parquet, "
+                    "FAISS, Chroma, LanceDB, Qdrant, Milvus Lite, pgvector, Upstash or "
+                    "Pinecone targets; load vectors.parquet with your indexer's bulk load",
                     style="warning",
                 )
             )
+    if not r.dry_run and r.cache is None:
+        out.append(
+            Text(
+                "  with the --cache FILE of a check-index --all run of this index, the "
+                "embeddings (and the proof) are paid already: add --cache FILE"
+            )
+        )
     if not r.verify_all and r.reused:
         out.append(
             Text(

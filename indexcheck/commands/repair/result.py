@@ -38,9 +38,15 @@ class RepairResult:
     texts_to_embed: int = 0
     written: list[str] = field(default_factory=list)
     target: str | None = None
+    #: the kind of store written (parquet, faiss, chroma, lancedb, qdrant)
+    target_kind: str | None = None
+    #: the spec check-index --all reads the target with (``chroma:DIR?collection=C``)
+    target_spec: str | None = None
     #: the source's store kind (its spec's scheme), for the note on what was not written
     source_kind: str | None = None
     target_check: dict[str, Any] | None = None
+    #: the --cache file the embeddings went through (None: none)
+    cache: str | None = None
     problems: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
 
@@ -90,9 +96,12 @@ class RepairResult:
             "sample_agree": self.sample_agree,
             "orphans": self.orphans,
             "target": self.target,
+            "target_kind": self.target_kind,
+            "target_spec": self.target_spec,
             "source_kind": self.source_kind,
             "written": self.written,
             "target_check": self.target_check,
+            "cache": self.cache,
             "problems": self.problems,
             "rows": self.rows,
             "manifest": self.manifest,

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from ...embedders.base import Embedder
+from ...engines import entered_engine
 from ...inputs.corpus import Corpus, load_chunks
 from ...output.manifest import Run, stamp
 from ...stores.opening import opened
@@ -20,7 +22,6 @@ from .preflight import refuse
 from .result import RepairResult
 from .rows import read_rows
 from .settings import RepairSettings
-from .targets import PARQUET
 
 
 def run_repair(
@@ -36,16 +37,19 @@ def run_repair(
     elif chunks is not None:
         corpus = chunks
     started = Run("repair")
-    found = opened(
-        settings.store, settings.embedder, trust_pickle=settings.trust_pickle,
-        cache=settings.cache,
-    )  # fmt: skip
-    with found as (s, e):
+    with ExitStack() as stack:
+        engine = entered_engine(stack, settings.engine, settings.ray_address)
+        found = opened(
+            settings.store, settings.embedder, trust_pickle=settings.trust_pickle,
+            cache=settings.cache,
+        )  # fmt: skip
+        s, e = stack.enter_context(found)
         say(f"reading every row of {s.spec}")
         rows = read_rows(s, e.dimension, corpus)
-        result, _ = mend(settings, s, e, rows, say)
+        result, proof = mend(settings, s, e, rows, say, engine)
+        result.cache = None if settings.cache is None else str(settings.cache)
         if result.target is not None and settings.check:
-            result.target_check = check_target(result, e, settings.min_cosine, say)
+            result.target_check = check_target(result, proof, e, settings.min_cosine, say, engine)
             if not result.target_check["ok"]:
                 result.problems.append(
                     f"the repaired copy fails check-index --all: {result.target_check['summary']}"
@@ -56,13 +60,19 @@ def run_repair(
 
 
 def check_target(
-    result: RepairResult, embedder: Embedder, min_cosine: float, say: Callable[[str], None]
+    result: RepairResult,
+    proof: str | None,
+    embedder: Embedder,
+    min_cosine: float,
+    say: Callable[[str], None],
+    engine: Any = None,
 ) -> dict[str, Any]:
-    """check-index --all on the copy just written (its FAISS index when there is one, else
-    its Parquet file), with the same embedder: ``ok``, the counts, a one-line summary."""
-    out = Path(str(result.target))
-    spec = f"faiss:{out}" if (out / "index.faiss").is_file() else f"parquet:{out / PARQUET}"
-    say(f"check-index --all on {spec}")
+    """check-index --all on the copy just written, read as the store kind written (a
+    Chroma collection, a FAISS index, ... else its Parquet file; ``proof``, a spec that
+    may hold a password), with the same embedder and engine: ``ok``, the counts, a
+    one-line summary."""
+    spec = str(proof or result.target_spec)
+    say(f"check-index --all on {result.target_spec}")
     before = embedder.stats.texts
     checked = run_check_index(
         CheckIndexSettings(
@@ -71,7 +81,8 @@ def check_target(
             sample=None,
             stream=True,
             min_cosine=min_cosine,
-            trust_pickle=True,  # the pickle repair itself just wrote
+            trust_pickle=True,  # the pickles repair itself just wrote (FAISS, Qdrant)
+            engine=engine or "local",
         )  # fmt: skip
     )
     counts = dict(checked.counts)
@@ -81,7 +92,7 @@ def check_target(
     )
     return {
         "ok": bool(checked.ok),
-        "store": spec,
+        "store": result.target_spec,
         "checked": checked.checked,
         "counts": counts,
         "min_cosine": checked.min_cosine,

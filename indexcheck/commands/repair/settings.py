@@ -19,7 +19,9 @@ class RepairSettings:
 
     #: a spec (``faiss:./index``) or an opened store: read, never written
     store: Any = None
-    #: a NEW folder: ``vectors.parquet`` always, ``index.faiss`` + ``index.pkl`` for FAISS
+    #: a NEW folder (``vectors.parquet``, and a FAISS index for a FAISS source) or a target
+    #: spec naming a new store in a new folder: ``chroma:DIR?collection=C``,
+    #: ``lancedb:DIR?table=T``, ``qdrant:DIR?collection=C``, ``faiss:DIR``, ``parquet:DIR``
     out: str | Path | None = None
     #: a chunks file or a Corpus (the texts as they are now), or None: the store's own
     chunks: Any = None
@@ -37,6 +39,12 @@ class RepairSettings:
     #: SQLite embedding cache: a killed repair resumes without paying twice
     cache: str | Path | None = None
     trust_pickle: bool = False
+    #: where the embeddings are made: "local", "ray" or an opened engine
+    engine: Any = "local"
+    #: the Ray cluster to join with engine="ray" (None: a new local one)
+    ray_address: str | None = None
+    #: write a hosted target (an Upstash or Pinecone namespace); without it such a target is exit 2
+    yes: bool = False
     id_column: str = "id"
     text_column: str = "text"
 

@@ -108,7 +108,7 @@ def test_a_repair_whose_embedder_dies_leaves_no_target_and_the_source_intact(
 def test_a_repair_failing_mid_write_leaves_no_target(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indexcheck.commands.repair import targets
+    from indexcheck.commands.repair.targets.faiss import FaissWriter
 
     spec = langchain_faiss(tmp_path, repeat_corpus(120, 10), hash_embed(32))
     before = file_hashes(Path(spec.split(":", 1)[1]))
@@ -116,7 +116,7 @@ def test_a_repair_failing_mid_write_leaves_no_target(
     def full_disk(*_a: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(targets, "write_langchain_faiss", full_disk)  # after the Parquet file
+    monkeypatch.setattr(FaissWriter, "commit", full_disk)  # after the Parquet file
     out = tmp_path / "fixed"
     with pytest.raises(OutputError, match="disk filled"):
         api.repair(spec, out=out, embedder=HashEmbedder(32), trust_pickle=True)
@@ -127,14 +127,14 @@ def test_a_repair_failing_mid_write_leaves_no_target(
 _KILLED = """
 import sys, time
 from indexcheck import api
-from indexcheck.commands.repair import targets
+from indexcheck.commands.repair.targets.parquet import ParquetWriter
 from indexcheck.testing import HashEmbedder
-real = targets.write_parquet
-def slow(*a):
-    real(*a)
+real = ParquetWriter.commit
+def slow(self):
+    real(self)
     print("written", flush=True)
     time.sleep(60)
-targets.write_parquet = slow
+ParquetWriter.commit = slow
 api.repair(sys.argv[1], out=sys.argv[2], embedder=HashEmbedder(32))
 """
 

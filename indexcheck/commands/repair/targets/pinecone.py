@@ -1,0 +1,106 @@
+"""A new namespace of a Pinecone index (``--out pinecone:INDEX?namespace=NEW``, with
+``&host=`` for a local deployment; hosted: only with ``--yes``). Pinecone cannot rename a
+namespace, so the rows go straight into ``NEW`` (which must not exist), 100 an upsert, and
+the namespace is deleted when anything fails; a repair killed by SIGKILL mid-write leaves
+``NEW`` partly written (its check says so). The text goes in ``metadata["text"]`` (where
+LangChain's PineconeVectorStore reads it), beside the metadata (values Pinecone cannot
+hold, such as nested objects, as JSON strings). The key comes only from
+``PINECONE_API_KEY``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ....errors import InputError
+from ....safety.secrets import env_secret
+from ....stores.params import StoreSpec
+from .protocol import Batch, Source
+
+KEY_ENV = "PINECONE_API_KEY"
+TEXT_KEY = "text"
+UPSERT_ROWS = 100
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """The index name, control-plane host (None: Pinecone's) and namespace a spec names."""
+
+    index: str
+    host: str | None
+    namespace: str
+
+
+def namespace_of(text: str) -> Namespace:
+    """What a ``pinecone:`` spec names (``""`` and ``__default__`` are the default one)."""
+    parsed = StoreSpec.parse(text)
+    ns = parsed.params.get("namespace", "")
+    return Namespace(parsed.location.strip(), parsed.params.get("host") or None,
+                     "" if ns == "__default__" else ns)  # fmt: skip
+
+
+def index_client(t: Namespace) -> Any:
+    """The SDK's data-plane client of ``t.index``."""
+    from pinecone import Pinecone
+
+    key = env_secret(KEY_ENV)
+    if not key:
+        raise InputError(f"{KEY_ENV} is not set; export the API key of the index's project")
+    pc = Pinecone(api_key=key, host=t.host)
+    host = str(pc.describe_index(t.index).host)
+    if "://" not in host:  # a local deployment names its host without a scheme
+        host = f"{urlsplit(t.host).scheme if t.host else 'https'}://{host}"
+    return pc.Index(host=host)
+
+
+def namespaces(index: Any) -> set[str]:
+    """The index's namespaces that hold vectors (``""`` for the default one)."""
+    stats = index.describe_index_stats()
+    found = stats.get("namespaces") if isinstance(stats, dict) else stats.namespaces
+    return {"" if n == "__default__" else str(n) for n in (found or {})}
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, str | int | float | bool):
+        return v
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return v
+    return json.dumps(v, default=str)
+
+
+class PineconeWriter:
+    """Writes namespace ``target.namespace``; see the module docstring."""
+
+    def __init__(self, text: str, source: Source) -> None:
+        self.target = namespace_of(text)
+        self._index: Any = None
+
+    def open(self, folder: Path, dimension: int) -> None:
+        self._index = index_client(self.target)
+
+    def write(self, batch: Batch) -> None:
+        rows = [
+            (cid, v.tolist(), {**{k: _value(x) for k, x in m.items() if x is not None},
+                               TEXT_KEY: t})
+            for cid, v, t, m in batch.rows()
+        ]  # fmt: skip
+        for lo in range(0, len(rows), UPSERT_ROWS):
+            self._index.upsert(vectors=rows[lo : lo + UPSERT_ROWS], namespace=self.target.namespace)
+
+    def commit(self) -> None:
+        self._index = None
+
+    def abort(self) -> None:
+        if self._index is not None:
+            self._index.delete(delete_all=True, namespace=self.target.namespace)
+        self._index = None
+
+    def proof(self, out: Path) -> str:
+        host = f"&host={self.target.host}" if self.target.host else ""
+        return f"pinecone:{self.target.index}?namespace={self.target.namespace}{host}"
+
+
+__all__ = ["Namespace", "PineconeWriter", "index_client", "namespace_of", "namespaces"]

@@ -1,0 +1,83 @@
+"""A new namespace of an Upstash Vector index (``--out upstash:URL?namespace=NEW``, hosted:
+only with ``--yes``). Upstash cannot rename a namespace, so the rows go straight into
+``NEW`` (which must not exist), 1,000 an upsert, and the namespace is deleted when anything
+fails; a repair killed by SIGKILL mid-write leaves ``NEW`` partly written (its check says
+so). The text goes in ``data``, the metadata as it is; the token comes only from
+``UPSTASH_VECTOR_REST_TOKEN`` (a read-write one)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ....errors import InputError, SpecError
+from ....safety.secrets import env_secret
+from ....stores.params import StoreSpec
+from .protocol import Batch, Source
+
+TOKEN_ENV = "UPSTASH_VECTOR_REST_TOKEN"
+URL_ENV = "UPSTASH_VECTOR_REST_URL"
+UPSERT_ROWS = 1000
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """The index URL and namespace a target or source spec names."""
+
+    url: str
+    namespace: str
+
+
+def namespace_of(text: str) -> Namespace:
+    """What an ``upstash:`` spec names; InputError/SpecError (exit 2) when it names none."""
+    parsed = StoreSpec.parse(text)
+    url = parsed.location.strip() or os.environ.get(URL_ENV, "").strip()
+    if not url.startswith(("http://", "https://")):
+        raise SpecError(
+            f"--out upstash: needs the index URL (https://<index>.upstash.io) or {URL_ENV}"
+        )
+    return Namespace(url.rstrip("/"), parsed.params.get("namespace", ""))
+
+
+def client(url: str) -> Any:
+    from upstash_vector import Index
+
+    token = env_secret(TOKEN_ENV)
+    if not token:
+        raise InputError(f"{TOKEN_ENV} is not set; export the index's read-write REST token")
+    return Index(url=url, token=token, retries=0)
+
+
+class UpstashWriter:
+    """Writes namespace ``target.namespace``; see the module docstring."""
+
+    def __init__(self, text: str, source: Source) -> None:
+        self.target = namespace_of(text)
+        self._index: Any = None
+
+    def open(self, folder: Path, dimension: int) -> None:
+        self._index = client(self.target.url)
+
+    def write(self, batch: Batch) -> None:
+        rows = [
+            {"id": cid, "vector": v.tolist(), "metadata": m, "data": t}
+            for cid, v, t, m in batch.rows()
+        ]
+        for lo in range(0, len(rows), UPSERT_ROWS):
+            self._index.upsert(rows[lo : lo + UPSERT_ROWS], namespace=self.target.namespace)
+
+    def commit(self) -> None:
+        self._index = None
+
+    def abort(self) -> None:
+        if self._index is not None and self.target.namespace in self._index.list_namespaces():
+            self._index.delete_namespace(self.target.namespace)
+        self._index = None
+
+    def proof(self, out: Path) -> str:
+        return f"upstash:{self.target.url}?namespace={self.target.namespace}"
+
+
+__all__ = ["Namespace", "UpstashWriter", "client", "namespace_of"]
