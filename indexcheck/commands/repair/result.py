@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...output.result_json import picked
+
 #: chunk rows listed in the JSON at most (the counts are always whole)
 ROWS_LISTED = 100_000
 
@@ -76,36 +78,13 @@ class RepairResult:
         return {"chunks": self.chunks, "texts_embedded": self.texts_embedded}
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "headline": self.headline,
-            "dry_run": self.dry_run,
-            "chunks": self.chunks,
-            "reading": self.reading,
-            "embedded": self.embedded,
-            "reused": self.reused,
-            "full_reindex": self.chunks,
-            "texts_embedded": self.texts_embedded,
-            "sample_texts": self.sample_texts,
-            "texts_to_embed": self.texts_to_embed,
-            "ways": self.ways,
-            "reasons": self.reasons,
-            "verified": self.verified,
-            "verify_failed": self.verify_failed,
-            "verify_all": self.verify_all,
-            "sample_agree": self.sample_agree,
-            "orphans": self.orphans,
-            "target": self.target,
-            "target_kind": self.target_kind,
-            "target_spec": self.target_spec,
-            "source_kind": self.source_kind,
-            "written": self.written,
-            "target_check": self.target_check,
-            "cache": self.cache,
-            "problems": self.problems,
-            "rows": self.rows,
-            "manifest": self.manifest,
-        }
+        head = picked(self, "ok", "headline", "dry_run", "chunks", "reading", "embedded", "reused")
+        return head | {"full_reindex": self.chunks} | picked(
+            self, "texts_embedded", "sample_texts", "texts_to_embed", "ways", "reasons",
+            "verified", "verify_failed", "verify_all", "sample_agree", "orphans", "target",
+            "target_kind", "target_spec", "source_kind", "written", "target_check", "cache",
+            "problems", "rows", "manifest",
+        )  # fmt: skip
 
 
 __all__ = ["ROWS_LISTED", "RepairResult"]
