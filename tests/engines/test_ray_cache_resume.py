@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,7 +23,7 @@ import pytest
 from tests.engines import ray_hash_embedder
 from tests.engines.conftest import WORKER_NODES
 from tests.engines.ray_counting_embedder import counted
-from tests.engines.runs import check_all
+from tests.engines.runs import Run, check_all
 
 pytestmark = pytest.mark.slow  # the package's cluster
 
@@ -46,12 +47,12 @@ def _pair(folder: Path) -> list[str]:
 
 
 def _ray_cli(
-    args: list[str], folder: Path, address: str, counter: Path, name: str, sleep: float = 0
+    args: list[str], folder: Path, address: str, name: str, sleep: float = 0
 ) -> tuple[list[str], dict[str, str]]:
     """The CLI's ``check-index --all --engine ray --cache`` command and its environment; the
-    embedder counts its texts in ``counter`` and sleeps ``sleep`` s a call."""
+    embedder counts its texts in ``<name>.count`` and sleeps ``sleep`` s a call."""
     env = {**os.environ, "PYTHONPATH": os.getcwd(), "INDEXCHECK_QUIET": "1",
-           "INDEXCHECK_TEST_COUNTER_FILE": str(counter),
+           "INDEXCHECK_TEST_COUNTER_FILE": str(folder / f"{name}.count"),
            "INDEXCHECK_TEST_EMBED_SLEEP": str(sleep)}  # fmt: skip
     cmd = [sys.executable, "-c", "from indexcheck.cli import main; main()", "check-index",
            *args, "--all", "--block-size", str(BLOCK), "--cache", str(folder / "c.sqlite"),
@@ -60,12 +61,27 @@ def _ray_cli(
     return cmd, env
 
 
+def _complete(
+    args: list[str], folder: Path, address: str, name: str, local: Run
+) -> tuple[dict[str, Any], int]:
+    """A whole Ray run's --json report and the texts its embedder got, once its exit code,
+    rows, findings and counts are checked to be the local run's."""
+    cmd, env = _ray_cli(args, folder, address, name)
+    out = subprocess.run(cmd, env=env, capture_output=True)
+    assert out.returncode == local[0], out.stderr.decode()[-2000:]
+    report = json.loads((folder / f"{name}.json").read_text())
+    assert pq.read_table(folder / f"{name}.parquet").to_pylist() == local[1]
+    assert report["findings"] == local[2]["findings"]
+    assert report["counts"] == local[2]["counts"]
+    return report, counted(folder / f"{name}.count")
+
+
 def test_a_ray_run_killed_halfway_resumes_from_the_cache(nodes, tmp_path) -> None:
     args = _pair(tmp_path)
     local = check_all(args, tmp_path, "local", block=BLOCK)
     assert local[0] == 1 and local[2]["counts"]["shift"] == 20
     first = tmp_path / "first.count"
-    cmd, env = _ray_cli(args, tmp_path, nodes.address, first, "first", sleep=0.1)
+    cmd, env = _ray_cli(args, tmp_path, nodes.address, "first", sleep=0.1)
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while counted(first) < N // 2 and proc.poll() is None and time.monotonic() < deadline:
@@ -76,28 +92,16 @@ def test_a_ray_run_killed_halfway_resumes_from_the_cache(nodes, tmp_path) -> Non
     done_before = counted(first)
     assert N // 2 <= done_before < N, proc.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
 
-    second = tmp_path / "second.count"
-    cmd, env = _ray_cli(args, tmp_path, nodes.address, second, "second")
-    out = subprocess.run(cmd, env=env, capture_output=True)
-    assert out.returncode == 1, out.stderr.decode()[-2000:]
-    report = json.loads((tmp_path / "second.json").read_text())
+    report, embedded = _complete(args, tmp_path, nodes.address, "second", local)
     audited = report["manifest"]["cache_audit"]["texts"]
     probes = report["diagnosis_embeddings"]  # the prefix probes, which the cache does not keep
     assert probes == local[2]["diagnosis_embeddings"]
-    lost = counted(second) - audited - probes - (N - done_before)  # embedded by both runs
+    lost = embedded - audited - probes - (N - done_before)  # embedded by both runs
     assert 0 <= lost <= IN_FLIGHT * BLOCK, (lost, done_before, audited)
     assert audited >= 3
-    assert report["findings"] == local[2]["findings"]
-    assert report["counts"] == local[2]["counts"]
-    assert pq.read_table(tmp_path / "second.parquet").to_pylist() == local[1]
 
-    third = tmp_path / "third.count"
-    cmd, env = _ray_cli(args, tmp_path, nodes.address, third, "third")
-    out = subprocess.run(cmd, env=env, capture_output=True)
-    assert out.returncode == 1, out.stderr.decode()[-2000:]
-    report = json.loads((tmp_path / "third.json").read_text())
+    report, embedded = _complete(args, tmp_path, nodes.address, "third", local)
     audited = report["manifest"]["cache_audit"]["texts"]
     assert audited > 0 and report["manifest"]["embedding"]["texts"] == audited + probes
     # only the driver's audit and prefix probes (as on the local engine): no block was sent
-    assert counted(third) == audited + probes
-    assert pq.read_table(tmp_path / "third.parquet").to_pylist() == local[1]
+    assert embedded == audited + probes
