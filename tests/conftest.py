@@ -85,6 +85,10 @@ def fixture_kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 def ray_cluster():  # type: ignore[no-untyped-def]
     """A local two-CPU Ray, started for a test module and stopped after it."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    # address="local": a new Ray of its own, never one another process left on this machine
+    ray.init(
+        address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )  # fmt: skip
     yield ray
     ray.shutdown()

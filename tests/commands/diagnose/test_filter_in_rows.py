@@ -46,5 +46,6 @@ def test_the_filter_and_the_tested_field_are_shown(tmp_path: Path) -> None:
         and line.endswith('(filter {"profile":{"$eq":"ckd"}})')
         for line in lines
     )
-    md = write_report(result, tmp_path / "rep", "diagnose")[0].read_text()
+    # write_report returns [NAME.html, NAME.md, *plots]
+    md = write_report(result, tmp_path / "rep", "diagnose")[1].read_text()
     assert "| detail | filter |" in md
