@@ -149,9 +149,12 @@ def repair(
     the copy (``result.ok``). The source is never written; a target inside it is exit 2."""
     from .commands.repair import RepairSettings
     from .commands.repair.run import run_repair
+    from .stores.targets import parse_target
 
+    source = store if isinstance(store, str) else getattr(store, "spec", "")
+    target = None if out is None else parse_target(out, source if isinstance(source, str) else "")
     settings = RepairSettings(
-        store=store, out=out, chunks=chunks, embedder=embedder, verify=verify, seed=seed,
+        store=store, out=target, chunks=chunks, embedder=embedder, verify=verify, seed=seed,
         min_cosine=min_cosine, dry_run=dry_run, check=check, cache=cache,
         trust_pickle=trust_pickle, id_column=id_column, text_column=text_column, yes=yes,
         engine=engine, ray_address=ray_address,

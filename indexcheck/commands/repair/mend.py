@@ -17,7 +17,7 @@ from .plan import AS_BUILT, READINGS, Way, choose, holders, matches, sample_for
 from .result import ROWS_LISTED, RepairResult
 from .rows import SourceRows, texts_at, vectors_at
 from .settings import RepairSettings
-from .targets import parse_target, source_of, write_copy
+from .targets import source_of, write_copy
 
 
 def _reason(rows: SourceRows, j: int, reading: str) -> str:
@@ -71,7 +71,7 @@ def mend(
     fresh_keys, fresh_counts = np.unique(rows.now[fresh], return_counts=True)
     more = len(set(fresh_keys.tolist()) - sample_keys)
     if not settings.dry_run and settings.out is not None:
-        target = parse_target(settings.out)
+        target = settings.out
         say(f"writing {target.text}, embedding {more} texts whose vector exists nowhere")
         memo = {int(k): v for k, v in zip(rows.now[sample].tolist(), sample_raw, strict=True)}
         plan = Plan(holder, fresh, memo, set(fresh_keys[fresh_counts > 1].tolist()), engine)

@@ -7,14 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendUnavailableError, InputError
+from ...stores.targets import HOSTED, SERVER, TargetSpec
 from .settings import RepairSettings
-from .targets import TargetSpec, parse_target
-from .targets.pgvector import connect, exists, target_of
+from .targets.pgvector import connect, exists
 from .targets.pinecone import index_client as pinecone_index
-from .targets.pinecone import namespace_of as pinecone_namespace
 from .targets.pinecone import namespaces as pinecone_namespaces
-from .targets.spec import HOSTED, SERVER
-from .targets.upstash import client, namespace_of
+from .targets.upstash import client
 
 #: the schemes whose spec names a local file or folder (the source repair never writes)
 LOCAL = ("faiss", "parquet", "jsonl", "chroma", "lancedb", "llamaindex", "sqlitevec", "milvus",
@@ -35,11 +33,10 @@ def source_path(store: Any) -> Path | None:
     return Path(rest.split("?", 1)[0])
 
 
-def refuse_table(text: str, store: Any) -> None:
+def refuse_table(target: TargetSpec) -> None:
     """InputError (exit 2) when the target table is the source's or exists already."""
-    t, spec = target_of(text), _spec_of(store)
-    if spec.startswith("pgvector:"):
-        src = target_of(spec)
+    t, src = target.names, target.source
+    if src is not None:
         same = (src.where, src.dbname, src.schema or "public", src.table)
         if same == (t.where, t.dbname, t.schema or "public", t.table):
             raise InputError(
@@ -64,11 +61,6 @@ def refuse_table(text: str, store: Any) -> None:
         )
 
 
-def _spec_of(store: Any) -> str:
-    spec = store if isinstance(store, str) else getattr(store, "spec", "")
-    return spec if isinstance(spec, str) else ""
-
-
 def _refuse_namespace(namespace: str, is_source: bool, used: Any, where: str) -> None:
     """InputError (exit 2) when ``namespace`` is the source's or one of ``used``
     (a callable giving the names in use, asked only when it is not the source's)."""
@@ -83,17 +75,16 @@ def _refuse_namespace(namespace: str, is_source: bool, used: Any, where: str) ->
         )
 
 
-def refuse_namespace(text: str, store: Any) -> None:
+def refuse_namespace(target: TargetSpec) -> None:
     """InputError (exit 2) when the Upstash namespace is the source's or exists already."""
-    t, spec = namespace_of(text), _spec_of(store)
-    same = spec.startswith("upstash:") and namespace_of(spec) == t
+    t = target.names
+    same = target.source == t
     _refuse_namespace(t.namespace, same, lambda: client(t.url).list_namespaces(), t.url)
 
 
-def refuse_pinecone(text: str, store: Any) -> None:
+def refuse_pinecone(target: TargetSpec) -> None:
     """InputError (exit 2) when the Pinecone namespace is the source's or holds vectors."""
-    t, spec = pinecone_namespace(text), _spec_of(store)
-    src = pinecone_namespace(spec) if spec.startswith("pinecone:") else None
+    t, src = target.names, target.source
     same = src is not None and (src.index, src.namespace) == (t.index, t.namespace)
     used = lambda: pinecone_namespaces(pinecone_index(t))  # noqa: E731
     _refuse_namespace(t.namespace, same, used, f"index {t.index}")
@@ -109,20 +100,20 @@ def refuse(settings: RepairSettings) -> TargetSpec:
             "repair writes a corrected copy and never the store it reads: pass --out DIR, "
             "a new folder"
         )
-    target = parse_target(settings.out)
+    target = settings.out
     if target.kind in HOSTED and not settings.yes and not settings.dry_run:
         raise InputError(
             f"--out {target.kind}:... writes a new namespace in a hosted index (a paid "
             "service, and a namespace others may read); add --yes to write it"
         )
     if target.kind == "upstash":
-        refuse_namespace(target.text, settings.store)
+        refuse_namespace(target)
         return target
     if target.kind == "pinecone":
-        refuse_pinecone(target.text, settings.store)
+        refuse_pinecone(target)
         return target
     if target.kind in SERVER:
-        refuse_table(target.text, settings.store)
+        refuse_table(target)
         return target
     out = target.folder.resolve()
     src = source_path(settings.store)
@@ -130,17 +121,17 @@ def refuse(settings: RepairSettings) -> TargetSpec:
         real = src.resolve()
         if out == real or out.is_relative_to(real):
             raise InputError(
-                f"--out {settings.out} is inside the source {src}; repair never writes the "
+                f"--out {target.text} is inside the source {src}; repair never writes the "
                 "index it reads: pass --out a new folder outside it"
             )
         if real.is_relative_to(out):
             raise InputError(
-                f"--out {settings.out} holds the source {src}; pass --out a new folder that "
+                f"--out {target.text} holds the source {src}; pass --out a new folder that "
                 "does not contain it"
             )
     if out.exists() and not settings.dry_run:
         raise InputError(
-            f"--out {settings.out}: {target.folder} already exists; pass a new folder or remove it"
+            f"--out {target.text}: {target.folder} already exists; pass a new folder or remove it"
         )
     return target
 

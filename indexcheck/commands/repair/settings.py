@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...stores.targets import TargetSpec
 
 #: the fewest chunks a sample may hold: fewer cannot tell the shift models apart
 MIN_VERIFY = 8
@@ -19,10 +20,10 @@ class RepairSettings:
 
     #: a spec (``faiss:./index``) or an opened store: read, never written
     store: Any = None
-    #: a NEW folder (``vectors.parquet``, and a FAISS index for a FAISS source) or a target
-    #: spec naming a new store in a new folder: ``chroma:DIR?collection=C``,
-    #: ``lancedb:DIR?table=T``, ``qdrant:DIR?collection=C``, ``faiss:DIR``, ``parquet:DIR``
-    out: str | Path | None = None
+    #: where the copy goes, parsed by the face (:func:`indexcheck.stores.targets.parse_target`):
+    #: a NEW folder (``vectors.parquet``, and a FAISS index for a FAISS source), a new store in
+    #: a new folder (``chroma:DIR?collection=C``, ...), a new table or namespace
+    out: TargetSpec | None = None
     #: a chunks file or a Corpus (the texts as they are now), or None: the store's own
     chunks: Any = None
     #: a spec, an opened embedder, or None for the default

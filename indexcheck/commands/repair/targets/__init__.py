@@ -1,4 +1,5 @@
-"""Where a repaired copy is written: ``--out`` parsed (:mod:`.spec`), one writer per target
+"""Where a repaired copy is written (``--out``, parsed at the face into a
+:class:`~indexcheck.stores.targets.TargetSpec`): one writer per target
 kind over a small protocol (:mod:`.protocol`: open, write a batch, commit, abort), and the
 staging folder published whole (:mod:`.folder`). Writing lives here and only here: the
 stores under :mod:`indexcheck.stores` are read-only."""
@@ -8,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ....stores.targets import TargetSpec
 from .folder import Written, write_copy
 from .parquet import PARQUET
 from .protocol import Batch, Source
-from .spec import TargetSpec, parse_target
 
 
 def source_of(store: Any) -> Source:
@@ -30,5 +31,5 @@ def source_of(store: Any) -> Source:
     return Source(kind, metric, details)
 
 
-__all__ = ["PARQUET", "Batch", "Source", "TargetSpec", "Written", "parse_target", "source_of",
+__all__ = ["PARQUET", "Batch", "Source", "TargetSpec", "Written", "source_of",
            "write_copy"]  # fmt: skip

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ....errors import OutputError
 from ....output.files import disk_full, publish, staging
+from ....stores.targets import SERVER, TargetSpec
 from .chroma import ChromaWriter
 from .faiss import FaissWriter
 from .lancedb import LanceDBWriter
@@ -21,7 +22,6 @@ from .pgvector import PgvectorWriter
 from .pinecone import PineconeWriter
 from .protocol import Batch, Source, Writer
 from .qdrant import QdrantWriter
-from .spec import SERVER, TargetSpec
 from .upstash import UpstashWriter
 
 
@@ -130,19 +130,19 @@ def write_table(
     if spec.kind == "upstash":
         from upstash_vector.errors import UpstashError
 
-        w = UpstashWriter(spec.text, source)
+        w = UpstashWriter(spec, source)
         errors = (UpstashError, OSError)
         what = f"namespace '{w.target.namespace}'"
     elif spec.kind == "pinecone":
         from pinecone.exceptions import PineconeException
 
-        w = PineconeWriter(spec.text, source)
+        w = PineconeWriter(spec, source)
         errors = (PineconeException, OSError)
         what = f"namespace '{w.target.namespace}' of {w.target.index}"
     else:
         import psycopg
 
-        w = PgvectorWriter(spec.text, source)
+        w = PgvectorWriter(spec, source)
         errors = (psycopg.Error,)
         what = f"table {w.t.table} in {w.t.dbname} at {w.t.where}"
     try:

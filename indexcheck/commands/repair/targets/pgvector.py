@@ -12,18 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import InputError
-from ....safety.redact import remember
-from ....safety.secrets import spec_password
-from ....stores.params import StoreSpec
-from ....stores.pgvector.connect import Target, parse_target
+from ....stores.pgvector.connect import Target
+from ....stores.targets import TargetSpec
 from .protocol import Batch, Source
-
-
-def target_of(text: str) -> Target:
-    """The table a ``pgvector:`` target spec names (SpecError, exit 2, when malformed);
-    its password is scrubbed from every message from now on."""
-    remember(spec_password(text))
-    return parse_target(StoreSpec.parse(text))
 
 
 def connect(t: Target) -> Any:
@@ -45,8 +36,8 @@ def exists(conn: Any, t: Target, table: str) -> bool:
 class PgvectorWriter:
     """Writes table ``target.table`` through a staging table; see the module docstring."""
 
-    def __init__(self, text: str, source: Source) -> None:
-        self.t = target_of(text)
+    def __init__(self, spec: TargetSpec, source: Source) -> None:
+        self.t: Target = spec.names
         d = source.details if source.kind == "pgvector" else {}
         self.idcol = str(d.get("id_column") or "id")
         self.vcol = str(d.get("vector_column") or "embedding")
@@ -129,4 +120,4 @@ class PgvectorWriter:
         )
 
 
-__all__ = ["PgvectorWriter", "connect", "exists", "target_of"]
+__all__ = ["PgvectorWriter", "connect", "exists"]

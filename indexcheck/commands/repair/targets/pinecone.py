@@ -10,36 +10,19 @@ hold, such as nested objects, as JSON strings). The key comes only from
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ....errors import InputError
 from ....safety.secrets import env_secret
-from ....stores.params import StoreSpec
+from ....stores.targets import PineconeNamespace as Namespace
+from ....stores.targets import TargetSpec
 from .protocol import Batch, Source
 
 KEY_ENV = "PINECONE_API_KEY"
 TEXT_KEY = "text"
 UPSERT_ROWS = 100
-
-
-@dataclass(frozen=True)
-class Namespace:
-    """The index name, control-plane host (None: Pinecone's) and namespace a spec names."""
-
-    index: str
-    host: str | None
-    namespace: str
-
-
-def namespace_of(text: str) -> Namespace:
-    """What a ``pinecone:`` spec names (``""`` and ``__default__`` are the default one)."""
-    parsed = StoreSpec.parse(text)
-    ns = parsed.params.get("namespace", "")
-    return Namespace(parsed.location.strip(), parsed.params.get("host") or None,
-                     "" if ns == "__default__" else ns)  # fmt: skip
 
 
 def index_client(t: Namespace) -> Any:
@@ -74,8 +57,8 @@ def _value(v: Any) -> Any:
 class PineconeWriter:
     """Writes namespace ``target.namespace``; see the module docstring."""
 
-    def __init__(self, text: str, source: Source) -> None:
-        self.target = namespace_of(text)
+    def __init__(self, spec: TargetSpec, source: Source) -> None:
+        self.target: Namespace = spec.names
         self._index: Any = None
 
     def open(self, folder: Path, dimension: int) -> None:
@@ -103,4 +86,4 @@ class PineconeWriter:
         return f"pinecone:{self.target.index}?namespace={self.target.namespace}{host}"
 
 
-__all__ = ["Namespace", "PineconeWriter", "index_client", "namespace_of", "namespaces"]
+__all__ = ["PineconeWriter", "index_client", "namespaces"]

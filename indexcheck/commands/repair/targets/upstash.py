@@ -7,38 +7,16 @@ so). The text goes in ``data``, the metadata as it is; the token comes only from
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ....errors import InputError, SpecError
+from ....errors import InputError
 from ....safety.secrets import env_secret
-from ....stores.params import StoreSpec
+from ....stores.targets import TargetSpec, UpstashNamespace
 from .protocol import Batch, Source
 
 TOKEN_ENV = "UPSTASH_VECTOR_REST_TOKEN"
-URL_ENV = "UPSTASH_VECTOR_REST_URL"
 UPSERT_ROWS = 1000
-
-
-@dataclass(frozen=True)
-class Namespace:
-    """The index URL and namespace a target or source spec names."""
-
-    url: str
-    namespace: str
-
-
-def namespace_of(text: str) -> Namespace:
-    """What an ``upstash:`` spec names; InputError/SpecError (exit 2) when it names none."""
-    parsed = StoreSpec.parse(text)
-    url = parsed.location.strip() or os.environ.get(URL_ENV, "").strip()
-    if not url.startswith(("http://", "https://")):
-        raise SpecError(
-            f"--out upstash: needs the index URL (https://<index>.upstash.io) or {URL_ENV}"
-        )
-    return Namespace(url.rstrip("/"), parsed.params.get("namespace", ""))
 
 
 def client(url: str) -> Any:
@@ -53,8 +31,8 @@ def client(url: str) -> Any:
 class UpstashWriter:
     """Writes namespace ``target.namespace``; see the module docstring."""
 
-    def __init__(self, text: str, source: Source) -> None:
-        self.target = namespace_of(text)
+    def __init__(self, spec: TargetSpec, source: Source) -> None:
+        self.target: UpstashNamespace = spec.names
         self._index: Any = None
 
     def open(self, folder: Path, dimension: int) -> None:
@@ -80,4 +58,4 @@ class UpstashWriter:
         return f"upstash:{self.target.url}?namespace={self.target.namespace}"
 
 
-__all__ = ["Namespace", "UpstashWriter", "client", "namespace_of"]
+__all__ = ["UpstashWriter", "client"]
