@@ -14,6 +14,7 @@ from ..kit.finding import Finding as Finding  # re-exported: the rows and findin
 from ..kit.verdicts import Status
 from .shift.chains import blame_stretches, describe_chain, shift_chains
 from .shift.kinds import (
+    DUPLICATED_ITEM,
     PERMUTED,
     batch_lo,
     fit_kind,
@@ -148,13 +149,7 @@ def story_finding(
     ident = first_copies(n, dup_of) if same is None else same
     got = fit(n, dup_of, checked, held, ident) if dup_of else None
     if got is not None:
-        src = got.model.source
-        found = _cache_story(got, checks, corpus, dup_of, order, all_checked)
-        explained = set(got.explained.tolist())
-        _prefer(
-            shifted, explained, corpus, lambda p, h: int(src[p]) if ident[src[p]] == ident[h] else h
-        )
-        return found, [c for c in shifted if c.position not in explained]
+        return _by_cache(got, shifted, checks, corpus, dup_of, (order, all_checked), ident)
     kf = fit_kind(ident, checked, held, first_copies(n, dup_of) if dup_of else None)
     if kf is None:
         return None, shifted
@@ -168,6 +163,13 @@ def story_finding(
         first = int(kf.explained[0])
         lo = int(batch_lo(first, kf.batch, kf.outer))
         kf.explained = np.unique(np.append(kf.explained, pin(first, -(first - lo), kf.batch)))
+    stop = kf.blocks[-1].end + 1 if kf.blocks else n
+    if kf.kind == DUPLICATED_ITEM and stop < n and all(b.start - 1 in dup_of for b in kf.blocks):
+        # every step of the offset follows a repeated text: a positional cache that skips
+        # repeats, restarted with the indexer's next embedding call (not a duplicated item)
+        got = fit(n, dup_of, checked, held, ident, stop)
+        if got is not None:
+            return _by_cache(got, shifted, checks, corpus, dup_of, (order, all_checked), ident)
     d = kind_details(kf, corpus.ids, all_checked, len(checked))
     start = d["start_position"]
     d["order"] = order
@@ -196,6 +198,26 @@ def story_finding(
     return Finding("shift", "error", msg, ids, d), [
         c for c in shifted if c.position not in explained
     ]
+
+
+def _by_cache(
+    got: Any,
+    shifted: list[ChunkCheck],
+    checks: list[ChunkCheck],
+    corpus: Corpus,
+    dup_of: dict[int, int],
+    told: tuple[str, bool],
+    ident: np.ndarray,
+) -> tuple[Finding, list[ChunkCheck]]:
+    """:func:`story_finding`'s answer when the positional cache ``got`` fits; ``told``:
+    (order, all_checked)."""
+    src = got.model.source
+    found = _cache_story(got, checks, corpus, dup_of, *told)
+    explained = set(got.explained.tolist())
+    _prefer(
+        shifted, explained, corpus, lambda p, h: int(src[p]) if ident[src[p]] == ident[h] else h
+    )
+    return found, [c for c in shifted if c.position not in explained]
 
 
 def _kind_count(d: dict[str, Any], all_checked: bool, checked: int) -> str:
@@ -271,8 +293,13 @@ def _cache_story(
         cause = "the de-duplicated texts' vectors were handed out by position"
         how = "hold the vector of a chunk after them, one more at each repeated text"
     where = "after" if trig < start else "at"
+    span_on = "on"
+    if got.model.stop is not None:
+        span_on = (
+            f"to position {d['end_position']} (the cache restarts with the next embedding call)"
+        )
     msg = (
-        f"one positional shift from '{corpus.ids[start]}' (position {start}) on, by {kind}: "
+        f"one positional shift from '{corpus.ids[start]}' (position {start}) {span_on}, by {kind}: "
         f"{cause}; fix the indexer, then {REPAIR_ADVICE}. {count} {how} "
         f"({d['repeats_widening']} repeats, {span}); it starts {where} '{corpus.ids[trig]}' "
         f"(position {trig}), the first repeated text (a copy of '{corpus.ids[dup_of[trig]]}'); "

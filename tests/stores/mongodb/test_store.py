@@ -133,8 +133,9 @@ def test_on_langchains_default_batches_the_shift_ends_at_the_batch_edge(
 ) -> None:
     """langchain-mongodb embeds 100 texts per call (add_texts' batch_size), so the seed bug
     restarts at chunk 100: 34-69 hold their neighbour's vector, 71-99 the one two before,
-    100 on are right. Every shifted chunk is found and none after 99 is blamed; the cache
-    model does not know per-call restarts, so it is told as two offset findings."""
+    100 on are right. Each step of the offset follows a repeated text (33, 70), the
+    positional cache's signature: ONE finding names that cache (never a duplicated or a
+    dropped item), says the shift stops at 99, and blames exactly the shifted chunks."""
     texts, metas = corpus()
     ids = build.langchain_mongo(emu.url, "rag", "docs", texts, metas, buggy(lc_embeddings()))
     chunks = chunks_file(tmp_path / "c.jsonl", ids, texts)
@@ -142,13 +143,16 @@ def test_on_langchains_default_batches_the_shift_ends_at_the_batch_edge(
             "--chunks", str(chunks), "--json", str(tmp_path / "r.json"))  # fmt: skip
     assert r.exit_code == 1, r.output
     data = json.loads((tmp_path / "r.json").read_text())
-    shifts = [f for f in data["findings"] if f["kind"] == "shift"]
-    assert [(f["details"]["start_id"], f["details"]["offset"]) for f in shifts] == [
-        (ids[34], -1),
-        (ids[71], -2),
-    ]
-    shifted = {c["id"] for c in data["chunks"] if c["status"] == "shift"}
-    assert shifted == {ids[p] for p in [*range(34, 70), *range(71, 100)]}
+    (shift,) = [f for f in data["findings"] if f["kind"] == "shift"]
+    d = shift["details"]
+    assert (d["start_id"], d["model"]) == (ids[34], "skip_repeat")
+    assert [s["trigger_id"] for s in d["stretches"]] == [ids[33], ids[70]]
+    first_line = shift["message"].split(". ")[0]
+    assert "positional cache that skips repeats" in first_line and "position 99" in first_line
+    assert "duplicated" not in first_line and "dropped" not in first_line
+    want = {ids[p] for p in [*range(34, 70), *range(71, 100)]}
+    assert set(shift["chunk_ids"]) == want
+    assert {c["id"] for c in data["chunks"] if c["status"] == "shift"} == want
 
 
 def test_stale_missing_orphan_and_model_mismatch(emu: Emulator) -> None:

@@ -8,6 +8,9 @@ repeats alone. Two forms, over positions in build order:
 - ``dedup_by_position``: position ``i`` holds the ``i``-th distinct text's vector (positions
   past the distinct list hold their own).
 
+Either may ``stop``: from that position on every chunk holds its own vector (the cache
+restarts with the indexer's next embedding call, e.g. langchain-mongodb's 100 texts).
+
 :func:`fit` keeps the form that explains most of the observed chunks; it fits when it
 explains at least ``FIT_SHARE``, and at least two, of the checked chunks it predicts shifted
 (the rest are another fault). Texts are compared by identity (the first copy's position),
@@ -39,6 +42,7 @@ class CacheModel:
     first: np.ndarray
     shifted: np.ndarray
     repeats: np.ndarray  # int64, sorted positions whose text repeats an earlier one
+    stop: int | None = None  # from here on each position holds its own vector
 
     def holds_text_of(self, p: int) -> int:
         """The first copy of the text whose embedding position ``p`` holds."""
@@ -54,12 +58,17 @@ def first_copies(n: int, dup_of: Mapping[int, int]) -> np.ndarray:
 
 
 def predict(
-    n: int, dup_of: Mapping[int, int], kind: str = SKIP_REPEAT, same: np.ndarray | None = None
+    n: int,
+    dup_of: Mapping[int, int],
+    kind: str = SKIP_REPEAT,
+    same: np.ndarray | None = None,
+    stop: int | None = None,
 ) -> CacheModel:
     """The model of ``kind`` for ``n`` positions whose repeats are ``dup_of`` (repeat ->
     first copy, :meth:`indexcheck.inputs.corpus.Corpus.duplicate_of`). ``same`` int64
     (n,): each position's embedding identity (:func:`.kinds.identity`; default the text's
-    first copy): a chunk holding a vector that reads like its own is not shifted."""
+    first copy): a chunk holding a vector that reads like its own is not shifted; ``stop``:
+    the position from which each holds its own vector (None: the bug runs to the end)."""
     first = first_copies(n, dup_of)
     pos = np.arange(n, dtype=np.int64)
     is_rep = first != pos
@@ -73,9 +82,11 @@ def predict(
         source[: len(uniq)] = uniq
     else:
         raise ValueError(f"unknown cache model {kind!r}")
+    if stop is not None:
+        source[stop:] = pos[stop:]
     ident = first if same is None else same
     shifted = ident[source] != ident
-    return CacheModel(kind, source, first, shifted, np.flatnonzero(is_rep))
+    return CacheModel(kind, source, first, shifted, np.flatnonzero(is_rep), stop)
 
 
 @dataclass(frozen=True)
@@ -94,15 +105,16 @@ def fit(
     checked: np.ndarray,
     held: np.ndarray,
     same: np.ndarray | None = None,
+    stop: int | None = None,
 ) -> Fit | None:
     """The form of the bug that explains the observations, or None.
 
     ``checked`` int64 (m,): checked positions with a comparable vector; ``held`` int64
     (m,): the position whose fresh embedding each one's stored vector matched, ``-1`` when
-    it matched its own text (ok) or none (low); ``same`` as in :func:`predict`."""
+    it matched its own text (ok) or none (low); ``same`` and ``stop`` as in :func:`predict`."""
     best: Fit | None = None
     for kind in (SKIP_REPEAT, DEDUP_BY_POSITION):
-        m = predict(n, dup_of, kind, same)
+        m = predict(n, dup_of, kind, same, stop)
         ident = m.first if same is None else same
         predicted = m.shifted[checked]
         has = held >= 0
@@ -167,7 +179,7 @@ def story(fit_: Fit, ids: Any, all_checked: bool) -> dict[str, Any]:
             }
         )  # fmt: skip
     n_stretches = len(starts)
-    return {
+    d: dict[str, Any] = {
         "model": m.kind,
         "start_position": start,
         "start_id": ids[start],
@@ -181,6 +193,9 @@ def story(fit_: Fit, ids: Any, all_checked: bool) -> dict[str, Any]:
         "stretches_total": n_stretches,
         "stretches": stretches,
     }
+    if m.stop is not None:  # the cache restarted: the last shifted position
+        d["end_position"] = last
+    return d
 
 
 def _trigger(m: CacheModel, start: int, off: int) -> int | None:
