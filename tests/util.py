@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +71,11 @@ def assert_one_error_line(exit_code: int, out: str, err: str, code: int, says: s
     assert says in err, err
     assert "Traceback" not in out + err
     assert CATCH_ALL not in err  # the catch-all count is 0
+
+
+def signals_as_at_a_terminal() -> None:
+    """``preexec_fn`` for a child that is sent Ctrl-C or a hang-up: SIGINT and SIGHUP back to
+    their defaults, as at a terminal. A run started by ``nohup`` or as a background job of a
+    script inherits them ignored, and the child then rightly ignores them too."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)

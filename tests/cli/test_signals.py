@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.util import signals_as_at_a_terminal
+
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = "py:tests.emulators.slow_embedder:SLOW"
 
@@ -29,6 +31,7 @@ def _start(small_kb: dict[str, Path], tmp: Path, slow: float) -> subprocess.Pope
     return subprocess.Popen(
         [sys.executable, "-m", "indexcheck", *args],
         cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=signals_as_at_a_terminal,
     )  # fmt: skip
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from indexcheck.stores.faiss.store import write_faiss_folder
 from indexcheck.testing import HashEmbedder
+from tests.util import signals_as_at_a_terminal
 
 ROOT = Path(__file__).resolve().parents[3]
 SLOW = "py:tests.emulators.slow_embedder:SLOW"
@@ -46,6 +47,7 @@ def _start(tmp: Path, workdir: Path | None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "indexcheck", *args],
         cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=signals_as_at_a_terminal,
     )  # fmt: skip
 
 
