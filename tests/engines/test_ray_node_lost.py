@@ -4,7 +4,8 @@ object store gone) while check-index --all runs on a Parquet store. With Parquet
 (read, embedded and compared on the workers) Ray Data restarts the actor elsewhere and
 rebuilds the lost blocks; with CSV chunks (read here, blocks sent to the engine's own
 actors) the lost actor's blocks go to the others. Either way the rows and findings are the
-local engine's and the manifest counts every block once. The package's cluster
+local engine's and the manifest counts every block once (the CSV case runs in the suite: it
+failed before the engine's ActorPool). The package's cluster
 (conftest.py) knows a lost node in seconds and gets it back after the test."""
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ def _remove_the_node_that_writes(marker: Path, cluster: Any, lost: list[str]) ->
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("chunks", ["parquet", "csv"])
+#: "parquet" (the workers read, embed and compare; Ray Data's own recovery) passes too but
+#: costs 45 s of CI's 20 minutes; that path is covered by the worker-kill test in
+#: test_ray_runtime_env_and_faults.py. Add "parquet" to the list below to run it.
+@pytest.mark.parametrize("chunks", ["csv"])
 def test_a_node_removed_halfway_gives_the_same_rows_and_counts_each_block_once(
     whole, chunks, tmp_path, monkeypatch
 ) -> None:
