@@ -109,15 +109,15 @@ def upstash_namespace(parsed: StoreSpec) -> UpstashNamespace:
     return UpstashNamespace(url.rstrip("/"), parsed.params.get("namespace", ""))
 
 
-def _names(kind: str, text: str) -> Any:
-    """What the server spec ``text`` of ``kind`` names (a pgvector spec's password is
+def _names(text: str, parsed: StoreSpec) -> Any:
+    """What the server spec ``text`` (``parsed``) names (a pgvector spec's password is
     scrubbed from every message from now on)."""
-    if kind == "pgvector":
+    if parsed.scheme == "pgvector":
         remember(spec_password(text))
-        return pgvector_target(StoreSpec.parse(text))
-    if kind == "pinecone":
-        return pinecone_namespace(StoreSpec.parse(text))
-    return upstash_namespace(StoreSpec.parse(text))
+        return pgvector_target(parsed)
+    if parsed.scheme == "pinecone":
+        return pinecone_namespace(parsed)
+    return upstash_namespace(parsed)
 
 
 def parse_target(out: str | Path, source: str = "") -> TargetSpec:
@@ -149,9 +149,9 @@ def parse_target(out: str | Path, source: str = "") -> TargetSpec:
         key, example = NEW_NAME[parsed.scheme]
         parsed.require(key, f"name a NEW {key} in the source's {parsed.scheme}, {example}")
         same = source.startswith(f"{parsed.scheme}:")
-        names = _names(parsed.scheme, text)
+        names = _names(text, parsed)
         return TargetSpec(parsed.scheme, Path(), params, text, names,
-                          _names(parsed.scheme, source) if same else None)  # fmt: skip
+                          _names(source, StoreSpec.parse(source)) if same else None)  # fmt: skip
     if not loc or "://" in loc or loc.startswith("//"):
         raise SpecError(
             f"--out {text}: a {parsed.scheme} target is a NEW local folder, not "

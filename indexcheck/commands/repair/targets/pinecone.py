@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ....errors import InputError
-from ....safety.secrets import env_secret
+from ....stores.hosted import api_key
 from ....stores.targets import PineconeNamespace as Namespace
 from ....stores.targets import TargetSpec
 from .protocol import Batch, Source
@@ -29,9 +28,7 @@ def index_client(t: Namespace) -> Any:
     """The SDK's data-plane client of ``t.index``."""
     from pinecone import Pinecone
 
-    key = env_secret(KEY_ENV)
-    if not key:
-        raise InputError(f"{KEY_ENV} is not set; export the API key of the index's project")
+    key = api_key(KEY_ENV, "export the API key of the index's project")
     pc = Pinecone(api_key=key, host=t.host)
     host = str(pc.describe_index(t.index).host)
     if "://" not in host:  # a local deployment names its host without a scheme

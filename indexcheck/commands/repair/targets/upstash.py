@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ....errors import InputError
-from ....safety.secrets import env_secret
+from ....stores.hosted import api_key
 from ....stores.targets import TargetSpec, UpstashNamespace
 from .protocol import Batch, Source
 
@@ -22,9 +21,7 @@ UPSERT_ROWS = 1000
 def client(url: str) -> Any:
     from upstash_vector import Index
 
-    token = env_secret(TOKEN_ENV)
-    if not token:
-        raise InputError(f"{TOKEN_ENV} is not set; export the index's read-write REST token")
+    token = api_key(TOKEN_ENV, "export the index's read-write REST token")
     return Index(url=url, token=token, retries=0)
 
 
