@@ -24,7 +24,9 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +215,24 @@ def _run(case: str, kb: dict[str, Path], tmp: Path) -> dict[str, Any]:
         {"exit_code": result.exit_code, "stdout": result.stdout.splitlines(), "json": payload},
         str(tmp),
     )
+
+
+#: the length of every case's folder: rich wraps a long line at a path's characters, so the
+#: folder's length must not depend on where pytest puts its temporary folders (a run under
+#: pytest-xdist adds ``popen-gw0/`` to them); that of ``/tmp/pytest-of-root/pytest-0/<case>``
+TMP_LENGTH = 62
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """The case's folder (and small_kb's, which asks for it), at a fixed path length."""
+    root = Path(tempfile.mkdtemp(prefix="indexcheck-golden-", dir="/tmp"))
+    folder = root / "case".ljust(TMP_LENGTH - len(str(root)) - 1, "_")
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
