@@ -34,6 +34,7 @@ def one_blas_thread() -> Iterator[None]:
 
     with _lock:
         if _inside == 0:
+            _release_control()  # a limit another thread set earlier would make this one a no-op
             _limiter = threadpool_limits(limits=1, user_api="blas")
         _inside += 1
     try:
@@ -48,7 +49,7 @@ def one_blas_thread() -> Iterator[None]:
 
 
 def _release_control() -> None:
-    """Let this thread restore OpenBLAS's limit though another one set it."""
+    """Let this thread set or restore OpenBLAS's limit though another one set it."""
     from threadpoolctl import OpenBLASController
 
     clear = getattr(OpenBLASController, "clear_controlling_thread", None)

@@ -365,3 +365,45 @@ def test_one_blas_thread_gives_the_limits_back_after_the_last_of_two_threads() -
     finish.set()
     t.join(10)
     assert blas() == before
+
+
+def test_one_blas_thread_holds_after_another_thread_set_a_limit() -> None:
+    """A limit that a thread still alive set earlier (a library's pool thread, an earlier
+    command in the process) made OpenBLAS ignore this thread's: the block ran on every core
+    (threadpoolctl 3.6+ lets only the thread that set a limit change it)."""
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from indexcheck.commands.kit.blas_threads import _release_control, one_blas_thread
+
+    def blas() -> list[int]:
+        return [
+            i["num_threads"]
+            for i in threadpool_info()
+            if i["user_api"] == "blas" and i.get("threading_layer") != "openmp"
+        ]
+
+    before = blas()
+    if max(before, default=1) < 2:
+        pytest.skip("a BLAS with one thread cannot show the limit")
+    set_there, done = threading.Event(), threading.Event()
+
+    def other_thread() -> None:  # alive, as a pool's worker thread stays
+        threadpool_limits(limits=before[0], user_api="blas")
+        set_there.set()
+        done.wait(10)
+
+    _release_control()  # whoever held it before, the other thread takes it
+    other = threading.Thread(target=other_thread)
+    other.start()
+    assert set_there.wait(10)
+    try:
+        with one_blas_thread():
+            assert blas() == [1] * len(before)
+        assert blas() == before
+    finally:
+        done.set()
+        other.join(10)
+        _release_control()
+        threadpool_limits(limits=before[0], user_api="blas")
