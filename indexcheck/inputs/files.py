@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFileError, NestingTooDeepError, NotAFileError
+from ..errors import DataFileError, IndexcheckError, NestingTooDeepError, NotAFileError
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -104,6 +104,22 @@ def loads_json(text: str | bytes, where: str) -> Any:
             f"{where} holds an integer of more than {sys.get_int_max_str_digits()} digits, "
             "which indexcheck does not read; write it as a string"
         ) from None
+
+
+def json_object(
+    text: str | bytes, where: str, fix: str, error: type[IndexcheckError] = DataFileError
+) -> dict[str, Any]:
+    """A JSON object from ``text``; anything else is ``error`` naming ``where`` and saying
+    ``fix`` (bad JSON with its reason and character, or another JSON value)."""
+    try:
+        found = loads_json(text, where)
+    except json.JSONDecodeError as exc:
+        reason = f"{exc.msg} at character {exc.pos}"
+        raise error(f"{where} is not valid JSON ({reason}); {fix}") from None
+    if not isinstance(found, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean"}.get(type(found), "a number")
+        raise error(f"{where} is not a JSON object but {'null' if found is None else kind}; {fix}")
+    return found
 
 
 def loads_toml(text: str, where: str) -> dict[str, Any]:

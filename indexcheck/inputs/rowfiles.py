@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import DataFileError, InputError, RecordTooLargeError
-from .files import c_path, loads_json
+from .files import c_path, json_object
 from .limits import bounded_lines, record_limit, shown_limit
 
 JSONL = (".jsonl", ".ndjson")
@@ -163,16 +163,8 @@ def _jsonl(path: Path) -> Iterator[Row]:
                 raise utf8_error(path, f"{path} line {lineno}") from None
             if not line.strip():
                 continue
-            try:
-                row = loads_json(line, f"{path.name} line {lineno}")
-            except json.JSONDecodeError as exc:
-                raise DataFileError(
-                    f"{path.name} line {lineno} is not valid JSON ({exc.msg}); "
-                    "each line must be one JSON object"
-                ) from None
-            if not isinstance(row, dict):
-                raise DataFileError(f"{path.name} line {lineno} is not a JSON object")
-            yield f"{path.name} line {lineno}", row
+            where = f"{path.name} line {lineno}"
+            yield where, json_object(line, where, "each line must be one JSON object")
 
 
 def _decoded(lines: Iterator[tuple[int, bytes]]) -> Iterator[str]:

@@ -26,7 +26,7 @@ def test_a_json_object_or_a_file_holding_one(tmp_path) -> None:
     ("value", "says"),
     [
         ('{"working_dir": ', "is not valid JSON"),
-        ("[1, 2]", "must be a JSON object, got list"),
+        ("[1, 2]", "is not a JSON object but an array"),
         ("/no/such/env.json", "cannot read /no/such/env.json"),
     ],
 )

@@ -72,7 +72,7 @@ def runtime_env_from(value: str | None) -> dict[str, Any] | None:
     """The job's runtime environment from ``INDEXCHECK_RAY_RUNTIME_ENV``: a JSON object
     (``{"working_dir": ".", "pip": [...]}``) or the path of a file holding one; None when
     unset. InputError (exit 2) for anything else."""
-    import json
+    from ...inputs.files import json_object
 
     if not value or not value.strip():
         return None
@@ -85,16 +85,8 @@ def runtime_env_from(value: str | None) -> dict[str, Any] | None:
                 f"{RUNTIME_ENV_VAR}={value}: cannot read {exc.filename or value} "
                 f"({exc.strerror}); give a JSON object or the path of a JSON file"
             ) from None
-    try:
-        found = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{RUNTIME_ENV_VAR} is not valid JSON ({exc.msg} at character {exc.pos}); give "
-            'an object such as {"working_dir": "."}'
-        ) from None
-    if not isinstance(found, dict):
-        raise InputError(f"{RUNTIME_ENV_VAR} must be a JSON object, got {type(found).__name__}")
-    return found
+    fix = 'give an object such as {"working_dir": "."}'
+    return json_object(text, RUNTIME_ENV_VAR, fix, InputError)
 
 
 def _call(fn: Callable[[Any], Any], item: Any) -> Any:
