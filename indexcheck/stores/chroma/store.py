@@ -277,9 +277,3 @@ class ChromaStore(ChromaFilter, BaseStore):
                 pass
         if self._finalizer is not None:
             self._finalizer()
-
-
-def open_store(spec: StoreSpec, options: Any = None) -> ChromaStore:
-    """Open ``chroma:PATH?collection=C`` (snapshot of a PersistentClient directory) or
-    ``chroma:http(s)://host:port?collection=C`` (HttpClient), read-only."""
-    return ChromaStore.open(spec, options)

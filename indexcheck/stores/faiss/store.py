@@ -335,10 +335,6 @@ class FaissStore(BaseStore):
             self._flat.close()
 
 
-def open_store(spec: StoreSpec, options: Any) -> FaissStore:
-    return FaissStore.open(spec, options)
-
-
 def write_faiss_folder(
     folder: Path,
     ids: Sequence[str],

@@ -317,15 +317,6 @@ class JsonlStore(ParquetStore):
     jsonl = True
 
 
-#: the name this class had before the base class existed
-FileStore = ParquetStore
-
-
-def open_store(spec: StoreSpec, options: Any = None) -> ParquetStore:
-    cls = JsonlStore if spec.scheme == "jsonl" else ParquetStore
-    return cls.open(spec, options)
-
-
 def write_vectors_file(
     path: Path,
     ids: Sequence[str],

@@ -359,8 +359,3 @@ class LanceDBStore(BaseStore):
                 closer()
             except Exception:  # already closed
                 pass
-
-
-def open_store(spec: StoreSpec, options: Any = None) -> LanceDBStore:
-    """Open ``lancedb:PATH?table=T`` read-only, pinned to the table's current version."""
-    return LanceDBStore.open(spec, options)

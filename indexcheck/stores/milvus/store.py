@@ -308,8 +308,3 @@ class MilvusStore(BaseStore):
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def open_store(spec: StoreSpec, options: Any) -> MilvusStore:
-    """Open ``milvus:URI?collection=...`` read-only."""
-    return MilvusStore.open(spec, options)

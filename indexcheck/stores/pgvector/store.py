@@ -27,12 +27,10 @@ from .connect import CONNECT_ERRORS, LIBPQ_KEYS, PSYCOPG_ERRORS, import_psycopg,
 from .rows import PgRows
 from .sql import BACKEND, FETCH_BATCH, METRICS, decode_vectors, vector_literal
 
-__all__ = ["PgvectorStore", "decode_vectors", "open_store"]
+__all__ = ["PgvectorStore", "decode_vectors"]
 
 if TYPE_CHECKING:
     import psycopg
-
-    from .. import StoreOptions
 
 
 class PgvectorStore(PgRows):
@@ -238,8 +236,3 @@ class PgvectorStore(PgRows):
 
     def __repr__(self) -> str:
         return f"PgvectorStore({self.spec!r})"
-
-
-def open_store(spec: StoreSpec, options: StoreOptions | None = None) -> PgvectorStore:
-    """Open ``pgvector:postgresql://...?table=T`` read-only (see the module docstring)."""
-    return PgvectorStore.open(spec, options)

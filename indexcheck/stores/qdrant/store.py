@@ -337,8 +337,3 @@ class QdrantStore(BaseStore):
         if not self._closed:
             self._closed = True
             self._client.close()
-
-
-def open_store(spec: StoreSpec, options: Any) -> QdrantStore:
-    """Open ``qdrant:URL_OR_PATH?collection=...`` read-only."""
-    return QdrantStore.open(spec, options)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -47,10 +47,7 @@ from ..hosted import PACING_PARAMS, HostedStore, api_key, pacing, shown_spec
 from ..params import Int, Str, http_url
 from .errors import TOKEN_ENV, UPSTASH_ERRORS, URL_ENV
 
-if TYPE_CHECKING:
-    from .. import StoreOptions
-
-__all__ = ["TOKEN_ENV", "URL_ENV", "UpstashStore", "open_store"]
+__all__ = ["TOKEN_ENV", "URL_ENV", "UpstashStore"]
 
 MAX_READS = 1000  # Upstash's max_reads_per_request: ids per fetch, limit per range
 FINGERPRINT_SAMPLE = 100  # vectors of the first range page hashed by fingerprint()
@@ -352,8 +349,3 @@ class UpstashStore(HostedStore):
         client = getattr(self._index, "_client", None)
         if client is not None:
             client.close()
-
-
-def open_store(spec: StoreSpec, options: StoreOptions) -> UpstashStore:
-    """Open ``upstash:[URL][?namespace=...]``; the token comes from UPSTASH_VECTOR_REST_TOKEN."""
-    return UpstashStore.open(spec, options)
