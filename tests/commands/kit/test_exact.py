@@ -131,15 +131,19 @@ def test_memory_is_bounded_by_design_one_block_at_a_time() -> None:
             yield [f"b{j}-{i}" for i in range(300)], block
             del block
 
-    D, I = exact_topk(gen(), q, 4, "cos")
-    assert max(alive_seen) == 0, alive_seen  # each block is released before the next
-    assert D.shape == (10, 4)
-    # rebatch holds at most one output block's worth while coalescing
-    refs.clear()
-    alive_seen.clear()
-    out = list(b[1].shape[0] for b in rebatch(gen(), 1000))
-    assert out == [1200, 1200, 1200]
-    assert max(alive_seen) <= 4
+    gc.freeze()  # each collect then walks only what the test made, not the whole suite's heap
+    try:
+        D, I = exact_topk(gen(), q, 4, "cos")
+        assert max(alive_seen) == 0, alive_seen  # each block is released before the next
+        assert D.shape == (10, 4)
+        # rebatch holds at most one output block's worth while coalescing
+        refs.clear()
+        alive_seen.clear()
+        out = list(b[1].shape[0] for b in rebatch(gen(), 1000))
+        assert out == [1200, 1200, 1200]
+        assert max(alive_seen) <= 4
+    finally:
+        gc.unfreeze()
 
 
 def test_npy_blocks_reads_in_blocks_and_rejects_bad_files(tmp_path: Path) -> None:
