@@ -40,9 +40,11 @@ demo: $(CORE)
 		--sample 8 --json $(DEMO)/buggy.json --report $(DEMO)/buggy; test $$? -eq 1
 	@echo; echo "demo reports: $(DEMO)/good/check-index.md and $(DEMO)/buggy/check-index.md"
 
-## test: the whole test suite (starts its own PostgreSQL, emulators and embedded engines)
+## test: the whole test suite (starts its own PostgreSQL, emulators and embedded engines),
+## on TEST_WORKERS processes (pytest-xdist); the tests that start Ray share one of them
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check indexcheck tests scripts

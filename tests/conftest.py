@@ -92,3 +92,25 @@ def ray_cluster():  # type: ignore[no-untyped-def]
     )  # fmt: skip
     yield ray
     ray.shutdown()
+
+
+#: the fixtures that start or join a Ray cluster: under pytest-xdist their tests share one
+#: worker (``--dist loadgroup``), so two Rays never compete for the machine's two cores
+RAY_FIXTURES = frozenset({"ray_cluster", "nodes", "whole"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & RAY_FIXTURES or "engines" in item.path.parts:
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (frameworks, engines, SDKs: most of the suite's heap) stays
+    for the whole run: frozen, it is left out of every later garbage collection, which
+    otherwise walks it again each time (a test's gc.collect() took seconds late in a run)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
