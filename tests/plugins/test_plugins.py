@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -36,6 +37,10 @@ EXAMPLE = ROOT / "examples" / "indexcheck-dictstore"
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     target = tmp_path_factory.mktemp("site")
+    # built from a private copy: pip builds in the source folder (build/, *.egg-info), and two
+    # workers installing from one folder at once took each other's build from under them
+    source = tmp_path_factory.mktemp("example") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
         [
             sys.executable,
@@ -48,7 +53,7 @@ def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             "--no-index",
             "--target",
             str(target),
-            str(EXAMPLE),
+            str(source),
         ],
         check=True,
         capture_output=True,
