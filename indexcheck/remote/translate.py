@@ -40,12 +40,15 @@ Message = str | Callable[["Caught"], str]
 
 class Caught:
     """What a rule sees: ``exc``, ``name`` (its class name), ``text`` (``str(exc)``),
+    ``line`` (the text's first line, at most 200 characters, else the class name),
     ``doing``, ``store`` (None while opening) and the extra fields given; attribute access."""
 
     def __init__(self, exc: BaseException, **fields: Any) -> None:
         self.exc = exc
         self.name = type(exc).__name__
         self.text = str(exc)
+        lines = self.text.strip().splitlines()
+        self.line = lines[0][:200] if lines else self.name
         self.doing = "reading"
         self.store: Any = None
         self.__dict__.update(fields)

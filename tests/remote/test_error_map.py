@@ -127,6 +127,15 @@ def test_fields_read_facts_off_the_exception_for_every_row() -> None:
     assert type(other) is BackendUnavailableError and str(other) == "srv KeyError"
 
 
+def test_a_rule_reads_the_first_line_of_a_long_many_line_error() -> None:
+    """``{line}``: the first non-empty line, at most 200 characters; the class name when the
+    error says nothing (a server's multi-line dump never floods a message)."""
+    table = ErrorMap(Rule(ValueError, BackendUnavailableError, "failed ({name}: {line})"))
+    err = table.translate(ValueError("\n" + "x" * 300 + "\nsecond line"))
+    assert str(err) == f"failed (ValueError: {'x' * 200})"
+    assert str(table.translate(ValueError(""))) == "failed (ValueError: ValueError)"
+
+
 def test_rows_may_hold_only_while_doing_one_thing() -> None:
     exc = OSError("no {such} file")  # braces in the exception text are data, not a template
     opened = PHASED.translate(exc, doing="open", path="/x")

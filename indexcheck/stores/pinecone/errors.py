@@ -47,7 +47,7 @@ def _fields(c: Caught) -> dict[str, Any]:
     exc = c.exc
     body = getattr(exc, "body", None)
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
-    message = _message(text) if text else c.text.splitlines()[0]
+    message = _message(text) if text else c.line
     return PINECONE.fields(c, getattr(exc, "status", None), getattr(exc, "headers", None), message)
 
 

@@ -21,7 +21,7 @@ from ...errors import (
     SpecError,
     TransientError,
 )
-from ...remote.translate import Caught, ErrorMap, Rule
+from ...remote.translate import ErrorMap, Rule
 from ...safety.redact import redact_url, remember
 from ...safety.secrets import env_secret
 from ..base import import_sdk
@@ -29,10 +29,6 @@ from ..params import StoreSpec
 
 TIMEOUT_S = 30.0
 SPEC_HINT = "e.g. redis:redis://127.0.0.1:6379?index=docs"
-
-
-def _first_line(caught: Caught) -> dict[str, Any]:
-    return {"line": caught.text.splitlines()[0][:200] if caught.text else caught.name}
 
 
 def _says(*words: str) -> Any:
@@ -99,7 +95,6 @@ REDIS_ERRORS = ErrorMap(
         BackendUnavailableError,
         "Redis at {where} failed while trying to {doing} ({name}: {line})",
     ),
-    fields=_first_line,
     service="redis",
 )
 

@@ -45,7 +45,7 @@ def _message(body: Any) -> str:
 def _fields(c: Caught) -> dict[str, Any]:
     exc = c.exc
     body = getattr(exc, "body", None)
-    message = _message(body) if body else (c.text.splitlines()[0] if c.text else c.name)
+    message = _message(body) if body else c.line
     headers = getattr(getattr(exc, "response", None), "headers", None)
     return TURBOPUFFER.fields(c, getattr(exc, "status_code", None), headers, message)
 
