@@ -19,10 +19,11 @@ $(CORE): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e .
 	touch $(CORE)
 
-# the tests' environment: every extra, the model checked, the headless browser
+# the tests' environment: every extra, the model checked, the headless browser; not
+# byte-compiled at install either (Python compiles the part of the SDKs the tests import)
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
 	$(BIN)/indexcheck model status >/dev/null 2>&1 || $(BIN)/indexcheck model install
 	bash scripts/setup_browser.sh
 	sh scripts/setup_redis_stack.sh $(VENV)
