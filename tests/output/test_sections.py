@@ -15,7 +15,7 @@ from rich.console import Console
 import indexcheck
 from indexcheck.api import sections as sections_of_result
 from indexcheck.cli.app import cli
-from indexcheck.commands.check_index import CheckIndexResult, IntegrityResult
+from indexcheck.commands.check_index import CheckIndexResult
 from indexcheck.commands.check_index.findings import ChunkCheck, Finding
 from indexcheck.output.manifest import Run, stamp
 from indexcheck.output.model import Plot, Section, Table, Text, V, terminal
@@ -113,10 +113,6 @@ def test_every_result_type_gives_report_and_terminal_sections(
         assert any(s.title.endswith(": manifest") for s in report)
         # the report sections name their plots; the core draws nothing
         assert all(not isinstance(b, Plot) or b.name for s in report for b in s.blocks)
-
-
-def test_check_index_result_keeps_its_old_name_for_one_release() -> None:
-    assert IntegrityResult is CheckIndexResult
 
 
 # -- one terminal renderer, escaping data ---------------------------------------------------

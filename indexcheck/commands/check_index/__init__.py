@@ -32,8 +32,6 @@ from .sample.check import check_sampled
 from .settings import CheckIndexSettings
 from .stream.check import BLOCK, check_all
 
-IntegrityResult = CheckIndexResult  # the name before 0.2; kept for one release
-
 
 def check_index(
     settings: CheckIndexSettings,
@@ -97,7 +95,6 @@ def _engine_object(engine: Any) -> Any:
 __all__ = [
     "CheckIndexResult",
     "CheckIndexSettings",
-    "IntegrityResult",
     "check_index",
     "read_chunks",
 ]
