@@ -34,6 +34,7 @@ def store() -> Iterator[Any]:
         mp = pytest.MonkeyPatch()
         mp.setenv("PINECONE_API_KEY", KEY)
         with open_store(builder.spec(emu, "docs")) as s:
+            s.info()  # the one-time describe, so a test alone sees only its own requests
             yield s, emu
         mp.undo()
 
