@@ -94,15 +94,15 @@ def ray_cluster():  # type: ignore[no-untyped-def]
     ray.shutdown()
 
 
-#: the fixtures that start or join a Ray cluster: under pytest-xdist their tests share one
-#: worker (``--dist loadgroup``), so two Rays never compete for the machine's two cores
-RAY_FIXTURES = frozenset({"ray_cluster", "nodes", "whole"})
+#: the package whose tests share one Ray cluster (its conftest.py)
+ENGINES = ROOT / "tests" / "engines"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that starts or joins Ray (``ray_cluster``, or the engines package) goes to
+    one pytest-xdist worker (``--dist loadgroup``): two Rays never compete for two cores."""
     for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if names & RAY_FIXTURES or "engines" in item.path.parts:
+        if "ray_cluster" in getattr(item, "fixturenames", ()) or item.path.is_relative_to(ENGINES):
             item.add_marker(pytest.mark.xdist_group("ray"))
 
 

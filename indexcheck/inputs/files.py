@@ -117,8 +117,9 @@ def json_object(
         reason = f"{exc.msg} at character {exc.pos}"
         raise error(f"{where} is not valid JSON ({reason}); {fix}") from None
     if not isinstance(found, dict):
-        kind = {list: "an array", str: "a string", bool: "a boolean"}.get(type(found), "a number")
-        raise error(f"{where} is not a JSON object but {'null' if found is None else kind}; {fix}")
+        kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+        kind = kinds.get(type(found), "a number")
+        raise error(f"{where} is not a JSON object but {kind}; {fix}")
     return found
 
 

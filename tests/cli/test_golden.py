@@ -219,7 +219,7 @@ def _run(case: str, kb: dict[str, Path], tmp: Path) -> dict[str, Any]:
 
 #: the length of every case's folder: rich wraps a long line at a path's characters, so the
 #: folder's length must not depend on where pytest puts its temporary folders (a run under
-#: pytest-xdist adds ``popen-gw0/`` to them); that of ``/tmp/pytest-of-root/pytest-0/<case>``
+#: pytest-xdist adds ``popen-gw0/`` to them); the golden files were recorded at this length
 TMP_LENGTH = 62
 
 
@@ -228,6 +228,7 @@ def tmp_path() -> Iterator[Path]:
     """The case's folder (and small_kb's, which asks for it), at a fixed path length."""
     root = Path(tempfile.mkdtemp(prefix="indexcheck-golden-", dir="/tmp"))
     folder = root / "case".ljust(TMP_LENGTH - len(str(root)) - 1, "_")
+    assert len(str(folder)) == TMP_LENGTH, f"{root} is too long for the golden cases"
     folder.mkdir()
     try:
         yield folder

@@ -325,6 +325,17 @@ def test_the_band_pass_runs_its_products_on_one_blas_thread(
     assert seen and all(s == [1] * len(s) for s in seen)
 
 
+def _process_blas() -> list[int]:
+    """The process-wide BLAS thread counts (numpy's); an OpenMP build's is per thread."""
+    from threadpoolctl import threadpool_info
+
+    return [
+        i["num_threads"]
+        for i in threadpool_info()
+        if i["user_api"] == "blas" and i.get("threading_layer") != "openmp"
+    ]
+
+
 def test_one_blas_thread_gives_the_limits_back_after_the_last_of_two_threads() -> None:
     """Two diffs on two threads of one process: the limit is the process's, so it holds
     until the last block ends, and the previous limits come back then, also when the first
@@ -332,18 +343,9 @@ def test_one_blas_thread_gives_the_limits_back_after_the_last_of_two_threads() -
     was left at one thread for good)."""
     import threading
 
-    from threadpoolctl import threadpool_info
-
     from indexcheck.commands.kit.blas_threads import one_blas_thread
 
-    def blas() -> list[int]:  # the process-wide ones (numpy's); an OpenMP build's is per thread
-        return [
-            i["num_threads"]
-            for i in threadpool_info()
-            if i["user_api"] == "blas" and i.get("threading_layer") != "openmp"
-        ]
-
-    before = blas()
+    before = _process_blas()
     assert before
     first_in, first_out, finish = threading.Event(), threading.Event(), threading.Event()
 
@@ -357,14 +359,14 @@ def test_one_blas_thread_gives_the_limits_back_after_the_last_of_two_threads() -
     t.start()
     assert first_in.wait(10)
     with one_blas_thread():
-        assert blas() == [1] * len(before)
+        assert _process_blas() == [1] * len(before)
         first_out.set()  # the first block ends while this one runs
         time.sleep(0.05)
-        assert blas() == [1] * len(before)
-    assert blas() == before  # the last block out, on another thread, gave them back
+        assert _process_blas() == [1] * len(before)
+    assert _process_blas() == before  # the last block out, on another thread, gave them back
     finish.set()
     t.join(10)
-    assert blas() == before
+    assert _process_blas() == before
 
 
 def test_one_blas_thread_holds_after_another_thread_set_a_limit() -> None:
@@ -373,18 +375,11 @@ def test_one_blas_thread_holds_after_another_thread_set_a_limit() -> None:
     (threadpoolctl 3.6+ lets only the thread that set a limit change it)."""
     import threading
 
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
 
     from indexcheck.commands.kit.blas_threads import _release_control, one_blas_thread
 
-    def blas() -> list[int]:
-        return [
-            i["num_threads"]
-            for i in threadpool_info()
-            if i["user_api"] == "blas" and i.get("threading_layer") != "openmp"
-        ]
-
-    before = blas()
+    before = _process_blas()
     if max(before, default=1) < 2:
         pytest.skip("a BLAS with one thread cannot show the limit")
     set_there, done = threading.Event(), threading.Event()
@@ -400,8 +395,8 @@ def test_one_blas_thread_holds_after_another_thread_set_a_limit() -> None:
     assert set_there.wait(10)
     try:
         with one_blas_thread():
-            assert blas() == [1] * len(before)
-        assert blas() == before
+            assert _process_blas() == [1] * len(before)
+        assert _process_blas() == before
     finally:
         done.set()
         other.join(10)
